@@ -1,0 +1,1 @@
+"""pfscope's operator side: the command line, the dashboard and the reports."""

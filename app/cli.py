@@ -1,0 +1,142 @@
+"""``pfscope``: one console script, one sub-command per part of the product.
+
+Errors an operator can fix (a broken topology, a missing file) are one line on stderr and exit
+status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+
+NOT_YET = {
+    "compute": "the Spark job (issue 3)",
+    "serve": "the dashboard (issue 4)",
+    "report": "HTML reports (issue 5)",
+    "ingest": "reading Exchange event logs (issue 6)",
+}
+
+
+class UsageError(Exception):
+    """A problem the operator can fix; printed as one line."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="pfscope", description="Exchange public folder replication, made visible.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    s = sub.add_parser("simulate", help="generate a topology and an event log by the model's rules")
+    s.add_argument("--scenario", required=True, help="worked-example, demo or scale")
+    s.add_argument("--out", required=True, help="folder for topology.json and events.jsonl")
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--stores", type=int, help="scale: number of stores")
+    s.add_argument("--sites", type=int, help="scale: number of sites")
+    s.add_argument("--folders", type=int, help="scale: number of folders")
+    s.add_argument("--replicas", type=int, help="scale: replicas per folder")
+    s.add_argument("--days", type=float, help="scale: days of traffic")
+    s.add_argument("--changes-per-day", type=float, help="scale: client changes per folder per day")
+    s.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+    r = sub.add_parser("replay", help="the reference replay (plain Python): summarise the model's tables")
+    r.add_argument("--topology", required=True)
+    r.add_argument("--events", required=True, nargs="+")
+    r.add_argument("--as-of", help="RFC 3339 time; default: the last event's")
+
+    c = sub.add_parser("compute", help="the Spark job: compute and publish every table")
+    c.add_argument("--topology", required=True)
+    c.add_argument("--events", required=True, nargs="+")
+    c.add_argument("--as-of")
+    c.add_argument("--out", required=True)
+    c.add_argument("--master", default="local[*]")
+
+    v = sub.add_parser("serve", help="the dashboard")
+    v.add_argument("--data", required=True)
+    v.add_argument("--host", default="127.0.0.1")
+    v.add_argument("--port", type=int, default=8050)
+
+    o = sub.add_parser("report", help="a standalone HTML report")
+    o.add_argument("--data", required=True)
+    o.add_argument("--out", required=True)
+    o.add_argument("--fid")
+    o.add_argument("--at")
+
+    i = sub.add_parser("ingest", help="convert exported Exchange event logs into a pfscope event log")
+    i.add_argument("--logs", required=True, nargs="+")
+    i.add_argument("--out", required=True)
+    i.add_argument("--replids")
+    i.add_argument("--topology")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "simulate":
+            return _simulate(args)
+        if args.command == "replay":
+            return _replay(args)
+        raise UsageError(f"{args.command}: {NOT_YET[args.command]} is not built yet")
+    except UsageError as e:
+        print(f"pfscope: {e}", file=sys.stderr)
+        return 2
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from spark_jobs.simulator import ScenarioError, simulate_to_folder
+
+    options = {
+        k: getattr(args, k)
+        for k in ("stores", "sites", "folders", "replicas", "days", "changes_per_day")
+        if getattr(args, k) is not None
+    }
+    started = time.perf_counter()
+    try:
+        stats = simulate_to_folder(
+            args.scenario, args.out, seed=args.seed, options=options, progress=not args.no_progress
+        )
+    except ScenarioError as e:
+        raise UsageError(str(e)) from None
+    took = time.perf_counter() - started
+    print(
+        f"simulated {args.scenario!r} (seed {args.seed}): {stats.events:,} events in {took:.1f} s "
+        f"({stats.events / max(took, 1e-9):,.0f} events/s) -> {args.out}"
+    )
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from spark_jobs.model.events import read_event_log
+    from spark_jobs.model.replay import replay
+    from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
+    from spark_jobs.model.topology import TopologyError, load_topology
+
+    try:
+        topo = load_topology(args.topology)
+        as_of = parse_ts(args.as_of) if args.as_of else None
+        started = time.perf_counter()
+        log = read_event_log(args.events, topo)
+    except (TopologyError, TimeError, FileNotFoundError) as e:
+        raise UsageError(str(e)) from None
+    result = replay(topo, log, as_of)
+    took = time.perf_counter() - started
+    t = result.tables
+    print(f"as of {format_ts(result.as_of or 0)}: {log.lines_read:,} lines read, {log.accepted:,} accepted, "
+          f"{log.duplicates:,} duplicates, {len(log.rejects):,} rejected ({took:.1f} s, "
+          f"{log.lines_read / max(took, 1e-9):,.0f} lines/s)")
+    health = Counter(r["health"] for r in t["replicas"])
+    print("replica health: " + ", ".join(f"{k} {v}" for k, v in sorted(health.items())))
+    entries = Counter(r["state"] for r in t["backfill_entries"])
+    print("backfill entries: " + (", ".join(f"{k} {v}" for k, v in sorted(entries.items())) or "none"))
+    kinds = Counter(r["kind"] for r in t["backfill_requests"])
+    print("backfill requests: " + (", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) or "none"))
+    print(f"status requests: {len({r['msg'] for r in t['responders']})}")
+    for reason, n in Counter(r["reason"] for r in t["rejects"]).most_common():
+        print(f"  rejected {n:,}: {reason}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

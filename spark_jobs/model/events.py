@@ -1,0 +1,470 @@
+"""The event log: reading, validation, de-duplication and the send/receive join.
+
+Every line read ends in exactly one of three places: accepted, duplicate or rejected, so
+``lines_read == accepted + duplicates + rejected`` always holds. Reject reasons are fixed
+phrases (the field name is the only detail) so that the Spark job can produce the very same
+text in SQL.
+
+Validation runs in two stages:
+
+1. ``parse_line``: one line on its own (JSON, fields, types, known stores, CN sets).
+2. ``EventLog.build``: the rules between lines, in input order (duplicates, message ids,
+   receives against their sends) and in event order (change numbers only increase).
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cnset import CNSet, CNSetError
+from .timeutil import TimeError, parse_ts
+from .topology import HIERARCHY_FID, Topology, is_fid, normalise_fid
+
+KINDS = ("change", "send", "receive", "replicas", "store_status")
+MESSAGE_TYPES = (
+    "hierarchy",
+    "content",
+    "backfill_request",
+    "backfill_response",
+    "status",
+    "status_request",
+)
+TYPES_WITH_CHANGES = frozenset({"hierarchy", "content", "backfill_response"})
+OPS = ("create", "modify", "delete")
+
+# Fixed reject reasons. Keep in step with the Spark job (spark_jobs/compute.py).
+R_EMPTY = "empty line"
+R_NOT_UTF8 = "not UTF-8"
+R_NOT_JSON = "not JSON"
+R_NOT_OBJECT = "not a JSON object"
+R_UNKNOWN_KIND = "unknown kind"
+R_UNKNOWN_TYPE = "unknown type"
+R_BAD_TS = "bad timestamp"
+R_HIERARCHY_REPLICAS = "replicas event for the hierarchy 1-1"
+R_TYPE_FID = "message type does not fit the folder"
+R_TO_SENDER = "message addressed to its sender"
+R_SOURCE_NOT_IN_TO = "source not in to"
+R_NEVER_SENT = "receive of a message never sent"
+R_BEFORE_SEND = "receive stamped before its send"
+R_NOT_ADDRESSEE = "receive by a store not in to"
+R_RECEIVED_TWICE = "message already received by this store"
+R_MSG_REUSED = "message id reused with different content"
+R_CN_NOT_INCREASING = "change number not above the store's previous one for this folder"
+
+
+def r_missing(f: str) -> str:
+    return f"missing field: {f}"
+
+
+def r_ill_typed(f: str) -> str:
+    return f"ill-typed field: {f}"
+
+
+def r_unknown_store(f: str) -> str:
+    return f"unknown store in field: {f}"
+
+
+def r_cn_below_1(f: str) -> str:
+    return f"CN below 1 in field: {f}"
+
+
+def r_lo_above_hi(f: str) -> str:
+    return f"range with lo > hi in field: {f}"
+
+
+class Reject(Exception):
+    """A line that cannot be used, with one of the fixed reasons above."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(slots=True, eq=False)
+class Message:
+    """One replication message: its send, shared by every receive of it."""
+
+    msg: str
+    sender: str
+    type: str
+    fid: str
+    to: tuple[str, ...]
+    cnset: CNSet
+    changes: CNSet | None
+    requested: CNSet | None
+    source: str | None
+    responders: tuple[str, ...] | None
+    sent_at: int
+    seq: int
+
+    def asked(self) -> tuple[str, ...]:
+        """The stores a backfill request asks: its source if given, else everyone in ``to``."""
+        return (self.source,) if self.source else self.to
+
+
+@dataclass(slots=True, eq=False)
+class Event:
+    """An accepted line. ``seq`` is its input position, the tie-break for equal times."""
+
+    ts: int
+    seq: int
+    store: str
+    kind: str
+    fid: str | None = None
+    cn: int | None = None
+    op: str | None = None
+    item: str | None = None
+    bytes: int | None = None
+    msg_id: str | None = None  # a receive's message id, resolved to ``message`` in stage 2
+    message: Message | None = None
+    replicas: tuple[str, ...] | None = None
+    path: str | None = None
+    status: str | None = None
+    key: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RejectRow:
+    source: str
+    line: int
+    reason: str
+    text: str
+
+
+def make_seq(file_index: int, line: int) -> int:
+    """A total input order over several files: the file's rank, then the line number."""
+    return (file_index << 32) | line
+
+
+# --------------------------------------------------------------------------------------------
+# Stage 1: one line
+# --------------------------------------------------------------------------------------------
+def _req(obj: dict[str, Any], f: str) -> Any:
+    if f not in obj or obj[f] is None:
+        raise Reject(r_missing(f))
+    return obj[f]
+
+
+def _str(obj: dict[str, Any], f: str) -> str:
+    v = _req(obj, f)
+    if not isinstance(v, str) or not v:
+        raise Reject(r_ill_typed(f))
+    return v
+
+
+def _store(obj: dict[str, Any], f: str, topo: Topology) -> str:
+    v = _str(obj, f)
+    if v not in topo.stores:
+        raise Reject(r_unknown_store(f))
+    return v
+
+
+def _fid(obj: dict[str, Any]) -> str:
+    v = _req(obj, "fid")
+    if not is_fid(v):
+        raise Reject(r_ill_typed("fid"))
+    return normalise_fid(v)
+
+
+def _stores(obj: dict[str, Any], f: str, topo: Topology, *, non_empty: bool) -> tuple[str, ...]:
+    v = _req(obj, f)
+    if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+        raise Reject(r_ill_typed(f))
+    if (non_empty and not v) or len(set(v)) != len(v):
+        raise Reject(r_ill_typed(f))
+    for x in v:
+        if x not in topo.stores:
+            raise Reject(r_unknown_store(f))
+    return tuple(v)
+
+
+def _cnset(obj: dict[str, Any], f: str, topo: Topology) -> CNSet:
+    v = _req(obj, f)
+    try:
+        s = CNSet.from_json(v)
+    except CNSetError as e:
+        text = str(e)
+        if "below 1" in text:
+            raise Reject(r_cn_below_1(f)) from None
+        if "lo > hi" in text:
+            raise Reject(r_lo_above_hi(f)) from None
+        raise Reject(r_ill_typed(f)) from None
+    for origin in s.origins():
+        if origin not in topo.stores:
+            raise Reject(r_unknown_store(f))
+    return s
+
+
+def _int(obj: dict[str, Any], f: str, *, minimum: int) -> int:
+    v = _req(obj, f)
+    if not isinstance(v, int) or isinstance(v, bool) or v < minimum:
+        raise Reject(r_ill_typed(f))
+    return v
+
+
+def _opt(obj: dict[str, Any], f: str, kind: type) -> Any:
+    v = obj.get(f)
+    if v is None:
+        return None
+    if not isinstance(v, kind) or isinstance(v, bool):
+        raise Reject(r_ill_typed(f))
+    return v
+
+
+def parse_line(text: str, topo: Topology, seq: int) -> Event:
+    """One line to an Event, or ``Reject``. Says nothing about other lines."""
+    if not text.strip():
+        raise Reject(R_EMPTY)
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        raise Reject(R_NOT_JSON) from None
+    if not isinstance(obj, dict):
+        raise Reject(R_NOT_OBJECT)
+    kind = _req(obj, "kind")
+    if kind not in KINDS:
+        raise Reject(R_UNKNOWN_KIND)
+    ts_raw = _req(obj, "ts")
+    try:
+        ts = parse_ts(ts_raw)
+    except TimeError:
+        raise Reject(R_BAD_TS) from None
+    store = _store(obj, "store", topo)
+    ev = Event(ts=ts, seq=seq, store=store, kind=kind)
+
+    if kind == "change":
+        ev.fid = _fid(obj)
+        ev.cn = _int(obj, "cn", minimum=1)
+        ev.op = _opt(obj, "op", str)
+        if ev.op is not None and ev.op not in OPS:
+            raise Reject(r_ill_typed("op"))
+        ev.item = _opt(obj, "item", str)
+        ev.bytes = _opt(obj, "bytes", int)
+        if ev.bytes is not None and ev.bytes < 0:
+            raise Reject(r_ill_typed("bytes"))
+        ev.key = (kind, ts, store, ev.fid, ev.cn, ev.op, ev.item, ev.bytes)
+    elif kind == "send":
+        msg = _str(obj, "msg")
+        mtype = _req(obj, "type")
+        if mtype not in MESSAGE_TYPES:
+            raise Reject(R_UNKNOWN_TYPE)
+        fid = _fid(obj)
+        if (mtype == "hierarchy") != (fid == HIERARCHY_FID) and mtype in ("hierarchy", "content"):
+            raise Reject(R_TYPE_FID)
+        to = _stores(obj, "to", topo, non_empty=True)
+        if store in to:
+            raise Reject(R_TO_SENDER)
+        cnset = _cnset(obj, "cnset", topo)
+        changes = _cnset(obj, "changes", topo) if mtype in TYPES_WITH_CHANGES else None
+        requested = source = responders = None
+        if mtype == "backfill_request":
+            requested = _cnset(obj, "requested", topo)
+            if obj.get("source") is not None:
+                source = _store(obj, "source", topo)
+                if source not in to:
+                    raise Reject(R_SOURCE_NOT_IN_TO)
+        if mtype == "status_request":
+            responders = _stores(obj, "responders", topo, non_empty=False)
+        ev.fid = fid
+        ev.message = Message(
+            msg, store, mtype, fid, to, cnset, changes, requested, source, responders, ts, seq
+        )
+        ev.key = (
+            kind,
+            ts,
+            store,
+            msg,
+            mtype,
+            fid,
+            tuple(sorted(to)),
+            cnset.text(),
+            changes.text() if changes is not None else None,
+            requested.text() if requested is not None else None,
+            source,
+            tuple(sorted(responders)) if responders is not None else None,
+        )
+    elif kind == "receive":
+        msg = _str(obj, "msg")
+        ev.key = (kind, ts, store, msg)
+        ev.msg_id = msg
+    elif kind == "replicas":
+        fid = _fid(obj)
+        if fid == HIERARCHY_FID:
+            raise Reject(R_HIERARCHY_REPLICAS)
+        ev.fid = fid
+        ev.replicas = _stores(obj, "replicas", topo, non_empty=False)
+        ev.path = _opt(obj, "path", str)
+        ev.key = (kind, ts, store, fid, tuple(sorted(ev.replicas)), ev.path)
+    else:  # store_status
+        status = _req(obj, "status")
+        if status not in ("up", "down"):
+            raise Reject(r_ill_typed("status"))
+        ev.status = status
+        ev.key = (kind, ts, store, status)
+    return ev
+
+
+# --------------------------------------------------------------------------------------------
+# Stage 2: the whole log
+# --------------------------------------------------------------------------------------------
+@dataclass
+class EventLog:
+    """The accepted events in input order, the rejects, and the accounting."""
+
+    events: list[Event] = field(default_factory=list)
+    rejects: list[RejectRow] = field(default_factory=list)
+    messages: dict[str, Message] = field(default_factory=dict)
+    lines_read: int = 0
+    duplicates: int = 0
+
+    @property
+    def accepted(self) -> int:
+        return len(self.events)
+
+    def in_time_order(self) -> list[Event]:
+        """Events as the model applies them: by time, then input order."""
+        return sorted(self.events, key=lambda e: (e.ts, e.seq))
+
+    def last_ts(self) -> int | None:
+        return max((e.ts for e in self.events), default=None)
+
+    @classmethod
+    def build(cls, lines: Iterable[tuple[str, int, int, str | None]], topo: Topology) -> EventLog:
+        """``lines`` yields ``(source, line_no, seq, text)``; text None means not UTF-8."""
+        log = cls()
+        parsed: list[tuple[Event, str, int, str]] = []
+        for source, line_no, seq, text in lines:
+            log.lines_read += 1
+            if text is None:
+                log.rejects.append(RejectRow(source, line_no, R_NOT_UTF8, ""))
+                continue
+            try:
+                parsed.append((parse_line(text, topo, seq), source, line_no, text))
+            except Reject as r:
+                log.rejects.append(RejectRow(source, line_no, r.reason, text))
+
+        # Sends first: a receive may come before its send in the input (several stores' logs).
+        # The first send of an id (in input order) is the message; later ones must agree.
+        for ev, *_ in parsed:
+            if ev.kind == "send" and ev.message is not None:
+                log.messages.setdefault(ev.message.msg, ev.message)
+
+        outcome: dict[tuple[Any, ...], str | None] = {}  # key -> None (accepted) or reason
+        repeats: dict[tuple[Any, ...], list[tuple[str, int, str]]] = {}
+        received: set[tuple[str, str]] = set()
+        accepted: list[Event] = []
+        for ev, source, line_no, text in parsed:
+            if ev.key in outcome:  # the same meaning again: decided by its first occurrence
+                reason = outcome[ev.key]
+                if reason is None:
+                    repeats.setdefault(ev.key, []).append((source, line_no, text))
+                else:
+                    log.rejects.append(RejectRow(source, line_no, reason, text))
+                continue
+            reason = _check_between_lines(ev, log.messages, received)
+            outcome[ev.key] = reason
+            if reason is None:
+                accepted.append(ev)
+            else:
+                log.rejects.append(RejectRow(source, line_no, reason, text))
+
+        # Change numbers of one origin only increase, in event order.
+        last_cn: dict[tuple[str, str], int] = {}
+        bad: set[int] = set()
+        for ev in sorted((e for e in accepted if e.kind == "change"), key=lambda e: (e.ts, e.seq)):
+            k = (ev.store, ev.fid or "")
+            if k in last_cn and ev.cn is not None and ev.cn <= last_cn[k]:
+                bad.add(ev.seq)
+            else:
+                last_cn[k] = ev.cn or 0
+        if bad:
+            where = {ev.seq: (src, n, text) for ev, src, n, text in parsed if ev.seq in bad}
+            for seq in sorted(bad):
+                source, line_no, text = where[seq]
+                log.rejects.append(RejectRow(source, line_no, R_CN_NOT_INCREASING, text))
+            for ev in accepted:
+                if ev.seq in bad:  # its repeats share its fate
+                    for source, line_no, text in repeats.pop(ev.key, []):
+                        log.rejects.append(RejectRow(source, line_no, R_CN_NOT_INCREASING, text))
+            accepted = [e for e in accepted if e.seq not in bad]
+        log.duplicates = sum(len(v) for v in repeats.values())
+        log.events = accepted
+        log.rejects.sort(key=lambda r: (r.source, r.line))
+        return log
+
+
+def _check_between_lines(
+    ev: Event, messages: dict[str, Message], received: set[tuple[str, str]]
+) -> str | None:
+    if ev.kind == "send":
+        m = ev.message
+        assert m is not None
+        if messages[m.msg] is not m:
+            return R_MSG_REUSED
+        return None
+    if ev.kind == "receive":
+        msg_id = ev.msg_id or ""
+        m = messages.get(msg_id)
+        if m is None:
+            return R_NEVER_SENT
+        if ev.store not in m.to:
+            return R_NOT_ADDRESSEE
+        if ev.ts < m.sent_at:
+            return R_BEFORE_SEND
+        if (ev.store, msg_id) in received:
+            return R_RECEIVED_TWICE
+        received.add((ev.store, msg_id))
+        ev.message = m
+        ev.fid = m.fid
+        return None
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Files
+# --------------------------------------------------------------------------------------------
+def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
+    """Files, folders (every ``*.jsonl`` / ``*.json`` below) and globs, sorted: the input order."""
+    out: list[str] = []
+    for p in paths:
+        s = str(p)
+        if os.path.isdir(s):
+            for root, _dirs, files in os.walk(s):
+                out.extend(os.path.join(root, f) for f in files if f.endswith((".jsonl", ".json")))
+        elif any(c in s for c in "*?["):
+            out.extend(f for f in glob.glob(s, recursive=True) if os.path.isfile(f))
+        else:
+            if not os.path.exists(s):
+                raise FileNotFoundError(f"{s}: no such event log")
+            out.append(s)
+    return sorted(dict.fromkeys(out))
+
+
+def read_lines(files: list[str]) -> Iterator[tuple[str, int, int, str | None]]:
+    """Every physical line of every file, numbered from 1, with its global input position."""
+    for index, path in enumerate(files):
+        with open(path, "rb") as fh:
+            for line_no, raw in enumerate(fh, start=1):
+                raw = raw.rstrip(b"\r\n")
+                try:
+                    text: str | None = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    text = None
+                yield path, line_no, make_seq(index, line_no), text
+
+
+def read_event_log(paths: Iterable[str | os.PathLike[str]], topo: Topology) -> EventLog:
+    return EventLog.build(read_lines(expand_paths(paths)), topo)
+
+
+def event_log_from_lines(lines: Iterable[str], topo: Topology, source: str = "<memory>") -> EventLog:
+    """For tests and the simulator: an in-memory log, one text per line."""
+    return EventLog.build(
+        ((source, i, make_seq(0, i), t) for i, t in enumerate(lines, start=1)), topo
+    )
+

@@ -1,0 +1,46 @@
+"""The org-wide facts every fold may read: the topology and each store's up/down timeline.
+
+Each folder's replica list travels inside its groups' event streams instead (a list change is an
+event of every observer of that folder), because it triggers work; a store going down does not.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .events import Event
+from .topology import Topology
+
+AFTER_ALL = 1 << 62  # a ``seq`` above every input position: "after the events stamped t"
+
+
+@dataclass
+class OrgContext:
+    topology: Topology
+    _status_keys: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    _status_vals: dict[str, list[bool]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, topology: Topology, status_events: Iterable[Event]) -> OrgContext:
+        org = cls(topology)
+        for ev in sorted(status_events, key=lambda e: (e.ts, e.seq)):
+            org.add_status(ev.store, ev.ts, ev.seq, ev.status == "down")
+        return org
+
+    def add_status(self, store: str, ts: int, seq: int, down: bool) -> None:
+        """Append a status change; callers add them in (ts, seq) order."""
+        self._status_keys.setdefault(store, []).append((ts, seq))
+        self._status_vals.setdefault(store, []).append(down)
+
+    def is_down(self, store: str, ts: int, seq: int = AFTER_ALL) -> bool:
+        """Down as of the events before ``(ts, seq)``; stores start up."""
+        keys = self._status_keys.get(store)
+        if not keys:
+            return False
+        i = bisect.bisect_left(keys, (ts, seq))
+        return self._status_vals[store][i - 1] if i else False
+
+    def status_timeline(self, store: str) -> list[tuple[int, bool]]:
+        return [(k[0], d) for k, d in zip(self._status_keys.get(store, []), self._status_vals.get(store, []), strict=True)]

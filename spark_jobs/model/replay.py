@@ -1,0 +1,190 @@
+"""The reference replay: every group of the event log through the fold, in one process.
+
+It is the plain, obvious oracle the Spark job is tested against, and the engine behind small
+runs. ``replay`` returns every table of the data contract as a list of row dicts (times as epoch
+microseconds); ``spark_jobs.model.tables`` turns them into typed frames.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cnset import EMPTY, CNSet
+from .events import Event, EventLog
+from .fold import FolderFold, Rows
+from .org import OrgContext
+from .rules.should_respond import should_respond
+from .topology import HIERARCHY_FID, Topology
+
+GroupKey = tuple[str, str]  # (observer, fid)
+
+
+@dataclass
+class ReplayResult:
+    tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    as_of: int | None = None
+    folds: dict[GroupKey, FolderFold] = field(default_factory=dict)
+
+
+def group_key(ev: Event) -> GroupKey | None:
+    """The (observer, folder) group an event of one store belongs to; None for org-wide ones."""
+    if ev.kind in ("change", "send", "receive"):
+        assert ev.fid is not None
+        return (ev.store, ev.fid)
+    return None
+
+
+def observers_by_folder(topo: Topology, events: Iterable[Event]) -> dict[str, set[str]]:
+    """Every store that is ever a replica of a folder or has an event for it."""
+    out: dict[str, set[str]] = defaultdict(set)
+    out[HIERARCHY_FID].update(topo.stores)
+    for f in topo.folders.values():
+        out[f.fid].update(f.replicas)
+        out[f.fid]
+    for ev in events:
+        if ev.kind == "replicas":
+            assert ev.fid is not None and ev.replicas is not None
+            out[ev.fid].update(ev.replicas)
+        else:
+            k = group_key(ev)
+            if k is not None:
+                out[k[1]].add(k[0])
+    return out
+
+
+def group_events(topo: Topology, events: list[Event]) -> dict[GroupKey, list[Event]]:
+    """Each group's stream in time order: its own events plus its folder's replica-list changes."""
+    observers = observers_by_folder(topo, events)
+    groups: dict[GroupKey, list[Event]] = {(o, f): [] for f, os in observers.items() for o in os}
+    for ev in events:
+        if ev.kind == "replicas":
+            assert ev.fid is not None
+            for o in observers[ev.fid]:
+                groups[(o, ev.fid)].append(ev)
+        else:
+            k = group_key(ev)
+            if k is not None:
+                groups[k].append(ev)
+    for stream in groups.values():
+        stream.sort(key=lambda e: (e.ts, e.seq))
+    return groups
+
+
+def replay(topo: Topology, log: EventLog, as_of: int | None = None, *, run_id: str = "replay") -> ReplayResult:
+    started = time.time()
+    if as_of is None:
+        as_of = log.last_ts()
+        if as_of is None:
+            as_of = 0
+    applied = [e for e in log.events if e.ts <= as_of]
+    org = OrgContext.build(topo, (e for e in applied if e.kind == "store_status"))
+    result = ReplayResult(as_of=as_of)
+    all_rows = Rows()
+    for key, stream in sorted(group_events(topo, applied).items()):
+        fold = FolderFold(org, *key)
+        for ev in stream:
+            fold.apply(ev)
+        rows = fold.finish(as_of)
+        for name, chunk in vars(rows).items():
+            getattr(all_rows, name).extend(chunk)
+        result.folds[key] = fold
+    t = result.tables
+    t["state_table"] = all_rows.state_table
+    t["state_history"] = all_rows.state_history
+    t["backfill_entries"] = all_rows.backfill_entries
+    t["backfill_requests"] = all_rows.backfill_requests
+    t["backfill_candidates"] = all_rows.backfill_candidates
+    t["replicas"] = all_rows.replicas
+    owned = {key: fold.owned for key, fold in result.folds.items()}
+    add_lag(t["state_table"], owned)
+    t["responders"] = add_should_respond(all_rows.responders, all_rows.processed_status_requests, owned)
+    t["stores"] = stores_table(topo, org, as_of)
+    t["folders"] = folders_table(topo, applied)
+    add_paths(t["replicas"], t["folders"])
+    t["rejects"] = [
+        {"source": r.source, "line": r.line, "reason": r.reason, "text": r.text} for r in log.rejects
+    ]
+    t["summary"] = [
+        {
+            "run_id": run_id,
+            "as_of": as_of,
+            "lines_read": log.lines_read,
+            "accepted": log.accepted,
+            "duplicates": log.duplicates,
+            "rejected": len(log.rejects),
+            "started_at": int(started * 1_000_000),
+            "finished_at": int(time.time() * 1_000_000),
+        }
+    ]
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# the two comparisons between folds, and the org-wide tables
+# --------------------------------------------------------------------------------------------
+def add_lag(state_table: list[dict[str, Any]], owned: dict[GroupKey, CNSet]) -> None:
+    """Knowledge lag of R about T: CNs of owned(T, F) that believed(R, F, T) lacks."""
+    for row in state_table:
+        if row["is_self"]:
+            row["lag_count"] = 0
+            continue
+        real = owned.get((row["subject"], row["fid"]), EMPTY)
+        row["lag_count"] = real.difference(CNSet.parse(row["cnset"])).count()
+
+
+def add_should_respond(
+    responders: list[dict[str, Any]],
+    processed: list[dict[str, Any]],
+    owned: dict[GroupKey, CNSet],
+) -> list[dict[str, Any]]:
+    """A responder should respond when the request's set is a strict subset of what it held
+    when it processed the request (at the as-of time if it never did)."""
+    at_processing = {(p["msg"], p["responder"]): p for p in processed}
+    for row in responders:
+        p = at_processing.get((row["msg"], row["responder"]))
+        held = p["owned"] if p else owned.get((row["responder"], row["fid"]), EMPTY)
+        row["responder_processed_at"] = p["processed_at"] if p else None
+        row["should_respond"] = should_respond(CNSet.parse(row["requester_cnset"]), held)
+    return responders
+
+
+def stores_table(topo: Topology, org: OrgContext, as_of: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "store": s.name,
+            "server": s.server,
+            "site": s.site,
+            "version": s.version,
+            "status": "down" if org.is_down(s.name, as_of) else "up",
+            "preferred_backfill_source": s.preferred_backfill_source,
+        }
+        for s in sorted(topo.stores.values(), key=lambda s: s.name)
+    ]
+
+
+def folders_table(topo: Topology, events: list[Event]) -> list[dict[str, Any]]:
+    """Folders as of the as-of time: the topology's, changed by later replica-list events."""
+    rows: dict[str, dict[str, Any]] = {
+        HIERARCHY_FID: {"fid": HIERARCHY_FID, "path": "", "parent": None, "replicas": list(topo.store_names())}
+    }
+    for f in topo.folders.values():
+        rows[f.fid] = {"fid": f.fid, "path": f.path, "parent": f.parent, "replicas": list(f.replicas)}
+    for ev in sorted((e for e in events if e.kind in ("replicas", "change", "send")), key=lambda e: (e.ts, e.seq)):
+        assert ev.fid is not None
+        row = rows.setdefault(ev.fid, {"fid": ev.fid, "path": "", "parent": None, "replicas": []})
+        if ev.kind == "replicas":
+            assert ev.replicas is not None
+            row["replicas"] = list(ev.replicas)
+            if ev.path is not None:
+                row["path"] = ev.path
+    return [rows[k] for k in sorted(rows)]
+
+
+def add_paths(replicas: list[dict[str, Any]], folders: list[dict[str, Any]]) -> None:
+    path = {f["fid"]: f["path"] for f in folders}
+    for row in replicas:
+        row["path"] = path.get(row["fid"], "")
