@@ -20,7 +20,7 @@ from .org import AFTER_ALL, OrgContext
 from .rules.deletion import unique_cns
 from .rules.health import replica_health
 from .rules.locality import is_local
-from .rules.responders import ResponderCandidate, responder_list
+from .rules.responders import Responder, ResponderCandidate, responder_list
 from .rules.sources import Candidate, Ranked, algorithm_for, choose_sources
 from .rules.status import next_status_at
 from .rules.timeouts import backfill_timeout
@@ -73,6 +73,8 @@ class Entry:
     requests: int = 0
     last_request_at: int | None = None
     last_attempt: tuple[int, str] | None = None  # (at, kind) of the latest attempt
+    last_due_at: int | None = None  # when the latest attempt was due
+    model_choice: frozenset[str] = frozenset()  # the sources the model chose at it
     awaiting: set[str] = field(default_factory=set)  # asked at the last attempt, no response yet
 
 
@@ -154,6 +156,11 @@ class FolderFold:
     def due_entries(self, t: int) -> list[Entry]:
         """Open entries due at or before ``t``, in the order they will be requested."""
         return sorted((e for e in self.open if e.next_due <= t), key=lambda x: (x.next_due, x.number))
+
+    def request_expected(self, entry: Entry, t: int) -> None:
+        """Make ``entry``'s due request as the model's own (nothing was seen sent)."""
+        self._now = (t, AFTER_ALL)
+        self._attempt(entry, t, None)
 
     def plan(self, entry: Entry, t: int) -> list[Ranked]:
         """The sources the model would ask for ``entry`` if it were requested now (no change)."""
@@ -343,7 +350,8 @@ class FolderFold:
         e.last_attempt = (ts, kind)
         ranked = self._rank(e.remaining, ts, self._now[1], self.unavailable)
         algorithm = algorithm_for(self.version)
-        model_choice = {r.candidate.name for r in ranked if r.chosen}
+        model_choice = frozenset(r.candidate.name for r in ranked if r.chosen)
+        e.last_due_at, e.model_choice = due_at, model_choice
         if observed is not None:
             part = observed.requested.intersection(e.remaining) if observed.requested else EMPTY
             asked = [(s, part) for s in observed.asked()]
@@ -395,7 +403,8 @@ class FolderFold:
                 part = requested.intersection(e.remaining)
                 algorithm = algorithm_for(self.version)
                 for s in m.asked():
-                    self._request_row(e.entry_id, e.requests, ts, "observed", algorithm, s, part, None, None)
+                    self._request_row(e.entry_id, e.requests, ts, "observed", algorithm, s, part,
+                                      e.last_due_at, s in e.model_choice)
                 e.awaiting |= set(m.asked())
             else:
                 self._attempt(e, ts, m)
@@ -443,7 +452,8 @@ class FolderFold:
     # ----------------------------------------------------------------------------------------
     # status requests
     # ----------------------------------------------------------------------------------------
-    def _status_request(self, ts: int, m: Message) -> None:
+    def plan_responders(self) -> list[Responder]:
+        """The responder list a status request sent now should name (no change)."""
         others = []
         for s in self.replicas:
             if s == self.observer:
@@ -464,7 +474,10 @@ class FolderFold:
                     last_message_at=row.last_message_at,
                 )
             )
-        expected = responder_list(others)
+        return responder_list(others)
+
+    def _status_request(self, ts: int, m: Message) -> None:
+        expected = self.plan_responders()
         named = set(m.responders or ())
         for r in expected:
             if r.group == "1":

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 US = 1_000_000
+SECOND = US
 MINUTE = 60 * US
 HOUR = 60 * MINUTE
 DAY = 24 * HOUR
