@@ -78,9 +78,20 @@ class Entry:
     awaiting: set[str] = field(default_factory=set)  # asked at the last attempt, no response yet
 
 
+class _Discard(list):  # type: ignore[type-arg]
+    """A row list that keeps nothing: for callers that want the fold's decisions, not its tables."""
+
+    def append(self, item: object) -> None:
+        pass
+
+
 @dataclass
 class Rows:
     """The group's output rows, table by table (dicts keyed by the contract's column names)."""
+
+    @classmethod
+    def discarding(cls) -> Rows:
+        return cls(**{name: _Discard() for name in cls.__dataclass_fields__})
 
     state_history: list[dict[str, Any]] = field(default_factory=list)
     backfill_requests: list[dict[str, Any]] = field(default_factory=list)
@@ -95,7 +106,9 @@ class Rows:
 class FolderFold:
     """The state of folder ``fid`` as store ``observer`` sees it."""
 
-    def __init__(self, org: OrgContext, observer: str, fid: str):
+    def __init__(self, org: OrgContext, observer: str, fid: str, *, keep_rows: bool = True):
+        """``keep_rows=False`` keeps only the state (the simulator's use): no table rows, no
+        closed entries, so memory does not grow with the length of the log."""
         self.org = org
         self.topo = org.topology
         self.observer = observer
@@ -115,9 +128,11 @@ class FolderFold:
         self.last_change_at: int | None = None
         self.subjects: dict[str, SubjectRow] = {}
         self.unavailable: set[str] = set()
+        self.keep_rows = keep_rows
         self.entries: list[Entry] = []
+        self.entry_count = 0
         self.open: list[Entry] = []
-        self.rows = Rows()
+        self.rows = Rows() if keep_rows else Rows.discarding()
         self._now: tuple[int, int] = (-(1 << 62), 0)  # (ts, seq) of the event being applied
 
     # ----------------------------------------------------------------------------------------
@@ -252,6 +267,8 @@ class FolderFold:
                     self._close(e, SATISFIED, ts)
 
     def _history(self, subject: str, ts: int, cnset: CNSet, cause: str) -> None:
+        if not self.keep_rows:
+            return
         self.rows.state_history.append(
             {
                 "observer": self.observer,
@@ -278,7 +295,8 @@ class FolderFold:
             fresh = fresh.difference(e.remaining)
             if not fresh:
                 return
-        number = len(self.entries) + 1
+        self.entry_count += 1
+        number = self.entry_count
         new_replica = not self.owned
         local = self._is_local(fresh, ts, self._now[1])
         e = Entry(
@@ -299,6 +317,8 @@ class FolderFold:
         e.state = state
         e.closed_at = ts
         self.open.remove(e)
+        if not self.keep_rows:
+            self.entries.remove(e)
 
     def _is_local(self, remaining: CNSet, ts: int, seq: int) -> bool:
         same_site_up = (

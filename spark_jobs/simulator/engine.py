@@ -172,7 +172,7 @@ class Simulator:
     def fold(self, store: str, fid: str) -> FolderFold:
         f = self.folds.get((store, fid))
         if f is None:
-            f = self.folds[(store, fid)] = FolderFold(self.org, store, fid)
+            f = self.folds[(store, fid)] = FolderFold(self.org, store, fid, keep_rows=False)
             for ev in self.replica_events.get(fid, ()):  # the list changes it would have seen
                 f.apply(ev)
         return f
