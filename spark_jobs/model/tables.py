@@ -1,0 +1,107 @@
+"""The output tables: their columns, in order, with types, declared once.
+
+Types are Spark SQL type names; times are ``timestamp`` in the published tables and epoch
+microseconds (``long``) inside the model. No Spark import: the replay and the Spark job both
+read this, and the differential tests compare through it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .timeutil import to_datetime
+
+Columns = tuple[tuple[str, str], ...]
+
+TABLES: dict[str, Columns] = {
+    "stores": (
+        ("store", "string"), ("server", "string"), ("site", "string"), ("version", "string"),
+        ("status", "string"), ("preferred_backfill_source", "string"),
+    ),
+    "folders": (
+        ("fid", "string"), ("path", "string"), ("parent", "string"), ("replicas", "array<string>"),
+    ),
+    "state_table": (
+        ("observer", "string"), ("fid", "string"), ("subject", "string"), ("is_self", "boolean"),
+        ("cnset", "string"), ("cnset_count", "long"), ("last_message_at", "timestamp"),
+        ("mean_transit_s", "double"), ("last_backfill_request_at", "timestamp"),
+        ("last_sent_cn", "long"), ("lag_count", "long"), ("believed_sent_at", "timestamp"),
+        ("unavailable", "boolean"), ("on_list", "boolean"),
+    ),
+    "state_history": (
+        ("observer", "string"), ("fid", "string"), ("subject", "string"), ("at", "timestamp"),
+        ("cnset", "string"), ("cnset_count", "long"), ("cause", "string"),
+    ),
+    "backfill_entries": (
+        ("entry_id", "string"), ("observer", "string"), ("fid", "string"), ("opened_at", "timestamp"),
+        ("opened_by", "string"), ("cnset_opened", "string"), ("cnset_opened_count", "long"),
+        ("cnset_remaining", "string"), ("cnset_remaining_count", "long"), ("locality", "string"),
+        ("new_replica", "boolean"), ("state", "string"), ("closed_at", "timestamp"),
+        ("requests", "long"), ("last_request_at", "timestamp"), ("next_due_at", "timestamp"),
+    ),
+    "backfill_requests": (
+        ("entry_id", "string"), ("observer", "string"), ("fid", "string"), ("attempt", "long"),
+        ("at", "timestamp"), ("kind", "string"), ("algorithm", "string"), ("source", "string"),
+        ("cnset", "string"), ("cnset_count", "long"), ("due_at", "timestamp"), ("model_chose", "boolean"),
+    ),
+    "backfill_candidates": (
+        ("entry_id", "string"), ("observer", "string"), ("fid", "string"), ("attempt", "long"),
+        ("at", "timestamp"), ("algorithm", "string"), ("rank", "long"), ("group", "long"),
+        ("candidate", "string"), ("down", "boolean"), ("unavailable", "boolean"),
+        ("preferred", "boolean"), ("cost", "long"), ("version", "string"), ("holds_count", "long"),
+        ("holds_all", "boolean"), ("last_backfill_request_at", "timestamp"),
+        ("mean_transit_s", "double"), ("chosen", "boolean"), ("assigned_cnset", "string"),
+        ("asked", "boolean"),
+    ),
+    "responders": (
+        ("msg", "string"), ("requester", "string"), ("fid", "string"), ("sent_at", "timestamp"),
+        ("responder", "string"), ("position", "long"), ("group", "string"), ("expected", "boolean"),
+        ("observed", "boolean"), ("should_respond", "boolean"), ("requester_cnset", "string"),
+        ("responder_processed_at", "timestamp"),
+    ),
+    "replicas": (
+        ("store", "string"), ("fid", "string"), ("path", "string"), ("health", "string"),
+        ("open_entries", "long"), ("missing_count", "long"), ("unique_count", "long"),
+        ("next_status_at", "timestamp"), ("missing_cnset", "string"), ("unique_cnset", "string"),
+        ("on_list", "boolean"), ("delete_pending_since", "timestamp"), ("deleted_at", "timestamp"),
+    ),
+    "rejects": (
+        ("source", "string"), ("line", "long"), ("reason", "string"), ("text", "string"),
+    ),
+    "summary": (
+        ("run_id", "string"), ("as_of", "timestamp"), ("lines_read", "long"), ("accepted", "long"),
+        ("duplicates", "long"), ("rejected", "long"), ("started_at", "timestamp"),
+        ("finished_at", "timestamp"),
+    ),
+}
+
+#: each table's natural key: one row per key, the order rows are compared and published in
+KEYS: dict[str, tuple[str, ...]] = {
+    "stores": ("store",),
+    "folders": ("fid",),
+    "state_table": ("observer", "fid", "subject"),
+    "state_history": ("observer", "fid", "subject", "at", "cause"),
+    "backfill_entries": ("entry_id",),
+    "backfill_requests": ("observer", "fid", "at", "entry_id", "source"),
+    "backfill_candidates": ("entry_id", "attempt", "rank"),
+    "responders": ("msg", "responder"),
+    "replicas": ("store", "fid"),
+    "rejects": ("source", "line"),
+    "summary": ("run_id",),
+}
+
+
+def ddl(table: str) -> str:
+    """The table's schema as a Spark DDL string (column names quoted: ``group`` is a keyword)."""
+    return ", ".join(f"`{name}` {kind}" for name, kind in TABLES[table])
+
+
+def typed_row(table: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A replay row in the table's column order, times as UTC datetimes (missing columns: None)."""
+    out = {}
+    for name, kind in TABLES[table]:
+        value = row.get(name)
+        if kind == "timestamp" and isinstance(value, int):
+            value = to_datetime(value)
+        out[name] = value
+    return out
