@@ -8,6 +8,7 @@ sorted by name, a single CN without a dash, the empty set as the empty string).
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -19,16 +20,20 @@ class CNSetError(ValueError):
     """A CN set given as text or JSON that cannot be read; the message says why."""
 
 
-def _normalise(ranges: Iterable[Range]) -> Ranges:
-    """Sort, merge overlapping and adjacent ranges."""
+def _merge_sorted(ranges: Iterable[Range]) -> Ranges:
+    """Merge ranges given in order of their low end: overlapping and adjacent ones join."""
     out: list[list[int]] = []
-    for lo, hi in sorted(ranges):
+    for lo, hi in ranges:
         if out and lo <= out[-1][1] + 1:
             if hi > out[-1][1]:
                 out[-1][1] = hi
         else:
             out.append([lo, hi])
     return tuple((lo, hi) for lo, hi in out)
+
+
+def _normalise(ranges: Iterable[Range]) -> Ranges:
+    return _merge_sorted(sorted(ranges))
 
 
 def _union(a: Ranges, b: Ranges) -> Ranges:
@@ -36,22 +41,7 @@ def _union(a: Ranges, b: Ranges) -> Ranges:
         return b
     if not b:
         return a
-    out: list[list[int]] = []
-    i = j = 0
-    na, nb = len(a), len(b)
-    while i < na or j < nb:
-        if j >= nb or (i < na and a[i][0] <= b[j][0]):
-            lo, hi = a[i]
-            i += 1
-        else:
-            lo, hi = b[j]
-            j += 1
-        if out and lo <= out[-1][1] + 1:
-            if hi > out[-1][1]:
-                out[-1][1] = hi
-        else:
-            out.append([lo, hi])
-    return tuple((lo, hi) for lo, hi in out)
+    return _merge_sorted(heapq.merge(a, b))
 
 
 def _intersection(a: Ranges, b: Ranges) -> Ranges:
