@@ -7,13 +7,13 @@ status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
 
 NOT_YET = {
-    "compute": "the Spark job (issue 3)",
     "serve": "the dashboard (issue 4)",
     "report": "HTML reports (issue 5)",
     "ingest": "reading Exchange event logs (issue 6)",
@@ -46,11 +46,14 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--as-of", help="RFC 3339 time; default: the last event's")
 
     c = sub.add_parser("compute", help="the Spark job: compute and publish every table")
-    c.add_argument("--topology", required=True)
-    c.add_argument("--events", required=True, nargs="+")
-    c.add_argument("--as-of")
-    c.add_argument("--out", required=True)
-    c.add_argument("--master", default="local[*]")
+    c.add_argument("--topology", required=True, help="topology JSON or YAML")
+    c.add_argument("--events", required=True, nargs="+", help="event log files, folders, globs or URIs")
+    c.add_argument("--as-of", help="RFC 3339 time; default: the last event's")
+    c.add_argument("--out", required=True, help="folder of published runs (LATEST points at the last good one)")
+    c.add_argument("--master", default=os.environ.get("PFSCOPE_SPARK_MASTER", "local[*]"),
+                   help="Spark master URL (default local[*], or $PFSCOPE_SPARK_MASTER)")
+    c.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
+    c.add_argument("--partitions", type=int, help="partitions for the fold (default: 2 x cores)")
 
     v = sub.add_parser("serve", help="the dashboard")
     v.add_argument("--data", required=True)
@@ -78,6 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _simulate(args)
         if args.command == "replay":
             return _replay(args)
+        if args.command == "compute":
+            from spark_jobs.job import run_job
+
+            return run_job(args)
         raise UsageError(f"{args.command}: {NOT_YET[args.command]} is not built yet")
     except UsageError as e:
         print(f"pfscope: {e}", file=sys.stderr)

@@ -101,16 +101,23 @@ def _wide_rows(rows: Rows) -> list[dict[str, Any]]:
     return out
 
 
-def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    df = pd.DataFrame.from_records(rows, columns=list(WIDE_COLUMNS))
-    for col, kind in WIDE_COLUMNS.items():  # nullable dtypes, so missing values stay null
-        if kind == "long":
-            df[col] = df[col].astype("Int64")
-        elif kind == "boolean":
-            df[col] = df[col].astype("boolean")
-        elif kind == "double":
-            df[col] = df[col].astype("Float64")
+_PANDAS_TYPES = {"long": "Int64", "int": "Int64", "boolean": "boolean", "double": "Float64"}
+
+
+def arrow_frame(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
+    """Rows to a frame Arrow converts to the given Spark types: nullable numbers, and None (not
+    NaN) for missing text and lists, even when a whole column is missing in a batch."""
+    df = pd.DataFrame.from_records(rows, columns=list(columns))
+    for col, kind in columns.items():
+        if kind in _PANDAS_TYPES:
+            df[col] = df[col].astype(_PANDAS_TYPES[kind])
+        else:
+            df[col] = df[col].astype(object).where(df[col].notna(), None)
     return df
+
+
+def _frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    return arrow_frame(rows, WIDE_COLUMNS)
 
 
 def org_payload(topology_json: dict[str, Any], status: list[tuple[str, int, int, bool]]) -> str:

@@ -1,0 +1,89 @@
+"""``pfscope compute`` and the ``spark-submit`` entry: run the job, publish or leave the last
+good run in place. Every failure an operator can meet is one line and a non-zero exit.
+
+With spark-submit (the package installed on the cluster's Python, or shipped as a zip with
+``--py-files``): ``spark-submit --master URL spark_jobs/job.py --topology ... --events ... --out ...``
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
+from spark_jobs.model.topology import TopologyError, load_topology
+from spark_jobs.publish import PublishError, abandon, publish, start_run
+
+SMALL_TABLES = {"stores", "folders", "summary", "replicas", "rejects", "backfill_entries", "responders"}
+
+
+class JobError(Exception):
+    """A failure reported as one line."""
+
+
+def parse_conf(pairs: list[str]) -> dict[str, str]:
+    conf = {}
+    for p in pairs:
+        key, sep, value = p.partition("=")
+        if not sep or not key:
+            raise JobError(f"--conf {p!r}: expected KEY=VALUE")
+        conf[key.strip()] = value.strip()
+    return conf
+
+
+def run_job(args: argparse.Namespace) -> int:
+    try:
+        pointer = _run(args)
+    except (JobError, TopologyError, TimeError, PublishError, FileNotFoundError) as e:
+        print(f"pfscope compute: {e}", file=sys.stderr)
+        return 2
+    except Exception as e:  # a crash is still one line; the previous run stays
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        print(f"pfscope compute: failed ({type(e).__name__}): {first[:400]}; "
+              "the previous run is still published", file=sys.stderr)
+        return 1
+    s = pointer["summary"]
+    print(f"published run {pointer['run_id']} as of {pointer['as_of']}: {s['lines_read']:,} lines read, "
+          f"{s['accepted']:,} accepted, {s['duplicates']:,} duplicates, {s['rejected']:,} rejected "
+          f"in {pointer['seconds']:.1f} s -> {args.out}/{pointer['path']}")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> dict[str, Any]:
+    started = time.perf_counter()
+    topo = load_topology(args.topology)
+    as_of = parse_ts(args.as_of) if args.as_of else None
+    conf = parse_conf(args.conf)
+    run = start_run(args.out)
+    try:
+        from spark_jobs.compute import compute
+        from spark_jobs.session import spark_session
+
+        spark = spark_session(master=args.master, conf=conf, progress=sys.stderr.isatty())
+        result = compute(spark, topo, args.events, as_of=as_of, run_id=run.run_id, partitions=args.partitions)
+        for name, df in result.tables.items():
+            out = df.coalesce(1) if name in SMALL_TABLES else df
+            out.write.mode("error").parquet(run.table_path(name))
+        summary = result.tables["summary"].first().asDict()  # type: ignore[union-attr]
+    except BaseException:
+        abandon(run)
+        raise
+    info = {
+        "as_of": format_ts(result.as_of),
+        "tables": sorted(result.tables),
+        "seconds": round(time.perf_counter() - started, 3),
+        "summary": {k: summary[k] for k in ("lines_read", "accepted", "duplicates", "rejected")},
+    }
+    return publish(run, info)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from app.cli import main as cli_main
+
+    return cli_main(["compute", *(argv if argv is not None else sys.argv[1:])])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

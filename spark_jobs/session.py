@@ -1,0 +1,46 @@
+"""The SparkSession the job runs in: quiet, UTC, workers on this interpreter (stack notes)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+LOG4J = Path(__file__).with_name("log4j2.properties")
+
+
+def spark_session(
+    master: str = "local[*]",
+    app_name: str = "pfscope",
+    conf: dict[str, str] | None = None,
+    *,
+    progress: bool = False,
+    for_tests: bool = False,
+) -> SparkSession:
+    """Build (or reuse) the session. ``conf`` overrides any default."""
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    if master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    java_opts = f"-Dlog4j2.configurationFile=file:{LOG4J.resolve()}"
+    if for_tests:
+        java_opts += " -XX:TieredStopAtLevel=1"
+    settings = {
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J.resolve()}",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.ui.showConsoleProgress": "true" if progress else "false",
+        "spark.sql.adaptive.enabled": "true",
+        "spark.driver.memory": os.environ.get("PFSCOPE_DRIVER_MEMORY", "4g"),
+    }
+    if for_tests:
+        settings |= {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4",
+                     "spark.default.parallelism": "4"}
+    settings |= conf or {}
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()

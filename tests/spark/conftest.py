@@ -1,0 +1,20 @@
+"""One SparkSession for the whole Spark suite (local[2], UI off, few shuffle partitions)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+os.environ["TZ"] = "UTC"  # collected timestamps come back in this process's local time
+time.tzset()
+
+
+@pytest.fixture(scope="session")
+def spark():  # type: ignore[no-untyped-def]
+    from spark_jobs.session import spark_session
+
+    session = spark_session("local[2]", "pfscope-tests", for_tests=True)
+    yield session
+    session.stop()
