@@ -1,0 +1,64 @@
+"""``pfscope compute``: publishes a complete run, and a failed run leaves the last good one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from app.cli import main
+from spark_jobs.model.tables import TABLES
+from spark_jobs.publish import read_latest
+
+
+@pytest.fixture(scope="module")
+def worked(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
+    out = tmp_path_factory.mktemp("we")
+    assert main(["simulate", "--scenario", "worked-example", "--out", str(out), "--no-progress"]) == 0
+    return out
+
+
+def compute(data: Path, out: Path, *extra: str) -> int:
+    return main(["compute", "--topology", str(data / "topology.json"), "--events", str(data / "events.jsonl"),
+                 "--out", str(out), "--master", "local[2]", "--partitions", "2", *extra])
+
+
+def test_publishes_every_table_then_keeps_it_when_a_run_fails(spark, worked: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "runs"
+    assert compute(worked, out) == 0
+    latest = read_latest(out)
+    assert latest is not None and set(latest["tables"]) == set(TABLES)
+    for table in TABLES:
+        frame = pq.read_table(out / latest["path"] / table)
+        assert frame.column_names == [n for n, _ in TABLES[table]], table
+    entries = pq.read_table(out / latest["path"] / "backfill_entries").to_pylist()
+    assert [(e["observer"], e["cnset_opened"], e["state"]) for e in entries] == [
+        ("PFS3", "PFS1:12-16;PFS2:21-28", "satisfied")]
+    assert "published run" in capsys.readouterr().out
+
+    # a run that cannot read its input fails with one line and publishes nothing
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "topology.json").write_text((worked / "topology.json").read_text())
+    (bad / "events.jsonl").mkdir()  # a folder holding no log files
+    assert compute(bad, out) != 0
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("pfscope compute:")]
+    assert len(err) == 1
+    assert read_latest(out) == latest
+    assert sorted(p.name for p in (out / "runs").iterdir()) == [latest["run_id"]]
+
+
+def test_bad_topology_and_bad_setting_are_one_line(worked: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "topology.json").write_text(json.dumps({"sites": []}))
+    (broken / "events.jsonl").write_text("")
+    assert compute(broken, tmp_path / "out") == 2
+    assert compute(worked, tmp_path / "out", "--conf", "no-equals-sign") == 2
+    assert compute(worked, tmp_path / "out", "--as-of", "someday") == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 3 and all(x.startswith("pfscope compute: ") for x in lines)
+    assert "'stores' is missing" in lines[0] and "KEY=VALUE" in lines[1] and "RFC 3339" in lines[2]
+    assert read_latest(tmp_path / "out") is None
