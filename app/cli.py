@@ -50,8 +50,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--events", required=True, nargs="+", help="event log files, folders, globs or URIs")
     c.add_argument("--as-of", help="RFC 3339 time; default: the last event's")
     c.add_argument("--out", required=True, help="folder of published runs (LATEST points at the last good one)")
-    c.add_argument("--master", default=os.environ.get("PFSCOPE_SPARK_MASTER", "local[*]"),
-                   help="Spark master URL (default local[*], or $PFSCOPE_SPARK_MASTER)")
+    c.add_argument("--master", default=os.environ.get("PFSCOPE_SPARK_MASTER"),
+                   help="Spark master URL (default: $PFSCOPE_SPARK_MASTER, spark-submit's, else local[*])")
     c.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
     c.add_argument("--partitions", type=int, help="partitions for the fold (default: 2 x cores)")
 

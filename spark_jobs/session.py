@@ -12,17 +12,21 @@ LOG4J = Path(__file__).with_name("log4j2.properties")
 
 
 def spark_session(
-    master: str = "local[*]",
+    master: str | None = None,
     app_name: str = "pfscope",
     conf: dict[str, str] | None = None,
     *,
     progress: bool = False,
     for_tests: bool = False,
 ) -> SparkSession:
-    """Build (or reuse) the session. ``conf`` overrides any default."""
+    """Build (or reuse) the session. ``conf`` overrides any default. With no ``master``: the one
+    spark-submit was given when running under it, else ``local[*]``."""
+    under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # the JVM launched this Python
+    if master is None and not under_submit:
+        master = "local[*]"
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    if master.startswith("local"):
+    if master is not None and master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     java_opts = f"-Dlog4j2.configurationFile=file:{LOG4J.resolve()}"
     if for_tests:
@@ -40,7 +44,9 @@ def spark_session(
         settings |= {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4",
                      "spark.default.parallelism": "4"}
     settings |= conf or {}
-    builder = SparkSession.builder.master(master).appName(app_name)
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
     for key, value in settings.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
