@@ -1,0 +1,102 @@
+"""The job on a real Spark standalone cluster: a master and a worker started from the installed
+pyspark on 127.0.0.1, ``pfscope compute --master spark://...`` in its own process, and the
+published tables equal to the replay's."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pyspark
+import pytest
+
+from spark_jobs.model.events import read_event_log
+from spark_jobs.model.replay import replay
+from spark_jobs.model.tables import TABLES
+from spark_jobs.model.topology import load_topology
+from spark_jobs.publish import read_latest
+from spark_jobs.simulator import simulate_to_folder
+
+from .test_compute import ordered
+
+SPARK_HOME = str(Path(pyspark.__file__).parent)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(log: Path, text: str, proc: subprocess.Popen, seconds: float = 90) -> None:  # type: ignore[type-arg]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if log.exists() and text in log.read_text(errors="replace"):
+            return
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args} exited: {log.read_text(errors='replace')[-2000:]}")
+        time.sleep(0.5)
+    raise TimeoutError(f"no {text!r} in {log} after {seconds} s")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory) -> Iterator[tuple[str, Path]]:  # type: ignore[no-untyped-def]
+    logs = tmp_path_factory.mktemp("cluster")
+    env = {**os.environ, "SPARK_HOME": SPARK_HOME, "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYSPARK_PYTHON": sys.executable, "SPARK_LOG_DIR": str(logs), "SPARK_WORKER_DIR": str(logs / "work")}
+    port = free_port()
+    url = f"spark://127.0.0.1:{port}"
+    spark_class = os.path.join(SPARK_HOME, "bin", "spark-class")
+    procs = []
+    master_log, worker_log = logs / "master.log", logs / "worker.log"
+    try:
+        with open(master_log, "w") as out:
+            procs.append(subprocess.Popen(
+                [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+                 "--webui-port", str(free_port())], env=env, stdout=out, stderr=subprocess.STDOUT))
+        wait_for(master_log, "I have been elected leader", procs[0])
+        with open(worker_log, "w") as out:
+            procs.append(subprocess.Popen(
+                [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "2",
+                 "--memory", "2g", "--webui-port", str(free_port())], env=env, stdout=out, stderr=subprocess.STDOUT))
+        wait_for(worker_log, "Successfully registered with master", procs[1])
+        yield url, logs / "work"
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+def test_job_on_a_standalone_cluster_equals_replay(cluster: tuple[str, Path], tmp_path: Path) -> None:
+    url, work = cluster
+    data = tmp_path / "data"
+    simulate_to_folder("worked-example", data, seed=1)
+    out = tmp_path / "runs"
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "compute", "--topology", str(data / "topology.json"),
+         "--events", str(data / "events.jsonl"), "--out", str(out), "--master", url,
+         "--conf", "spark.executor.memory=1g", "--conf", "spark.ui.enabled=false"],
+        env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    latest = read_latest(out)
+    assert latest is not None
+    topo = load_topology(data / "topology.json")
+    expected = replay(topo, read_event_log([data / "events.jsonl"], topo)).tables
+    for table in TABLES:
+        got = pq.read_table(out / latest["path"] / table).to_pylist()
+        assert ordered(table, got) == ordered(table, expected[table]), table
+    # the tasks ran in an executor the worker launched for this application
+    executors = list(work.glob("app-*/*/stderr"))
+    assert executors, f"no executor ran in {work}"
