@@ -210,7 +210,7 @@ def compute(
 ) -> JobResult:
     started = time.time()
     read = read_events(spark, paths, topo)
-    events = read.events
+    events = read.events.cache()  # read once: the as-of, the status timeline and the groups use it
     if as_of is None:
         as_of = events.agg(F.max("ts")).first()[0] or 0  # type: ignore[index]
     applied = events.filter(F.col("ts") <= as_of).cache()
