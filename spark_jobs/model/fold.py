@@ -165,8 +165,7 @@ class FolderFold:
             e = min(self.open, key=lambda x: (x.next_due, x.number))
             if e.next_due > t or (e.next_due == t and not inclusive):
                 return
-            self._now = (e.next_due, AFTER_ALL)
-            self._attempt(e, e.next_due, None)
+            self.request_expected(e, e.next_due)
 
     def due_entries(self, t: int) -> list[Entry]:
         """Open entries due at or before ``t``, in the order they will be requested."""
