@@ -40,6 +40,9 @@ def spark_session(
         "spark.sql.adaptive.enabled": "true",
         "spark.driver.memory": os.environ.get("PFSCOPE_DRIVER_MEMORY", "4g"),
     }
+    if master is not None and master.startswith("local"):
+        # 200 shuffle partitions of a few rows each cost more than they bring on one machine
+        settings["spark.sql.shuffle.partitions"] = str(max(4, 2 * (os.cpu_count() or 2)))
     if for_tests:
         settings |= {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4",
                      "spark.default.parallelism": "4"}
