@@ -222,7 +222,7 @@ def parse_line(text: str, topo: Topology, seq: int) -> Event:
         raise Reject(R_EMPTY)
     try:
         obj = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
         raise Reject(R_NOT_JSON) from None
     if not isinstance(obj, dict):
         raise Reject(R_NOT_OBJECT)
@@ -429,15 +429,22 @@ def _check_between_lines(
 # Files
 # --------------------------------------------------------------------------------------------
 def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
-    """Files, folders (every ``*.jsonl`` / ``*.json`` below) and globs, sorted: the input order."""
+    """Files, folders (every ``*.jsonl`` below: a ``topology.json`` beside the log is not read
+    as events) and globs, sorted: the input order. A folder or glob matching nothing is an error,
+    so a mistyped path never publishes an empty run."""
     out: list[str] = []
     for p in paths:
         s = str(p)
         if os.path.isdir(s):
-            for root, _dirs, files in os.walk(s):
-                out.extend(os.path.join(root, f) for f in files if f.endswith((".jsonl", ".json")))
+            found = [os.path.join(root, f) for root, _dirs, files in os.walk(s) for f in files if f.endswith(".jsonl")]
+            if not found:
+                raise FileNotFoundError(f"{s}: no *.jsonl event log in this folder")
+            out.extend(found)
         elif any(c in s for c in "*?["):
-            out.extend(f for f in glob.glob(s, recursive=True) if os.path.isfile(f))
+            found = [f for f in glob.glob(s, recursive=True) if os.path.isfile(f)]
+            if not found:
+                raise FileNotFoundError(f"{s}: no file matches")
+            out.extend(found)
         else:
             if not os.path.exists(s):
                 raise FileNotFoundError(f"{s}: no such event log")

@@ -24,6 +24,8 @@ def parse_ts(text: object) -> int:
     s = text.strip()
     if len(s) < 20 or s[10] not in "Tt ":
         raise TimeError(f"timestamp {text!r} is not RFC 3339")
+    if s[-1] == "z":  # RFC 3339 allows a lower-case z
+        s = s[:-1] + "Z"
     try:
         dt = datetime.fromisoformat(s)
     except ValueError:

@@ -29,11 +29,11 @@ def normalise_fid(fid: str) -> str:
 
 
 def is_fid(value: object) -> bool:
-    return isinstance(value, str) and bool(_FID_RE.match(value))
+    return isinstance(value, str) and bool(_FID_RE.fullmatch(value))
 
 
 def is_store_name(value: object) -> bool:
-    return isinstance(value, str) and bool(_NAME_RE.match(value))
+    return isinstance(value, str) and bool(_NAME_RE.fullmatch(value))
 
 
 def version_rank(version: str) -> int:
@@ -162,7 +162,7 @@ def topology_from_json(data: Any) -> Topology:
             raise TopologyError(f"{where} must be an object with a, b and cost")
         a, b, cost = c.get("a"), c.get("b"), c.get("cost")
         for name in (a, b):
-            if name not in site_set:
+            if not isinstance(name, str) or name not in site_set:
                 raise TopologyError(f"{where} names site {name!r}, which is not in 'sites'")
         if a == b:
             raise TopologyError(f"{where} gives a cost from site {a!r} to itself (always 0)")
@@ -184,7 +184,7 @@ def topology_from_json(data: Any) -> Topology:
         if name in stores:
             raise TopologyError(f"{where}: store {name!r} is listed twice")
         site = s.get("site")
-        if site not in site_set:
+        if not isinstance(site, str) or site not in site_set:
             raise TopologyError(f"{where}: store {name!r} is in site {site!r}, which is not in 'sites'")
         version = str(s.get("version")) if s.get("version") is not None else None
         if version not in VERSION_RANK:

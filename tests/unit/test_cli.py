@@ -60,3 +60,182 @@ def test_unknown_scenario(tmp_path: Path, capsys) -> None:  # type: ignore[no-un
 def test_not_yet_built_commands_say_so(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["serve", "--data", "x"]) == 2
     assert "not built yet" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------------------------
+# replay on small hand-written inputs
+# --------------------------------------------------------------------------------------------
+TOPOLOGY = {
+    "sites": ["Redmond", "Dublin"],
+    "costs": [{"a": "Redmond", "b": "Dublin", "cost": 10}],
+    "stores": [
+        {"name": "PFS1", "server": "EX1", "site": "Redmond", "version": "2003"},
+        {"name": "PFS2", "server": "EX2", "site": "Dublin", "version": "2007"},
+    ],
+    "folders": [{"fid": "1-ABC", "path": "IPM_SUBTREE\\F", "parent": "1-1", "replicas": ["PFS1", "PFS2"]}],
+}
+TOPOLOGY_YAML = """\
+sites: [Redmond, Dublin]
+costs: [{a: Redmond, b: Dublin, cost: 10}]
+stores:
+  - {name: PFS1, server: EX1, site: Redmond, version: 2003}
+  - {name: PFS2, server: EX2, site: Dublin, version: 2007}
+folders:
+  - {fid: 1-abc, path: 'IPM_SUBTREE\\F', parent: 1-1, replicas: [PFS1, PFS2]}
+"""
+CHANGE = '{"ts": "2026-11-02T08:00:00Z", "store": "PFS1", "kind": "change", "fid": "1-ABC", "cn": 1}'
+SEND = ('{"ts": "2026-11-02T08:00:01Z", "store": "PFS1", "kind": "send", "msg": "m1", "type": "content", '
+        '"fid": "1-ABC", "to": ["PFS2"], "cnset": "PFS1:1", "changes": {"PFS1": [[1, 1]]}}')
+RECEIVE = '{"ts": "2026-11-02T08:00:02Z", "store": "PFS2", "kind": "receive", "msg": "m1"}'
+
+
+def inputs(tmp_path: Path, *lines: str) -> tuple[str, str]:
+    topo = tmp_path / "topology.json"
+    topo.write_text(json.dumps(TOPOLOGY), encoding="utf-8")
+    events = tmp_path / "events.jsonl"
+    events.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    return str(topo), str(events)
+
+
+def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert len(lines) == 1 and captured.err.endswith("\n"), captured.err
+    assert "Traceback" not in captured.err
+    return lines[0]
+
+
+def test_replay_of_a_small_clean_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    topo, events = inputs(tmp_path, CHANGE, SEND, RECEIVE)
+    assert main(["replay", "--topology", topo, "--events", events]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    first = captured.out.splitlines()[0]
+    assert first.startswith("as of 2026-11-02T08:00:02Z: 3 lines read, 3 accepted, 0 duplicates, 0 rejected (")
+    assert "rejected 1" not in captured.out
+    assert "backfill entries: none" in captured.out and "status requests: 0" in captured.out
+
+
+def test_replay_counts_duplicates_and_rejects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    topo, events = inputs(tmp_path, CHANGE, SEND, "{oops", RECEIVE, RECEIVE, "", CHANGE)
+    assert main(["replay", "--topology", topo, "--events", events]) == 0
+    out = capsys.readouterr().out
+    assert "7 lines read, 3 accepted, 2 duplicates, 2 rejected (" in out
+    reject_lines = sorted(x.strip() for x in out.splitlines() if x.startswith("  rejected"))
+    assert reject_lines == ["rejected 1: empty line", "rejected 1: not JSON"]
+
+
+def test_replay_with_a_yaml_topology_several_files_and_an_as_of(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    topo = tmp_path / "topology.yaml"
+    topo.write_text(TOPOLOGY_YAML, encoding="utf-8")
+    (tmp_path / "a-pfs2.jsonl").write_text(RECEIVE + "\n", encoding="utf-8")  # read first: before its send
+    (tmp_path / "b-pfs1.jsonl").write_text(CHANGE + "\n" + SEND + "\n", encoding="utf-8")
+    code = main(["replay", "--topology", str(topo), "--events", str(tmp_path / "b-pfs1.jsonl"),
+                 str(tmp_path / "a-pfs2.jsonl"),
+                 "--as-of", "2026-11-02T10:00:00+01:00"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.startswith("as of 2026-11-02T09:00:00Z: 3 lines read, 3 accepted, 0 duplicates, 0 rejected (")
+
+
+def test_replay_of_a_folder_and_a_glob(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "pfs1.jsonl").write_text(CHANGE + "\n" + SEND + "\n", encoding="utf-8")
+    (logs / "pfs2.jsonl").write_text(RECEIVE + "\n" + "oops\n", encoding="utf-8")
+    topo, _ = inputs(tmp_path)
+    assert main(["replay", "--topology", topo, "--events", str(logs)]) == 0
+    assert main(["replay", "--topology", topo, "--events", str(logs / "*.jsonl")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    summaries = [x for x in out if x.startswith("as of")]
+    assert len(summaries) == 2
+    assert all("4 lines read, 3 accepted, 0 duplicates, 1 rejected (" in x for x in summaries)
+
+
+BROKEN = [
+    ("bad-json", "topology.json", '{"sites": ["A"],', "not valid JSON"),
+    ("unknown-site", "topology.json",
+     '{"sites": ["A"], "stores": [{"name": "X", "site": "B", "version": "2003"}]}', "not in 'sites'"),
+    ("bad-yaml", "topology.yaml", "sites: [A\nstores: []\n", "not valid YAML"),
+    ("self-preference", "topology.yml",
+     "sites: [A]\nstores:\n  - {name: X, site: A, version: 2003, preferred_backfill_source: X}\n",
+     "names itself as its preferred backfill source"),
+    ("not-utf8", "topology.json", b'{"sites": ["\xff"]}', "not UTF-8"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "problem"), [b[1:] for b in BROKEN], ids=[b[0] for b in BROKEN])
+def test_replay_with_a_broken_topology_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, content: str | bytes, problem: str
+) -> None:
+    _, events = inputs(tmp_path, CHANGE)
+    bad = tmp_path / name
+    if isinstance(content, bytes):
+        bad.write_bytes(content)
+    else:
+        bad.write_text(content, encoding="utf-8")
+    assert main(["replay", "--topology", str(bad), "--events", events]) == 2
+    err = one_error_line(capsys)
+    assert err.startswith(f"pfscope: {bad}: ") and problem in err
+
+
+def test_replay_with_a_missing_topology(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, events = inputs(tmp_path, CHANGE)
+    missing = tmp_path / "nope.json"
+    assert main(["replay", "--topology", str(missing), "--events", events]) == 2
+    err = one_error_line(capsys)
+    assert err.startswith(f"pfscope: {missing}: cannot read the topology")
+
+
+def test_replay_with_a_missing_event_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    topo, events = inputs(tmp_path, CHANGE)
+    missing = tmp_path / "other.jsonl"
+    assert main(["replay", "--topology", topo, "--events", events, str(missing)]) == 2
+    err = one_error_line(capsys)
+    assert err == f"pfscope: {missing}: no such event log"
+
+
+@pytest.mark.parametrize("as_of", ["tomorrow", "2026-11-02T08:00:00", "2026-11-02"])
+def test_replay_with_a_bad_as_of(tmp_path: Path, capsys: pytest.CaptureFixture[str], as_of: str) -> None:
+    topo, events = inputs(tmp_path, CHANGE)
+    assert main(["replay", "--topology", topo, "--events", events, "--as-of", as_of]) == 2
+    err = one_error_line(capsys)
+    assert err.startswith("pfscope: timestamp ") and repr(as_of) in err
+
+
+def test_compute_with_a_broken_topology_is_one_line_and_starts_no_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, events = inputs(tmp_path, CHANGE)
+    bad = tmp_path / "broken.json"
+    bad.write_text("[]", encoding="utf-8")
+    out = tmp_path / "published"
+    assert main(["compute", "--topology", str(bad), "--events", events, "--out", str(out)]) == 2
+    err = one_error_line(capsys)
+    assert err.startswith(f"pfscope compute: {bad}: ") and "must be an object" in err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "what"),
+    [
+        (["serve", "--data", "x"], "serve: the dashboard (issue 4) is not built yet"),
+        (["report", "--data", "x", "--out", "r.html"], "report: HTML reports (issue 5) is not built yet"),
+        (["ingest", "--logs", "a.xml", "--out", "o"], "ingest: reading Exchange event logs (issue 6) is not built yet"),
+    ],
+)
+def test_commands_not_built_yet_are_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], what: str
+) -> None:
+    assert main(argv) == 2
+    assert one_error_line(capsys) == f"pfscope: {what}"
+
+
+def test_a_missing_required_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as e:
+        main(["replay", "--events", "x.jsonl"])
+    assert e.value.code == 2
+    assert "--topology" in capsys.readouterr().err
