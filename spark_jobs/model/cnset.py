@@ -316,7 +316,7 @@ class CNSet:
 
 
 def _check_range(origin: str, lo: Any, hi: Any) -> None:
-    if not isinstance(lo, int) or not isinstance(hi, int):
+    if not isinstance(lo, int) or not isinstance(hi, int) or isinstance(lo, bool) or isinstance(hi, bool):
         raise CNSetError(f"range of {origin!r} must be integers")
     if lo < 1:
         raise CNSetError(f"CN {lo} of {origin!r} is below 1")
