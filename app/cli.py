@@ -16,7 +16,6 @@ from collections.abc import Sequence
 NOT_YET = {
     "serve": "the dashboard (issue 4)",
     "report": "HTML reports (issue 5)",
-    "ingest": "reading Exchange event logs (issue 6)",
 }
 
 
@@ -67,10 +66,12 @@ def _parser() -> argparse.ArgumentParser:
     o.add_argument("--at")
 
     i = sub.add_parser("ingest", help="convert exported Exchange event logs into a pfscope event log")
-    i.add_argument("--logs", required=True, nargs="+")
-    i.add_argument("--out", required=True)
-    i.add_argument("--replids")
-    i.add_argument("--topology")
+    i.add_argument("--logs", required=True, nargs="+", help="XML, CSV or .evtx exports: files, folders or globs")
+    i.add_argument("--out", required=True, help="folder for events.jsonl, topology.json and the ingest reports")
+    i.add_argument("--replids", help="CSV server,replid,store: which store each server's REPLIDs mean")
+    i.add_argument("--topology", help="topology to complete with the stores and folders found")
+    i.add_argument("--time-offset", default="+00:00",
+                   help="UTC offset of exported times that carry none (CSV exports), e.g. +01:00")
     return p
 
 
@@ -85,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from spark_jobs.job import run_job
 
             return run_job(args)
+        if args.command == "ingest":
+            return _ingest(args)
         raise UsageError(f"{args.command}: {NOT_YET[args.command]} is not built yet")
     except UsageError as e:
         print(f"pfscope: {e}", file=sys.stderr)
@@ -142,6 +145,36 @@ def _replay(args: argparse.Namespace) -> int:
     print(f"status requests: {len({r['msg'] for r in t['responders']})}")
     for reason, n in Counter(r["reason"] for r in t["rejects"]).most_common():
         print(f"  rejected {n:,}: {reason}")
+    return 0
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    import re
+
+    from app.ingest import InputError, ReplidFileError, run_ingest
+    from spark_jobs.model.topology import TopologyError
+
+    m = re.fullmatch(r"([+-])(\d{1,2}):?(\d{2})?", args.time_offset.strip())
+    if not m:
+        raise UsageError(f"--time-offset {args.time_offset!r}: expected +HH:MM or -HH:MM")
+    offset = (1 if m.group(1) == "+" else -1) * (int(m.group(2)) * 60 + int(m.group(3) or 0))
+    try:
+        s = run_ingest(args.logs, args.out, replids=args.replids, topology=args.topology,
+                       default_offset_min=offset)
+    except (InputError, ReplidFileError, TopologyError) as e:
+        raise UsageError(str(e)) from None
+    except OSError as e:
+        raise UsageError(f"{getattr(e, 'filename', None) or args.out}: {e.strerror or e}") from None
+    w = s["events_written"]
+    print(f"read {s['records_read']:,} records from {len(s['files'])} files in {s['seconds']:.1f} s "
+          f"({s['records_per_second']:,} records/s): {s['used']:,} used, {s['errors_kept']:,} errors kept, "
+          f"{s['duplicates']:,} duplicates, {s['rejected']:,} rejected -> {args.out}")
+    print(f"wrote {w.get('send', 0):,} sends, {w.get('receive', 0):,} receives, {w.get('change', 0):,} derived "
+          f"changes; {len(s['replids']['inferred'])} REPLIDs inferred, {len(s['replids']['conflicts'])} conflicts")
+    for reason, n in s["reject_reasons"].items():
+        print(f"  rejected {n:,}: {reason}")
+    if s["rejected"] and any("unrendered" in r for r in s["reject_reasons"]):
+        print("  some events carry no description: see README, 'Reading Exchange's own logs'")
     return 0
 
 

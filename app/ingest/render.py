@@ -1,0 +1,194 @@
+"""The other direction: a pfscope event log rendered as Exchange would log it.
+
+Each ``send`` becomes the outgoing event on its sender's server and each ``receive`` the incoming
+event on the receiver's, in the layouts of ``shared/design/exchange-events.md``, with every
+number printed in the printing server's own REPLID numbering. ``change``, ``replicas`` and
+``store_status`` lines have no replication event and are not rendered. Used to test the ingester
+end to end on simulated organisations, and to make sample exports.
+
+A folder's FID ``A-B`` is taken to be created by the A-th store (sorted by name, cyclically), with
+GLOBCNT B; ingest given the same topology maps it back by path.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from spark_jobs.model.cnset import CNSet
+from spark_jobs.model.timeutil import parse_ts
+from spark_jobs.model.topology import HIERARCHY_FID, Topology, is_2003_or_later
+
+OUT_ID = {"hierarchy": 3018, "content": 3020, "status": 3017, "status_request": 3017}
+TYPE_CODE = {"hierarchy": 0x2, "content": 0x4, "backfill_request": 0x8, "status": 0x10, "status_request": 0x20}
+PROVIDER = "MSExchangeIS Public Store"
+CRLF = "\r\n"
+
+
+@dataclass
+class ExportRecord:
+    """One event as a Windows export carries it: rendered text and the insertion strings."""
+
+    server: str  # the computer name, as Windows writes it (FQDN)
+    event_id: int
+    ts: int  # epoch microseconds
+    message: str
+    strings: list[str]
+    provider: str = PROVIDER
+
+
+@dataclass
+class Rendering:
+    records: list[ExportRecord] = field(default_factory=list)
+    replids: dict[str, dict[str, int]] = field(default_factory=dict)  # server -> store -> REPLID
+    lossy: Counter[str] = field(default_factory=Counter)  # what the layouts could not carry
+
+    def replid_rows(self, topo: Topology) -> list[tuple[str, str, str]]:
+        """``server, replid, store`` rows for ``--replids``."""
+        rows = []
+        for server, table in sorted(self.replids.items()):
+            for store, r in sorted(table.items(), key=lambda kv: kv[1]):
+                rows.append((server, f"{r:X}", store))
+        return rows
+
+
+def replid_tables(topo: Topology, seed: int = 7) -> dict[str, dict[str, int]]:
+    """Per server: its own store is REPLID 1, the others a server-specific permutation of 2..n+1."""
+    stores = sorted(topo.stores)
+    out: dict[str, dict[str, int]] = {}
+    for i, s in enumerate(stores):
+        server = topo.stores[s].server
+        others = [x for x in stores if x != s]
+        numbers = list(range(2, len(stores) + 1))
+        random.Random(seed * 1000 + i).shuffle(numbers)
+        table = {s: 1, **dict(zip(others, numbers, strict=True))}
+        out[server] = table
+    return out
+
+
+def _legacy_dn(topo: Topology, store: str) -> str:
+    st = topo.stores[store]
+    return (f"/O=CONTOSO/OU={st.site.upper()}/CN=CONFIGURATION/CN=SERVERS/CN={st.server}"
+            "/CN=MICROSOFT PUBLIC MDB")
+
+
+def render_log(topo: Topology, lines: Iterable[str], *, seed: int = 7, domain: str = "contoso.example") -> Rendering:
+    """Every send and receive of the log as Exchange events, in the log's order."""
+    r = Rendering(replids=replid_tables(topo, seed))
+    stores = sorted(topo.stores)
+    sends: dict[str, dict[str, Any]] = {}
+    paths = {f.fid: f.path for f in topo.folders.values()}
+    for text in lines:
+        if not text.strip():
+            continue
+        ev = json.loads(text)
+        kind = ev["kind"]
+        if kind == "send":
+            sends[ev["msg"]] = ev
+            store = ev["store"]
+            rec = _render(topo, r, stores, paths, ev, store, incoming=False, domain=domain)
+        elif kind == "receive":
+            m = sends.get(ev["msg"])
+            if m is None:
+                r.lossy["receive of an unknown message"] += 1
+                continue
+            rec = _render(topo, r, stores, paths, m, ev["store"], incoming=True, domain=domain, ts=ev["ts"])
+        else:
+            r.lossy[f"{kind} (no Exchange event)"] += 1
+            continue
+        r.records.append(rec)
+    return r
+
+
+def _render(topo: Topology, r: Rendering, stores: list[str], paths: dict[str, str], m: dict[str, Any],
+            printer: str, *, incoming: bool, domain: str, ts: str | None = None) -> ExportRecord:
+    server = topo.stores[printer].server
+    table = r.replids[server]
+    old = not is_2003_or_later(topo.stores[printer].version)  # 5.5/2000 layouts
+
+    def cn(origin: str, n: int) -> str:
+        return f"{table[origin]:X}-{n:X}"
+
+    def pairs(s: CNSet) -> list[str]:
+        out = [f"{cn(o, lo)},{cn(o, hi)}" for o, ranges in s.items() for lo, hi in ranges]
+        return out or ["{0}"]
+
+    def fid_text(fid: str) -> str:
+        a, b = fid.split("-")
+        creator = stores[(int(a, 16) - 1) % len(stores)]
+        return f"{table[creator]:X}-{b}"
+
+    mtype = m["type"]
+    fid = m["fid"]
+    if mtype == "backfill_response":
+        code = 0x80000002 if fid == HIERARCHY_FID else 0x80000004
+        out_id = 3019 if fid == HIERARCHY_FID else 3021
+    elif mtype == "backfill_request":
+        code, out_id = 0x8, (3014 if fid == HIERARCHY_FID else 3016)
+    else:
+        code, out_id = TYPE_CODE[mtype], OUT_ID[mtype]
+    event_id = out_id + 10 if incoming else out_id
+    msg_id = m["msg"]
+    db = f"SG1\\Public Folder Database {topo.stores[m['store']].name}"
+    folder = f"({fid_text(fid)}) {paths.get(fid, '')}" if fid != HIERARCHY_FID else None
+    if mtype in ("hierarchy", "content"):
+        changes = CNSet.parse(m["changes"])
+        origins = changes.origins()
+        if changes and (origins != [m["store"]] or len(changes.ranges(m["store"])) != 1):
+            r.lossy["regular message whose changes are not one range of the sender's own CNs"] += 1
+        lo = min((rg[0][0] for _, rg in changes.items()), default=0)
+        hi = max((rg[-1][1] for _, rg in changes.items()), default=0)
+        origin = m["store"] if m["store"] in origins or not origins else origins[0]
+        number_lines = [f"CN min: {cn(origin, lo)}", f"CN max: {cn(origin, hi)}"] if old else [
+            f"CN min: {cn(origin, lo)}, CN max: {cn(origin, hi)}"]
+        strings_numbers = [cn(origin, lo), cn(origin, hi)]
+        tail_sets = [("IDCN deleted: ", ["{0}"])]
+    else:
+        if mtype == "backfill_request":
+            s = CNSet.parse(m["requested"])
+        elif mtype == "backfill_response":
+            s = CNSet.parse(m["changes"])
+        else:
+            s = CNSet.parse(m["cnset"])
+        number_lines = []
+        strings_numbers = []
+        tail_sets = [("CNSET: ", pairs(s)), (", CNSET(FAI): ", ["{0}"])]
+        if mtype == "status_request" and m.get("responders"):
+            r.lossy["status request responders (not printed)"] += 1
+    head = "An incoming replication message was processed." if incoming else \
+        "An outgoing replication message was issued."
+    text = [head, f"Type: 0x{code:X}", f"Message ID: {msg_id}"]
+    if not old:
+        text.append(f'Database "{db}"')
+    if folder:
+        text.append(f"Folder(s): {folder}")
+    text += number_lines
+    for label, ps in tail_sets:
+        if label.startswith("IDCN"):
+            continue
+        text.append(label + ps[0])
+        text += ps[1:]
+    text.append("RFIs: 0")
+    for label, ps in tail_sets:
+        if label.startswith("IDCN"):
+            text.append(label + ps[0])
+    dn = _legacy_dn(topo, m["store"])
+    if incoming:
+        text += ["Server:", dn] if old else [f"Server: {dn}"]
+    strings = [f"0x{code:X}", msg_id]
+    if not old:
+        strings.append(db)
+    if folder:
+        strings.append(folder)
+    strings += strings_numbers
+    sets = [CRLF.join(ps) for label, ps in tail_sets if not label.startswith("IDCN")]
+    strings += sets
+    strings.append("0")
+    strings += [CRLF.join(ps) for label, ps in tail_sets if label.startswith("IDCN")]
+    if incoming:
+        strings.append(dn)
+    return ExportRecord(f"{server}.{domain}", event_id, parse_ts(ts or m["ts"]), CRLF.join(text), strings)
