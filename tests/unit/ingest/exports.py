@@ -179,10 +179,11 @@ def _record_binxml(r: ExportRecord, record_id: int, base: int) -> bytes:
             lambda w: w.element("Computer", content=[(4, 0x01)]),
         ])
 
+    def data(i: int):  # type: ignore[no-untyped-def]
+        return lambda w: w.element("Data", content=[(5 + i, 0x01)])
+
     def event_data(w: _BinXml) -> None:
-        w.element("EventData", children=[
-            (lambda i: (lambda w: w.element("Data", content=[(5 + i, 0x01)])))(i) for i in range(n)
-        ])
+        w.element("EventData", children=[data(i) for i in range(n)])
 
     x.element("Event", children=[system, event_data])
     x.b.append(0x00)
