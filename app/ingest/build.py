@@ -52,6 +52,7 @@ RENDERED_HINT = (
 )
 MAX_EXPANDED_CNS = 100_000  # own CNs one message may turn into change lines
 UNKNOWN_SITE = "Unknown"
+ROOT_GLOBCNT = 1  # GLOBCNT 1 is the root folder (the hierarchy), whichever REPLID prints it
 
 R_NOT_EXCHANGE = "not an MSExchangeIS Public Store event"
 R_NOT_REPLICATION = "event ID {} is not a replication event"
@@ -133,9 +134,10 @@ def classify(
     duplicates = 0
 
     def reject(raw: RawRecord, reason: str, server: str | None = None) -> None:
+        server = server or (norm_server(raw.server) if raw.server else None)
         rejects.append(reject_row(raw, reason, server))
         acc.reasons[reason.split(":")[0]] += 1
-        acc.per_server[server or raw.server or "?"]["rejected"] += 1
+        acc.per_server[server or "?"]["rejected"] += 1
 
     for raw in records:
         acc.read[raw.source] += 1
@@ -264,9 +266,12 @@ def _numbers(ev: ReplicationEvent) -> list[tuple[str, int]]:
         for i, (lo, _hi) in enumerate(pairs or ()):
             out.append((f"{name}{i}", lo.replid))
     for i, (fid, _path) in enumerate(ev.folders):
-        out.append((f"folder{i}", fid.replid))
+        if fid.globcnt != ROOT_GLOBCNT:
+            out.append((f"folder{i}", fid.replid))
     for i, r in enumerate(ev.rfis):
-        out += [(f"rfi{i}", r.fid.replid), (f"rfip{i}", r.pfid.replid)]
+        out += [(f"rfi{i}", r.fid.replid)]
+        if r.pfid.globcnt != ROOT_GLOBCNT:  # the root prints 1-1 everywhere: it aligns nothing
+            out.append((f"rfip{i}", r.pfid.replid))
     return out
 
 
@@ -337,6 +342,7 @@ def cnset_of(rmap: ReplidMap, server: str, pairs: Iterable[CnRange]) -> CNSet:
 # 4. messages in pfscope's terms
 # --------------------------------------------------------------------------------------------
 FolderKey = tuple[str, int]  # (creating store, GLOBCNT)
+ROOT: FolderKey = ("", ROOT_GLOBCNT)
 
 
 @dataclass
@@ -351,6 +357,7 @@ class Msg:
     changes: CNSet | None
     requested: CNSet | None
     cnset: CNSet | None  # printed (status, status request); None: to derive
+    addressed: str | None  # the store an outgoing event names (2003+ backfill requests)
     receives: list[tuple[str, int]]  # (store, ts)
     records: list[Parsed]
 
@@ -369,6 +376,8 @@ class Folders:
 
 
 def _translate_folder(rmap: ReplidMap, server: str, fid: Cn) -> FolderKey:
+    if fid.globcnt == ROOT_GLOBCNT:
+        return ROOT
     return (_store_of(rmap, server, fid), fid.globcnt)
 
 
@@ -418,15 +427,20 @@ def build_messages(
                 kept.append(p)
         if not outs and not receives:
             continue
+        addressed = None
+        if outs and outs[0].ev.server_dn:
+            named = server_from_dn(outs[0].ev.server_dn)
+            if named in own and own[named] != sender:
+                addressed = own[named]
         for fk in fkeys:
-            for s in {sender, *(r for r, _ in receives)}:
+            for s in {sender, *(r for r, _ in receives), *([addressed] if addressed else [])}:
                 if fk is not None:
                     folders.seen_at[fk].add(s)
             msgs.append(Msg(
                 msg=key if len(fkeys) == 1 else f"{key}#{fk[0]}-{fk[1]:X}" if fk else key,
                 type=ev.type_name, type_code=ev.type_code, folder=fk, sender=sender, sent_at=sent_at,
                 synthesized=not outs, changes=changes, requested=requested, cnset=printed,
-                receives=receives, records=kept,
+                addressed=addressed, receives=receives, records=kept,
             ))
     return msgs, bad
 
@@ -519,7 +533,7 @@ def derive_events(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[st
             if m.changes:
                 held[(store, fid)] = held[(store, fid)].union(m.changes)
             continue
-        to = sorted({s for s, _ in m.receives})
+        to = sorted({s for s, _ in m.receives} | ({m.addressed} if m.addressed else set()))
         derived: list[str] = []
         if m.synthesized:
             derived += ["event", "ts"]
@@ -577,10 +591,15 @@ def derive_events(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[st
 
 
 def guess_version(ps: list[Parsed]) -> str:
-    """2007+ prints SMTP Message IDs and the Database; the short RFI layout is 5.5's."""
-    if any(p.ev.database or "@" in p.ev.msg_id for p in ps):
+    """From a server's own (outgoing) events: the ``Outgoing message type`` label is 2003's,
+    SMTP Message IDs or a Database line 2007's; the short RFI layout or the 5.x source name 5.5's;
+    otherwise internal IDs: 2000."""
+    own = [p for p in ps if p.direction == "out"] or ps
+    if any(p.ev.message_type_label for p in own):
+        return "2003"
+    if any(p.ev.database or "@" in p.ev.msg_id for p in own):
         return "2007"
-    if any(p.raw.provider and p.raw.provider.lower().strip() == "msexchangeis public" for p in ps):
+    if any(p.ev.short_rfis or (p.raw.provider or "").lower().strip() == "msexchangeis public" for p in own):
         return "5.5"
     return "2000"
 
@@ -614,7 +633,7 @@ def build_topology(
         parent_key = folders.parents.get(k)
         if parent_key is None:
             parent = None
-        elif parent_key[1] == 1:  # GLOBCNT 1 is the root folder: the hierarchy
+        elif parent_key == ROOT:  # GLOBCNT 1 is the root folder: the hierarchy
             parent = HIERARCHY_FID
         else:
             parent = fid_of.get(parent_key)
@@ -661,6 +680,8 @@ def ingest_records(
     servers = {p.server for ps in groups.values() for p in ps} | {
         p.sender for ps in groups.values() for p in ps if p.sender}
     servers |= {e["server"] for e in errors}
+    servers |= {n for ps in groups.values() for p in ps if p.ev.server_dn
+                for n in [server_from_dn(p.ev.server_dn)] if n}
     given = dict(replids or {})
     own: dict[str, str] = {}
     for server in sorted(servers):
@@ -675,7 +696,7 @@ def ingest_records(
 
     all_stores = sorted(set(own.values()) | (set(topology.stores) if topology else set()))
     keys = {m.folder for m in msgs if m.folder is not None} | set(folders.paths) | set(folders.parents.values())
-    fids = assign_fids(folders, (k for k in keys if k[1] != 1), topology, all_stores)
+    fids = assign_fids(folders, (k for k in keys if k != ROOT), topology, all_stores)
     replicas: dict[str, list[str]] = {}
     for k, fid in fids.items():
         given_f = topology.folders.get(fid) if topology else None
@@ -695,10 +716,9 @@ def ingest_records(
         for p in ps:
             by_server[p.server].append(p)
             dn = p.ev.server_dn
-            if dn and p.sender and server_from_dn(dn) == p.sender:
-                site = site_from_dn(dn)
-                if site:
-                    sites.setdefault(p.sender, site)
+            named, site = (server_from_dn(dn), site_from_dn(dn)) if dn else (None, None)
+            if named and site:
+                sites.setdefault(named, site)
     versions = {s: guess_version(ps) for s, ps in by_server.items()}
     topo_json, added = build_topology(topology, own, sites, versions, folders, fids, replicas)
 

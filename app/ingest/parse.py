@@ -77,6 +77,8 @@ class ReplicationEvent:
     rfis: list[Rfi] = field(default_factory=list)
     idcn_deleted: list[CnRange] | None = None
     server_dn: str | None = None
+    message_type_label: bool = False  # "Outgoing message type:" (2003 layouts)
+    short_rfis: bool = False  # "1: fid,pfid,offset" (5.5 layouts)
 
     @property
     def type_name(self) -> str:
@@ -166,9 +168,11 @@ def parse_description(text: str) -> ReplicationEvent:
         i += 1
         if m := _TYPE_RE.match(s):
             type_code = parse_type(m.group(1))
-            if "outgoing" in s.lower():
+            low = s.lower()
+            ev.message_type_label = "message type" in low
+            if low.startswith("outgoing"):
                 ev.direction = "out"
-            elif "incoming" in s.lower():
+            elif low.startswith("incoming"):
                 ev.direction = "in"
         elif m := _MSGID_RE.match(s):
             msg_id = m.group(1) or (lines[i].strip() if i < n else "")
@@ -209,7 +213,10 @@ def parse_description(text: str) -> ReplicationEvent:
                 if i >= n:
                     raise DescriptionError(f"RFIs: {count} announced, {k} found")
                 e = lines[i].strip()
-                rm = _RFI_LONG_RE.match(e) or _RFI_SHORT_RE.match(e)
+                rm = _RFI_LONG_RE.match(e)
+                if not rm:
+                    rm = _RFI_SHORT_RE.match(e)
+                    ev.short_rfis = ev.short_rfis or rm is not None
                 if not rm:
                     raise DescriptionError(f"RFI {k + 1}: not 'n) FID: ..., PFID: ..., Offset: ...' "
                                            f"nor 'n: fid,pfid,offset': {e[:60]!r}")
