@@ -206,31 +206,38 @@ def _record_binxml(r: ExportRecord, record_id: int, base: int) -> bytes:
     return bytes(x.b)
 
 
-def write_evtx(records: Sequence[ExportRecord], path: Path) -> None:
+def _chunk(body: bytes, first_id: int, last_id: int, last_off: int) -> bytes:
+    head = bytearray(512)
+    head[0:8] = b"ElfChnk\x00"
+    struct.pack_into("<QQQQIIII", head, 8, first_id, last_id, first_id, last_id, 128, last_off,
+                     512 + len(body), zlib.crc32(body))
+    struct.pack_into("<I", head, 124, zlib.crc32(bytes(head[:120]) + bytes(head[128:512])))
+    return bytes(head) + body + bytes(CHUNK_SIZE - 512 - len(body))
+
+
+def write_evtx(records: Sequence[ExportRecord], path: Path, *, per_chunk: int = RECORDS_PER_CHUNK) -> None:
+    """Records fill a chunk until the next would not fit (or ``per_chunk`` are in it)."""
     chunks: list[bytes] = []
     next_id = 1
-    for start in range(0, max(len(records), 1), RECORDS_PER_CHUNK):
-        part = records[start : start + RECORDS_PER_CHUNK]
-        body = bytearray()
-        first_id = next_id
-        last_off = 512
-        for r in part:
+    body = bytearray()
+    first_id, last_off, in_chunk = 1, 512, 0
+    for r in records:
+        for _attempt in range(2):
             off = 512 + len(body)
             xml = _record_binxml(r, next_id, off + 24)
             size = 24 + len(xml) + 4
-            body += struct.pack("<IIQQ", 0x00002A2A, size, next_id, _filetime(r.ts)) + xml + struct.pack("<I", size)
-            last_off = off
-            next_id += 1
-        if 512 + len(body) > CHUNK_SIZE:
-            raise ValueError("too many bytes for one chunk; lower RECORDS_PER_CHUNK")
-        last_id = next_id - 1
-        head = bytearray(512)
-        head[0:8] = b"ElfChnk\x00"
-        struct.pack_into("<QQQQIIII", head, 8, first_id, last_id, first_id, last_id, 128, last_off,
-                         512 + len(body), zlib.crc32(bytes(body)))
-        struct.pack_into("<I", head, 124, zlib.crc32(bytes(head[:120]) + bytes(head[128:512])))
-        chunk = bytes(head) + bytes(body) + bytes(CHUNK_SIZE - 512 - len(body))
-        chunks.append(chunk)
+            if off + size <= CHUNK_SIZE and in_chunk < per_chunk:
+                break
+            if not in_chunk:
+                raise ValueError("one record is larger than a chunk")
+            chunks.append(_chunk(bytes(body), first_id, next_id - 1, last_off))
+            body, first_id, last_off, in_chunk = bytearray(), next_id, 512, 0
+        body += struct.pack("<IIQQ", 0x00002A2A, size, next_id, _filetime(r.ts)) + xml + struct.pack("<I", size)
+        last_off = off
+        next_id += 1
+        in_chunk += 1
+    if in_chunk or not chunks:
+        chunks.append(_chunk(bytes(body), first_id, next_id - 1, last_off))
     fh = bytearray(4096)
     fh[0:8] = b"ElfFile\x00"
     struct.pack_into("<QQQIHHHH", fh, 8, 0, len(chunks) - 1, next_id, 128, 2, 3, 4096, len(chunks))

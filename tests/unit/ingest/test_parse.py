@@ -1,0 +1,131 @@
+"""The description parser: every Type, both RFI layouts, multi-line CN sets, empty sets, the
+5.x and 2007 layouts, long Unicode paths, and the reasons it gives for what it cannot read."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.ingest.parse import (
+    Cn,
+    DescriptionError,
+    label_insertion_strings,
+    parse_description,
+    server_from_dn,
+    site_from_dn,
+)
+
+from . import fixtures as fx
+
+
+def _by_type(events: list) -> dict[int, object]:
+    out = {}
+    for r in events:
+        try:
+            ev = parse_description(r.message)
+        except DescriptionError:
+            continue
+        out.setdefault(ev.type_code, ev)
+    return out
+
+
+def test_every_type_of_the_fixture_parses() -> None:
+    seen = _by_type(fx.EX07_EVENTS + fx.LDN_EVENTS + fx.PAR_EVENTS)
+    assert set(seen) == {0x2, 0x4, 0x8, 0x10, 0x20, 0x80000002, 0x80000004}
+    names = {code: ev.type_name for code, ev in seen.items()}
+    assert names[0x80000002] == names[0x80000004] == "backfill_response"
+    assert names[0x20] == "status_request" and names[0x8] == "backfill_request"
+
+
+def test_outgoing_hierarchy_2007_with_long_rfi_layout() -> None:
+    ev = parse_description(fx.EX07_EVENTS[0].message)
+    assert ev.direction == "out" and ev.type_code == 0x2
+    assert ev.msg_id == "<A1@EX07.corp.example>"
+    assert ev.database == "SG2\\Public Folder Database"
+    assert (ev.cn_min, ev.cn_max) == (Cn(1, 0x2F0), Cn(1, 0x2F4))
+    assert len(ev.rfis) == 1
+    rfi = ev.rfis[0]
+    assert (rfi.fid, rfi.pfid, rfi.offset) == (Cn(1, 0x4B1C), Cn(1, 1), 28)
+    assert rfi.path == fx.LONG and len(fx.LONG) > 400 and "設計" in rfi.path
+    assert not ev.short_rfis
+
+
+def test_incoming_hierarchy_55_on_separate_lines_with_server_on_the_next_line() -> None:
+    ev = parse_description(fx.LDN_EVENTS[0].message)
+    assert ev.direction == "in"
+    assert (ev.cn_min, ev.cn_max) == (Cn(5, 0x2F0), Cn(5, 0x2F4))
+    assert ev.idcn_deleted == [(Cn(5, 0x2E0), Cn(5, 0x2E4))]
+    assert ev.server_dn == fx.DN_EX07
+    assert ev.rfis[0].fid == Cn(5, 0x4B1C) and ev.short_rfis
+
+
+def test_backfill_response_55_multi_line_cnset_empty_fai_and_short_rfis() -> None:
+    ev = parse_description(fx.LDN_EVENTS[3].message)
+    assert ev.type_code == 0x80000002
+    assert ev.cnset == [(Cn(3, 0x2A01), Cn(3, 0x2A01)), (Cn(3, 0x2A03), Cn(3, 0x2A03))]
+    assert ev.cnset_fai == []
+    assert ev.idcn_deleted == []  # "IDCN Deleted:" then "{0}" on the next line
+    assert [(r.fid, r.pfid, r.offset) for r in ev.rfis] == [(Cn(3, 9), Cn(1, 4), 48), (Cn(3, 0xA), Cn(1, 5), 512)]
+    assert ev.rfis[1].path == "NON_IPM_SUBTREE\\OFFLINE ADDRESS BOOK\\EX:/o=EXAMPLE/ou=LONDON"
+
+
+def test_status_50_folder_list_and_server_on_one_line() -> None:
+    text = "\r\n".join([
+        "An incoming replication message was processed.", "Type: 0x10", "Message ID: 1-5D21",
+        "Folder(s): (12-3F0A) IPM_SUBTREE\\Projects\\Alpha", "(12-3F0B) IPM_SUBTREE\\Projects\\Beta",
+        "Server: /O=EXAMPLE/OU=PARIS/CN=CONFIGURATION/CN=SERVERS/CN=PARPF2/CN=MICROSOFT PUBLIC MDB",
+    ])
+    ev = parse_description(text)
+    assert ev.folders == [(Cn(0x12, 0x3F0A), "IPM_SUBTREE\\Projects\\Alpha"),
+                          (Cn(0x12, 0x3F0B), "IPM_SUBTREE\\Projects\\Beta")]
+    assert ev.cnset is None
+    assert server_from_dn(ev.server_dn or "") == "PARPF2" and site_from_dn(ev.server_dn or "") == "PARIS"
+
+
+def test_2003_backfill_request_layout_and_lf_only_line_ends() -> None:
+    ev = parse_description(fx.PAR_EVENTS[1].message.replace("\r\n", "\n"))
+    assert ev.type_code == 0x8 and ev.message_type_label and ev.direction == "out"
+    assert ev.folders[0][0] == Cn(7, 0x4B1C)
+    assert ev.database == "First Storage Group\\Public Folder Store (PARPF2)"
+    assert ev.cnset == [(Cn(7, 0x300), Cn(7, 0x302))] and ev.cnset_fai == []
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("", "empty description"),
+        ("An outgoing replication message was issued.\r\nMessage ID: 1-2", "no Type line"),
+        ("Type: 0x40\r\nMessage ID: 1-2", "unknown Type 0x40"),
+        ("Type: 0x2\r\nCN min: 1-1, CN max: 1-2", "no Message ID"),
+        ("Type: 0x4\r\nMessage ID: 1-2\r\nCN min: 1-5", "CN min without CN max"),
+        ("Type: 0x4\r\nMessage ID: 1-2\r\nCN min: 1-9, CN max: 1-5", "are not a range"),
+        ("Type: 0x80000004\r\nMessage ID: 1-2\r\nCNSET: 1-9,1-5", "bad range"),
+        ("Type: 0x80000004\r\nMessage ID: 1-2\r\nCNSET: 1-5,2-9", "bad range"),
+        ("Type: 0x2\r\nMessage ID: 1-2\r\nRFIs: 2\r\n1) FID: 1-4, PFID: 1-1, Offset: 2\r\nA", "2 announced, 1 found"),
+        ("Type: 0x2\r\nMessage ID: 1-2\r\nRFIs: 1\r\n1) FID: x, PFID: 1-1", "RFI 1: not"),
+    ],
+)
+def test_what_cannot_be_read_says_why(text: str, reason: str) -> None:
+    with pytest.raises(DescriptionError, match=reason.replace("(", r"\(").replace(")", r"\)")):
+        parse_description(text)
+
+
+def test_insertion_strings_are_labelled_by_their_shapes() -> None:
+    regular = ["0x4", "<M1@EX01.example>", "SG1\\Public Folder Database", "(2-1A) IPM_SUBTREE\\Sales",
+               "3-10", "3-1F", "0", "{0}", fx.DN_EX07]
+    ev = parse_description(label_insertion_strings(regular) or "")
+    assert (ev.type_code, ev.msg_id, ev.database) == (0x4, "<M1@EX01.example>", "SG1\\Public Folder Database")
+    assert ev.folders == [(Cn(2, 0x1A), "IPM_SUBTREE\\Sales")]
+    assert (ev.cn_min, ev.cn_max, ev.idcn_deleted, ev.server_dn) == (Cn(3, 0x10), Cn(3, 0x1F), [], fx.DN_EX07)
+    backfill = ["0x80000004", "1-3C10", "(2-1A) IPM_SUBTREE\\Sales", "3-1,3-4\r\n3-9,3-9", "{0}", "0"]
+    ev = parse_description(label_insertion_strings(backfill) or "")
+    assert ev.cnset == [(Cn(3, 1), Cn(3, 4)), (Cn(3, 9), Cn(3, 9))] and ev.cnset_fai == []
+    # a whole description passed as one string is read as it is
+    assert label_insertion_strings([fx.EX07_EVENTS[0].message]) == fx.EX07_EVENTS[0].message
+
+
+@pytest.mark.parametrize(
+    "strings",
+    [[], ["Replication is stalled"], ["0x4", "not an id"], ["0x4", "<a@b>", "3-10"], ["0x4", "<a@b>", "3-1", "3-2", "x"]],
+)
+def test_insertion_strings_that_fit_no_layout_are_not_guessed(strings: list[str]) -> None:
+    assert label_insertion_strings(strings) is None
