@@ -112,7 +112,7 @@ def test_evtx_written_by_our_writer_is_read_by_pyevtx_rs(tmp_path: Path) -> None
 def test_a_broken_evtx_is_an_operator_error(tmp_path: Path) -> None:
     p = tmp_path / "bad.evtx"
     p.write_bytes(b"ElfFile\x00" + b"\x00" * 100)
-    with pytest.raises(InputError, match="not a readable .evtx file"):
+    with pytest.raises(InputError, match=r"not a readable \.evtx file"):
         list(read_records(str(p)))
 
 
@@ -140,5 +140,5 @@ def test_paths_folders_and_globs(tmp_path: Path) -> None:
         with pytest.raises(InputError, match=why):
             expand_log_paths([str(bad)])
     (tmp_path / "empty").mkdir()
-    with pytest.raises(InputError, match="no .xml, .csv or .evtx"):
+    with pytest.raises(InputError, match=r"no \.xml, \.csv or \.evtx"):
         expand_log_paths([str(tmp_path / "empty")])
