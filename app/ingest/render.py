@@ -161,7 +161,10 @@ def _render(topo: Topology, r: Rendering, stores: list[str], paths: dict[str, st
             r.lossy["status request responders (not printed)"] += 1
     head = "An incoming replication message was processed." if incoming else \
         "An outgoing replication message was issued."
-    text = [head, f"Type: 0x{code:X}", f"Message ID: {msg_id}"]
+    label = "Type"
+    if topo.stores[printer].version == "2003" and mtype == "backfill_request":
+        label = "Incoming message type" if incoming else "Outgoing message type"  # the 2003 layout
+    text = [head, f"{label}: 0x{code:X}", f"Message ID: {msg_id}"]
     if not old:
         text.append(f'Database "{db}"')
     if folder:
@@ -177,7 +180,12 @@ def _render(topo: Topology, r: Rendering, stores: list[str], paths: dict[str, st
         if label.startswith("IDCN"):
             text.append(label + ps[0])
     dn = _legacy_dn(topo, m["store"])
-    if incoming:
+    if not incoming and not old and mtype == "backfill_request" and len(m["to"]) == 1:
+        dn = _legacy_dn(topo, m["to"][0])  # 2003+ print the server asked
+        incoming_or_asked = True
+    else:
+        incoming_or_asked = incoming
+    if incoming_or_asked:
         text += ["Server:", dn] if old else [f"Server: {dn}"]
     strings = [f"0x{code:X}", msg_id]
     if not old:
@@ -189,6 +197,6 @@ def _render(topo: Topology, r: Rendering, stores: list[str], paths: dict[str, st
     strings += sets
     strings.append("0")
     strings += [CRLF.join(ps) for label, ps in tail_sets if label.startswith("IDCN")]
-    if incoming:
+    if incoming_or_asked:
         strings.append(dn)
     return ExportRecord(f"{server}.{domain}", event_id, parse_ts(ts or m["ts"]), CRLF.join(text), strings)
