@@ -136,42 +136,44 @@ def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def _child(el: ET.Element, name: str) -> ET.Element | None:
+def _children(el: ET.Element) -> dict[str, ET.Element]:
+    out: dict[str, ET.Element] = {}
     for c in el:
-        if _local(c.tag) == name:
-            return c
-    return None
+        out.setdefault(_local(c.tag), c)
+    return out
 
 
 def record_from_event_element(ev: ET.Element, source: str, record: int, fmt: str) -> RawRecord:
     """One ``<Event>`` element (any export's, or an ``.evtx`` record's XML) to a RawRecord."""
-    system = _child(ev, "System")
+    top = _children(ev)
+    system = top.get("System")
     provider = event_id = time_text = server = None
     record_id: int | None = None
     if system is not None:
-        p = _child(system, "Provider")
+        sys_ = _children(system)
+        p = sys_.get("Provider")
         if p is not None:
             provider = p.get("Name") or p.get("EventSourceName")
-        e = _child(system, "EventID")
+        e = sys_.get("EventID")
         if e is not None and (e.text or "").strip().isdigit():
             event_id = int((e.text or "").strip()) & 0xFFFF
-        t = _child(system, "TimeCreated")
+        t = sys_.get("TimeCreated")
         if t is not None:
             time_text = t.get("SystemTime")
-        c = _child(system, "Computer")
+        c = sys_.get("Computer")
         if c is not None:
             server = (c.text or "").strip() or None
-        r = _child(system, "EventRecordID")
+        r = sys_.get("EventRecordID")
         if r is not None and (r.text or "").strip().isdigit():
             record_id = int((r.text or "").strip())
     message = None
-    info = _child(ev, "RenderingInfo")
+    info = top.get("RenderingInfo")
     if info is not None:
-        m = _child(info, "Message")
+        m = _children(info).get("Message")
         if m is not None and m.text:
             message = m.text
     strings: tuple[str, ...] | None = None
-    data = _child(ev, "EventData")
+    data = top.get("EventData")
     if data is not None:
         strings = tuple((d.text or "") for d in data if _local(d.tag) == "Data")
     return RawRecord(source, record, fmt, server, provider, event_id, time_text, message, strings, record_id)

@@ -166,7 +166,8 @@ def parse_description(text: str) -> ReplicationEvent:
     while i < n:
         s = lines[i].strip()
         i += 1
-        if m := _TYPE_RE.match(s):
+        first = s[:1].lower()  # cheap dispatch: only the patterns a line can start like are tried
+        if first in "toi" and (m := _TYPE_RE.match(s)):
             type_code = parse_type(m.group(1))
             low = s.lower()
             ev.message_type_label = "message type" in low
@@ -174,13 +175,13 @@ def parse_description(text: str) -> ReplicationEvent:
                 ev.direction = "out"
             elif low.startswith("incoming"):
                 ev.direction = "in"
-        elif m := _MSGID_RE.match(s):
+        elif first == "m" and (m := _MSGID_RE.match(s)):
             msg_id = m.group(1) or (lines[i].strip() if i < n else "")
             if not m.group(1):
                 i += 1
-        elif m := _DB_RE.match(s):
+        elif first == "d" and (m := _DB_RE.match(s)):
             ev.database = m.group(1)
-        elif m := _FOLDER_RE.match(s):
+        elif first == "f" and (m := _FOLDER_RE.match(s)):
             items = [m.group(1)] if m.group(1) else []
             while i < n and _FOLDER_ITEM_RE.match(lines[i].strip()):
                 items.append(lines[i].strip())
@@ -190,13 +191,13 @@ def parse_description(text: str) -> ReplicationEvent:
                 if not fm:
                     raise DescriptionError(f"Folder: not '(FID) path': {item[:60]!r}")
                 ev.folders.append((parse_cn(fm.group(1)), fm.group(2)))
-        elif m := _CNMINMAX_RE.match(s):
+        elif first == "c" and (m := _CNMINMAX_RE.match(s)):
             ev.cn_min = parse_cn(m.group(1))
             if m.group(2):
                 ev.cn_max = parse_cn(m.group(2))
-        elif m := _CNMAX_RE.match(s):
+        elif first == "c" and (m := _CNMAX_RE.match(s)):
             ev.cn_max = parse_cn(m.group(1))
-        elif m := _CNSET_RE.match(s):
+        elif first in "c," and (m := _CNSET_RE.match(s)):
             fai = m.group(2) is not None
             block = [m.group(3)] if m.group(3) else []
             while i < n and _is_pair_line(lines[i]):
@@ -207,7 +208,7 @@ def parse_description(text: str) -> ReplicationEvent:
                 ev.cnset_fai = pairs
             else:
                 ev.cnset = pairs
-        elif m := _RFIS_RE.match(s):
+        elif first == "r" and (m := _RFIS_RE.match(s)):
             count = int(m.group(1))
             for k in range(count):
                 if i >= n:
@@ -230,13 +231,13 @@ def parse_description(text: str) -> ReplicationEvent:
                 off = rm.group(4)
                 offset = int(off, 16) if off.lower().startswith("0x") else int(off)
                 ev.rfis.append(Rfi(parse_cn(rm.group(2)), parse_cn(rm.group(3)), offset, path))
-        elif m := _IDCN_RE.match(s):
+        elif first == "i" and (m := _IDCN_RE.match(s)):
             block = [m.group(1)] if m.group(1) else []
             while i < n and _is_pair_line(lines[i]):
                 block.append(lines[i])
                 i += 1
             ev.idcn_deleted = _pairs(block, "IDCN deleted")
-        elif m := _SERVER_RE.match(s):
+        elif first == "s" and (m := _SERVER_RE.match(s)):
             dn = m.group(1)
             if not dn and i < n:
                 dn = lines[i].strip()
