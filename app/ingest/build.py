@@ -170,7 +170,7 @@ def classify(
                 acc.per_server[server]["duplicates"] += 1
                 continue
             error_keys.add(k)
-            errors.append({"server": server, "ts": format_ts(ts), "event_id": eid, "text": text,
+            errors.append({"server": server, "store": None, "ts": format_ts(ts), "event_id": eid, "text": text,
                            "source": raw.source, "record": raw.record})
             acc.per_server[server]["errors"] += 1
             continue
@@ -688,6 +688,8 @@ def ingest_records(
         own[server] = given.get((server, 1)) or topo_by_server.get(server) or server
     rmap = ReplidMap(given=given)
     infer_replids(groups, own, rmap)
+    for e in errors:  # the dashboard's store page shows them by store
+        e["store"] = own.get(e["server"], e["server"])
 
     folders = Folders()
     msgs, bad2 = build_messages(groups, rmap, own, folders)

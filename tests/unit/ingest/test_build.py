@@ -105,7 +105,8 @@ def test_rejects_errors_and_accounting(tmp_path: Path) -> None:
     }
     assert all(r["source"] and r["record"] >= 1 and r["text"] for r in rejects)
     errors = _lines(out / "ingest_errors.jsonl")
-    assert [(e["server"], e["event_id"]) for e in errors] == [("EX07", 3079), ("EX07", 3085), ("PARPF2", 3092)]
+    assert [(e["server"], e["store"], e["event_id"]) for e in errors] == [
+        ("EX07", "PF07", 3079), ("EX07", "PF07", 3085), ("PARPF2", "PFPAR", 3092)]
     assert "EcReplStartup" in errors[0]["text"] and errors[2]["ts"] == "2026-11-02T12:30:00Z"
     per = s["per_type"]
     assert per["0x2"] == {"out": 1, "in": 2} and per["0x80000004"] == {"out": 1, "in": 1}
