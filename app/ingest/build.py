@@ -67,7 +67,7 @@ R_ON_SENDER = "incoming event on the message's own sender"
 R_BEFORE_SEND = "incoming event stamped before its outgoing event (clock skew between servers?)"
 R_NO_FOLDER = "content event without a Folder line"
 R_NO_RECIPIENT = "outgoing event with no matching incoming event and no known replica to send to"
-R_RANGE_TOO_WIDE = "CN range of {} own CNs is wider than " + f"{MAX_EXPANDED_CNS:,}"
+R_RANGE_TOO_WIDE = "CN range of {:,} own CNs is wider than " + f"{MAX_EXPANDED_CNS:,}"
 
 
 def r_unmapped(server: str, replid: int) -> str:
@@ -418,6 +418,10 @@ def build_messages(
         kept: list[Parsed] = list(outs)
         for p in ins:
             store = own[p.server]
+            if store != sender:  # it processed the message: a replica, even when its event is unusable
+                for fk in fkeys:
+                    if fk is not None:
+                        folders.seen_at[fk].add(store)
             if store == sender:
                 bad.append((p, R_ON_SENDER))
             elif p.ts < sent_at:
@@ -533,6 +537,14 @@ def derive_events(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[st
             if m.changes:
                 held[(store, fid)] = held[(store, fid)].union(m.changes)
             continue
+        k = (m.sender, fid)
+        if m.changes is not None and m.type in ("hierarchy", "content"):
+            own = m.changes.ranges(m.sender)
+            width = sum(hi - lo + 1 for lo, hi in own)
+            if width > MAX_EXPANDED_CNS:
+                bad.append((m, R_RANGE_TOO_WIDE.format(width)))
+                skipped.add(i)
+                continue
         to = sorted({s for s, _ in m.receives} | ({m.addressed} if m.addressed else set()))
         derived: list[str] = []
         if m.synthesized:
@@ -545,15 +557,8 @@ def derive_events(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[st
                 bad.append((m, R_NO_RECIPIENT))
                 skipped.add(i)
                 continue
-        k = (m.sender, fid)
         if m.changes is not None and m.type in ("hierarchy", "content"):
-            own = m.changes.ranges(m.sender)
-            width = sum(hi - lo + 1 for lo, hi in own)
-            if width > MAX_EXPANDED_CNS:
-                bad.append((m, R_RANGE_TOO_WIDE.format(width)))
-                skipped.add(i)
-                continue
-            for lo, hi in own:
+            for lo, hi in m.changes.ranges(m.sender):
                 start = max(lo, last_cn.get(k, 0) + 1)
                 stats["own CNs not above the last one written"] += max(0, min(hi, start - 1) - lo + 1)
                 for cn in range(start, hi + 1):

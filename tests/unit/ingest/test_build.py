@@ -216,3 +216,86 @@ def test_replid_table_errors(text: str, why: str) -> None:
 
 def test_replid_table_reads_hex_and_fqdn() -> None:
     assert parse_replids_csv("store,server,replid\r\nPF1,ex1.corp.example,0x1A\n# note\n") == {("EX1", 0x1A): "PF1"}
+
+
+def _ingest(recs: list, tmp_path: Path, replids: str | None = None) -> tuple[dict, list[dict], list[dict]]:
+    from app.ingest.build import ingest_records
+    from app.ingest.formats import read_records
+
+    p = tmp_path / "x.xml"
+    write_wevtutil_xml(recs, p)
+    table = parse_replids_csv(replids) if replids else None
+    res = ingest_records(read_records(str(p)), replids=table)
+    return res.summary, res.events, res.rejects
+
+
+OUT_A = fx.lines("An outgoing replication message was issued.", "Type: 0x4", "Message ID: <Z1@EX1.example>",
+                 "Folder(s): (1-50) IPM_SUBTREE\\Z", "CN min: 1-10, CN max: 1-12")
+IN_A = fx.lines("An incoming replication message was processed.", "Type: 0x4", "Message ID: <Z1@EX1.example>",
+                "Folder(s): (2-50) IPM_SUBTREE\\Z", "CN min: 2-10, CN max: 2-12", "Server: " + fx.DN.format(
+                    ou="A", server="EX1"))
+
+
+def test_clock_skew_own_sender_and_second_sender_are_rejects(tmp_path: Path) -> None:
+    recs = [
+        fx.rec("EX1.example", 3020, "2026-11-02T08:00:00Z", OUT_A),
+        fx.rec("EX2.example", 3030, "2026-11-02T07:59:00Z", IN_A),  # before its send
+        fx.rec("EX1.example", 3030, "2026-11-02T08:01:00Z", IN_A.replace("2-", "1-")),  # on its own sender
+        fx.rec("EX3.example", 3020, "2026-11-02T08:02:00Z", OUT_A),  # the same id sent by another server
+        fx.rec("EX3.example", 3020, "2026-11-02T08:03:00Z", "Type: 0x4\r\nMessage ID: <Z2@EX3.example>"),
+    ]
+    s, events, rejects = _ingest(recs, tmp_path, "server,replid,store\nEX2,2,EX1\n")
+    reasons = {(r["server"], r["reason"]) for r in rejects}
+    assert reasons == {
+        ("EX2", "incoming event stamped before its outgoing event (clock skew between servers?)"),
+        ("EX1", "incoming event on the message's own sender"),
+        ("EX3", "the same Message ID is logged as sent by another server"),
+        ("EX3", "content event without a Folder line"),
+    }
+    assert s["accounted"] and s["used"] == 1
+    (send,) = [e for e in events if e["kind"] == "send"]
+    assert send["to"] == ["EX2"] and send["derived"] == ["to", "cnset"]  # EX2's receive was rejected
+
+
+def test_a_status_for_two_folders_is_two_messages(tmp_path: Path) -> None:
+    text = fx.lines("An outgoing replication message was issued.", "Type: 0x10", "Message ID: 1-77",
+                    "Folder(s): (1-50) IPM_SUBTREE\\A", "(1-51) IPM_SUBTREE\\B", "CNSET: 1-1,1-4", ", CNSET(FAI): {0}")
+    incoming = text.replace("outgoing", "incoming").replace("issued", "processed").replace("1-", "2-").replace(
+        "Message ID: 2-77", "Message ID: 1-77") + "\r\nServer: " + fx.DN.format(ou="A", server="EX1")
+    recs = [fx.rec("EX1.example", 3017, "2026-11-02T08:00:00Z", text),
+            fx.rec("EX2.example", 3027, "2026-11-02T08:01:00Z", incoming)]
+    s, events, _ = _ingest(recs, tmp_path)
+    sends = [e for e in events if e["kind"] == "send"]
+    assert sorted(e["msg"] for e in sends) == ["EX1/1-77#EX1-50", "EX1/1-77#EX1-51"]
+    assert {e["cnset"] for e in sends} == {"EX1:1-4"} and {e["to"][0] for e in sends} == {"EX2"}
+    assert len([e for e in events if e["kind"] == "receive"]) == 2
+    assert s["used"] == 2 and s["per_type"]["0x10"] == {"out": 1, "in": 1}
+    assert s["replids"]["inferred"][0]["how"]  # EX2's REPLID 2 is EX1, from the pair
+
+
+def test_unrendered_and_unreadable_records_say_why(tmp_path: Path) -> None:
+    odd = fx.rec("EX1.example", 3020, "2026-11-02T08:00:00Z", "")
+    odd.strings = ["something", "else"]
+    bad_time = fx.rec("EX1.example", 3020, "2026-11-02T08:00:00Z", OUT_A)
+    p = tmp_path / "x.xml"
+    write_wevtutil_xml([odd], p, rendered=False)
+    body = p.read_text()
+    write_wevtutil_xml([bad_time], tmp_path / "y.xml")
+    (tmp_path / "y.xml").write_text((tmp_path / "y.xml").read_text().replace("2026-11-02T08:00:00.0000000Z", "soon"))
+    from app.ingest.build import ingest_records
+    from app.ingest.formats import read_records
+
+    res = ingest_records([*read_records(str(p)), *read_records(str(tmp_path / "y.xml"))])
+    assert "Data>something<" in body
+    (r1, r2) = res.rejects
+    assert r1["reason"].startswith("unrendered event") and "/f:RenderedXml" in r1["reason"]
+    assert r2["reason"] == "bad time: time 'soon' is in no known format"
+    assert res.summary["accounted"] and res.summary["rejected"] == 2
+
+
+def test_a_range_too_wide_to_expand_is_a_reject(tmp_path: Path) -> None:
+    wide = OUT_A.replace("CN min: 1-10, CN max: 1-12", "CN min: 1-1, CN max: 1-FFFFF")
+    s, events, rejects = _ingest([fx.rec("EX1.example", 3020, "2026-11-02T08:00:00Z", wide)], tmp_path,
+                                 "server,replid,store\nEX1,2,EX2\n")
+    assert [r["reason"] for r in rejects] == [f"CN range of {0xFFFFF:,} own CNs is wider than 100,000"]
+    assert events == [] and s["accounted"]
