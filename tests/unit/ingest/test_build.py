@@ -17,7 +17,7 @@ from spark_jobs.model.events import read_event_log
 from spark_jobs.model.replay import replay
 from spark_jobs.model.topology import load_topology
 
-from . import fixtures as fx
+from . import three_servers as fx
 from .exports import write_event_viewer_csv, write_events_xml, write_export_csv, write_wevtutil_xml
 
 

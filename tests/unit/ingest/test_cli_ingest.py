@@ -9,7 +9,7 @@ import pytest
 
 from app.cli import main
 
-from . import fixtures as fx
+from . import three_servers as fx
 from .exports import write_event_viewer_csv, write_export_csv, write_wevtutil_xml
 
 

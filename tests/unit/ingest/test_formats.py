@@ -17,7 +17,7 @@ from app.ingest.formats import (
 )
 from spark_jobs.model.timeutil import parse_ts
 
-from . import fixtures as fx
+from . import three_servers as fx
 from .exports import (
     write_event_viewer_csv,
     write_events_xml,

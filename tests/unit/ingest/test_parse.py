@@ -14,7 +14,7 @@ from app.ingest.parse import (
     site_from_dn,
 )
 
-from . import fixtures as fx
+from . import three_servers as fx
 
 
 def _by_type(events: list) -> dict[int, object]:
