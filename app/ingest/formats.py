@@ -24,6 +24,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import TextIO
 
 from spark_jobs.model.timeutil import US
 
@@ -98,7 +99,7 @@ def read_records(path: str) -> Iterator[RawRecord]:
     if fmt == "evtx":
         yield from read_evtx(path)
     elif fmt == "xml":
-        yield from read_xml_text(_read_text(path), path)
+        yield from read_xml_file(path)
     else:
         yield from read_csv_text(_read_text(path), path)
 
@@ -180,22 +181,56 @@ def record_from_event_element(ev: ET.Element, source: str, record: int, fmt: str
 
 
 def read_xml_text(text: str, source: str, fmt: str = "xml") -> Iterator[RawRecord]:
-    """Every ``<Event>`` of an export, with or without a root element."""
-    body = _DECL_RE.sub("", text.lstrip("\ufeff"))
+    yield from read_xml_stream(io.StringIO(text), source, fmt)
+
+
+def read_xml_file(path: str) -> Iterator[RawRecord]:
+    """Streamed: an export of any size is read in 1 MB pieces, each ``<Event>`` let go once read."""
+    with open(path, "rb") as fh:
+        head = fh.read(2)
+    encoding = "utf-16" if head in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
     try:
-        root = ET.fromstring(f"<pfscopeRoot>{body}</pfscopeRoot>")
+        with open(path, encoding=encoding, newline="") as fh:
+            yield from read_xml_stream(fh, path)
+    except UnicodeDecodeError:
+        raise InputError(f"{path}: an XML export must be UTF-8 or UTF-16 text") from None
+
+
+def read_xml_stream(fh: TextIO, source: str, fmt: str = "xml") -> Iterator[RawRecord]:
+    """Every ``<Event>`` of an export, with or without a root element (``wevtutil`` writes none)."""
+    parser = ET.XMLPullParser(events=("start", "end"))
+    parser.feed("<pfscopeRoot>")
+    stack: list[ET.Element] = []
+    n = 0
+    first = True
+
+    def drain() -> Iterator[RawRecord]:
+        nonlocal n
+        for event, el in parser.read_events():
+            if event == "start":
+                stack.append(el)
+                continue
+            stack.pop()
+            if _local(el.tag) == "Event" and stack and _local(stack[-1].tag) in ("pfscopeRoot", "Events"):
+                n += 1
+                yield record_from_event_element(el, source, n, fmt)
+                stack[-1].remove(el)
+
+    try:
+        while True:
+            chunk = fh.read(1 << 20)
+            if not chunk:
+                break
+            if first:
+                chunk = _DECL_RE.sub("", chunk.lstrip("\ufeff"), count=1)
+                first = False
+            parser.feed(chunk)
+            yield from drain()
+        parser.feed("</pfscopeRoot>")
+        parser.close()
+        yield from drain()
     except ET.ParseError as e:
         raise InputError(f"{source}: not well-formed XML ({e})") from None
-    stack = list(root)
-    events: list[ET.Element] = []
-    while stack:  # Events roots may nest once (Event Viewer); keep document order
-        el = stack.pop(0)
-        if _local(el.tag) == "Event":
-            events.append(el)
-        elif _local(el.tag) == "Events":
-            stack[0:0] = list(el)
-    for n, el in enumerate(events, start=1):
-        yield record_from_event_element(el, source, n, fmt)
 
 
 # --------------------------------------------------------------------------------------------

@@ -142,3 +142,17 @@ def test_paths_folders_and_globs(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match=r"no \.xml, \.csv or \.evtx"):
         expand_log_paths([str(tmp_path / "empty")])
+
+
+def test_a_large_xml_export_is_streamed_across_pieces(tmp_path: Path) -> None:
+    recs = []
+    for i in range(2500):
+        r = fx.rec(fx.EX07, 3020, "2026-11-02T08:00:00Z", fx.EX07_EVENTS[1].message.replace("<A2@", f"<N{i}@"))
+        recs.append(r)
+    for write, name in ((write_wevtutil_xml, "big.xml"), (write_events_xml, "big-utf16.xml")):
+        p = tmp_path / name
+        write(recs, p)
+        assert p.stat().st_size > 3 * (1 << 20)  # several 1 MB pieces
+        got = list(read_records(str(p)))
+        assert [r.record for r in got] == list(range(1, 2501))
+        assert [_norm(r.message) for r in got] == [_norm(r.message) for r in recs]
