@@ -510,37 +510,50 @@ def assign_fids(folders: Folders, keys: Iterable[FolderKey], topo: Topology | No
     return out
 
 
+def _own_changes(msgs: list[Msg], fids: dict[FolderKey, str], skip: set[int],
+                 stats: Counter[str]) -> dict[int, list[tuple[str, str, int]]]:
+    """The sender's own CNs each message shows it holding (changes it carries, its printed set),
+    as change lines: CN by CN in increasing order per store and folder, each at the first message
+    that shows it or a later one, so that CNs only increase in event order (the reader's rule).
+    Returns, per message index, the (store, fid, cn) to write just before it."""
+    first_seen: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)  # cn -> message index
+    for i, m in enumerate(msgs):
+        if i in skip:
+            continue
+        fid = fids[m.folder] if m.folder is not None else HIERARCHY_FID
+        shown = (m.changes or EMPTY).union(m.cnset or EMPTY).ranges(m.sender)
+        width = sum(hi - lo + 1 for lo, hi in shown)
+        if width > MAX_EXPANDED_CNS:
+            stats["own CNs not written as changes (set too wide)"] += width
+            continue
+        seen = first_seen[(m.sender, fid)]
+        for lo, hi in shown:
+            for cn in range(lo, hi + 1):
+                seen.setdefault(cn, i)
+    out: dict[int, list[tuple[str, str, int]]] = defaultdict(list)
+    for (store, fid), seen in first_seen.items():
+        at = -1
+        for cn in sorted(seen):
+            at = max(at, seen[cn])  # messages are in time order: a later index is not earlier
+            out[at].append((store, fid, cn))
+            stats["change"] += 1
+            if at != seen[cn]:
+                stats["own CNs written after their first message"] += 1
+    return out
+
+
 def derive_events(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[str, list[str]],
                   all_stores: list[str]) -> tuple[list[dict[str, Any]], list[tuple[Msg, str]], Counter[str]]:
     """The event lines, in time order: derived changes, sends (with derived CN sets), receives."""
     stats: Counter[str] = Counter()
     bad: list[tuple[Msg, str]] = []
-    timeline: list[tuple[int, int, int, str, Msg, str | None]] = []
-    for i, m in enumerate(msgs):
-        timeline.append((m.sent_at, 0, i, "send", m, None))
-        for store, ts in m.receives:
-            timeline.append((ts, 1, i, "receive", m, store))
-    timeline.sort(key=lambda t: (t[0], t[1], t[2]))
-    held: dict[tuple[str, str], CNSet] = defaultdict(lambda: EMPTY)  # lower bound of owned
-    last_cn: dict[tuple[str, str], int] = {}
-    lines: list[dict[str, Any]] = []
     skipped: set[int] = set()
-    for ts, _rank, i, what, m, store in timeline:
+    msgs = sorted(msgs, key=lambda m: m.sent_at)
+    tos: dict[int, tuple[list[str], list[str]]] = {}
+    for i, m in enumerate(msgs):
         fid = fids[m.folder] if m.folder is not None else HIERARCHY_FID
-        t = format_ts(ts)
-        if what == "receive":
-            if i in skipped:
-                continue
-            assert store is not None
-            lines.append({"ts": t, "store": store, "kind": "receive", "msg": m.msg})
-            stats["receive"] += 1
-            if m.changes:
-                held[(store, fid)] = held[(store, fid)].union(m.changes)
-            continue
-        k = (m.sender, fid)
         if m.changes is not None and m.type in ("hierarchy", "content"):
-            own = m.changes.ranges(m.sender)
-            width = sum(hi - lo + 1 for lo, hi in own)
+            width = sum(hi - lo + 1 for lo, hi in m.changes.ranges(m.sender))
             if width > MAX_EXPANDED_CNS:
                 bad.append((m, R_RANGE_TOO_WIDE.format(width)))
                 skipped.add(i)
@@ -557,16 +570,37 @@ def derive_events(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[st
                 bad.append((m, R_NO_RECIPIENT))
                 skipped.add(i)
                 continue
-        if m.changes is not None and m.type in ("hierarchy", "content"):
-            for lo, hi in m.changes.ranges(m.sender):
-                start = max(lo, last_cn.get(k, 0) + 1)
-                stats["own CNs not above the last one written"] += max(0, min(hi, start - 1) - lo + 1)
-                for cn in range(start, hi + 1):
-                    lines.append({"ts": t, "store": m.sender, "kind": "change", "fid": fid, "cn": cn,
-                                  "derived": ["event"], "implied_by": m.msg})
-                    stats["change"] += 1
-                if hi >= start:
-                    last_cn[k] = hi
+        tos[i] = (to, derived)
+    own = _own_changes(msgs, fids, skipped, stats)
+
+    timeline: list[tuple[int, int, int, str, str | None]] = []
+    for i, m in enumerate(msgs):
+        if i in skipped:
+            continue
+        timeline.append((m.sent_at, 0, i, "send", None))
+        for store, ts in m.receives:
+            timeline.append((ts, 1, i, "receive", store))
+    timeline.sort(key=lambda t: (t[0], t[1], t[2]))
+    held: dict[tuple[str, str], CNSet] = defaultdict(lambda: EMPTY)  # lower bound of owned
+    lines: list[dict[str, Any]] = []
+    for ts, _rank, i, what, store in timeline:
+        m = msgs[i]
+        fid = fids[m.folder] if m.folder is not None else HIERARCHY_FID
+        t = format_ts(ts)
+        if what == "receive":
+            assert store is not None
+            lines.append({"ts": t, "store": store, "kind": "receive", "msg": m.msg})
+            stats["receive"] += 1
+            if m.changes:
+                held[(store, fid)] = held[(store, fid)].union(m.changes)
+            continue
+        k = (m.sender, fid)
+        for s_, f_, cn in own.get(i, ()):
+            lines.append({"ts": t, "store": s_, "kind": "change", "fid": f_, "cn": cn,
+                          "derived": ["event"], "implied_by": m.msg})
+            held[(s_, f_)] = held[(s_, f_)].add(s_, cn)
+        to, derived = tos[i]
+        derived = list(derived)
         if m.changes:
             held[k] = held[k].union(m.changes)
         if m.cnset is not None:

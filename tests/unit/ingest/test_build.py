@@ -299,3 +299,30 @@ def test_a_range_too_wide_to_expand_is_a_reject(tmp_path: Path) -> None:
                                  "server,replid,store\nEX1,2,EX2\n")
     assert [r["reason"] for r in rejects] == [f"CN range of {0xFFFFF:,} own CNs is wider than 100,000"]
     assert events == [] and s["accounted"]
+
+
+def test_own_cns_shown_by_status_sets_and_responses_become_changes_in_order(tmp_path: Path) -> None:
+    dn = "Server: " + fx.DN.format(ou="A", server="EX1")
+
+    def content(n: int, lo: int, hi: int) -> str:
+        return fx.lines("Type: 0x4", f"Message ID: <C{n}@EX1.example>", "Folder(s): (1-50) IPM_SUBTREE\\Z",
+                        f"CN min: 1-{lo:X}, CN max: 1-{hi:X}")
+
+    status = fx.lines("Type: 0x10", "Message ID: <S1@EX1.example>", "Folder(s): (1-50) IPM_SUBTREE\\Z",
+                      "CNSET: 1-1,1-8", "2-3,2-4", ", CNSET(FAI): {0}")
+    recs = [
+        fx.rec("EX1.example", 3020, "2026-11-02T08:00:00Z", content(1, 6, 8)),
+        fx.rec("EX2.example", 3030, "2026-11-02T08:01:00Z", content(1, 6, 8).replace("1-6", "2-6").replace(
+            "1-8", "2-8").replace("(1-50)", "(2-50)") + "\r\n" + dn),
+        fx.rec("EX1.example", 3017, "2026-11-02T09:00:00Z", status),
+        fx.rec("EX1.example", 3020, "2026-11-02T10:00:00Z", content(2, 9, 9)),
+    ]
+    s, events, rejects = _ingest(recs, tmp_path, "server,replid,store\nEX1,2,EX2\n")
+    assert rejects == []
+    changes = [(e["ts"][11:16], e["cn"]) for e in events if e["kind"] == "change"]
+    # 6-8 came first (08:00) but 1-5 only show in the 09:00 status: CNs only increase, so 1-8 are
+    # written at 09:00; 9 at 10:00. EX2's CNs in the status set are not EX1's changes.
+    assert changes == [("09:00", cn) for cn in range(1, 9)] + [("10:00", 9)]
+    assert s["derived"]["own CNs written after their first message"] == 3
+    status_line = next(e for e in events if e["kind"] == "send" and e["type"] == "status")
+    assert status_line["cnset"] == "EX1:1-8;EX2:3-4" and status_line["derived"] == ["to"]  # the set is printed
