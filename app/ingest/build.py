@@ -70,6 +70,15 @@ R_NO_RECIPIENT = "outgoing event with no matching incoming event and no known re
 R_RANGE_TOO_WIDE = "CN range of {:,} own CNs is wider than " + f"{MAX_EXPANDED_CNS:,}"
 
 
+def reason_key(reason: str) -> str:
+    """Reasons counted in the summary: the full phrase, less details that vary record by record."""
+    for prefix in ("bad time", "unreadable CSV row", "unreadable .evtx record", "record XML not readable",
+                   "event ID", "description: not", "description: RFI", "description: CNSET", "description: IDCN"):
+        if reason.startswith(prefix):
+            return prefix
+    return reason
+
+
 def r_unmapped(server: str, replid: int) -> str:
     return f"REPLID {replid:X} printed by {server} maps to no store (add it to --replids)"
 
@@ -136,7 +145,7 @@ def classify(
     def reject(raw: RawRecord, reason: str, server: str | None = None) -> None:
         server = server or (norm_server(raw.server) if raw.server else None)
         rejects.append(reject_row(raw, reason, server))
-        acc.reasons[reason.split(":")[0]] += 1
+        acc.reasons[reason_key(reason)] += 1
         acc.per_server[server or "?"]["rejected"] += 1
 
     for raw in records:
@@ -704,7 +713,7 @@ def ingest_records(
             return
         rejected_ids.add(id(p))
         rejects.append(reject_row(p.raw, reason, p.server))
-        acc.reasons[reason.split(":")[0]] += 1
+        acc.reasons[reason_key(reason)] += 1
         acc.per_server[p.server]["rejected"] += 1
 
     groups, bad = message_keys(parsed)
