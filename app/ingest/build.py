@@ -809,7 +809,7 @@ def ingest_records(
         "times_without_offset": acc.times_without_offset,
     }
     if acc.times_without_offset:
-        summary["notes"] = [f"{acc.times_without_offset} times had no UTC offset and were read with "
-                            f"--time-offset {default_offset_min:+d} minutes"]
+        summary["notes"] = [f"{acc.times_without_offset} times had no UTC offset and were read as UTC"
+                            f"{default_offset_min:+d} minutes (--time-offset)"]
     assert all(v in VERSIONS for v in versions.values())
     return IngestResult(lines, topo_json, rejects, errors, summary)

@@ -47,7 +47,7 @@ class Rendering:
     replids: dict[str, dict[str, int]] = field(default_factory=dict)  # server -> store -> REPLID
     lossy: Counter[str] = field(default_factory=Counter)  # what the layouts could not carry
 
-    def replid_rows(self, topo: Topology) -> list[tuple[str, str, str]]:
+    def replid_rows(self) -> list[tuple[str, str, str]]:
         """``server, replid, store`` rows for ``--replids``."""
         rows = []
         for server, table in sorted(self.replids.items()):

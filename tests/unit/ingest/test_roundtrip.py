@@ -62,7 +62,7 @@ def simulate_render_ingest(tmp: Path, scenario: str, formats: list[str], *, seed
     args: dict[str, Any] = {"topology": str(sim / "topology.json")}
     if replids:
         (tmp / "replids.csv").write_text(
-            "server,replid,store\n" + "".join(f"{a},{b},{c}\n" for a, b, c in r.replid_rows(topo)), encoding="utf-8")
+            "server,replid,store\n" + "".join(f"{a},{b},{c}\n" for a, b, c in r.replid_rows()), encoding="utf-8")
         args["replids"] = str(tmp / "replids.csv")
     offset = 60 if "event-viewer-csv" in formats else 0
     summary = run_ingest([str(logs)], tmp / "out", default_offset_min=offset, **args)
