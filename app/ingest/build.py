@@ -211,7 +211,7 @@ def classify(
         k2 = (server, direction, ev.msg_id, p.sender or "")
         first = seen.get(k2)
         if first is not None:
-            if first.ev == ev:
+            if first.ev.meaning() == ev.meaning():
                 duplicates += 1
                 acc.per_server[server]["duplicates"] += 1
             else:

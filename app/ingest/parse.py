@@ -84,6 +84,13 @@ class ReplicationEvent:
     def type_name(self) -> str:
         return TYPE_NAMES[self.type_code]
 
+    def meaning(self) -> tuple[object, ...]:
+        """What the event says, without how it was laid out (first line, labels): two exports
+        of one event, rendered or as bare insertion strings, mean the same."""
+        return (self.type_code, self.msg_id, self.database, tuple(self.folders), self.cn_min, self.cn_max,
+                tuple(self.cnset or ()), tuple(self.cnset_fai or ()), tuple(self.rfis),
+                tuple(self.idcn_deleted or ()), self.server_dn)
+
 
 _CN = r"[0-9A-Fa-f]{1,16}-[0-9A-Fa-f]{1,16}"
 _CN_RE = re.compile(rf"^\s*({_CN})\s*$")

@@ -167,3 +167,18 @@ def test_scale_round_trip_without_a_replid_table(tmp_path: Path) -> None:
     assert s["replids"]["conflicts"] == [] and len(s["replids"]["inferred"]) >= 6
     _same_messages(sim, out)
     _check_believed_and_requests(sim, out)
+
+
+def test_a_rendered_and_an_unrendered_export_of_the_same_events_are_duplicates(tmp_path: Path) -> None:
+    sim = tmp_path / "sim"
+    simulate_to_folder("worked-example", sim, seed=1)
+    topo = load_topology(sim / "topology.json")
+    r = render_log(topo, (sim / "events.jsonl").read_text(encoding="utf-8").splitlines())
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    WRITERS["rendered-xml"](r.records, logs, "all")
+    WRITERS["evtx"](r.records, logs, "all")
+    WRITERS["event-viewer-csv"]([x for x in r.records if x.server.startswith("EX01.")], logs, "EX01")
+    s = run_ingest([str(logs)], tmp_path / "out", topology=str(sim / "topology.json"), default_offset_min=60)
+    ex01 = sum(1 for x in r.records if x.server.startswith("EX01."))
+    assert (s["used"], s["duplicates"], s["rejected"]) == (50, 50 + ex01, 0)
