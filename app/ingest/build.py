@@ -586,9 +586,11 @@ def derive_events(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[st
     for i, m in enumerate(msgs):
         if i in skipped:
             continue
-        timeline.append((m.sent_at, 0, i, "send", None))
+        # at one time: receives of earlier messages, then sends (a store answers what it has
+        # processed), then receives of messages sent at that very time
+        timeline.append((m.sent_at, 1, i, "send", None))
         for store, ts in m.receives:
-            timeline.append((ts, 1, i, "receive", store))
+            timeline.append((ts, 0 if ts > m.sent_at else 2, i, "receive", store))
     timeline.sort(key=lambda t: (t[0], t[1], t[2]))
     held: dict[tuple[str, str], CNSet] = defaultdict(lambda: EMPTY)  # lower bound of owned
     lines: list[dict[str, Any]] = []
