@@ -252,7 +252,9 @@ def read_csv_text(text: str, source: str) -> Iterator[RawRecord]:
     while skip < len(lines) and (lines[skip].startswith("#TYPE") or not lines[skip].strip()):
         skip += 1
     body = "".join(lines[skip:])
-    reader = csv.reader(io.StringIO(body, newline=""))
+    head = lines[skip] if skip < len(lines) else ""
+    delimiter = "\t" if "\t" in head and "," not in head else ","  # Event Viewer's "Text (Tab delimited)"
+    reader = csv.reader(io.StringIO(body, newline=""), delimiter=delimiter)
     try:
         header = next(reader)
     except StopIteration:

@@ -156,3 +156,16 @@ def test_a_large_xml_export_is_streamed_across_pieces(tmp_path: Path) -> None:
         got = list(read_records(str(p)))
         assert [r.record for r in got] == list(range(1, 2501))
         assert [_norm(r.message) for r in got] == [_norm(r.message) for r in recs]
+
+
+def test_event_viewer_tab_delimited_text(tmp_path: Path) -> None:
+    import csv as _csv
+
+    p = tmp_path / "LDNPF1.txt"
+    with open(p, "w", encoding="utf-16", newline="") as fh:
+        w = _csv.writer(fh, delimiter="\t", lineterminator="\r\n")
+        w.writerow(["Level", "Date and Time", "Source", "Event ID", "Task Category"])
+        for r in fx.LDN_EVENTS:
+            w.writerow(["Information", "11/2/2026 9:03:00 AM", r.provider, r.event_id, "Replication", r.message])
+    got = list(read_records(str(p)))
+    assert sniff(str(p)) == "csv" and [r.message for r in got] == [r.message for r in fx.LDN_EVENTS]
