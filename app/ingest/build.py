@@ -62,6 +62,7 @@ R_UNRENDERED = "unrendered event: its insertion strings fit no known layout; " +
 R_NO_TEXT = "no description"
 R_CONFLICTING_COPY = "another event for the same message on the same server says something else"
 R_SENDER_UNKNOWN = "internal Message ID and no Server line: the sender is unknown"
+R_SENDER_UNKNOWN_SMTP = "no outgoing event, no Server line, and the Message ID names no known server"
 R_TWO_SENDERS = "the same Message ID is logged as sent by another server"
 R_ON_SENDER = "incoming event on the message's own sender"
 R_BEFORE_SEND = "incoming event stamped before its outgoing event (clock skew between servers?)"
@@ -233,16 +234,17 @@ def reject_row(raw: RawRecord, reason: str, server: str | None = None) -> dict[s
 _SMTP_RE = re.compile(r"^<?[^<>@\s]+@([^<>\s]+?)>?$")
 
 
-def message_keys(parsed: list[Parsed]) -> tuple[dict[str, list[Parsed]], list[tuple[Parsed, str]]]:
-    """Group events by message; SMTP ids are unique, internal (5.x) ids only per sender."""
+def message_keys(parsed: list[Parsed], other_servers: Iterable[str] = ()) -> tuple[
+        dict[str, list[Parsed]], list[tuple[Parsed, str]]]:
+    """Group events by message; SMTP ids are unique, internal (5.x) ids only per sender. The
+    sender is the server of the outgoing event, else the incoming event's Server line, else the
+    host of an SMTP id when that names a server the logs know."""
+    known = {p.server for p in parsed} | {p.sender for p in parsed if p.sender} | set(other_servers)
     groups: dict[str, list[Parsed]] = defaultdict(list)
     bad: list[tuple[Parsed, str]] = []
     for p in parsed:
-        m = _SMTP_RE.match(p.ev.msg_id)
-        if m:
+        if _SMTP_RE.match(p.ev.msg_id):
             p.key = p.ev.msg_id
-            if p.sender is None:
-                p.sender = norm_server(m.group(1))
         elif p.sender is None:
             bad.append((p, R_SENDER_UNKNOWN))
             continue
@@ -259,7 +261,18 @@ def message_keys(parsed: list[Parsed]) -> tuple[dict[str, list[Parsed]], list[tu
         if outs:
             for p in keep:
                 p.sender = outs[0].server  # the outgoing event names the sender for sure
-        out[key] = keep
+        else:
+            for p in list(keep):
+                if p.sender is None:
+                    m = _SMTP_RE.match(p.ev.msg_id)
+                    host = norm_server(m.group(1)) if m else None
+                    if host in known:
+                        p.sender = host
+                    else:
+                        bad.append((p, R_SENDER_UNKNOWN_SMTP))
+                        keep.remove(p)
+        if keep:
+            out[key] = keep
     return out, bad
 
 
@@ -718,7 +731,7 @@ def ingest_records(
         acc.reasons[reason_key(reason)] += 1
         acc.per_server[p.server]["rejected"] += 1
 
-    groups, bad = message_keys(parsed)
+    groups, bad = message_keys(parsed, (e["server"] for e in errors))
     for p, reason in bad:
         reject_parsed(p, reason)
 

@@ -326,3 +326,16 @@ def test_own_cns_shown_by_status_sets_and_responses_become_changes_in_order(tmp_
     assert s["derived"]["own CNs written after their first message"] == 3
     status_line = next(e for e in events if e["kind"] == "send" and e["type"] == "status")
     assert status_line["cnset"] == "EX1:1-8;EX2:3-4" and status_line["derived"] == ["to"]  # the set is printed
+
+
+def test_an_incoming_event_alone_needs_a_sender_it_can_name(tmp_path: Path) -> None:
+    lone = fx.lines("An incoming replication message was processed.", "Type: 0x10", "Message ID: <Q1@corp.example>",
+                    "Folder(s): (1-50) IPM_SUBTREE\\Z", "CNSET: 1-1,1-2", ", CNSET(FAI): {0}")
+    named = lone.replace("<Q1@corp.example>", "<Q2@EX3.corp.example>")
+    s, events, rejects = _ingest([fx.rec("EX2.example", 3027, "2026-11-02T08:00:00Z", lone),
+                                  fx.rec("EX2.example", 3027, "2026-11-02T08:01:00Z", named),
+                                  fx.rec("EX3.example", 3079, "2026-11-02T08:02:00Z", "thread error")], tmp_path)
+    assert [r["reason"] for r in rejects] == [
+        "no outgoing event, no Server line, and the Message ID names no known server"]
+    (send,) = [e for e in events if e["kind"] == "send"]
+    assert send["store"] == "EX3" and send["derived"] == ["event", "ts"] and s["accounted"]
