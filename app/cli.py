@@ -72,6 +72,8 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--topology", help="topology to complete with the stores and folders found")
     i.add_argument("--time-offset", default="+00:00",
                    help="UTC offset of exported times that carry none (CSV exports), e.g. +01:00")
+    i.add_argument("--timezone", help="time zone of exported times that carry no offset, with its daylight "
+                                      "saving rules, e.g. Europe/Paris (instead of --time-offset)")
     return p
 
 
@@ -158,9 +160,11 @@ def _ingest(args: argparse.Namespace) -> int:
     if not m:
         raise UsageError(f"--time-offset {args.time_offset!r}: expected +HH:MM or -HH:MM")
     offset = (1 if m.group(1) == "+" else -1) * (int(m.group(2)) * 60 + int(m.group(3) or 0))
+    if args.timezone and offset:
+        raise UsageError("give --time-offset or --timezone, not both")
     try:
         s = run_ingest(args.logs, args.out, replids=args.replids, topology=args.topology,
-                       default_offset_min=offset)
+                       default_offset_min=offset, zone=args.timezone)
     except (InputError, ReplidFileError, TopologyError) as e:
         raise UsageError(str(e)) from None
     except OSError as e:

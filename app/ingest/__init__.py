@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .build import IngestResult, ingest_records
 from .formats import InputError, RawRecord, expand_log_paths, read_records, sniff
@@ -33,18 +34,27 @@ def run_ingest(
     replids: str | None = None,
     topology: str | None = None,
     default_offset_min: int = 0,
+    zone: str | None = None,
 ) -> dict[str, Any]:
     """Read every export under ``logs``, write the five outputs into ``out``; the summary.
 
-    Raises ``InputError``, ``ReplidFileError`` or ``TopologyError`` for what the operator must fix."""
+    Raises ``InputError``, ``ReplidFileError`` or ``TopologyError`` for what the operator must fix.
+    ``zone`` (an IANA name) reads times that carry no offset with its daylight-saving rules."""
     from spark_jobs.model.topology import load_topology
+
+    tz = None
+    if zone:
+        try:
+            tz = ZoneInfo(zone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise InputError(f"--timezone {zone!r}: no such time zone (e.g. Europe/Paris)") from None
 
     started = time.perf_counter()
     files = expand_log_paths(logs)
     table = load_replids(replids) if replids else None
     topo = load_topology(topology) if topology else None
     result = ingest_records(_all_records(files), replids=table, topology=topo,
-                            default_offset_min=default_offset_min)
+                            default_offset_min=default_offset_min, zone=tz)
     took = time.perf_counter() - started
     result.summary["formats"] = {f: sniff(f) for f in files}
     result.summary["seconds"] = round(took, 3)

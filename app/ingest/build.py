@@ -22,6 +22,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import tzinfo
 from typing import Any
 
 from spark_jobs.model.cnset import EMPTY, CNSet
@@ -133,7 +134,7 @@ def _record_text(raw: RawRecord) -> str:
 
 
 def classify(
-    records: Iterable[RawRecord], default_offset_min: int, acc: Accounting
+    records: Iterable[RawRecord], default_offset_min: int, acc: Accounting, zone: tzinfo | None = None
 ) -> tuple[list[Parsed], list[dict[str, Any]], list[dict[str, Any]], int]:
     """Records to (parsed replication events, errors kept, rejects, duplicates)."""
     parsed: list[Parsed] = []
@@ -165,7 +166,7 @@ def classify(
             acc.servers_from_file_names.add(norm_server(server_text))
         server = norm_server(server_text)
         try:
-            ts, own_offset = parse_event_time(raw.time_text or "", default_offset_min)
+            ts, own_offset = parse_event_time(raw.time_text or "", default_offset_min, zone)
         except TimeTextError as e:
             reject(raw, R_BAD_TIME.format(e), server)
             continue
@@ -717,9 +718,10 @@ def ingest_records(
     replids: dict[tuple[str, int], str] | None = None,
     topology: Topology | None = None,
     default_offset_min: int = 0,
+    zone: tzinfo | None = None,
 ) -> IngestResult:
     acc = Accounting()
-    parsed, errors, rejects, duplicates = classify(records, default_offset_min, acc)
+    parsed, errors, rejects, duplicates = classify(records, default_offset_min, acc, zone)
 
     rejected_ids: set[int] = set()
 
@@ -824,7 +826,8 @@ def ingest_records(
         "times_without_offset": acc.times_without_offset,
     }
     if acc.times_without_offset:
-        summary["notes"] = [f"{acc.times_without_offset} times had no UTC offset and were read as UTC"
-                            f"{default_offset_min:+d} minutes (--time-offset)"]
+        how = f"in time zone {zone}" if zone is not None else \
+            f"as UTC{default_offset_min:+d} minutes (--time-offset)"
+        summary["notes"] = [f"{acc.times_without_offset} times had no UTC offset and were read {how}"]
     assert all(v in VERSIONS for v in versions.values())
     return IngestResult(lines, topo_json, rejects, errors, summary)

@@ -23,7 +23,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TextIO
 
 from spark_jobs.model.timeutil import US
@@ -360,11 +360,12 @@ class TimeTextError(ValueError):
     pass
 
 
-def parse_event_time(text: str, default_offset_min: int = 0) -> tuple[int, bool]:
+def parse_event_time(text: str, default_offset_min: int = 0, zone: tzinfo | None = None) -> tuple[int, bool]:
     """An exported time to epoch microseconds, and whether it carried its own offset.
 
     ISO 8601 with ``Z`` or an offset (XML's SystemTime, 7 fraction digits) is exact; local
-    formats of CSV exports (``11/2/2026 8:15:00 AM``) take ``default_offset_min``."""
+    formats of CSV exports (``11/2/2026 8:15:00 AM``) take ``zone`` (a time zone with its
+    daylight-saving rules) if given, else ``default_offset_min``."""
     s = text.strip().replace("\u200e", "").replace("\u200f", "")
     if not s:
         raise TimeTextError("no time")
@@ -385,6 +386,9 @@ def parse_event_time(text: str, default_offset_min: int = 0) -> tuple[int, bool]
             raise TimeTextError(f"time {s[:40]!r} is in no known format") from None
     own = dt.tzinfo is not None
     if not own:
-        dt = dt.replace(tzinfo=UTC) - timedelta(minutes=default_offset_min)
+        if zone is not None:
+            dt = dt.replace(tzinfo=zone)
+        else:
+            dt = dt.replace(tzinfo=UTC) - timedelta(minutes=default_offset_min)
     delta = dt - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * US + delta.microseconds, own

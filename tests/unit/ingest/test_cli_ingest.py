@@ -44,6 +44,9 @@ def test_ingest_writes_the_log_topology_and_reports(tmp_path: Path, capsys: pyte
     # the Event Viewer CSV was written five hours behind UTC and read back with --time-offset
     recv = [json.loads(x) for x in (out / "events.jsonl").read_text(encoding="utf-8").splitlines()]
     assert {"ts": "2026-11-02T08:03:00Z", "store": "PFLDN", "kind": "receive", "msg": "<A1@EX07.corp.example>"} in recv
+    # the same export read with the zone of New York (UTC-5 in November) gives the same times
+    assert main([*argv[:-1], "--out", str(tmp_path / "out2"), "--timezone", "America/New_York"]) == 0
+    assert (tmp_path / "out2" / "events.jsonl").read_text() == (out / "events.jsonl").read_text()
 
 
 @pytest.mark.parametrize(
@@ -56,6 +59,8 @@ def test_ingest_writes_the_log_topology_and_reports(tmp_path: Path, capsys: pyte
         (["--logs", "{tmp}/logs", "--time-offset", "CET"], "--time-offset 'CET': expected +HH:MM"),
         (["--logs", "{tmp}/odd.csv"], "needs a time and an event ID column"),
         (["--logs", "{tmp}/broken.xml"], "not well-formed XML"),
+        (["--logs", "{tmp}/logs", "--timezone", "Mars/Olympus"], "--timezone 'Mars/Olympus': no such time zone"),
+        (["--logs", "{tmp}/logs", "--timezone", "UTC", "--time-offset=+01:00"], "not both"),
     ],
 )
 def test_operator_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -130,6 +130,16 @@ def test_times(text: str, offset: int, expected: str, own: bool) -> None:
     assert parse_event_time(text, offset) == (parse_ts(expected), own)
 
 
+def test_local_times_in_a_time_zone_follow_daylight_saving() -> None:
+    from zoneinfo import ZoneInfo
+
+    paris = ZoneInfo("Europe/Paris")
+    assert parse_event_time("10/24/2026 9:00:00 AM", zone=paris) == (parse_ts("2026-10-24T07:00:00Z"), False)
+    assert parse_event_time("10/26/2026 9:00:00 AM", zone=paris) == (parse_ts("2026-10-26T08:00:00Z"), False)
+    # a time with its own offset ignores the zone
+    assert parse_event_time("2026-10-24T09:00:00Z", zone=paris) == (parse_ts("2026-10-24T09:00:00Z"), True)
+
+
 def test_paths_folders_and_globs(tmp_path: Path) -> None:
     (tmp_path / "a").mkdir()
     for name in ("a/EX1.xml", "a/EX2.CSV", "a/notes.txt", "b.evtx"):
