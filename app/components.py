@@ -37,7 +37,7 @@ def navbar(as_of: str | None = None, run_id: str | None = None) -> html.Header:
             dcc.Link("Backfill", href="/backfill"),
             dcc.Link("Rejects", href="/rejects"),
         ]),
-        html.Form(className="pf-search", role="search", children=[
+        html.Div(className="pf-search", role="search", children=[
             html.Label("Search", htmlFor="pf-search", className="pf-sr-only"),
             dcc.Input(id="pf-search", type="search", placeholder="FID, folder path or store", debounce=True,
                       autoComplete="off", n_submit=0, className="pf-search-input", style={"width": "22em"}),

@@ -161,7 +161,7 @@ def worst_folders(
         per = per.join(e, how="left")
     else:
         per["open_entries"] = 0
-        per["oldest_open_at"] = pd.NaT
+        per["oldest_open_at"] = pd.Series(pd.NaT, index=per.index, dtype="datetime64[ns, UTC]")
     per["open_entries"] = per["open_entries"].fillna(0).astype("int64")
     ref = pd.Timestamp(as_of) if as_of is not None else None
     per["oldest_open_age_s"] = (
