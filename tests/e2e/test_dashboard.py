@@ -206,6 +206,7 @@ def test_search_goes_to_fid_store_and_path(demo_server: Server, page) -> None:  
     box.fill("Projects")
     page.locator("#pf-search-go").click()
     page.wait_for_url("**/search?q=Projects")
+    page.wait_for_selector("#pf-search-results td.pf-col-fid")
     shown = page.locator("#pf-search-results td.pf-col-fid").all_inner_texts()
     want = folders[folders["path"].str.lower().str.contains("projects", regex=False)]["fid"]
     assert sorted(shown) == sorted(want)
