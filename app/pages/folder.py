@@ -204,7 +204,18 @@ def layout(fid: str | None = None, at: str | None = None, request: str | None = 
                          clearable=True),
             request_note,
             html.Div(candidates_view(data, request), id="folder-candidates"),
-            id="pf-requests",
+            html.H3("Every request of this folder"),
+            c.table(
+                requests.sort_values(["at", "entry_id", "attempt"]) if not requests.empty else requests,
+                [("at", "at"), ("observer", "store"), ("entry_id", "entry"), ("attempt", "attempt"), ("kind", "kind"),
+                 ("algorithm", "algorithm"), ("source", "source"), ("cnset", "asked for"), ("due_at", "due"),
+                 ("model_chose", "model's choice"), ("explain", "")],
+                {"observer": c.link_store, "source": c.link_store, "cnset": c.as_cnset,
+                 "explain": lambda _v, r: dcc.Link("candidates", href=c.folder_href(
+                     fid, at=at, request=f"{r['entry_id']}:{int(r['attempt'])}")) if r.get("entry_id") else ""},
+                id="pf-request-list"),
+            id="pf-requests", help="Observed: sent by the store (in the log); expected: due by the model. "
+                                   "A request with no entry overlapped no open entry.",
         ),
         c.section("Status requests and responders", c.table(
             f.responder_rows(data.responders(fid=fid)),
