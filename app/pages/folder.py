@@ -123,6 +123,11 @@ def layout(fid: str | None = None, at: str | None = None, request: str | None = 
     if data is None:
         return c.no_run(str(settings().data_dir))
     fid = fid or ""
+    # the page is a function of the run and the URL: built once, then served from the shared cache
+    return data.memo("folder_page", (fid, at or "", request or ""), lambda: folder_page(data, fid, at, request))
+
+
+def folder_page(data: RunData, fid: str, at: str | None, request: str | None) -> html.Main:
     folder = data.folder(fid)
     if folder is None:
         folders = data.folders()
@@ -243,7 +248,7 @@ def replay_matrix(index: int | None, fid: str, times: list[str]) -> tuple[Any, s
     i = int(index)
     at = parse_at(times[i]) if 0 <= i < len(times) else None
     label = f"at {times[i]}" if at is not None else "as of the run"
-    return c.matrix_table(matrix_frame(data, fid, at)), label
+    return data.memo("folder_matrix", (fid, label), lambda: c.matrix_table(matrix_frame(data, fid, at))), label
 
 
 @callback(
