@@ -134,7 +134,9 @@ def fig_health_by_store(counts: pd.DataFrame) -> go.Figure:
             hovertemplate="%{y}: %{x} " + health.replace("_", " ") + "<extra></extra>",
         )
     fig.update_layout(barmode="stack", xaxis_title="replicas")
-    return _layout(fig, height=max(220, 28 * len(stores) + 80))
+    fig = _layout(fig, height=max(220, 28 * len(stores) + 80))
+    fig.update_layout(legend_traceorder="normal")
+    return fig
 
 
 def worst_folders(

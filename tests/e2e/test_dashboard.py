@@ -32,9 +32,13 @@ def table(data: Path, name: str) -> pd.DataFrame:
 
 
 def open_page(pg, url: str) -> None:  # type: ignore[no-untyped-def]
+    """Go, wait for the page callback, then for every figure to be drawn by plotly.js."""
     pg.goto(url)
     pg.wait_for_selector("main h1")
     pg.wait_for_load_state("networkidle")
+    figures = pg.locator("main .pf-figure").count()
+    if figures:
+        pg.wait_for_function(f"() => document.querySelectorAll('main .pf-figure .main-svg').length >= {figures}")
 
 
 def matrix_cells(pg) -> dict[tuple[str, str], str]:  # type: ignore[no-untyped-def]
