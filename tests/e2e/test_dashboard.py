@@ -277,9 +277,11 @@ def test_a_new_run_is_served_without_a_restart(we_data: Path, demo_data: Path, p
         latest = json.loads((source / "LATEST").read_text())
         shutil.copytree(source / latest["path"], data / latest["path"])
         pointers[source] = latest
-    (data / "LATEST").write_text(json.dumps(pointers[we_data]))
     server = start_server(data, tmp_path / "cache", tmp_path / "serve.log")
     try:
+        open_page(page, server.base + "/")  # nothing published yet: said so, no error
+        assert page.locator("main h1").inner_text() == "No published run yet"
+        (data / "LATEST").write_text(json.dumps(pointers[we_data]))
         open_page(page, server.base + "/")
         assert pointers[we_data]["run_id"] in page.locator("#pf-run-facts").inner_text()
         (data / "LATEST").write_text(json.dumps(pointers[demo_data]))
