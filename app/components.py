@@ -7,6 +7,7 @@ nothing here renders raw HTML or markdown from data.
 from __future__ import annotations
 
 import difflib
+import heapq
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -17,6 +18,9 @@ from dash import dcc, html
 from app.figures import CELL_STATES, HEALTH_ORDER, fmt_time
 
 Cell = Callable[[Any, dict[str, Any]], Any]
+
+#: at most this many keys go through difflib for a not-found page's suggestions
+SUGGESTION_POOL = 2000
 
 
 def folder_href(fid: str, **query: Any) -> str:
@@ -195,11 +199,17 @@ def suggestions(query: str, choices: Iterable[tuple[str, str, str]], n: int = 8)
     """Close matches for a mistyped FID, path or store: ``choices`` are (key, label, href)."""
     items = list(choices)
     keys = [k for k, _, _ in items]
-    lowered = {k.lower(): i for i, k in enumerate(keys)}
-    picked: list[int] = []
     q = query.lower()
-    for k in difflib.get_close_matches(q, list(lowered), n=n, cutoff=0.5):
-        picked.append(lowered[k])
+    lowered: dict[str, int] = {}
+    for i, k in enumerate(keys):
+        lowered.setdefault(k.lower(), i)
+    pool = list(lowered)
+    if len(pool) > SUGGESTION_POOL:  # difflib is slow: compare with the keys most like the query first
+        def likeness(k: str) -> int:
+            return sum(a == b for a, b in zip(q, k, strict=False)) - abs(len(k) - len(q)) + (4 if q and q in k else 0)
+
+        pool = heapq.nlargest(SUGGESTION_POOL, pool, key=likeness)
+    picked: list[int] = [lowered[k] for k in difflib.get_close_matches(q, pool, n=n, cutoff=0.5)]
     for i, k in enumerate(keys):
         if len(picked) >= n:
             break
