@@ -203,13 +203,22 @@ def suggestions(query: str, choices: Iterable[tuple[str, str, str]], n: int = 8)
     lowered: dict[str, int] = {}
     for i, k in enumerate(keys):
         lowered.setdefault(k.lower(), i)
+    def likeness(k: str) -> int:
+        """Cheap: characters in the same place, a similar length, containing the query."""
+        return sum(a == b for a, b in zip(q, k, strict=False)) - abs(len(k) - len(q)) + (4 if q and q in k else 0)
+
     pool = list(lowered)
     if len(pool) > SUGGESTION_POOL:  # difflib is slow: compare with the keys most like the query first
-        def likeness(k: str) -> int:
-            return sum(a == b for a, b in zip(q, k, strict=False)) - abs(len(k) - len(q)) + (4 if q and q in k else 0)
-
         pool = heapq.nlargest(SUGGESTION_POOL, pool, key=likeness)
-    picked: list[int] = [lowered[k] for k in difflib.get_close_matches(q, pool, n=n, cutoff=0.5)]
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(q)
+    scored = []
+    for k in pool:
+        matcher.set_seq1(k)
+        if matcher.real_quick_ratio() >= 0.5 and matcher.quick_ratio() >= 0.5 and (r := matcher.ratio()) >= 0.5:
+            scored.append((r, likeness(k), k))
+    scored.sort(key=lambda t: (-t[0], -t[1], t[2]))
+    picked: list[int] = [lowered[k] for _, _, k in scored[:n]]
     for i, k in enumerate(keys):
         if len(picked) >= n:
             break
