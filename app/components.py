@@ -241,8 +241,8 @@ def not_found(title: str, detail: str, suggested: Sequence[tuple[str, str]] = ()
 def no_run(data_dir: str) -> html.Main:
     return html.Main(className="pf-page", children=[
         html.H1("No published run yet"),
-        html.P(f"Nothing is published in {data_dir} (no LATEST). Run `pfscope compute --out {data_dir}` first; "
-               "this page picks the run up without a restart."),
+        html.P(f"Nothing readable is published in {data_dir} (no LATEST, or a damaged one: see the server log). "
+               f"Run `pfscope compute --out {data_dir}`; this page picks the run up without a restart."),
     ])
 
 
