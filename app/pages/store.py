@@ -10,6 +10,7 @@ from dash import dcc, html
 
 from app import components as c
 from app import figures as f
+from app.data import RunData
 from app.runtime import current_data, settings
 
 dash.register_page(__name__, path_template="/store/<name>", name="Store", title="pfscope · store")
@@ -20,6 +21,11 @@ def layout(name: str | None = None, **_query: Any) -> html.Main:
     if data is None:
         return c.no_run(str(settings().data_dir))
     name = name or ""
+    # a function of the run and the URL: built once, then served from the shared cache
+    return data.memo("store_page", (name,), lambda: store_page(data, name))
+
+
+def store_page(data: RunData, name: str) -> html.Main:
     stores = data.stores()
     row = stores[stores["store"] == name]
     if row.empty:
