@@ -4,6 +4,7 @@ and which partners it believes are behind."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import dash
 from dash import dcc, html
@@ -14,6 +15,9 @@ from app.data import RunData
 from app.runtime import current_data, settings
 
 dash.register_page(__name__, path_template="/store/<name>", name="Store", title="pfscope · store")
+
+#: rows per table: a store can hold tens of thousands of replicas (the worst come first)
+ROWS = 100
 
 
 def layout(name: str | None = None, **_query: Any) -> html.Main:
@@ -56,7 +60,8 @@ def store_page(data: RunData, name: str) -> html.Main:
             [("next_due_at", "next due"), ("fid", "FID"), ("entry_id", "entry"), ("opened_at", "opened"),
              ("locality", "locality"), ("requests", "requests"), ("cnset_remaining_count", "CNs remaining"),
              ("cnset_remaining", "remaining")],
-            {"fid": c.link_fid, "cnset_remaining": c.as_cnset}, id="pf-queue"),
+            {"fid": c.link_fid, "cnset_remaining": c.as_cnset}, id="pf-queue", limit=ROWS),
+            dcc.Link("All its open entries, sortable and filterable", href=f"/backfill?observer={quote(name)}"),
             help="Soonest due first."),
         c.section("Where its backfill requests go",
                   dcc.Graph(id="pf-sources-fig", figure=f.fig_requests_by_source(by_source),
@@ -73,5 +78,6 @@ def store_page(data: RunData, name: str) -> html.Main:
             replicas,
             [("fid", "FID"), ("path", "path"), ("health", "health"), ("open_entries", "open entries"),
              ("missing_count", "missing CNs"), ("unique_count", "unique CNs"), ("next_status_at", "next status")],
-            {"fid": c.link_fid, "health": c.as_health}, id="pf-store-replicas")),
+            {"fid": c.link_fid, "health": c.as_health}, id="pf-store-replicas", limit=ROWS),
+            help="Worst first; every open entry of the organisation is in Backfill."),
     ])
