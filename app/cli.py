@@ -15,7 +15,6 @@ from collections.abc import Sequence
 
 NOT_YET = {
     "serve": "the dashboard (issue 4)",
-    "report": "HTML reports (issue 5)",
     "ingest": "reading Exchange event logs (issue 6)",
 }
 
@@ -60,11 +59,11 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--host", default="127.0.0.1")
     v.add_argument("--port", type=int, default=8050)
 
-    o = sub.add_parser("report", help="a standalone HTML report")
-    o.add_argument("--data", required=True)
-    o.add_argument("--out", required=True)
-    o.add_argument("--fid")
-    o.add_argument("--at")
+    o = sub.add_parser("report", help="a standalone HTML report (one file, opens offline)")
+    o.add_argument("--data", required=True, help="folder of published runs (reads the one LATEST points at)")
+    o.add_argument("--out", required=True, help="the HTML file to write")
+    o.add_argument("--fid", help="a folder's report instead of the organisation's")
+    o.add_argument("--at", help="with --fid: the folder's matrix at this RFC 3339 time (default: the run's as-of)")
 
     i = sub.add_parser("ingest", help="convert exported Exchange event logs into a pfscope event log")
     i.add_argument("--logs", required=True, nargs="+")
@@ -85,6 +84,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from spark_jobs.job import run_job
 
             return run_job(args)
+        if args.command == "report":
+            return _report(args)
         raise UsageError(f"{args.command}: {NOT_YET[args.command]} is not built yet")
     except UsageError as e:
         print(f"pfscope: {e}", file=sys.stderr)
@@ -142,6 +143,26 @@ def _replay(args: argparse.Namespace) -> int:
     print(f"status requests: {len({r['msg'] for r in t['responders']})}")
     for reason, n in Counter(r["reason"] for r in t["rejects"]).most_common():
         print(f"  rejected {n:,}: {reason}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from app.data import NoRunError, RunData, require_run
+    from app.report import ReportError, build_report, write_report
+    from spark_jobs.publish import PublishError
+
+    started = time.perf_counter()
+    try:
+        data = RunData(require_run(args.data))
+        html = build_report(data, fid=args.fid, at=args.at)
+        size = write_report(html, args.out)
+    except (NoRunError, PublishError, ReportError) as e:
+        raise UsageError(str(e)) from None
+    except OSError as e:
+        raise UsageError(f"{args.out}: cannot write the report: {e.strerror or e}") from None
+    view = f"folder {args.fid}" + (f" at {args.at}" if args.at else "") if args.fid else "organisation"
+    print(f"report of run {data.run_id} ({view}): {size:,} bytes in {time.perf_counter() - started:.1f} s "
+          f"-> {args.out}")
     return 0
 
 
