@@ -14,7 +14,6 @@ from collections import Counter
 from collections.abc import Sequence
 
 NOT_YET = {
-    "serve": "the dashboard (issue 4)",
     "ingest": "reading Exchange event logs (issue 6)",
 }
 
@@ -55,9 +54,11 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--partitions", type=int, help="partitions for the fold (default: 2 x cores)")
 
     v = sub.add_parser("serve", help="the dashboard")
-    v.add_argument("--data", required=True)
-    v.add_argument("--host", default="127.0.0.1")
-    v.add_argument("--port", type=int, default=8050)
+    v.add_argument("--data", help="folder of published runs, as given to compute --out "
+                                  "(default: $PFSCOPE_SERVE_DATA, else data/demo/runs)")
+    v.add_argument("--host", help="address to bind (default: $PFSCOPE_HOST, else 127.0.0.1; any other needs "
+                                  "PFSCOPE_USER and PFSCOPE_PASSWORD)")
+    v.add_argument("--port", type=int, help="port (default: $PFSCOPE_PORT, else 8050)")
 
     o = sub.add_parser("report", help="a standalone HTML report (one file, opens offline)")
     o.add_argument("--data", required=True, help="folder of published runs (reads the one LATEST points at)")
@@ -84,6 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from spark_jobs.job import run_job
 
             return run_job(args)
+        if args.command == "serve":
+            return _serve(args)
         if args.command == "report":
             return _report(args)
         raise UsageError(f"{args.command}: {NOT_YET[args.command]} is not built yet")
@@ -112,6 +115,23 @@ def _simulate(args: argparse.Namespace) -> int:
         f"simulated {args.scenario!r} (seed {args.seed}): {stats.events:,} events in {took:.1f} s "
         f"({stats.events / max(took, 1e-9):,.0f} events/s) -> {args.out}"
     )
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from app.settings import SettingsError, load_settings
+
+    try:
+        settings = load_settings(data_dir=args.data, host=args.host, port=args.port)
+    except SettingsError as e:
+        raise UsageError(str(e)) from None
+    if not settings.data_dir.is_dir():
+        raise UsageError(f"{settings.data_dir}: no such folder of published runs")
+    from app.main import create_app
+
+    app = create_app(settings)
+    print(f"pfscope: serving {settings.data_dir} on http://{settings.host}:{settings.port}/", flush=True)
+    app.run(host=settings.host, port=settings.port, debug=False)
     return 0
 
 

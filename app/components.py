@@ -1,0 +1,234 @@
+"""Shared widgets: navbar with search, CN-set text, tables, the who-knows-what matrix, not-found.
+
+Everything from data goes into components as text children or attributes, which React escapes;
+nothing here renders raw HTML or markdown from data.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+from urllib.parse import quote
+
+import pandas as pd
+from dash import dcc, html
+
+from app.figures import CELL_STATES, HEALTH_ORDER, fmt_time
+
+Cell = Callable[[Any, dict[str, Any]], Any]
+
+
+def folder_href(fid: str, **query: Any) -> str:
+    q = "&".join(f"{k}={quote(str(v), safe=':')}" for k, v in query.items() if v is not None and v != "")
+    return f"/folder/{quote(str(fid), safe='')}" + (f"?{q}" if q else "")
+
+
+def store_href(store: str) -> str:
+    return f"/store/{quote(str(store), safe='')}"
+
+
+def navbar(as_of: str | None = None, run_id: str | None = None) -> html.Header:
+    """Top bar on every page: links, the run shown, and the search box (Enter or the button)."""
+    return html.Header(className="pf-nav", children=[
+        dcc.Link("pfscope", href="/", className="pf-brand"),
+        html.Nav(className="pf-links", children=[
+            dcc.Link("Overview", href="/"),
+            dcc.Link("Backfill", href="/backfill"),
+            dcc.Link("Rejects", href="/rejects"),
+        ]),
+        html.Div(className="pf-search", role="search", children=[
+            html.Label("Search", htmlFor="pf-search", className="pf-sr-only"),
+            dcc.Input(id="pf-search", type="search", placeholder="FID, folder path or store", debounce=True,
+                      autoComplete="off", n_submit=0, className="pf-search-input", style={"width": "22em"}),
+            html.Button("Go", id="pf-search-go", type="button", n_clicks=0),
+        ]),
+        html.Span(className="pf-run", children=(f"as of {as_of}" if as_of else "no run published")
+                  + (f" · run {run_id}" if run_id else "")),
+    ])
+
+
+def cnset_text(text: Any, empty: str = "∅") -> html.Span:
+    """A CN set in canonical text, monospaced and wrapping between ranges."""
+    s = "" if text is None or (isinstance(text, float) and pd.isna(text)) else str(text)
+    return html.Span(s if s else empty, className="pf-cnset" + ("" if s else " pf-empty"))
+
+
+def health_badge(health: Any) -> html.Span:
+    h = str(health)
+    return html.Span(h.replace("_", " "), className=f"pf-badge pf-health-{h}")
+
+
+def status_badge(status: Any) -> html.Span:
+    s = str(status or "unknown")
+    return html.Span(s, className=f"pf-badge pf-status-{s}")
+
+
+def _plain(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, pd.Timestamp):
+        return fmt_time(value)
+    if isinstance(value, float) and pd.isna(value):
+        return ""
+    if value is pd.NaT:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def link_fid(value: Any, _row: dict[str, Any]) -> Any:
+    return dcc.Link(str(value), href=folder_href(value)) if value else ""
+
+
+def link_store(value: Any, _row: dict[str, Any]) -> Any:
+    return dcc.Link(str(value), href=store_href(value)) if value else ""
+
+
+def as_cnset(value: Any, _row: dict[str, Any]) -> Any:
+    return cnset_text(value)
+
+
+def as_health(value: Any, _row: dict[str, Any]) -> Any:
+    return health_badge(value)
+
+
+def table(
+    frame: pd.DataFrame,
+    columns: Sequence[tuple[str, str]],
+    cells: dict[str, Cell] | None = None,
+    *,
+    id: str | None = None,
+    caption: str | None = None,
+    limit: int = 500,
+    row_id: Callable[[dict[str, Any]], str] | None = None,
+) -> html.Div:
+    """A plain, escaped HTML table of at most ``limit`` rows (says how many were left off)."""
+    cells = cells or {}
+    head = html.Thead(html.Tr([html.Th(label, scope="col") for _, label in columns]))
+    body = []
+    records = frame.head(limit).to_dict("records")
+    for r in records:
+        tds = []
+        for col, _ in columns:
+            render = cells.get(col)
+            value = r.get(col)
+            tds.append(html.Td(render(value, r) if render else _plain(value), className=f"pf-col-{col}"))
+        body.append(html.Tr(tds, **({"id": row_id(r)} if row_id else {})))
+    children: list[Any] = []
+    if caption:
+        children.append(html.Caption(caption))
+    children += [head, html.Tbody(body)]
+    note = []
+    if len(frame) > limit:
+        note = [html.P(f"Showing {limit:,} of {len(frame):,} rows.", className="pf-muted")]
+    if frame.empty:
+        note = [html.P("None.", className="pf-muted")]
+    return html.Div([html.Table(children, className="pf-table", **({"id": id} if id else {})), *note],
+                    className="pf-table-wrap")
+
+
+def matrix_cell(cell: dict[str, Any]) -> html.Td:
+    """One cell of the who-knows-what matrix: CN set, count, last heard, lag; class by state and lag."""
+    state = str(cell.get("state"))
+    lag = int(cell.get("lag_count") or 0)
+    bucket = 0 if lag == 0 else 1 if lag < 10 else 2 if lag < 100 else 3
+    parts: list[Any] = []
+    if state == "unknown":
+        parts.append(html.Div("no row (never heard from)", className="pf-muted"))
+    else:
+        if state == "owned":
+            last = cell.get("last_sent_cn")
+            last_text = "" if last is None or pd.isna(last) else f" · last sent CN {cell['subject']}:{int(last)}"
+            parts.append(html.Div(["owned", html.Span(last_text)], className="pf-cell-label"))
+        parts.append(cnset_text(cell.get("cnset")))
+        parts.append(html.Div(f"{int(cell.get('cnset_count') or 0):,} CNs", className="pf-cell-count"))
+        heard = fmt_time(cell.get("heard_at"))
+        if heard:
+            parts.append(html.Div(("changed " if state == "owned" else "heard ") + heard, className="pf-cell-heard"))
+        if state == "not_told":
+            parts.append(html.Div(["not told yet: ", cnset_text(cell.get("lag_cnset")), f" ({lag:,} CNs behind)"],
+                                  className="pf-cell-lag"))
+        elif state == "lacks":
+            parts.append(html.Div(["subject really lacks: ", cnset_text(cell.get("lacks_cnset"))],
+                                  className="pf-cell-lag"))
+        elif state == "owned" and int(cell.get("lacks_count") or 0):
+            parts.append(html.Div(["lacks: ", cnset_text(cell.get("lacks_cnset"))], className="pf-cell-lag"))
+        elif state == "current":
+            parts.append(html.Div("current", className="pf-cell-ok"))
+    return html.Td(parts, className=f"pf-cell pf-cell-{state} pf-lag-{bucket}", title=CELL_STATES.get(state, ""),
+                   **{"data-observer": str(cell["observer"]), "data-subject": str(cell["subject"]),
+                      "data-cnset": "" if cell.get("cnset") is None else str(cell.get("cnset")),
+                      "data-state": state})
+
+
+def matrix_table(matrix: pd.DataFrame, *, id: str = "pf-matrix") -> html.Div:
+    """Seed 004's layout: one column per observer (whose state table), one row per subject."""
+    if matrix.empty:
+        return html.P("No state table rows for this folder at this time.", className="pf-muted", id=id)
+    observers = sorted(matrix["observer"].unique())
+    subjects = sorted(matrix["subject"].unique())
+    by = {(r["observer"], r["subject"]): r for r in matrix.to_dict("records")}
+    head = html.Thead(html.Tr([html.Th("subject \\ observer", scope="col"),
+                               *[html.Th(o, scope="col") for o in observers]]))
+    rows = []
+    for s in subjects:
+        tds: list[Any] = [html.Th(s, scope="row")]
+        for o in observers:
+            c = by.get((o, s))
+            tds.append(matrix_cell(c) if c else html.Td(""))
+        rows.append(html.Tr(tds))
+    legend = html.Ul(className="pf-legend", children=[
+        html.Li([html.Span(className=f"pf-swatch pf-cell-{k}"), f"{k.replace('_', ' ')}: {v}"])
+        for k, v in CELL_STATES.items()
+    ])
+    return html.Div([html.Table([head, html.Tbody(rows)], className="pf-matrix", id=id), legend],
+                    className="pf-table-wrap")
+
+
+def suggestions(query: str, choices: Iterable[tuple[str, str, str]], n: int = 8) -> list[tuple[str, str]]:
+    """Close matches for a mistyped FID, path or store: ``choices`` are (key, label, href)."""
+    items = list(choices)
+    keys = [k for k, _, _ in items]
+    lowered = {k.lower(): i for i, k in enumerate(keys)}
+    picked: list[int] = []
+    q = query.lower()
+    for k in difflib.get_close_matches(q, list(lowered), n=n, cutoff=0.5):
+        picked.append(lowered[k])
+    for i, k in enumerate(keys):
+        if len(picked) >= n:
+            break
+        if q and q in k.lower() and i not in picked:
+            picked.append(i)
+    return [(items[i][1], items[i][2]) for i in picked[:n]]
+
+
+def not_found(title: str, detail: str, suggested: Sequence[tuple[str, str]] = ()) -> html.Main:
+    """A helpful page instead of an error: what was asked, why it is not here, what is close."""
+    return html.Main(className="pf-page pf-not-found", children=[
+        html.H1(title),
+        html.P(detail),
+        html.Div([html.H2("Did you mean"), html.Ul([html.Li(dcc.Link(label, href=href)) for label, href in suggested])])
+        if suggested else html.P("No close matches."),
+        html.P(dcc.Link("Back to the overview", href="/")),
+    ])
+
+
+def no_run(data_dir: str) -> html.Main:
+    return html.Main(className="pf-page", children=[
+        html.H1("No published run yet"),
+        html.P(f"Nothing is published in {data_dir} (no LATEST). Run `pfscope compute --out {data_dir}` first; "
+               "this page picks the run up without a restart."),
+    ])
+
+
+def section(title: str, *children: Any, id: str | None = None, help: str | None = None) -> html.Section:
+    head: list[Any] = [html.H2(title)]
+    if help:
+        head.append(html.P(help, className="pf-help"))
+    return html.Section([*head, *children], className="pf-section", **({"id": id} if id else {}))
+
+
+def health_legend() -> html.Ul:
+    return html.Ul([html.Li(health_badge(h)) for h in HEALTH_ORDER], className="pf-legend")

@@ -1,0 +1,301 @@
+"""Reading a published run: find it through ``LATEST``, read tables with column and row filters.
+
+Readers never recompute the model: every frame here is a (filtered) published table, or a small
+aggregate of one. Used by the dashboard and by the HTML reports.
+
+- :func:`find_run` follows ``DIR/LATEST`` each time it is called, so a newer run is picked up
+  without a restart.
+- :func:`read_table` reads one table with pyarrow.dataset, only the columns asked for and only
+  the rows the filter keeps (never all of ``state_history`` for one folder); times come back as
+  tz-aware UTC pandas timestamps, and an empty table still has its declared columns.
+- :class:`RunData` wraps a run with an optional cache (anything with ``get``/``set``: a
+  flask-caching ``Cache`` or a cachelib cache); every key starts with the run id, so a new run is
+  never served from an old run's entries.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from spark_jobs.model.tables import TABLES
+from spark_jobs.publish import read_latest
+
+T = TypeVar("T")
+
+#: a row filter: column -> one value, or a list/tuple/set of accepted values
+Filters = Mapping[str, Any]
+
+HIERARCHY_FID = "1-1"
+
+
+class NoRunError(RuntimeError):
+    """Nothing is published in the data folder yet; one line for the operator."""
+
+
+class CacheLike(Protocol):
+    def get(self, key: str) -> Any: ...
+
+    def set(self, key: str, value: Any, timeout: int | None = None) -> Any: ...
+
+
+@dataclass(frozen=True)
+class RunRef:
+    """One published run: where it is and what ``LATEST`` said about it."""
+
+    data_dir: Path
+    run_id: str
+    path: Path
+    pointer: Mapping[str, Any]
+
+    def table_path(self, table: str) -> Path:
+        return self.path / table
+
+
+def find_run(data_dir: str | os.PathLike[str]) -> RunRef | None:
+    """The run ``DIR/LATEST`` points at, or None when nothing is published yet."""
+    root = Path(data_dir)
+    pointer = read_latest(root)
+    if pointer is None:
+        return None
+    path = Path(pointer["path"])
+    if not path.is_absolute():
+        path = root / path
+    return RunRef(data_dir=root, run_id=str(pointer["run_id"]), path=path, pointer=pointer)
+
+
+def require_run(data_dir: str | os.PathLike[str]) -> RunRef:
+    run = find_run(data_dir)
+    if run is None:
+        raise NoRunError(f"{data_dir}: no published run (no LATEST); run `pfscope compute --out {data_dir}` first")
+    return run
+
+
+def _expression(filters: Filters | None) -> ds.Expression | None:
+    expr = None
+    for name, value in (filters or {}).items():
+        if isinstance(value, (list, tuple, set, frozenset)):
+            part = pc.field(name).isin(list(value))
+        elif value is None:
+            part = pc.field(name).is_null()
+        else:
+            part = pc.field(name) == value
+        expr = part if expr is None else expr & part
+    return expr
+
+
+def empty_frame(table: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """A frame with the table's declared columns and no rows."""
+    names = list(columns) if columns is not None else [n for n, _ in TABLES[table]]
+    frame = pd.DataFrame({n: pd.Series(dtype="object") for n in names})
+    return _typed(table, frame)
+
+
+def _typed(table: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """Times as tz-aware UTC timestamps, whatever unit the Parquet writer chose."""
+    for name, kind in TABLES.get(table, ()):
+        if kind == "timestamp" and name in frame.columns:
+            col = frame[name]
+            if getattr(col.dtype, "tz", None) is None:
+                frame[name] = pd.to_datetime(col, utc=True)
+            elif str(col.dtype.tz) != "UTC":
+                frame[name] = col.dt.tz_convert("UTC")
+    return frame
+
+
+def read_table(
+    run: RunRef,
+    table: str,
+    columns: Sequence[str] | None = None,
+    filters: Filters | None = None,
+    *,
+    where: ds.Expression | None = None,
+) -> pd.DataFrame:
+    """One published table, only ``columns`` and only the rows ``filters`` (and ``where``) keep."""
+    if table not in TABLES:
+        raise KeyError(f"unknown table {table!r}")
+    path = run.table_path(table)
+    if not path.exists():
+        return empty_frame(table, columns)
+    dataset = ds.dataset(str(path), format="parquet")
+    expr = _expression(filters)
+    if where is not None:
+        expr = where if expr is None else expr & where
+    arrow: pa.Table = dataset.to_table(columns=list(columns) if columns is not None else None, filter=expr)
+    if arrow.num_rows == 0:
+        return empty_frame(table, columns if columns is not None else arrow.column_names)
+    frame = arrow.to_pandas(types_mapper=None, timestamp_as_object=False)
+    return _typed(table, frame)
+
+
+def _key_part(value: Any) -> str:
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return "[" + ",".join(sorted(map(str, value))) + "]"
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{k}={_key_part(v)}" for k, v in sorted(value.items())) + "}"
+    return repr(value)
+
+
+class RunData:
+    """A published run's tables, read on demand with filters and cached per run id."""
+
+    def __init__(self, run: RunRef, cache: CacheLike | None = None, timeout: int | None = None):
+        self.run = run
+        self.cache = cache
+        self.timeout = timeout
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id
+
+    def cache_key(self, name: str, *args: Any) -> str:
+        """Every key starts with the run id: a new run never reads an old run's entries."""
+        return f"pfscope:{self.run_id}:{name}:" + "|".join(_key_part(a) for a in args)
+
+    def memo(self, name: str, args: Iterable[Any], compute: Callable[[], T]) -> T:
+        """``compute()`` once per run and arguments (shared between workers when the cache is)."""
+        if self.cache is None:
+            return compute()
+        key = self.cache_key(name, *args)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        value = compute()
+        self.cache.set(key, value, timeout=self.timeout)
+        return value
+
+    def table(self, table: str, columns: Sequence[str] | None = None, filters: Filters | None = None) -> pd.DataFrame:
+        """A filtered read of any table, cached (a copy, so callers may modify it)."""
+        frame = self.memo(
+            "table", (table, list(columns) if columns else "*", dict(filters or {})),
+            lambda: read_table(self.run, table, columns, filters),
+        )
+        return frame.copy()
+
+    # -- the run ----------------------------------------------------------------------------
+
+    def summary(self) -> dict[str, Any]:
+        """The run's one summary row (run id, as-of, input accounting, start and finish)."""
+        frame = self.table("summary")
+        if frame.empty:
+            return {"run_id": self.run_id, "as_of": None, "lines_read": 0, "accepted": 0,
+                    "duplicates": 0, "rejected": 0, "started_at": None, "finished_at": None}
+        return frame.iloc[0].to_dict()
+
+    def rejects(self) -> pd.DataFrame:
+        return self.table("rejects").sort_values(["source", "line"], kind="stable").reset_index(drop=True)
+
+    # -- the organisation -------------------------------------------------------------------
+
+    def stores(self) -> pd.DataFrame:
+        return self.table("stores").sort_values(["site", "store"]).reset_index(drop=True)
+
+    def folders(self) -> pd.DataFrame:
+        """Every folder's fid, path and parent (no replica lists: small enough for 100k folders)."""
+        return self.table("folders", ["fid", "path", "parent"])
+
+    def folder(self, fid: str) -> dict[str, Any] | None:
+        """One folder with its replica list, or None when the run has no such FID."""
+        frame = self.table("folders", filters={"fid": fid})
+        if frame.empty:
+            return None
+        row = frame.iloc[0].to_dict()
+        row["replicas"] = [str(r) for r in (row.get("replicas") if row.get("replicas") is not None else [])]
+        return row
+
+    def breadcrumb(self, fid: str) -> list[tuple[str, str]]:
+        """(fid, path) from the hierarchy root down to ``fid``, through ``folders.parent``."""
+        folders = self.memo("folder_index", (), lambda: self.folders().set_index("fid"))
+        chain: list[tuple[str, str]] = []
+        seen: set[str] = set()
+        current: str | None = fid
+        while current and current not in seen and current in folders.index:
+            seen.add(current)
+            row = folders.loc[current]
+            chain.append((current, str(row["path"]) if row["path"] is not None else current))
+            parent = row["parent"]
+            current = parent if isinstance(parent, str) and parent else None
+        return list(reversed(chain))
+
+    # -- per folder / per store -------------------------------------------------------------
+
+    def replicas(self, fid: str | None = None, store: str | None = None) -> pd.DataFrame:
+        filters: dict[str, Any] = {}
+        if fid is not None:
+            filters["fid"] = fid
+        if store is not None:
+            filters["store"] = store
+        return self.table("replicas", filters=filters)
+
+    def state_table(self, fid: str | None = None, observer: str | None = None) -> pd.DataFrame:
+        filters: dict[str, Any] = {}
+        if fid is not None:
+            filters["fid"] = fid
+        if observer is not None:
+            filters["observer"] = observer
+        return self.table("state_table", filters=filters)
+
+    def state_history(self, fid: str) -> pd.DataFrame:
+        """One folder's history rows only (row filter pushed into the Parquet scan)."""
+        frame = self.table("state_history", filters={"fid": fid})
+        return frame.sort_values(["at", "observer", "subject"], kind="stable").reset_index(drop=True)
+
+    def backfill_entries(
+        self, fid: str | None = None, observer: str | None = None, state: str | None = None
+    ) -> pd.DataFrame:
+        filters = {k: v for k, v in (("fid", fid), ("observer", observer), ("state", state)) if v is not None}
+        return self.table("backfill_entries", filters=filters)
+
+    def backfill_requests(
+        self, fid: str | None = None, observer: str | None = None, entry_id: str | None = None
+    ) -> pd.DataFrame:
+        filters = {k: v for k, v in (("fid", fid), ("observer", observer), ("entry_id", entry_id)) if v is not None}
+        return self.table("backfill_requests", filters=filters)
+
+    def backfill_candidates(self, entry_id: str, attempt: int | None = None) -> pd.DataFrame:
+        filters: dict[str, Any] = {"entry_id": entry_id}
+        if attempt is not None:
+            filters["attempt"] = int(attempt)
+        return self.table("backfill_candidates", filters=filters).sort_values(["attempt", "rank"]).reset_index(
+            drop=True
+        )
+
+    def responders(self, fid: str | None = None, requester: str | None = None) -> pd.DataFrame:
+        filters = {k: v for k, v in (("fid", fid), ("requester", requester)) if v is not None}
+        return self.table("responders", filters=filters)
+
+    # -- organisation-wide aggregates (cached; the overview reads these) ---------------------
+
+    def lag_pairs(self) -> pd.DataFrame:
+        """Knowledge lag summed over folders per (observer, subject): the overview heatmap's data."""
+
+        def compute() -> pd.DataFrame:
+            frame = read_table(
+                self.run, "state_table", ["observer", "subject", "lag_count"], where=pc.field("is_self") == False  # noqa: E712
+            )
+            frame["lag_count"] = frame["lag_count"].fillna(0).astype("int64")
+            frame["lagging"] = (frame["lag_count"] > 0).astype("int64")
+            out = frame.groupby(["observer", "subject"], as_index=False).agg(
+                lag_count=("lag_count", "sum"), folders_lagging=("lagging", "sum"), folders=("lagging", "size")
+            )
+            return out
+
+        return self.memo("lag_pairs", (), compute).copy()
+
+    def replica_summary(self) -> pd.DataFrame:
+        """Every replica's health and counts (no CN-set text): the overview's per-store bars."""
+        return self.table(
+            "replicas", ["store", "fid", "path", "health", "open_entries", "missing_count", "unique_count", "on_list"]
+        )
+
+    def open_entries(self) -> pd.DataFrame:
+        """Every open backfill entry of the organisation (the /backfill grid)."""
+        return self.backfill_entries(state="open")

@@ -1,0 +1,604 @@
+"""Pure figure and frame builders: published tables in, tidy frames and plotly figures out.
+
+No I/O and no Dash here, so the dashboard and the standalone HTML reports draw the same figures
+from the same frames, and unit tests run them on small frames. Colours are Okabe-Ito
+(colour-blind safe); every colour has a text label beside it, so nothing is told by colour
+alone. No figure carries more than :data:`MAX_MARKS` marks: callers get a ``truncated`` count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from spark_jobs.model.cnset import CNSet, union_all
+
+#: the most marks (points, bars, cells) one figure sends to a browser
+MAX_MARKS = 10_000
+
+HEALTH_ORDER: tuple[str, ...] = ("in_sync", "backfilling", "overdue", "delete_pending", "deleted")
+HEALTH_COLOURS: dict[str, str] = {
+    "in_sync": "#009e73",
+    "backfilling": "#56b4e9",
+    "overdue": "#e69f00",
+    "delete_pending": "#cc79a7",
+    "deleted": "#999999",
+}
+#: who-knows-what cell states (see :func:`who_knows_what`)
+CELL_STATES: dict[str, str] = {
+    "current": "knows the subject's real state",
+    "not_told": "not told yet: the subject holds CNs the observer has not heard of",
+    "lacks": "told, and the subject really lacks CNs other replicas hold",
+    "owned": "the observer's own row (owned set, last sent CN)",
+    "unknown": "no row: the observer never heard from this subject",
+}
+CELL_COLOURS: dict[str, str] = {
+    "current": "#009e73",
+    "not_told": "#e69f00",
+    "lacks": "#d55e00",
+    "owned": "#0072b2",
+    "unknown": "#999999",
+}
+BLUE, ORANGE, SKY, GREEN, VERMILLION, PURPLE, GREY = (
+    "#0072b2", "#e69f00", "#56b4e9", "#009e73", "#d55e00", "#cc79a7", "#999999",
+)
+#: cividis is readable with every common colour vision deficiency
+LAG_SCALE = "Cividis"
+
+
+def _layout(fig: go.Figure, title: str | None = None, height: int | None = None) -> go.Figure:
+    fig.update_layout(
+        title=title, template="plotly_white", height=height,
+        margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
+        font={"family": "Liberation Sans, Arial, sans-serif", "size": 13},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+    )
+    return fig
+
+
+def empty_figure(message: str) -> go.Figure:
+    """A figure that says why it is empty instead of drawing blank axes."""
+    fig = go.Figure()
+    fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+    fig.update_xaxes(visible=False)
+    fig.update_yaxes(visible=False)
+    return _layout(fig, height=160)
+
+
+def fmt_time(value: Any) -> str:
+    """A UTC time as ``2026-11-02 08:15:00Z``; empty for a missing one."""
+    if value is None or (isinstance(value, float) and pd.isna(value)) or value is pd.NaT:
+        return ""
+    ts = pd.Timestamp(value)
+    if pd.isna(ts):
+        return ""
+    if ts.tzinfo is None:
+        ts = ts.tz_localize("UTC")
+    return ts.tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def fmt_age(seconds: float | None) -> str:
+    """A duration the way an operator reads it: ``3 d 4 h``, ``2 h 5 min``, ``40 s``."""
+    if seconds is None or pd.isna(seconds):
+        return ""
+    s = int(abs(seconds))
+    sign = "-" if seconds < 0 else ""
+    d, rem = divmod(s, 86_400)
+    h, rem = divmod(rem, 3600)
+    m, sec = divmod(rem, 60)
+    if d:
+        return f"{sign}{d} d {h} h"
+    if h:
+        return f"{sign}{h} h {m} min"
+    if m:
+        return f"{sign}{m} min"
+    return f"{sign}{sec} s"
+
+
+# -- overview -------------------------------------------------------------------------------
+
+
+def stores_by_site(stores: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Stores grouped by site (sites and stores by name), for the overview's store cards."""
+    ordered = stores.sort_values(["site", "store"], kind="stable")
+    return {str(site): group.reset_index(drop=True) for site, group in ordered.groupby("site", sort=True)}
+
+
+def health_by_store(replicas: pd.DataFrame, stores: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Tidy counts: one row per (store, health) with ``replicas``; every store and health present."""
+    names = sorted(set(replicas["store"]) | (set(stores["store"]) if stores is not None else set()))
+    counts = replicas.groupby(["store", "health"]).size()
+    rows = [
+        {"store": s, "health": h, "replicas": int(counts.get((s, h), 0))}
+        for s in names
+        for h in HEALTH_ORDER
+    ]
+    return pd.DataFrame(rows, columns=["store", "health", "replicas"])
+
+
+def fig_health_by_store(counts: pd.DataFrame) -> go.Figure:
+    """Per store, its replicas stacked by health (horizontal bars, one trace per health)."""
+    if counts.empty:
+        return empty_figure("No replicas in this run")
+    stores = sorted(counts["store"].unique(), reverse=True)
+    fig = go.Figure()
+    for health in HEALTH_ORDER:
+        part = counts[counts["health"] == health].set_index("store").reindex(stores)
+        fig.add_bar(
+            y=stores, x=part["replicas"].fillna(0).tolist(), name=health.replace("_", " "),
+            orientation="h", marker_color=HEALTH_COLOURS[health],
+            hovertemplate="%{y}: %{x} " + health.replace("_", " ") + "<extra></extra>",
+        )
+    fig.update_layout(barmode="stack", xaxis_title="replicas")
+    return _layout(fig, height=max(220, 28 * len(stores) + 80))
+
+
+def worst_folders(
+    replicas: pd.DataFrame, entries: pd.DataFrame, as_of: Any = None, limit: int = 15
+) -> pd.DataFrame:
+    """The folders that need attention first: content at risk, most missing CNs, overdue, oldest entry.
+
+    ``replicas``: store, fid, path, health, missing_count, unique_count; ``entries``: the open
+    backfill entries (observer, fid, opened_at).
+    """
+    cols = ["fid", "path", "missing_count", "at_risk_count", "overdue", "open_entries", "oldest_open_at",
+            "oldest_open_age_s"]
+    if replicas.empty:
+        return pd.DataFrame(columns=cols)
+    r = replicas.copy()
+    r["at_risk"] = r["unique_count"].fillna(0).where(r["health"] == "delete_pending", 0)
+    r["is_overdue"] = (r["health"] == "overdue").astype("int64")
+    per = r.groupby("fid").agg(
+        path=("path", "first"), missing_count=("missing_count", "sum"),
+        at_risk_count=("at_risk", "sum"), overdue=("is_overdue", "sum"),
+    )
+    if not entries.empty:
+        e = entries.groupby("fid").agg(open_entries=("opened_at", "size"), oldest_open_at=("opened_at", "min"))
+        per = per.join(e, how="left")
+    else:
+        per["open_entries"] = 0
+        per["oldest_open_at"] = pd.Series(pd.NaT, index=per.index, dtype="datetime64[ns, UTC]")
+    per["open_entries"] = per["open_entries"].fillna(0).astype("int64")
+    ref = pd.Timestamp(as_of) if as_of is not None else None
+    per["oldest_open_age_s"] = (
+        (ref - per["oldest_open_at"]).dt.total_seconds() if ref is not None else float("nan")
+    )
+    per = per[(per["missing_count"] > 0) | (per["at_risk_count"] > 0) | (per["overdue"] > 0) | (per["open_entries"] > 0)]
+    per = per.sort_values(
+        ["at_risk_count", "overdue", "missing_count", "oldest_open_at"],
+        ascending=[False, False, False, True], na_position="last",
+    )
+    out = per.reset_index()[cols].head(limit)
+    for c in ("missing_count", "at_risk_count", "overdue"):
+        out[c] = out[c].astype("int64")
+    return out.reset_index(drop=True)
+
+
+def lag_heatmap_frame(lag_pairs: pd.DataFrame, stores: Sequence[str]) -> pd.DataFrame:
+    """Observer (rows) by subject (columns) total knowledge lag, stores in the given order."""
+    names = list(stores)
+    if lag_pairs.empty:
+        return pd.DataFrame(0, index=pd.Index(names, name="observer"), columns=pd.Index(names, name="subject"))
+    pivot = lag_pairs.pivot_table(index="observer", columns="subject", values="lag_count", aggfunc="sum")
+    return pivot.reindex(index=names, columns=names).rename_axis(index="observer", columns="subject")
+
+
+def fig_lag_heatmap(matrix: pd.DataFrame) -> go.Figure:
+    """The store × store knowledge-lag heatmap (blank: no shared folder, or the diagonal)."""
+    if matrix.empty:
+        return empty_figure("No stores")
+    z = matrix.to_numpy(dtype="float64")
+    text = [["" if pd.isna(v) else f"{int(v):,}" for v in row] for row in z]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(matrix.columns), y=list(matrix.index), text=text, texttemplate="%{text}",
+        colorscale=LAG_SCALE, colorbar={"title": {"text": "CNs behind"}}, hoverongaps=False,
+        hovertemplate="%{y} believes %{x} is %{z:,} CNs behind its real state<extra></extra>",
+    ))
+    fig.update_xaxes(title="subject (the store believed about)", side="top")
+    fig.update_yaxes(title="observer", autorange="reversed")
+    return _layout(fig, height=max(300, 34 * len(matrix.index) + 120))
+
+
+def run_age_s(summary: dict[str, Any], now: pd.Timestamp) -> float | None:
+    """Seconds since the run finished (or since its as-of time when no finish time was recorded)."""
+    ref = summary.get("finished_at") or summary.get("as_of")
+    if ref is None or pd.isna(ref):
+        return None
+    return float((pd.Timestamp(now) - pd.Timestamp(ref)).total_seconds())
+
+
+# -- who knows what -------------------------------------------------------------------------
+
+
+def history_times(history: pd.DataFrame) -> list[pd.Timestamp]:
+    """The distinct times at which any row of the folder's state tables changed, in order."""
+    if history.empty:
+        return []
+    return sorted(pd.unique(history["at"]))
+
+
+def cells_at(history: pd.DataFrame, at: Any) -> pd.DataFrame:
+    """Each (observer, subject) row of the folder's state tables as it stood at ``at``.
+
+    From ``state_history``: the last change at or before ``at`` (ties: the last row). ``heard_at``
+    is when that row last changed.
+    """
+    cols = ["observer", "subject", "cnset", "cnset_count", "heard_at"]
+    if history.empty:
+        return pd.DataFrame(columns=cols)
+    t = pd.Timestamp(at)
+    past = history[history["at"] <= t]
+    if past.empty:
+        return pd.DataFrame(columns=cols)
+    last = past.groupby(["observer", "subject"], sort=False).tail(1)
+    out = last.rename(columns={"at": "heard_at"})[cols].reset_index(drop=True)
+    return out
+
+
+def cells_now(state_table: pd.DataFrame) -> pd.DataFrame:
+    """The state tables as of the run's as-of time; ``heard_at`` is ``last_message_at``."""
+    cols = ["observer", "subject", "cnset", "cnset_count", "heard_at", "last_sent_cn"]
+    if state_table.empty:
+        return pd.DataFrame(columns=cols)
+    out = state_table.rename(columns={"last_message_at": "heard_at"})
+    return out[cols].reset_index(drop=True)
+
+
+def who_knows_what(cells: pd.DataFrame, observers: Iterable[str] | None = None) -> pd.DataFrame:
+    """Seed 004's matrix as a tidy frame: one row per (observer, subject) cell.
+
+    Each cell gets the subject's real state (its own owned row at the same time), the knowledge
+    ``lag`` (owned(subject) minus believed), what the subject really ``lacks`` (CNs some replica
+    of the matrix owns that the subject does not) and a ``state``: ``owned`` on the diagonal,
+    ``not_told`` when the observer lags, ``lacks`` when the observer is current but the subject
+    really lacks CNs, ``current`` otherwise, ``unknown`` when the observer has no row.
+    """
+    cols = ["observer", "subject", "is_self", "cnset", "cnset_count", "heard_at", "last_sent_cn",
+            "real_cnset", "lag_cnset", "lag_count", "lacks_cnset", "lacks_count", "state"]
+    if cells.empty:
+        return pd.DataFrame(columns=cols)
+    parsed = {(r.observer, r.subject): CNSet.parse(r.cnset or "") for r in cells.itertuples(index=False)}
+    owned = {o: s for (o, subj), s in parsed.items() if o == subj}
+    everything = union_all(owned.values())
+    names = sorted(set(cells["observer"]) | set(cells["subject"]) | set(observers or ()))
+    obs_names = sorted(set(observers)) if observers is not None else sorted(set(cells["observer"]))
+    by_key = {(r["observer"], r["subject"]): r for r in cells.to_dict("records")}
+    rows = []
+    for o in obs_names:
+        for s in names:
+            row = by_key.get((o, s))
+            real = owned.get(s)
+            lacks = everything.difference(real) if real is not None else CNSet.empty()
+            if row is None:
+                rows.append({"observer": o, "subject": s, "is_self": o == s, "cnset": None, "cnset_count": None,
+                             "heard_at": pd.NaT, "last_sent_cn": None,
+                             "real_cnset": real.text() if real is not None else None,
+                             "lag_cnset": None, "lag_count": None,
+                             "lacks_cnset": lacks.text(), "lacks_count": lacks.count(), "state": "unknown"})
+                continue
+            believed = parsed[(o, s)]
+            lag = real.difference(believed) if real is not None else CNSet.empty()
+            if o == s:
+                state = "owned"
+                lag = CNSet.empty()
+            elif lag:
+                state = "not_told"
+            elif lacks:
+                state = "lacks"
+            else:
+                state = "current"
+            last_sent = row.get("last_sent_cn")
+            if o == s and (last_sent is None or pd.isna(last_sent)):
+                last_sent = believed.max_cn(o)
+            rows.append({
+                "observer": o, "subject": s, "is_self": o == s, "cnset": believed.text(),
+                "cnset_count": believed.count(), "heard_at": row.get("heard_at"),
+                "last_sent_cn": None if last_sent is None or pd.isna(last_sent) else int(last_sent),
+                "real_cnset": real.text() if real is not None else None,
+                "lag_cnset": lag.text(), "lag_count": lag.count(),
+                "lacks_cnset": lacks.text(), "lacks_count": lacks.count(), "state": state,
+            })
+    out = pd.DataFrame(rows, columns=cols)
+    for col in ("cnset_count", "last_sent_cn", "lag_count", "lacks_count"):
+        out[col] = out[col].astype("Int64")
+    return out
+
+
+def fig_who_knows_what(matrix: pd.DataFrame) -> go.Figure:
+    """The matrix as a heatmap (columns: observers, rows: subjects), coloured by knowledge lag."""
+    if matrix.empty:
+        return empty_figure("No state table rows for this folder")
+    observers = sorted(matrix["observer"].unique())
+    subjects = sorted(matrix["subject"].unique())
+    idx = matrix.set_index(["subject", "observer"])
+    z, text = [], []
+    for s in subjects:
+        zr, tr = [], []
+        for o in observers:
+            if (s, o) not in idx.index:
+                zr.append(None)
+                tr.append("")
+                continue
+            c = idx.loc[(s, o)]
+            zr.append(None if c["state"] in ("owned", "unknown") else float(c["lag_count"] or 0))
+            label = c["cnset"] or "∅"
+            if c["state"] == "owned":
+                label = f"owned: {label}<br>last sent {s}:{c['last_sent_cn']}"
+            elif c["state"] == "not_told":
+                label = f"{label}<br>not told: {c['lag_cnset']}"
+            elif c["state"] == "lacks":
+                label = f"{label}<br>lacks: {c['lacks_cnset']}"
+            tr.append(label)
+        z.append(zr)
+        text.append(tr)
+    fig = go.Figure(go.Heatmap(
+        z=z, x=observers, y=subjects, text=text, texttemplate="%{text}", colorscale=LAG_SCALE, zmin=0,
+        colorbar={"title": {"text": "CNs not told"}}, hoverongaps=False,
+        hovertemplate="observer %{x}, subject %{y}<br>%{text}<extra></extra>",
+    ))
+    fig.update_xaxes(title="observer (whose state table)", side="top")
+    fig.update_yaxes(title="subject", autorange="reversed")
+    return _layout(fig, height=max(260, 90 * len(subjects) + 100))
+
+
+# -- backfill -------------------------------------------------------------------------------
+
+
+def entry_timeline_marks(entries: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
+    """Tidy marks, one row per thing that happened to an entry: opened, each request (expected or
+    observed, with its due time), satisfied or abandoned, and the next due time of an open one."""
+    cols = ["entry_id", "observer", "locality", "event", "at", "kind", "attempt", "source", "cnset"]
+    rows: list[dict[str, Any]] = []
+    for e in entries.to_dict("records"):
+        base = {"entry_id": e["entry_id"], "observer": e["observer"], "locality": e.get("locality")}
+        rows.append({**base, "event": "opened", "at": e["opened_at"], "kind": None, "attempt": 0,
+                     "source": None, "cnset": e.get("cnset_opened")})
+        if e.get("state") in ("satisfied", "abandoned") and not pd.isna(e.get("closed_at")):
+            rows.append({**base, "event": e["state"], "at": e["closed_at"], "kind": None, "attempt": None,
+                         "source": None, "cnset": None})
+        elif not pd.isna(e.get("next_due_at")):
+            rows.append({**base, "event": "next due", "at": e["next_due_at"], "kind": "expected",
+                         "attempt": int(e.get("requests") or 0) + 1, "source": None, "cnset": e.get("cnset_remaining")})
+    known = {e["entry_id"]: e for e in entries.to_dict("records")}
+    for r in requests.to_dict("records"):
+        e = known.get(r["entry_id"])
+        if e is None:
+            continue
+        base = {"entry_id": r["entry_id"], "observer": r["observer"], "locality": e.get("locality")}
+        rows.append({**base, "event": "request", "at": r["at"], "kind": r["kind"], "attempt": r["attempt"],
+                     "source": r["source"], "cnset": r["cnset"]})
+        due = r.get("due_at")
+        if due is not None and not pd.isna(due) and pd.Timestamp(due) != pd.Timestamp(r["at"]):
+            rows.append({**base, "event": "due", "at": due, "kind": r["kind"], "attempt": r["attempt"],
+                         "source": r["source"], "cnset": None})
+    out = pd.DataFrame(rows, columns=cols)
+    if not out.empty:
+        out = out.drop_duplicates(subset=["entry_id", "event", "at", "source"]).sort_values(
+            ["entry_id", "at"], kind="stable").reset_index(drop=True)
+    return out
+
+
+_MARKERS: dict[tuple[str, str | None], tuple[str, str, str]] = {
+    # (event, kind) -> (symbol, colour, legend label)
+    ("opened", None): ("circle", BLUE, "opened"),
+    ("request", "expected"): ("diamond-open", ORANGE, "request (expected)"),
+    ("request", "observed"): ("diamond", VERMILLION, "request (observed)"),
+    ("due", "expected"): ("line-ns-open", GREY, "due"),
+    ("due", "observed"): ("line-ns-open", GREY, "due"),
+    ("next due", "expected"): ("triangle-right-open", ORANGE, "next due"),
+    ("satisfied", None): ("star", GREEN, "satisfied"),
+    ("abandoned", None): ("x", PURPLE, "abandoned"),
+}
+
+
+def fig_entry_timeline(marks: pd.DataFrame, max_marks: int = MAX_MARKS) -> tuple[go.Figure, int]:
+    """Each entry a row from opened to closed (solid: local, dotted: remote), with its requests.
+
+    Returns the figure and how many entries were left off to stay under ``max_marks``.
+    """
+    if marks.empty:
+        return empty_figure("No backfill entries for this folder"), 0
+    per_entry = marks.groupby("entry_id", sort=False).size()
+    keep, total = [], 0
+    # newest entries first: those an operator looks at
+    order = marks.groupby("entry_id")["at"].min().sort_values(ascending=False).index
+    for eid in order:
+        n = int(per_entry[eid]) + 2
+        if total + n > max_marks:
+            break
+        keep.append(eid)
+        total += n
+    left_off = len(order) - len(keep)
+    m = marks[marks["entry_id"].isin(keep)].copy()
+    m["row"] = m["observer"] + " · " + m["entry_id"].astype(str)
+    fig = go.Figure()
+    for locality, dash in (("local", "solid"), ("remote", "dot")):
+        xs: list[Any] = []
+        ys: list[Any] = []
+        for row, g in m[m["locality"] == locality].groupby("row", sort=False):
+            xs += [g["at"].min(), g["at"].max(), None]
+            ys += [row, row, None]
+        if xs:
+            fig.add_scatter(x=xs, y=ys, mode="lines", name=f"{locality} entry", line={"color": GREY, "dash": dash},
+                            hoverinfo="skip")
+    for (event, kind), (symbol, colour, label) in _MARKERS.items():
+        part = m[(m["event"] == event) & ((m["kind"] == kind) if kind is not None else m["kind"].isna())]
+        if part.empty:
+            continue
+        hover = [
+            f"{r.row}<br>{label}" + (f" #{int(r.attempt)}" if pd.notna(r.attempt) and r.attempt else "")
+            + (f" → {r.source}" if isinstance(r.source, str) and r.source else "")
+            + (f"<br>{r.cnset}" if isinstance(r.cnset, str) and r.cnset else "")
+            + f"<br>{fmt_time(r.at)}"
+            for r in part.itertuples(index=False)
+        ]
+        fig.add_scatter(
+            x=part["at"], y=part["row"], mode="markers", name=label, hovertext=hover, hoverinfo="text",
+            marker={"symbol": symbol, "color": colour, "size": 11, "line": {"width": 2, "color": colour}},
+        )
+    legend_seen: set[str] = set()
+    for trace in fig.data:
+        if trace.name in legend_seen:
+            trace.showlegend = False
+        legend_seen.add(trace.name)
+    fig.update_yaxes(autorange="reversed", title=None)
+    fig.update_xaxes(title="time (UTC)")
+    return _layout(fig, height=max(220, 30 * m["row"].nunique() + 120)), left_off
+
+
+#: the 2003+ sort keys, in order: (column, how it sorts, label)
+SORT_KEYS_2003: tuple[tuple[str, str], ...] = (
+    ("status", "up and available first"),
+    ("preferred", "preferred backfill source first"),
+    ("cost", "lowest transport cost first (no affinity last)"),
+    ("version", "newest version first"),
+    ("holds_count", "holds the most of the missing CNs"),
+    ("candidate", "name"),
+)
+VERSION_RANK = {"5.5": 0, "2000": 1, "2003": 2, "2007": 3, "2010": 4}
+
+
+def _sort_key_2003(r: dict[str, Any]) -> tuple[Any, ...]:
+    cost = r.get("cost")
+    return (
+        1 if (r.get("down") or r.get("unavailable")) else 0,
+        0 if r.get("preferred") else 1,
+        (1, 0) if cost is None or pd.isna(cost) else (0, int(cost)),
+        -VERSION_RANK.get(str(r.get("version")), -1),
+        -int(r.get("holds_count") or 0),
+        str(r.get("candidate")),
+    )
+
+
+def explain_candidates(candidates: pd.DataFrame) -> pd.DataFrame:
+    """One attempt's candidates in rank order, each with ``decided_by``: the first sort key that
+    puts it after the candidate ranked just above it (the 2003+ keys, or the 2000 search group)."""
+    if candidates.empty:
+        return candidates.assign(decided_by=pd.Series(dtype="object"))
+    c = candidates.sort_values("rank").reset_index(drop=True)
+    rows = c.to_dict("records")
+    reasons: list[str] = []
+    for i, r in enumerate(rows):
+        if i == 0:
+            reasons.append("first in the sort order")
+            continue
+        prev = rows[i - 1]
+        if str(r.get("algorithm")) == "2000":
+            if r.get("group") != prev.get("group"):
+                reasons.append(f"search group {r.get('group')} comes after group {prev.get('group')}")
+            else:
+                reasons.append("same group: " + ("oldest last backfill request first" if r.get("group") in (1, 4)
+                                                 else "lowest cost first" if r.get("group") in (2, 5)
+                                                 else "shortest mean transit first") + ", then name")
+            continue
+        a, b = _sort_key_2003(prev), _sort_key_2003(r)
+        for (name, label), ka, kb in zip(SORT_KEYS_2003, a, b, strict=True):
+            if ka != kb:
+                reasons.append(f"{name}: {label}")
+                break
+        else:
+            reasons.append("tie")
+    return c.assign(decided_by=reasons)
+
+
+def request_options(requests: pd.DataFrame) -> list[dict[str, str]]:
+    """Dropdown options for a folder's request attempts: value ``<entry_id>:<attempt>``."""
+    if requests.empty:
+        return []
+    r = requests.dropna(subset=["entry_id"])
+    r = r[r["entry_id"] != ""]
+    agg = r.groupby(["entry_id", "attempt"], as_index=False).agg(
+        observer=("observer", "first"), at=("at", "min"), kind=("kind", "first"),
+        sources=("source", lambda s: ", ".join(sorted({x for x in s if isinstance(x, str) and x}))),
+    ).sort_values(["at", "entry_id", "attempt"])
+    return [
+        {"value": f"{x.entry_id}:{int(x.attempt)}",
+         "label": f"{fmt_time(x.at)} · {x.observer} · entry {x.entry_id} attempt {int(x.attempt)} ({x.kind})"
+                  + (f" → {x.sources}" if x.sources else "")}
+        for x in agg.itertuples(index=False)
+    ]
+
+
+def responder_rows(responders: pd.DataFrame) -> pd.DataFrame:
+    """Status requests with their responders: expected versus observed, and the group that chose each."""
+    cols = ["sent_at", "msg", "requester", "responder", "position", "group", "expected", "observed",
+            "should_respond", "agreement"]
+    if responders.empty:
+        return pd.DataFrame(columns=cols)
+    r = responders.copy()
+    exp = r["expected"].fillna(False).astype(bool)
+    obs = r["observed"].fillna(False).astype(bool)
+    r["agreement"] = [
+        "expected and named" if e and o else "expected, not named" if e else "named, not expected" if o else ""
+        for e, o in zip(exp, obs, strict=True)
+    ]
+    return r.sort_values(["sent_at", "msg", "position"], na_position="last")[cols].reset_index(drop=True)
+
+
+# -- stores ---------------------------------------------------------------------------------
+
+
+def requests_by_source(requests: pd.DataFrame) -> pd.DataFrame:
+    """Where a store's backfill requests go: per source and kind, requests and CNs asked."""
+    cols = ["source", "kind", "requests", "cns"]
+    if requests.empty:
+        return pd.DataFrame(columns=cols)
+    r = requests[requests["source"].notna() & (requests["source"] != "")]
+    out = r.groupby(["source", "kind"], as_index=False).agg(requests=("at", "size"), cns=("cnset_count", "sum"))
+    return out.sort_values(["requests", "source"], ascending=[False, True]).reset_index(drop=True)[cols]
+
+
+def fig_requests_by_source(frame: pd.DataFrame) -> go.Figure:
+    if frame.empty:
+        return empty_figure("This store sent no backfill requests")
+    fig = go.Figure()
+    for kind, colour in (("expected", ORANGE), ("observed", VERMILLION)):
+        part = frame[frame["kind"] == kind]
+        if not part.empty:
+            fig.add_bar(x=part["source"], y=part["requests"], name=kind, marker_color=colour,
+                        customdata=part["cns"], hovertemplate="%{x}: %{y} requests, %{customdata} CNs<extra></extra>")
+    fig.update_layout(barmode="stack", yaxis_title="requests")
+    return _layout(fig, height=280)
+
+
+def partners_behind(state_table: pd.DataFrame) -> pd.DataFrame:
+    """For one observer: each partner it believes lacks CNs the observer owns (per folder rows summed).
+
+    ``state_table`` holds the observer's rows (self rows included) for any number of folders.
+    """
+    cols = ["subject", "folders_behind", "cns_behind", "folders", "real_lag_count"]
+    if state_table.empty:
+        return pd.DataFrame(columns=cols)
+    own = {r.fid: CNSet.parse(r.cnset or "") for r in state_table[state_table["is_self"]].itertuples(index=False)}
+    acc: dict[str, list[int]] = {}
+    for r in state_table[~state_table["is_self"].astype(bool)].itertuples(index=False):
+        mine = own.get(r.fid)
+        behind = mine.difference(CNSet.parse(r.cnset or "")).count() if mine is not None else 0
+        a = acc.setdefault(r.subject, [0, 0, 0, 0])
+        a[0] += 1 if behind else 0
+        a[1] += behind
+        a[2] += 1
+        a[3] += int(r.lag_count or 0) if not pd.isna(r.lag_count) else 0
+    rows = [{"subject": s, "folders_behind": v[0], "cns_behind": v[1], "folders": v[2], "real_lag_count": v[3]}
+            for s, v in acc.items()]
+    out = pd.DataFrame(rows, columns=cols)
+    return out.sort_values(["cns_behind", "subject"], ascending=[False, True]).reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class Page:
+    """A window of a frame: the rows shown and how many there are in all."""
+
+    rows: pd.DataFrame
+    total: int
+    offset: int
+
+
+def window(frame: pd.DataFrame, offset: int = 0, limit: int = 500) -> Page:
+    """At most ``limit`` rows from ``offset``: tables never send the whole organisation."""
+    offset = max(0, min(int(offset), max(len(frame) - 1, 0)))
+    return Page(frame.iloc[offset: offset + limit].reset_index(drop=True), len(frame), offset)

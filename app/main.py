@@ -1,0 +1,122 @@
+"""The dashboard's app factory: ``create_app(settings)``; ``server()`` for gunicorn.
+
+No I/O at import: the Dash app, its cache and its auth are built by the factory.
+Every route asks for HTTP Basic auth when credentials are configured (required off loopback).
+"""
+
+from __future__ import annotations
+
+import base64
+import hmac
+from pathlib import Path
+from typing import Any
+
+import dash
+from dash import dcc, html
+from flask import Flask, Response, request
+from flask_caching import Cache
+
+from app import components
+from app.runtime import EXTENSION, current_data
+from app.settings import Settings, load_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+INDEX = """<!DOCTYPE html>
+<html lang="en">
+<head>
+{%metas%}
+<title>{%title%}</title>
+<link rel="icon" type="image/svg+xml" href="/assets/favicon.svg">
+{%css%}
+</head>
+<body>
+{%app_entry%}
+<footer>{%config%}{%scripts%}{%renderer%}</footer>
+</body>
+</html>"""
+
+
+def cache_config(settings: Settings) -> dict[str, Any]:
+    """Redis when a URL is configured, else a file cache every gunicorn worker shares."""
+    if settings.redis_url:
+        return {"CACHE_TYPE": "RedisCache", "CACHE_REDIS_URL": settings.redis_url,
+                "CACHE_DEFAULT_TIMEOUT": settings.cache_timeout, "CACHE_KEY_PREFIX": "pfscope:"}
+    return {"CACHE_TYPE": "FileSystemCache", "CACHE_DIR": str(settings.cache_dir), "CACHE_THRESHOLD": 20_000,
+            "CACHE_DEFAULT_TIMEOUT": settings.cache_timeout}
+
+
+def _authorised(settings: Settings, header: str | None) -> bool:
+    if not header or not header.startswith("Basic "):
+        return False
+    try:
+        user, _, password = base64.b64decode(header[6:]).decode("utf-8").partition(":")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    ok_user = hmac.compare_digest(user.encode(), (settings.user or "").encode())
+    ok_password = hmac.compare_digest(password.encode(), (settings.password or "").encode())
+    return ok_user and ok_password
+
+
+def _install_auth(server: Flask, settings: Settings) -> None:
+    @server.before_request
+    def _basic_auth() -> Response | None:
+        if _authorised(settings, request.headers.get("Authorization")):
+            return None
+        return Response("pfscope: credentials required\n", 401, {"WWW-Authenticate": 'Basic realm="pfscope"'})
+
+
+def _shell() -> html.Div:
+    """The frame around every page: navbar (with the run shown) and the page container."""
+    data = current_data()
+    as_of = run_id = None
+    if data is not None:
+        from app.figures import fmt_time
+
+        as_of = fmt_time(data.summary().get("as_of"))
+        run_id = data.run_id
+    return html.Div([
+        dcc.Location(id="pf-nav-location", refresh="callback-nav"),
+        html.A("Skip to content", href="#pf-content", className="pf-skip"),
+        components.navbar(as_of, run_id),
+        html.Div(dash.page_container, id="pf-content"),
+    ])
+
+
+def create_app(settings: Settings) -> dash.Dash:
+    """A Dash app serving the run ``settings.data_dir/LATEST`` points at."""
+    server = Flask("pfscope")
+    cache = Cache(config=cache_config(settings))
+    cache.init_app(server)
+    server.extensions[EXTENSION] = {"settings": settings, "cache": _BoundCache(cache, server)}
+    if settings.auth_required:
+        _install_auth(server, settings)
+    app = dash.Dash(
+        "pfscope", server=server, use_pages=True, pages_folder=str(ROOT / "app" / "pages"),
+        assets_folder=str(ROOT / "assets"), title="pfscope", update_title=None,
+        suppress_callback_exceptions=True,
+    )
+    app.index_string = INDEX
+    app.layout = _shell
+    return app
+
+
+class _BoundCache:
+    """flask-caching's cache usable outside a request (figures built at start-up, tests)."""
+
+    def __init__(self, cache: Cache, server: Flask):
+        self._cache = cache
+        self._server = server
+
+    def get(self, key: str) -> Any:
+        with self._server.app_context():
+            return self._cache.get(key)
+
+    def set(self, key: str, value: Any, timeout: int | None = None) -> Any:
+        with self._server.app_context():
+            return self._cache.set(key, value, timeout=timeout)
+
+
+def server() -> Flask:
+    """gunicorn's entry (``app.main:server()``): settings from ``PFSCOPE_*`` variables."""
+    return create_app(load_settings()).server

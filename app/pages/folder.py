@@ -1,0 +1,271 @@
+"""``/folder/<FID>``: who knows what (seed 004's matrix) replayed in time, and the folder's backfill.
+
+URL state: ``?at=<RFC 3339>`` replays the matrix through ``state_history`` (absent: the run's
+as-of); ``?request=<entry_id>:<attempt>`` selects a request whose candidates are explained.
+Controls update their sections by callback and mirror their state into the URL (replaceState),
+so the address bar is always a link to what is on screen.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dash
+import pandas as pd
+from dash import Input, Output, State, callback, clientside_callback, dcc, html
+
+from app import components as c
+from app import figures as f
+from app.data import RunData
+from app.runtime import current_data, settings
+from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
+
+dash.register_page(__name__, path_template="/folder/<fid>", name="Folder", title="pfscope · folder")
+
+MAX_SLIDER_MARKS = 8
+
+
+def ts_text(ts: Any) -> str:
+    """A time as the URL writes it (RFC 3339, UTC)."""
+    return format_ts(int(pd.Timestamp(ts).value // 1000))
+
+
+def parse_at(text: str | None) -> pd.Timestamp | None:
+    """``?at=`` to a UTC time; :class:`TimeError` for anything that is not RFC 3339 with an offset."""
+    if text is None or text == "":
+        return None
+    return pd.Timestamp(parse_ts(text), unit="us", tz="UTC")
+
+
+def matrix_frame(data: RunData, fid: str, at: pd.Timestamp | None) -> pd.DataFrame:
+    """The who-knows-what frame at ``at`` (from state_history) or as of the run (state_table)."""
+    if at is None:
+        cells = f.cells_now(data.state_table(fid=fid))
+    else:
+        cells = f.cells_at(data.state_history(fid), at)
+    return f.who_knows_what(cells)
+
+
+def _slider_marks(times: list[str]) -> dict[int, dict[str, Any]]:
+    n = len(times)
+    if n == 0:
+        return {}
+    picks = sorted({round(i * (n - 1) / max(1, MAX_SLIDER_MARKS - 1)) for i in range(min(n, MAX_SLIDER_MARKS))})
+    picks = [i for i in picks if i == 0 or n - i > n / (2 * MAX_SLIDER_MARKS)]  # keep clear of "as of"
+    marks = {i: {"label": times[i][5:16].replace("T", " ")} for i in picks}
+    marks[n] = {"label": "as of"}
+    return marks
+
+
+def _slider_index(times: list[pd.Timestamp], at: pd.Timestamp | None) -> int:
+    if at is None:
+        return len(times)
+    idx = 0
+    for i, t in enumerate(times):
+        if t <= at:
+            idx = i
+    return idx
+
+
+def _bad_parameter(fid: str, name: str, value: str, why: str, data: RunData) -> html.Main:
+    times = f.history_times(data.state_history(fid))
+    links = [(f"{fid} as of the run", c.folder_href(fid))]
+    if times:
+        links += [(f"{fid} at its first change ({ts_text(times[0])})", c.folder_href(fid, at=ts_text(times[0]))),
+                  (f"{fid} at its last change ({ts_text(times[-1])})", c.folder_href(fid, at=ts_text(times[-1])))]
+    return c.not_found(f"Bad {name} parameter", f"{name}={value!r}: {why}", links)
+
+
+def _entries_section(entries: pd.DataFrame) -> html.Div:
+    e = entries.sort_values(["opened_at", "entry_id"]) if not entries.empty else entries
+    return c.table(
+        e,
+        [("entry_id", "entry"), ("observer", "store"), ("state", "state"), ("locality", "locality"),
+         ("new_replica", "new replica"), ("opened_at", "opened"), ("opened_by", "opened by"),
+         ("cnset_opened", "opened for"), ("cnset_remaining", "remaining"), ("requests", "requests"),
+         ("last_request_at", "last request"), ("next_due_at", "next due"), ("closed_at", "closed")],
+        {"observer": c.link_store, "cnset_opened": c.as_cnset, "cnset_remaining": c.as_cnset},
+        id="pf-entries",
+    )
+
+
+def candidates_view(data: RunData, request: str | None) -> html.Div:
+    """The candidate table of one request attempt, key by key (``backfill_candidates``)."""
+    if not request:
+        return html.P("Select a request to see how its sources were chosen.", className="pf-muted")
+    entry_id, _, attempt = request.rpartition(":")
+    if not entry_id or not attempt.isdigit():
+        return html.P(f"request={request!r} is not <entry>:<attempt>.", className="pf-error")
+    cand = f.explain_candidates(data.backfill_candidates(entry_id, int(attempt)))
+    if cand.empty:
+        return html.P(f"No candidate held any remaining CN at entry {entry_id} attempt {attempt}: "
+                      "the request had no sources.", className="pf-muted", id="pf-candidates")
+    algorithm = str(cand["algorithm"].iloc[0])
+    keys = ("status (down/unavailable last) · preferred · cost · version · CNs held · name" if algorithm != "2000"
+            else "groups 1-6 (site, cost, transit; 2000+ then 5.5) · first store holding all, else the most")
+    return html.Div([
+        html.P(f"Algorithm {algorithm} at {f.fmt_time(cand['at'].iloc[0])}. Sort keys, in order: {keys}."),
+        c.table(
+            cand,
+            [("rank", "rank"), ("candidate", "candidate"), ("group", "group"), ("down", "down"),
+             ("unavailable", "unavailable"), ("preferred", "preferred"), ("cost", "cost"), ("version", "version"),
+             ("holds_count", "CNs held"), ("holds_all", "holds all"), ("chosen", "chosen"),
+             ("assigned_cnset", "asked for"), ("asked", "asked (log)"), ("decided_by", "placed here by")],
+            {"candidate": c.link_store, "assigned_cnset": c.as_cnset,
+             "cost": lambda v, _r: "no affinity" if v is None or pd.isna(v) else str(int(v))},
+            id="pf-candidates",
+        ),
+    ])
+
+
+def layout(fid: str | None = None, at: str | None = None, request: str | None = None, **_query: Any) -> html.Main:
+    data = current_data()
+    if data is None:
+        return c.no_run(str(settings().data_dir))
+    fid = fid or ""
+    folder = data.folder(fid)
+    if folder is None:
+        folders = data.folders()
+        choices = [(str(r.fid), f"{r.fid} {r.path}", c.folder_href(r.fid)) for r in folders.itertuples(index=False)]
+        choices += [(str(r.path), f"{r.fid} {r.path}", c.folder_href(r.fid)) for r in folders.itertuples(index=False)
+                    if isinstance(r.path, str)]
+        return c.not_found("Folder not found", f"This run has no folder with FID {fid!r}.",
+                           c.suggestions(fid, choices))
+    try:
+        at_ts = parse_at(at)
+    except TimeError as e:
+        return _bad_parameter(fid, "at", at or "", f"{e}; use a time like 2026-11-02T08:15:00Z", data)
+
+    history = data.state_history(fid)
+    times = f.history_times(history)
+    time_texts = [ts_text(t) for t in times]
+    summary = data.summary()
+    matrix = matrix_frame(data, fid, at_ts)
+    entries = data.backfill_entries(fid=fid)
+    requests = data.backfill_requests(fid=fid)
+    marks = f.entry_timeline_marks(entries, requests)
+    timeline, left_off = f.fig_entry_timeline(marks)
+    options = f.request_options(requests)
+    if request and request not in {o["value"] for o in options}:
+        request_note = html.P(f"request={request!r} is not a request of this folder.", className="pf-error")
+        request = None
+    else:
+        request_note = html.Div()
+    replicas = data.replicas(fid=fid)
+    pending = replicas[replicas["health"] == "delete_pending"] if not replicas.empty else replicas
+    crumbs = data.breadcrumb(fid)
+
+    return html.Main(className="pf-page", children=[
+        dcc.Store(id="folder-fid", data=fid),
+        dcc.Store(id="folder-times", data=time_texts),
+        dcc.Store(id="folder-url-sync"),
+        html.Nav(html.Ol([html.Li(dcc.Link(path or f_id, href=c.folder_href(f_id))) for f_id, path in crumbs]),
+                 className="pf-breadcrumb", **{"aria-label": "folder path"}),
+        html.H1([html.Span("Folder "), html.Span(fid, className="pf-mono"), " ",
+                 html.Span(str(folder.get("path") or ""), id="pf-folder-path", className="pf-folder-path")]),
+        html.P(["Replica list: ", *[html.Span([c.link_store(s, {}), " "]) for s in folder["replicas"]],
+                f" · run as of {f.fmt_time(summary.get('as_of'))}"]),
+        c.section(
+            "Who knows what",
+            html.Div(className="pf-slider", children=[
+                html.Label("Replay the state tables at", htmlFor="folder-slider"),
+                dcc.Slider(id="folder-slider", min=0, max=len(times), step=1, value=_slider_index(times, at_ts),
+                           marks=_slider_marks(time_texts), updatemode="mouseup", allow_direct_input=False),
+                html.P(id="folder-at", className="pf-at",
+                       children=f"at {ts_text(at_ts)}" if at_ts is not None else "as of the run"),
+            ]) if times else html.P("This folder has no history rows."),
+            html.Div(c.matrix_table(matrix), id="folder-matrix"),
+            id="pf-who", help="One column per observer (its replication state table), one row per subject. "
+                              "Lag is against the subject's own row at the same time.",
+        ),
+        c.section("Replicas", c.table(
+            replicas.sort_values("store") if not replicas.empty else replicas,
+            [("store", "store"), ("health", "health"), ("on_list", "on list"), ("open_entries", "open entries"),
+             ("missing_count", "missing CNs"), ("missing_cnset", "missing"), ("unique_count", "unique CNs"),
+             ("next_status_at", "next status")],
+            {"store": c.link_store, "health": c.as_health, "missing_cnset": c.as_cnset}, id="pf-replicas")),
+        c.section("Delete-pending replicas", c.table(
+            pending, [("store", "store"), ("delete_pending_since", "pending since"), ("unique_count", "unique CNs"),
+                      ("unique_cnset", "content at risk")],
+            {"store": c.link_store, "unique_cnset": c.as_cnset}, id="pf-pending"),
+            help="Content only this replica holds: the replica is deleted once none is left."),
+        c.section("Backfill entries", _entries_section(entries), id="pf-entries-section"),
+        c.section(
+            "Entry timelines",
+            dcc.Graph(id="folder-timeline", figure=timeline, config={"displaylogo": False}, className="pf-figure"),
+            html.P(f"{left_off:,} older entries not drawn (mark limit).", className="pf-muted") if left_off else "",
+            help="Solid line: local entry, dotted: remote. Filled diamond: observed request (in the log); "
+                 "open diamond: expected (the model's). Grey ticks: due times; triangle: next due.",
+        ),
+        c.section(
+            "Backfill requests and their candidates",
+            html.Label("Request", htmlFor="folder-request"),
+            dcc.Dropdown(id="folder-request", options=options, value=request, placeholder="Select a request",
+                         clearable=True),
+            request_note,
+            html.Div(candidates_view(data, request), id="folder-candidates"),
+            id="pf-requests",
+        ),
+        c.section("Status requests and responders", c.table(
+            f.responder_rows(data.responders(fid=fid)),
+            [("sent_at", "sent"), ("msg", "message"), ("requester", "requester"), ("responder", "responder"),
+             ("position", "position"), ("group", "group"), ("expected", "expected"), ("observed", "named in log"),
+             ("agreement", "expected vs observed"), ("should_respond", "should respond")],
+            {"requester": c.link_store, "responder": c.link_store}, id="pf-responders"),
+            help="Group: which rule of the responder list chose the store (1-6, or oldest copy)."),
+    ])
+
+
+@callback(
+    Output("folder-matrix", "children"),
+    Output("folder-at", "children"),
+    Input("folder-slider", "value"),
+    State("folder-fid", "data"),
+    State("folder-times", "data"),
+    prevent_initial_call=True,
+)
+def replay_matrix(index: int | None, fid: str, times: list[str]) -> tuple[Any, str]:
+    """Slider moved: the matrix at that change time (the last position: as of the run)."""
+    data = current_data()
+    if data is None or index is None:
+        return dash.no_update, dash.no_update
+    i = int(index)
+    at = parse_at(times[i]) if 0 <= i < len(times) else None
+    label = f"at {times[i]}" if at is not None else "as of the run"
+    return c.matrix_table(matrix_frame(data, fid, at)), label
+
+
+@callback(
+    Output("folder-candidates", "children"),
+    Input("folder-request", "value"),
+    prevent_initial_call=True,
+)
+def show_candidates(request: str | None) -> Any:
+    data = current_data()
+    if data is None:
+        return dash.no_update
+    return candidates_view(data, request)
+
+
+# Mirror the controls into the address bar without re-rendering the page (shareable URL).
+clientside_callback(
+    """
+    function(index, request, times) {
+        const params = new URLSearchParams(window.location.search);
+        if (index !== null && index !== undefined && index < times.length) { params.set('at', times[index]); }
+        else { params.delete('at'); }
+        if (request) { params.set('request', request); } else { params.delete('request'); }
+        const q = params.toString();
+        const url = window.location.pathname + (q ? '?' + q : '');
+        if (url !== window.location.pathname + window.location.search) {
+            window.history.replaceState(window.history.state, '', url);
+        }
+        return url;
+    }
+    """,
+    Output("folder-url-sync", "data"),
+    Input("folder-slider", "value"),
+    Input("folder-request", "value"),
+    State("folder-times", "data"),
+    prevent_initial_call=True,
+)

@@ -1,0 +1,34 @@
+"""The running app's view of the data: the settings and cache stored on the Flask app.
+
+Pages call :func:`current_data` in their layouts and callbacks; it follows ``LATEST`` on every
+call, so a newly published run is shown without a restart, and its cache keys carry the new
+run id.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app
+
+from app.data import RunData, find_run
+from app.settings import Settings
+
+EXTENSION = "pfscope"
+
+
+def settings() -> Settings:
+    return current_app.extensions[EXTENSION]["settings"]
+
+
+def cache() -> Any:
+    return current_app.extensions[EXTENSION]["cache"]
+
+
+def current_data() -> RunData | None:
+    """The published run's data (cached per run id), or None when nothing is published yet."""
+    s = settings()
+    run = find_run(s.data_dir)
+    if run is None:
+        return None
+    return RunData(run, cache(), timeout=s.cache_timeout)

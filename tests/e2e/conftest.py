@@ -1,0 +1,133 @@
+"""A live ``pfscope serve`` per published run, and Debian's Chromium driven by Playwright.
+
+The runs come from the real Spark job (``tests/published.py``, once per session). Every test
+gets a fresh page whose console errors and page errors fail the test.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from tests.published import ROOT, _env, published
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SCREENSHOTS = ROOT / "test-output" / "screenshots"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Server:
+    base: str
+    data: Path
+    proc: subprocess.Popen[bytes]
+    log: Path
+
+
+def start_server(data: Path, cache: Path, log: Path, extra_env: dict[str, str] | None = None) -> Server:
+    port = free_port()
+    env = {**_env(), "PFSCOPE_CACHE_DIR": str(cache), **(extra_env or {})}
+    with log.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--data", str(data), "--port", str(port)],
+                                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"pfscope serve exited {proc.returncode}: {log.read_text()[-2000:]}")
+        try:
+            with urllib.request.urlopen(base + "/_dash-layout", timeout=5) as r:
+                if r.status == 200:
+                    return Server(base, data, proc, log)
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError(f"pfscope serve did not answer within 60 s: {log.read_text()[-2000:]}")
+
+
+def stop_server(server: Server) -> None:
+    server.proc.terminate()
+    try:
+        server.proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        server.proc.kill()
+
+
+@pytest.fixture(scope="session")
+def we_data() -> Path:
+    return published("worked-example")
+
+
+@pytest.fixture(scope="session")
+def demo_data() -> Path:
+    return published("demo")
+
+
+@pytest.fixture(scope="session")
+def we_server(we_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("serve-we")
+    server = start_server(we_data, tmp / "cache", tmp / "serve.log")
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture(scope="session")
+def demo_server(demo_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("serve-demo")
+    server = start_server(demo_data, tmp / "cache", tmp / "serve.log")
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture(scope="session")
+def browser():  # type: ignore[no-untyped-def]
+    from playwright.sync_api import sync_playwright
+
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} is missing: run scripts/setup with PFSCOPE_BROWSER=1 (scripts/test does)")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@dataclass
+class Console:
+    errors: list[str] = field(default_factory=list)
+
+
+@pytest.fixture
+def page(browser):  # type: ignore[no-untyped-def]
+    """A fresh page; any console error or uncaught page error fails the test."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
+    pg = context.new_page()
+    console = Console()
+    pg.on("console", lambda m: console.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    pg.on("pageerror", lambda e: console.errors.append(f"page error: {e}"))
+    pg.set_default_timeout(20_000)
+    yield pg
+    context.close()
+    assert console.errors == [], "\n".join(console.errors)
+
+
+def screenshot(pg, name: str) -> Path:  # type: ignore[no-untyped-def]
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    pg.screenshot(path=str(path), full_page=True)
+    return path

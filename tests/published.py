@@ -1,0 +1,89 @@
+"""Published runs for the dashboard tests, made by the real Spark job (``pfscope compute``).
+
+Each scenario is simulated and computed once per test session (memoised in this module), in a
+subprocess running this worktree's ``pfscope``. The worked example gets hostile text: its folder
+path carries ``<script>`` and ``<img onerror>``, a child folder carries markup too, and the log
+gets unusable lines (so the run has rejects, one of them markup).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSTILE_PATH = 'IPM_SUBTREE\\Folder1 <script>window.__pfxss=1</script><img src=x onerror="window.__pfxss=2">'
+HOSTILE_CHILD = {"fid": "1-124", "path": "IPM_SUBTREE\\Folder1\\<b>bold</b> & <i>co</i>", "parent": "1-123",
+                 "replicas": ["PFS1", "PFS2"]}
+HOSTILE_LINES = ['<script>window.__pfxss=3</script>', '{"ts": "2026-11-02T01:00:00Z", "store": "NOPE", "kind": "change"}']
+
+_published: dict[str, Path] = {}
+_root: list[Path] = []
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("PFSCOPE_SPARK_MASTER", "local[2]")
+    return env
+
+
+def _pfscope(*args: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=ROOT, env=_env(),
+                          capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        raise RuntimeError(f"pfscope {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
+
+
+def _base() -> Path:
+    """A temporary folder, or ``$PFSCOPE_E2E_REUSE`` to keep the runs between sessions (faster
+    local iterations; delete it after changing the Spark job)."""
+    if not _root:
+        keep = os.environ.get("PFSCOPE_E2E_REUSE")
+        if keep:
+            path = Path(keep)
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path = Path(tempfile.mkdtemp(prefix="pfscope-e2e-"))
+            atexit.register(shutil.rmtree, path, True)
+        _root.append(path)
+    return _root[0]
+
+
+def make_hostile(folder: Path) -> None:
+    """The worked example with markup in folder paths and unusable (markup) lines in the log."""
+    topo_file = folder / "topology.json"
+    topo = json.loads(topo_file.read_text())
+    for f in topo["folders"]:
+        if f["fid"] == "1-123":
+            f["path"] = HOSTILE_PATH
+    topo["folders"].append(HOSTILE_CHILD)
+    topo_file.write_text(json.dumps(topo, indent=2))
+    with (folder / "events.jsonl").open("a", encoding="utf-8") as fh:
+        for line in HOSTILE_LINES:
+            fh.write(line + "\n")
+
+
+def published(scenario: str) -> Path:
+    """The data folder (``compute --out``) of ``scenario``, computed once per session."""
+    if scenario in _published:
+        return _published[scenario]
+    work = _base() / scenario
+    out = work / "runs"
+    if (out / "LATEST").exists() and os.environ.get("PFSCOPE_E2E_REUSE"):
+        _published[scenario] = out
+        return out
+    shutil.rmtree(work, ignore_errors=True)
+    _pfscope("simulate", "--scenario", scenario, "--out", str(work), "--no-progress")
+    if scenario == "worked-example":
+        make_hostile(work)
+    _pfscope("compute", "--topology", str(work / "topology.json"), "--events", str(work / "events.jsonl"),
+             "--out", str(out))
+    _published[scenario] = out
+    return out

@@ -1,0 +1,181 @@
+"""The pure figure and frame builders on small frames built here."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from app import figures as f
+
+
+def ts(text: str) -> pd.Timestamp:
+    return pd.Timestamp(text, tz="UTC")
+
+
+def test_health_by_store_counts_every_store_and_health() -> None:
+    replicas = pd.DataFrame({"store": ["A", "A", "B"], "fid": ["1-2", "1-3", "1-2"],
+                             "health": ["in_sync", "overdue", "in_sync"]})
+    stores = pd.DataFrame({"store": ["A", "B", "C"]})
+    counts = f.health_by_store(replicas, stores)
+    assert len(counts) == 3 * len(f.HEALTH_ORDER)
+    got = counts.set_index(["store", "health"])["replicas"]
+    assert (got["A", "in_sync"], got["A", "overdue"], got["B", "in_sync"], got["C", "in_sync"]) == (1, 1, 1, 0)
+    fig = f.fig_health_by_store(counts)
+    assert [t.name for t in fig.data] == [h.replace("_", " ") for h in f.HEALTH_ORDER]
+    assert fig.data[0].marker.color == f.HEALTH_COLOURS["in_sync"]
+
+
+def test_worst_folders_puts_content_at_risk_then_overdue_then_missing() -> None:
+    replicas = pd.DataFrame({
+        "store": ["A", "B", "A", "B", "A"], "fid": ["1-2", "1-2", "1-3", "1-3", "1-4"],
+        "path": ["P2", "P2", "P3", "P3", "P4"],
+        "health": ["in_sync", "backfilling", "delete_pending", "in_sync", "overdue"],
+        "missing_count": [0, 40, 0, 0, 2], "unique_count": [0, 0, 5, 0, 0],
+    })
+    entries = pd.DataFrame({"fid": ["1-2", "1-4"], "opened_at": [ts("2026-11-02T00:00:00"), ts("2026-11-01T00:00:00")]})
+    worst = f.worst_folders(replicas, entries, ts("2026-11-03T00:00:00"))
+    assert list(worst["fid"]) == ["1-3", "1-4", "1-2"]
+    assert list(worst["at_risk_count"]) == [5, 0, 0]
+    assert worst.set_index("fid").loc["1-4", "oldest_open_age_s"] == 2 * 86400
+    # no open entries anywhere: still a frame, ages empty
+    assert list(f.worst_folders(replicas, entries.iloc[0:0], ts("2026-11-03"))["fid"]) == ["1-3", "1-4", "1-2"]
+
+
+def test_lag_heatmap_frame_orders_stores_and_leaves_gaps() -> None:
+    pairs = pd.DataFrame({"observer": ["A", "B"], "subject": ["B", "A"], "lag_count": [3, 0]})
+    m = f.lag_heatmap_frame(pairs, ["A", "B", "C"])
+    assert list(m.index) == ["A", "B", "C"] and list(m.columns) == ["A", "B", "C"]
+    assert m.loc["A", "B"] == 3 and m.loc["B", "A"] == 0 and pd.isna(m.loc["A", "C"])
+    fig = f.fig_lag_heatmap(m)
+    assert isinstance(fig.data[0], go.Heatmap) and fig.data[0].colorscale[0][1] != ""
+
+
+def history(rows: list[tuple[str, str, str, str]]) -> pd.DataFrame:
+    return pd.DataFrame([{"observer": o, "fid": "1-123", "subject": s, "at": ts(t), "cnset": c,
+                          "cnset_count": 0, "cause": "m"} for o, s, t, c in rows])
+
+
+SEED_004 = history([
+    # PFS1 made 12-16 while PFS3 was cut off; PFS3's own row and its view of PFS1 stop at 11
+    ("PFS1", "PFS1", "2026-11-02T01:00:00", "PFS1:1-16;PFS2:1-20;PFS3:1-31"),
+    ("PFS1", "PFS3", "2026-11-02T01:00:00", "PFS1:1-11;PFS2:1-20;PFS3:1-31"),
+    ("PFS3", "PFS3", "2026-11-02T01:00:00", "PFS1:1-11;PFS2:1-20;PFS3:1-31"),
+    ("PFS3", "PFS1", "2026-11-02T01:00:00", "PFS1:1-11;PFS2:1-20;PFS3:1-30"),
+    ("PFS3", "PFS1", "2026-11-02T02:00:00", "PFS1:1-11;PFS2:1-20;PFS3:1-31"),
+])
+
+
+def test_cells_at_takes_the_last_change_at_or_before() -> None:
+    early = f.cells_at(SEED_004, ts("2026-11-02T01:30:00")).set_index(["observer", "subject"])
+    assert early.loc[("PFS3", "PFS1"), "cnset"] == "PFS1:1-11;PFS2:1-20;PFS3:1-30"
+    late = f.cells_at(SEED_004, ts("2026-11-02T02:00:00")).set_index(["observer", "subject"])
+    assert late.loc[("PFS3", "PFS1"), "cnset"] == "PFS1:1-11;PFS2:1-20;PFS3:1-31"
+    assert late.loc[("PFS3", "PFS1"), "heard_at"] == ts("2026-11-02T02:00:00")
+    assert f.cells_at(SEED_004, ts("2026-11-01")).empty
+    assert f.history_times(SEED_004) == [ts("2026-11-02T01:00:00"), ts("2026-11-02T02:00:00")]
+
+
+def test_who_knows_what_tells_not_told_from_really_lacking() -> None:
+    m = f.who_knows_what(f.cells_at(SEED_004, ts("2026-11-02T02:00:00"))).set_index(["observer", "subject"])
+    # PFS3 believes PFS1 holds PFS1:1-11, PFS1 really holds 1-16: not told yet, 5 CNs behind
+    assert m.loc[("PFS3", "PFS1"), "state"] == "not_told"
+    assert (m.loc[("PFS3", "PFS1"), "lag_cnset"], m.loc[("PFS3", "PFS1"), "lag_count"]) == ("PFS1:12-16", 5)
+    # PFS1 knows PFS3's real state, and PFS3 really lacks 12-16
+    assert m.loc[("PFS1", "PFS3"), "state"] == "lacks"
+    assert m.loc[("PFS1", "PFS3"), "lacks_cnset"] == "PFS1:12-16" and m.loc[("PFS1", "PFS3"), "lag_count"] == 0
+    assert m.loc[("PFS1", "PFS1"), "state"] == "owned" and m.loc[("PFS1", "PFS1"), "last_sent_cn"] == 16
+    fig = f.fig_who_knows_what(m.reset_index())
+    assert list(fig.data[0].x) == ["PFS1", "PFS3"] and list(fig.data[0].y) == ["PFS1", "PFS3"]
+
+
+def test_who_knows_what_marks_missing_rows_unknown() -> None:
+    cells = f.cells_at(SEED_004, ts("2026-11-02T02:00:00"))
+    m = f.who_knows_what(cells, observers=["PFS1", "PFS2", "PFS3"]).set_index(["observer", "subject"])
+    assert m.loc[("PFS2", "PFS1"), "state"] == "unknown"
+
+
+def candidates(rows: list[dict]) -> pd.DataFrame:
+    base = {"entry_id": "E", "attempt": 1, "algorithm": "2003+", "down": False, "unavailable": False,
+            "preferred": False, "cost": 0, "version": "2007", "holds_count": 5, "group": None, "chosen": False}
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+def test_explain_candidates_names_the_deciding_key() -> None:
+    c = candidates([
+        {"rank": 1, "candidate": "P", "preferred": True, "cost": 10},
+        {"rank": 2, "candidate": "A", "cost": 0},
+        {"rank": 3, "candidate": "B", "cost": 5},
+        {"rank": 4, "candidate": "C", "cost": 5, "version": "2003"},
+        {"rank": 5, "candidate": "D", "cost": 5, "version": "2003", "holds_count": 2},
+        {"rank": 6, "candidate": "E", "cost": 5, "version": "2003", "holds_count": 2},
+        {"rank": 7, "candidate": "F", "cost": None},
+        {"rank": 8, "candidate": "G", "down": True},
+    ])
+    why = list(f.explain_candidates(c)["decided_by"])
+    assert why[0] == "first in the sort order"
+    assert [w.split(":")[0] for w in why[1:]] == ["preferred", "cost", "version", "holds_count", "candidate", "cost",
+                                                  "status"]
+
+
+def test_explain_candidates_2000_uses_groups() -> None:
+    c = candidates([{"rank": 1, "candidate": "A", "algorithm": "2000", "group": 1},
+                    {"rank": 2, "candidate": "B", "algorithm": "2000", "group": 2}])
+    assert f.explain_candidates(c)["decided_by"].iloc[1] == "search group 2 comes after group 1"
+
+
+def test_entry_timeline_marks_and_the_mark_limit() -> None:
+    entries = pd.DataFrame([{
+        "entry_id": f"R/1-2/{i}", "observer": "R", "fid": "1-2", "locality": "remote" if i % 2 else "local",
+        "opened_at": ts("2026-11-02") + pd.Timedelta(hours=i), "cnset_opened": "A:1", "cnset_remaining": "",
+        "state": "satisfied", "closed_at": ts("2026-11-03") + pd.Timedelta(hours=i), "requests": 1,
+        "next_due_at": pd.NaT} for i in range(30)])
+    requests = pd.DataFrame([{
+        "entry_id": f"R/1-2/{i}", "observer": "R", "fid": "1-2", "attempt": 1, "kind": "observed" if i % 3 else "expected",
+        "at": ts("2026-11-02T12:00") + pd.Timedelta(hours=i), "due_at": ts("2026-11-02T11:00") + pd.Timedelta(hours=i),
+        "source": "S", "cnset": "A:1"} for i in range(30)])
+    marks = f.entry_timeline_marks(entries, requests)
+    assert set(marks["event"]) == {"opened", "request", "due", "satisfied"}
+    assert len(marks) == 30 * 4
+    fig, left_off = f.fig_entry_timeline(marks)
+    assert left_off == 0
+    names = {t.name for t in fig.data}
+    assert {"request (expected)", "request (observed)", "local entry", "remote entry"} <= names
+    small, left_off = f.fig_entry_timeline(marks, max_marks=60)
+    assert left_off == 20  # 10 entries of 4 marks (+2 line points) fit in 60
+    assert sum(len(t.x) for t in small.data if t.mode == "markers") == 40
+
+
+def test_request_options_and_responders() -> None:
+    requests = pd.DataFrame({"entry_id": ["E1", "E1", ""], "attempt": [1, 1, 1], "observer": ["R", "R", "R"],
+                             "at": [ts("2026-11-02")] * 3, "kind": ["expected"] * 3, "source": ["B", "A", "C"]})
+    opts = f.request_options(requests)
+    assert [o["value"] for o in opts] == ["E1:1"] and opts[0]["label"].endswith("→ A, B")
+    resp = pd.DataFrame({"sent_at": [ts("2026-11-02")] * 3, "msg": ["m"] * 3, "requester": ["R"] * 3,
+                         "responder": ["A", "B", "C"], "position": [1, 2, None], "group": ["1", "oldest", None],
+                         "expected": [True, True, False], "observed": [True, False, True], "should_respond": [True] * 3})
+    assert list(f.responder_rows(resp)["agreement"]) == ["expected and named", "expected, not named",
+                                                         "named, not expected"]
+
+
+def test_partners_behind_and_requests_by_source() -> None:
+    st = pd.DataFrame({
+        "observer": ["R"] * 4, "fid": ["1-2", "1-2", "1-3", "1-3"], "subject": ["R", "A", "R", "A"],
+        "is_self": [True, False, True, False], "cnset": ["R:1-10", "R:1-7", "R:1-3", "R:1-3"],
+        "lag_count": [None, 0, None, 2],
+    })
+    behind = f.partners_behind(st)
+    assert behind.to_dict("records") == [{"subject": "A", "folders_behind": 1, "cns_behind": 3, "folders": 2,
+                                          "real_lag_count": 2}]
+    req = pd.DataFrame({"source": ["A", "A", "B", ""], "kind": ["observed", "observed", "expected", "expected"],
+                        "at": [ts("2026-11-02")] * 4, "cnset_count": [3, 4, 1, 9]})
+    by = f.requests_by_source(req)
+    assert by.to_dict("records") == [{"source": "A", "kind": "observed", "requests": 2, "cns": 7},
+                                     {"source": "B", "kind": "expected", "requests": 1, "cns": 1}]
+    assert len(f.fig_requests_by_source(by).data) == 2
+
+
+def test_formatting_and_windows() -> None:
+    assert f.fmt_time(ts("2026-11-02T08:15:00")) == "2026-11-02 08:15:00Z" and f.fmt_time(pd.NaT) == ""
+    assert (f.fmt_age(90061), f.fmt_age(3700), f.fmt_age(61), f.fmt_age(5)) == ("1 d 1 h", "1 h 1 min", "1 min", "5 s")
+    page = f.window(pd.DataFrame({"x": range(1200)}), 1000, 500)
+    assert (len(page.rows), page.total, page.offset, page.rows["x"].iloc[0]) == (200, 1200, 1000, 1000)

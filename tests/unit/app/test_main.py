@@ -1,0 +1,61 @@
+"""The app factory over HTTP (Flask's test client): auth on every route, cache choice, serve's
+refusals. One app per process: Dash keeps page callbacks in module state."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import pytest
+
+from app.cli import main
+from app.main import cache_config, create_app
+from app.settings import Settings, load_settings
+
+
+def basic(user: str, password: str) -> dict[str, str]:
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()}
+
+
+@pytest.fixture(scope="module")
+def client(we_data: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    settings = load_settings({"PFSCOPE_USER": "ops", "PFSCOPE_PASSWORD": "pw", "PFSCOPE_CACHE_DIR":
+                              str(tmp_path_factory.mktemp("cache"))}, data_dir=str(we_data), host="0.0.0.0")
+    return create_app(settings).server.test_client()
+
+
+@pytest.mark.parametrize("path", ["/", "/folder/1-123", "/_dash-layout", "/assets/pfscope.css", "/_dash-dependencies"])
+def test_every_route_asks_for_credentials(client, path: str) -> None:  # type: ignore[no-untyped-def]
+    r = client.get(path)
+    assert r.status_code == 401 and r.headers["WWW-Authenticate"].startswith("Basic")
+    assert client.get(path, headers=basic("ops", "wrong")).status_code == 401
+    assert client.get(path, headers=basic("ops", "pw")).status_code == 200
+
+
+def test_layout_names_the_published_run(client, we_data: Path) -> None:  # type: ignore[no-untyped-def]
+    run_id = json.loads((we_data / "LATEST").read_text())["run_id"]
+    layout = client.get("/_dash-layout", headers=basic("ops", "pw")).get_data(as_text=True)
+    assert run_id in layout and "pf-search" in layout
+
+
+def test_cache_is_shared_files_or_redis(tmp_path: Path) -> None:
+    fs = cache_config(Settings(cache_dir=tmp_path))
+    assert fs["CACHE_TYPE"] == "FileSystemCache" and fs["CACHE_DIR"] == str(tmp_path)
+    redis = cache_config(Settings(redis_url="redis://127.0.0.1:6379/3"))
+    assert redis["CACHE_TYPE"] == "RedisCache" and redis["CACHE_REDIS_URL"] == "redis://127.0.0.1:6379/3"
+
+
+def test_serve_refuses_a_public_address_without_credentials(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PFSCOPE_USER", raising=False)
+    monkeypatch.delenv("PFSCOPE_PASSWORD", raising=False)
+    assert main(["serve", "--data", str(tmp_path), "--host", "0.0.0.0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("pfscope: refusing to serve on 0.0.0.0 without credentials")
+
+
+def test_serve_refuses_a_missing_data_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--data", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"pfscope: {tmp_path / 'nope'}: no such folder of published runs"]
