@@ -6,7 +6,26 @@
 
 from __future__ import annotations
 
-from .build import Limits, ReportError, View, build_report, parse_view, report_filename
+from .build import (
+    Limits,
+    ReportError,
+    View,
+    build_report,
+    parse_view,
+    render,
+    report_download,
+    report_filename,
+)
 from .files import write_report
 
-__all__ = ["Limits", "ReportError", "View", "build_report", "parse_view", "report_filename", "write_report"]
+__all__ = [
+    "Limits",
+    "ReportError",
+    "View",
+    "build_report",
+    "parse_view",
+    "render",
+    "report_download",
+    "report_filename",
+    "write_report",
+]

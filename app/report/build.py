@@ -180,11 +180,25 @@ def build_report(
 
     Raises :class:`ReportError` for an unknown FID or a bad ``at``. Same run, same view: same bytes.
     """
-    view = parse_view(data, fid, at)
+    return render(data, parse_view(data, fid, at), limits)
+
+
+def render(data: RunData, view: View, limits: Limits | None = None) -> str:
+    """The HTML of a checked view (see :func:`parse_view`)."""
     lim = limits or Limits()
     if view.fid is None:
         return organisation_report(data, lim)
     return folder_report(data, view.fid, view.at, lim)
+
+
+def report_download(
+    data: RunData, fid: str | None = None, at: str | datetime | pd.Timestamp | None = None
+) -> dict[str, str]:
+    """The dashboard's "Download report": a ``dcc.Download`` payload with the very bytes that
+    ``pfscope report`` writes for the same run and view. Raises :class:`ReportError` like it."""
+    view = parse_view(data, fid, at)
+    return {"content": render(data, view), "filename": report_filename(data.run_id, view.fid, view.at),
+            "type": "text/html"}
 
 
 def _header(data: RunData, title: str, extra: Sequence[tuple[str, Any]] = ()) -> Html:
@@ -261,9 +275,7 @@ def _stores_section(doc: Document, stores: pd.DataFrame, replicas: pd.DataFrame)
 
 
 def _worst_section(replicas: pd.DataFrame, open_entries: pd.DataFrame, as_of: Any, lim: Limits) -> Html:
-    # no open entry: no age to compute (and figures.worst_folders would mix naive and UTC times)
-    ref = as_of if not open_entries.empty else None
-    every = f.worst_folders(replicas, open_entries, ref, limit=len(replicas) + 1)
+    every = f.worst_folders(replicas, open_entries, as_of, limit=len(replicas) + 1)
     shown = every.head(lim.worst_folders)
     rows = _rows(shown, [
         lambda r: r["fid"], lambda r: r["path"], lambda r: _int(r["at_risk_count"]), lambda r: _int(r["overdue"]),
