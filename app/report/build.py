@@ -43,7 +43,7 @@ class Limits:
     open_entries: int = 500
     at_risk: int = 200
     lag_stores: int = 60
-    matrix_stores: int = 40
+    matrix_stores: int = 30
     folder_entries: int = 200
     attempts: int = 40
     status_requests: int = 40

@@ -39,6 +39,9 @@ table.data td { overflow-wrap: anywhere; }
 .health.delete_pending { background: var(--delete_pending); }
 .health.deleted { background: var(--deleted); }
 .chosen { font-weight: 600; }
+ul.plain { margin: 0; padding: 0; list-style: none; }
+ul.plain li { margin: 0; white-space: nowrap; }
+td.nowrap { white-space: nowrap; }
 .chart { width: 100%; min-height: 120px; }
 .left-out { color: var(--muted); font-style: italic; font-size: 12px; }
 nav.toc { font-size: 13px; }
