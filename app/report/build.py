@@ -26,7 +26,7 @@ from app.data import RunData
 from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
 
 from .document import Document
-from .html import Html, esc, join, table, tag
+from .html import Html, join, plotly_text, table, tag
 
 HEALTH = f.HEALTH_ORDER
 
@@ -121,7 +121,7 @@ def _facts(pairs: Sequence[tuple[str, Any]]) -> Html:
 def _titled(fig: go.Figure, title: str) -> go.Figure:
     """A plotly title from data: escaped, since plotly.js reads tags and entities in titles."""
     margin_t = (fig.layout.margin.t or 10) + 44
-    fig.update_layout(title={"text": str(esc(title)), "x": 0, "xanchor": "left", "xref": "container",
+    fig.update_layout(title={"text": plotly_text(title), "x": 0, "xanchor": "left", "xref": "container",
                              "y": 1, "yanchor": "top", "yref": "container", "pad": {"t": 8, "l": 8}},
                       margin={"t": margin_t})
     return fig

@@ -11,7 +11,7 @@ import html
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["Html", "esc", "join", "table", "tag"]
+__all__ = ["Html", "esc", "join", "plotly_text", "table", "tag"]
 
 
 class Html(str):
@@ -66,3 +66,10 @@ def table(
         body_rows.append(tag("tr", *cells))
     cap = tag("caption", caption) if caption is not None else Html("")
     return tag("table", cap, head, tag("tbody", *body_rows), class_=class_)
+
+
+def plotly_text(value: Any) -> str:
+    """Text for a plotly title, label or hover text: plotly.js reads a few tags (``<b>``, ``<br>``,
+    ``<a>``) and entities in them, so ``&``, ``<`` and ``>`` are escaped. Quotes are not: plotly.js
+    does not decode ``&quot;`` and would show it literally (seen in Chromium)."""
+    return html.escape("" if value is None else str(value), quote=False)
