@@ -108,7 +108,11 @@ def table(
     cells = cells or {}
     head = html.Thead(html.Tr([html.Th(label, scope="col") for _, label in columns]))
     body = []
-    records = frame.head(limit).to_dict("records")
+    shown = frame.head(limit).copy()
+    for col in shown.columns:  # format times once per column (iterating Timestamps is slow)
+        if pd.api.types.is_datetime64_any_dtype(shown[col]):
+            shown[col] = shown[col].dt.strftime("%Y-%m-%d %H:%M:%SZ").astype(object).where(shown[col].notna(), "")
+    records = shown.to_dict("records")
     for r in records:
         tds = []
         for col, _ in columns:

@@ -134,7 +134,9 @@ def fig_health_by_store(counts: pd.DataFrame) -> go.Figure:
             hovertemplate="%{y}: %{x} " + health.replace("_", " ") + "<extra></extra>",
         )
     fig.update_layout(barmode="stack", xaxis_title="replicas")
-    return _layout(fig, height=max(220, 28 * len(stores) + 80))
+    fig = _layout(fig, height=max(220, 28 * len(stores) + 80))
+    fig.update_layout(legend_traceorder="normal")
+    return fig
 
 
 def worst_folders(
@@ -261,12 +263,15 @@ def who_knows_what(cells: pd.DataFrame, observers: Iterable[str] | None = None) 
             "real_cnset", "lag_cnset", "lag_count", "lacks_cnset", "lacks_count", "state"]
     if cells.empty:
         return pd.DataFrame(columns=cols)
-    parsed = {(r.observer, r.subject): CNSet.parse(r.cnset or "") for r in cells.itertuples(index=False)}
+    keys = list(zip(cells["observer"].tolist(), cells["subject"].tolist(), strict=True))
+    parsed = {k: CNSet.parse(t or "") for k, t in zip(keys, cells["cnset"].tolist(), strict=True)}
     owned = {o: s for (o, subj), s in parsed.items() if o == subj}
     everything = union_all(owned.values())
     names = sorted(set(cells["observer"]) | set(cells["subject"]) | set(observers or ()))
     obs_names = sorted(set(observers)) if observers is not None else sorted(set(cells["observer"]))
-    by_key = {(r["observer"], r["subject"]): r for r in cells.to_dict("records")}
+    heard = cells["heard_at"].astype(object).where(cells["heard_at"].notna(), None).tolist()
+    last_sent_col = cells["last_sent_cn"].tolist() if "last_sent_cn" in cells.columns else [None] * len(keys)
+    by_key = {k: {"heard_at": h, "last_sent_cn": ls} for k, h, ls in zip(keys, heard, last_sent_col, strict=True)}
     rows = []
     for o in obs_names:
         for s in names:

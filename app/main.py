@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hmac
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from flask_caching import Cache
 
 from app import components
 from app.runtime import EXTENSION, current_data
-from app.settings import Settings, load_settings
+from app.settings import Settings, SettingsError, load_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -118,5 +119,14 @@ class _BoundCache:
 
 
 def server() -> Flask:
-    """gunicorn's entry (``app.main:server()``): settings from ``PFSCOPE_*`` variables."""
-    return create_app(load_settings()).server
+    """gunicorn's entry (``app.main:server()``): settings from ``PFSCOPE_*`` variables.
+
+    The Procfile binds gunicorn to ``PFSCOPE_HOST``, so the same check as ``pfscope serve`` applies:
+    off loopback without credentials, one line and exit status 2.
+    """
+    try:
+        settings = load_settings()
+    except SettingsError as e:
+        print(f"pfscope: {e}", file=sys.stderr)
+        raise SystemExit(2) from None
+    return create_app(settings).server

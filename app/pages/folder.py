@@ -123,6 +123,11 @@ def layout(fid: str | None = None, at: str | None = None, request: str | None = 
     if data is None:
         return c.no_run(str(settings().data_dir))
     fid = fid or ""
+    # the page is a function of the run and the URL: built once, then served from the shared cache
+    return data.memo("folder_page", (fid, at or "", request or ""), lambda: folder_page(data, fid, at, request))
+
+
+def folder_page(data: RunData, fid: str, at: str | None, request: str | None) -> html.Main:
     folder = data.folder(fid)
     if folder is None:
         folders = data.folders()
@@ -204,7 +209,18 @@ def layout(fid: str | None = None, at: str | None = None, request: str | None = 
                          clearable=True),
             request_note,
             html.Div(candidates_view(data, request), id="folder-candidates"),
-            id="pf-requests",
+            html.H3("Every request of this folder"),
+            c.table(
+                requests.sort_values(["at", "entry_id", "attempt"]) if not requests.empty else requests,
+                [("at", "at"), ("observer", "store"), ("entry_id", "entry"), ("attempt", "attempt"), ("kind", "kind"),
+                 ("algorithm", "algorithm"), ("source", "source"), ("cnset", "asked for"), ("due_at", "due"),
+                 ("model_chose", "model's choice"), ("explain", "")],
+                {"observer": c.link_store, "source": c.link_store, "cnset": c.as_cnset,
+                 "explain": lambda _v, r: dcc.Link("candidates", href=c.folder_href(
+                     fid, at=at, request=f"{r['entry_id']}:{int(r['attempt'])}")) if r.get("entry_id") else ""},
+                id="pf-request-list"),
+            id="pf-requests", help="Observed: sent by the store (in the log); expected: due by the model. "
+                                   "A request with no entry overlapped no open entry.",
         ),
         c.section("Status requests and responders", c.table(
             f.responder_rows(data.responders(fid=fid)),
@@ -232,7 +248,7 @@ def replay_matrix(index: int | None, fid: str, times: list[str]) -> tuple[Any, s
     i = int(index)
     at = parse_at(times[i]) if 0 <= i < len(times) else None
     label = f"at {times[i]}" if at is not None else "as of the run"
-    return c.matrix_table(matrix_frame(data, fid, at)), label
+    return data.memo("folder_matrix", (fid, label), lambda: c.matrix_table(matrix_frame(data, fid, at))), label
 
 
 @callback(

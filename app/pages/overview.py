@@ -65,7 +65,7 @@ def layout(**_query: Any) -> html.Main:
         ]),
         *banner,
         c.section("Stores by site", html.Div(sites, className="pf-cards"), id="pf-stores"),
-        c.section("Replicas by health", c.health_legend(),
+        c.section("Replicas by health",
                   _graph(data.memo("fig_health", (), health_fig), "pf-health-fig"), id="pf-health"),
         c.section(
             "Folders needing attention", c.table(

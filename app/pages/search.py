@@ -16,7 +16,7 @@ from app.runtime import current_data, settings
 
 dash.register_page(__name__, path="/search", name="Search", title="pfscope · search")
 
-LIMIT = 50
+LIMIT = 200
 
 
 def matches(data: RunData, q: str) -> tuple[list[str], pd.DataFrame]:

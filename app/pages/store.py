@@ -26,7 +26,9 @@ def layout(name: str | None = None, **_query: Any) -> html.Main:
         choices = [(str(s), str(s), c.store_href(s)) for s in stores["store"]]
         return c.not_found("Store not found", f"This run has no store named {name!r}.", c.suggestions(name, choices))
     store = row.iloc[0].to_dict()
-    replicas = data.replicas(store=name).sort_values(["health", "fid"])
+    replicas = data.replicas(store=name)
+    severity = {h: i for i, h in enumerate(("delete_pending", "overdue", "backfilling", "deleted", "in_sync"))}
+    replicas = replicas.assign(_sev=replicas["health"].map(severity)).sort_values(["_sev", "fid"]).drop(columns="_sev")
     counts = replicas.groupby("health").size().to_dict() if not replicas.empty else {}
     queue = data.backfill_entries(observer=name, state="open")
     queue = queue.sort_values(["next_due_at", "opened_at"], na_position="last") if not queue.empty else queue

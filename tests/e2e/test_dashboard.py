@@ -32,9 +32,13 @@ def table(data: Path, name: str) -> pd.DataFrame:
 
 
 def open_page(pg, url: str) -> None:  # type: ignore[no-untyped-def]
+    """Go, wait for the page callback, then for every figure to be drawn by plotly.js."""
     pg.goto(url)
     pg.wait_for_selector("main h1")
     pg.wait_for_load_state("networkidle")
+    figures = pg.locator("main .pf-figure").count()
+    if figures:
+        pg.wait_for_function(f"() => document.querySelectorAll('main .pf-figure .main-svg').length >= {figures}")
 
 
 def matrix_cells(pg) -> dict[tuple[str, str], str]:  # type: ignore[no-untyped-def]
@@ -206,6 +210,7 @@ def test_search_goes_to_fid_store_and_path(demo_server: Server, page) -> None:  
     box.fill("Projects")
     page.locator("#pf-search-go").click()
     page.wait_for_url("**/search?q=Projects")
+    page.wait_for_selector("#pf-search-results td.pf-col-fid")
     shown = page.locator("#pf-search-results td.pf-col-fid").all_inner_texts()
     want = folders[folders["path"].str.lower().str.contains("projects", regex=False)]["fid"]
     assert sorted(shown) == sorted(want)
@@ -272,9 +277,11 @@ def test_a_new_run_is_served_without_a_restart(we_data: Path, demo_data: Path, p
         latest = json.loads((source / "LATEST").read_text())
         shutil.copytree(source / latest["path"], data / latest["path"])
         pointers[source] = latest
-    (data / "LATEST").write_text(json.dumps(pointers[we_data]))
     server = start_server(data, tmp_path / "cache", tmp_path / "serve.log")
     try:
+        open_page(page, server.base + "/")  # nothing published yet: said so, no error
+        assert page.locator("main h1").inner_text() == "No published run yet"
+        (data / "LATEST").write_text(json.dumps(pointers[we_data]))
         open_page(page, server.base + "/")
         assert pointers[we_data]["run_id"] in page.locator("#pf-run-facts").inner_text()
         (data / "LATEST").write_text(json.dumps(pointers[demo_data]))

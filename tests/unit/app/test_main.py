@@ -59,3 +59,18 @@ def test_serve_refuses_a_missing_data_folder(tmp_path: Path, capsys: pytest.Capt
     assert main(["serve", "--data", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"pfscope: {tmp_path / 'nope'}: no such folder of published runs"]
+
+
+def test_gunicorn_entry_refuses_a_public_host_without_credentials(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[3]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PFSCOPE_")}
+    env.update({"PYTHONPATH": str(root), "PFSCOPE_HOST": "0.0.0.0", "PFSCOPE_SERVE_DATA": str(tmp_path)})
+    done = subprocess.run([sys.executable, "-c", "from app.main import server; server()"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "pfscope: refusing to serve on 0.0.0.0 without credentials: set PFSCOPE_USER and PFSCOPE_PASSWORD"]
