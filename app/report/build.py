@@ -26,7 +26,7 @@ from app.data import RunData
 from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
 
 from .document import Document
-from .html import Html, join, plotly_text, table, tag
+from .html import Html, esc, join, plotly_text, table, tag
 
 HEALTH = f.HEALTH_ORDER
 
@@ -96,6 +96,14 @@ def cn_text(text: Any, count: Any, max_chars: int) -> Html:
     return tag("span", shown, tag("span", f" … ({total})", class_="left-out"), class_="cn", title=None)
 
 
+def folder_path(path: Any) -> Html:
+    """A folder path (escaped) that may wrap after each backslash, so narrow columns and paper
+    break it between folder names rather than inside one."""
+    if _missing(path):
+        return Html("")
+    return Html("\\<wbr>".join(esc(part) for part in str(path).split("\\")))
+
+
 def _health(value: Any) -> Html:
     if _missing(value):
         return Html("")
@@ -119,11 +127,15 @@ def _facts(pairs: Sequence[tuple[str, Any]]) -> Html:
 
 
 def _titled(fig: go.Figure, title: str) -> go.Figure:
-    """A plotly title from data: escaped, since plotly.js reads tags and entities in titles."""
-    margin_t = (fig.layout.margin.t or 10) + 44
+    """A plotly title from data, above whatever the figure keeps over its plot (a top axis, the
+    legend). Escaped, since plotly.js reads tags and entities in titles."""
+    extra = 90
+    margin_t = (fig.layout.margin.t or 10) + extra
     fig.update_layout(title={"text": plotly_text(title), "x": 0, "xanchor": "left", "xref": "container",
-                             "y": 1, "yanchor": "top", "yref": "container", "pad": {"t": 8, "l": 8}},
+                             "y": 1, "yanchor": "top", "yref": "container", "pad": {"t": 10, "l": 8}},
                       margin={"t": margin_t})
+    if fig.layout.height:
+        fig.update_layout(height=fig.layout.height + extra)
     return fig
 
 
@@ -278,7 +290,7 @@ def _worst_section(replicas: pd.DataFrame, open_entries: pd.DataFrame, as_of: An
     every = f.worst_folders(replicas, open_entries, as_of, limit=len(replicas) + 1)
     shown = every.head(lim.worst_folders)
     rows = _rows(shown, [
-        lambda r: r["fid"], lambda r: r["path"], lambda r: _int(r["at_risk_count"]), lambda r: _int(r["overdue"]),
+        lambda r: r["fid"], lambda r: folder_path(r["path"]), lambda r: _int(r["at_risk_count"]), lambda r: _int(r["overdue"]),
         lambda r: _int(r["missing_count"]), lambda r: _int(r["open_entries"]), lambda r: _time(r["oldest_open_at"]),
         lambda r: f.fmt_age(r["oldest_open_age_s"]),
     ])
@@ -335,7 +347,7 @@ def _open_entries_section(data: RunData, entries: pd.DataFrame, lim: Limits) -> 
     paths = data.folders().set_index("fid")["path"]
     rows = _rows(shown, [
         lambda r: r["entry_id"], lambda r: r["observer"], lambda r: r["fid"],
-        lambda r: paths.get(r["fid"], ""), lambda r: _time(r["opened_at"]), lambda r: r["locality"],
+        lambda r: folder_path(paths.get(r["fid"], "")), lambda r: _time(r["opened_at"]), lambda r: r["locality"],
         lambda r: _bool(r["new_replica"]),
         lambda r: cn_text(r["cnset_remaining"], r["cnset_remaining_count"], lim.cnset_chars),
         lambda r: _int(r["cnset_remaining_count"]), lambda r: _int(r["requests"]),
@@ -383,7 +395,7 @@ def _at_risk_section(data: RunData, lim: Limits) -> Html:
     r = r.sort_values(["unique_count", "store", "fid"], ascending=[False, True, True], kind="stable")
     shown = r.head(lim.at_risk)
     rows = _rows(shown, [
-        lambda x: x["store"], lambda x: x["fid"], lambda x: x["path"], lambda x: _time(x["delete_pending_since"]),
+        lambda x: x["store"], lambda x: x["fid"], lambda x: folder_path(x["path"]), lambda x: _time(x["delete_pending_since"]),
         lambda x: _int(x["unique_count"]), lambda x: cn_text(x["unique_cnset"], x["unique_count"], lim.cnset_chars),
     ])
     return _section(

@@ -30,7 +30,7 @@ table.data th, table.data td { border: 1px solid var(--line); padding: 3px 7px; 
   text-align: left; }
 table.data th { background: var(--band); font-weight: 600; }
 table.data td.num { text-align: right; font-variant-numeric: tabular-nums; }
-table.data td { overflow-wrap: anywhere; }
+table.data td { overflow-wrap: break-word; }
 .cn { font-family: "Liberation Mono", Consolas, monospace; font-size: 12px; }
 .health { display: inline-block; padding: 0 6px; border-radius: 3px; color: #fff; font-size: 12px; }
 .health.in_sync { background: var(--in_sync); }
