@@ -173,3 +173,18 @@ def test_print_stylesheet_hides_controls_and_prints(reports: dict[str, Made], of
     pdf = page.pdf(format="A4", landscape=True, print_background=False)
     assert pdf.startswith(b"%PDF") and pdf.count(b"/Type /Page") >= 2
     assert_clean(state, made.path)
+
+
+def test_a_script_that_slipped_past_escaping_would_not_run(
+    reports: dict[str, Made], offline: Any, tmp_path: Path
+) -> None:
+    """Defence in depth: the page's CSP allows only the hashed plotly.js and boot scripts."""
+    page_text = reports["we-folder"].path.read_text(encoding="utf-8")
+    tampered = tmp_path / "tampered.html"
+    tampered.write_text(page_text.replace("<footer", "<script>window.__pfxss = 9</script><footer", 1),
+                        encoding="utf-8")
+    state = offline(tampered)
+    assert all(n > 0 for n in charts_drawn(state.page))  # the listed scripts still run
+    assert state.page.evaluate("() => window.__pfxss === undefined")
+    assert any("Content Security Policy" in e for e in state.errors), state.errors
+    assert state.blocked == [] and state.dialogs == []

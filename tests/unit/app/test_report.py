@@ -223,6 +223,7 @@ def test_document_embeds_plotly_once_and_only_when_charted() -> None:
     assert len(outside) < len(page) - 3 * MB
     assert "http:" not in outside and "https:" not in outside and "src=" not in outside
     assert "default-src &#x27;none&#x27;" in page  # the Content-Security-Policy: the page may fetch nothing
+    assert "unsafe-inline&#x27;; style" not in page and page.count("&#x27;sha256-") == 2  # hashed scripts only
 
 
 def test_cn_text_cuts_at_a_range_boundary() -> None:
