@@ -93,7 +93,7 @@ def cn_text(text: Any, count: Any, max_chars: int) -> Html:
     cut = max(s.rfind(",", 0, max_chars), s.rfind(";", 0, max_chars))
     shown = s[: cut if cut > 0 else max_chars]
     total = f"{int(count):,} CNs in all" if not _missing(count) else "cut"
-    return tag("span", shown, tag("span", f" … ({total})", class_="left-out"), class_="cn", title=None)
+    return tag("span", shown, tag("span", f" … ({total})", class_="left-out"), class_="cn")
 
 
 def folder_path(path: Any) -> Html:

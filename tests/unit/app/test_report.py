@@ -552,3 +552,11 @@ def test_dashboard_download_is_the_same_file_as_the_command(we: Path, we_run: Ru
     assert payload["type"] == "text/html"
     with pytest.raises(ReportError):
         report_download(we_run, "9-999")
+
+
+def test_at_with_an_offset_and_before_any_history(we_run: RunData) -> None:
+    utc_view = build_report(we_run, fid=WE_FID, at="2026-11-04T20:00:00Z")
+    assert build_report(we_run, fid=WE_FID, at="2026-11-04T21:00:00+01:00") == utc_view
+    early = read_report(build_report(we_run, fid=WE_FID, at="2026-11-01T00:00:00Z"))
+    assert early.sections["matrix"] == []  # no table: nothing was known yet
+    assert "No state table row for this folder at that time." in " ".join(early.section_text["matrix"])
