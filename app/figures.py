@@ -189,10 +189,21 @@ def lag_heatmap_frame(lag_pairs: pd.DataFrame, stores: Sequence[str]) -> pd.Data
     return pivot.reindex(index=names, columns=names).rename_axis(index="observer", columns="subject")
 
 
-def fig_lag_heatmap(matrix: pd.DataFrame) -> go.Figure:
-    """The store × store knowledge-lag heatmap (blank: no shared folder, or the diagonal)."""
+def fig_lag_heatmap(matrix: pd.DataFrame, max_marks: int = MAX_MARKS) -> go.Figure:
+    """The store × store knowledge-lag heatmap (blank: no shared folder, or the diagonal).
+
+    More than ``sqrt(max_marks)`` stores: only the stores with the most lag (as observer or
+    subject) are drawn, and the title says so.
+    """
     if matrix.empty:
         return empty_figure("No stores")
+    side = int(max_marks ** 0.5)
+    title = None
+    if len(matrix.index) > side:
+        totals = matrix.fillna(0).sum(axis=1) + matrix.fillna(0).sum(axis=0).reindex(matrix.index).fillna(0)
+        keep = sorted(totals.sort_values(ascending=False, kind="stable").index[:side])
+        title = f"The {side} stores with the most lag, of {len(matrix.index)}"
+        matrix = matrix.loc[keep, keep]
     z = matrix.to_numpy(dtype="float64")
     text = [["" if pd.isna(v) else f"{int(v):,}" for v in row] for row in z]
     fig = go.Figure(go.Heatmap(
@@ -202,7 +213,7 @@ def fig_lag_heatmap(matrix: pd.DataFrame) -> go.Figure:
     ))
     fig.update_xaxes(title="subject (the store believed about)", side="top")
     fig.update_yaxes(title="observer", autorange="reversed")
-    return _layout(fig, height=max(300, 34 * len(matrix.index) + 120))
+    return _layout(fig, title=title, height=max(300, 34 * len(matrix.index) + 120))
 
 
 def run_age_s(summary: dict[str, Any], now: pd.Timestamp) -> float | None:

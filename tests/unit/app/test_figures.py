@@ -179,3 +179,13 @@ def test_formatting_and_windows() -> None:
     assert (f.fmt_age(90061), f.fmt_age(3700), f.fmt_age(61), f.fmt_age(5)) == ("1 d 1 h", "1 h 1 min", "1 min", "5 s")
     page = f.window(pd.DataFrame({"x": range(1200)}), 1000, 500)
     assert (len(page.rows), page.total, page.offset, page.rows["x"].iloc[0]) == (200, 1200, 1000, 1000)
+
+
+def test_lag_heatmap_keeps_under_the_mark_limit() -> None:
+    names = [f"S{i:03d}" for i in range(120)]
+    pairs = pd.DataFrame([{"observer": a, "subject": b, "lag_count": (i * 7 + j) % 13}
+                          for i, a in enumerate(names) for j, b in enumerate(names) if a != b])
+    fig = f.fig_lag_heatmap(f.lag_heatmap_frame(pairs, names), max_marks=10_000)
+    z = fig.data[0].z
+    assert len(z) * len(z[0]) <= 10_000 and len(z) == 100
+    assert "of 120" in fig.layout.title.text
