@@ -432,11 +432,12 @@ def test_folder_status_requests_and_responders(demo: Path, demo_run: RunData) ->
     fid = str(resp.groupby("fid")["msg"].nunique().sort_values(ascending=False).index[0])
     r = read_report(build_report(demo_run, fid=fid))
     mine = resp[resp["fid"] == fid]
-    msgs = mine.groupby("msg")["sent_at"].first().sort_values(ascending=False)
+    msgs = (mine.groupby("msg", as_index=False)["sent_at"].first()
+            .sort_values(["sent_at", "msg"], ascending=[False, True])["msg"].tolist())
     tables = r.sections["responders"]
     assert len(tables) == min(len(msgs), Limits().status_requests)
     text = " ".join(r.section_text["responders"])
-    for msg, tbl in zip(msgs.index, tables, strict=False):
+    for msg, tbl in zip(msgs, tables, strict=False):
         assert msg in text
         want = mine[mine["msg"] == msg]
         got = records(tbl)
