@@ -561,3 +561,13 @@ def test_at_with_an_offset_and_before_any_history(we_run: RunData) -> None:
     early = read_report(build_report(we_run, fid=WE_FID, at="2026-11-01T00:00:00Z"))
     assert early.sections["matrix"] == []  # no table: nothing was known yet
     assert "No state table row for this folder at that time." in " ".join(early.section_text["matrix"])
+
+
+def test_matrix_at_the_as_of_through_history_equals_the_state_table(demo: Path, demo_run: RunData) -> None:
+    fid = busiest_fid(demo)
+    as_of = utc(parquet(demo, "summary").iloc[0]["as_of"]).replace(" ", "T")
+    now = {(x["observer"], x["subject"]): x["believed (observer's row)"]
+           for x in records(read_report(build_report(demo_run, fid=fid)).sections["matrix"][0])}
+    then = {(x["observer"], x["subject"]): x["believed (observer's row)"]
+            for x in records(read_report(build_report(demo_run, fid=fid, at=as_of)).sections["matrix"][0])}
+    assert now and then == now
