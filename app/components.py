@@ -7,6 +7,7 @@ nothing here renders raw HTML or markdown from data.
 from __future__ import annotations
 
 import difflib
+import heapq
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 from urllib.parse import quote
@@ -17,6 +18,9 @@ from dash import dcc, html
 from app.figures import CELL_STATES, HEALTH_ORDER, fmt_time
 
 Cell = Callable[[Any, dict[str, Any]], Any]
+
+#: at most this many keys go through difflib for a not-found page's suggestions
+SUGGESTION_POOL = 2000
 
 
 def folder_href(fid: str, **query: Any) -> str:
@@ -195,11 +199,26 @@ def suggestions(query: str, choices: Iterable[tuple[str, str, str]], n: int = 8)
     """Close matches for a mistyped FID, path or store: ``choices`` are (key, label, href)."""
     items = list(choices)
     keys = [k for k, _, _ in items]
-    lowered = {k.lower(): i for i, k in enumerate(keys)}
-    picked: list[int] = []
     q = query.lower()
-    for k in difflib.get_close_matches(q, list(lowered), n=n, cutoff=0.5):
-        picked.append(lowered[k])
+    lowered: dict[str, int] = {}
+    for i, k in enumerate(keys):
+        lowered.setdefault(k.lower(), i)
+    def likeness(k: str) -> int:
+        """Cheap: characters in the same place, a similar length, containing the query."""
+        return sum(a == b for a, b in zip(q, k, strict=False)) - abs(len(k) - len(q)) + (4 if q and q in k else 0)
+
+    pool = list(lowered)
+    if len(pool) > SUGGESTION_POOL:  # difflib is slow: compare with the keys most like the query first
+        pool = heapq.nlargest(SUGGESTION_POOL, pool, key=likeness)
+    matcher = difflib.SequenceMatcher()
+    matcher.set_seq2(q)
+    scored = []
+    for k in pool:
+        matcher.set_seq1(k)
+        if matcher.real_quick_ratio() >= 0.5 and matcher.quick_ratio() >= 0.5 and (r := matcher.ratio()) >= 0.5:
+            scored.append((r, likeness(k), k))
+    scored.sort(key=lambda t: (-t[0], -t[1], t[2]))
+    picked: list[int] = [lowered[k] for _, _, k in scored[:n]]
     for i, k in enumerate(keys):
         if len(picked) >= n:
             break
@@ -222,8 +241,8 @@ def not_found(title: str, detail: str, suggested: Sequence[tuple[str, str]] = ()
 def no_run(data_dir: str) -> html.Main:
     return html.Main(className="pf-page", children=[
         html.H1("No published run yet"),
-        html.P(f"Nothing is published in {data_dir} (no LATEST). Run `pfscope compute --out {data_dir}` first; "
-               "this page picks the run up without a restart."),
+        html.P(f"Nothing readable is published in {data_dir} (no LATEST, or a damaged one: see the server log). "
+               f"Run `pfscope compute --out {data_dir}`; this page picks the run up without a restart."),
     ])
 
 

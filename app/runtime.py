@@ -13,6 +13,7 @@ from flask import current_app
 
 from app.data import RunData, find_run
 from app.settings import Settings
+from spark_jobs.publish import PublishError
 
 EXTENSION = "pfscope"
 
@@ -28,7 +29,11 @@ def cache() -> Any:
 def current_data() -> RunData | None:
     """The published run's data (cached per run id), or None when nothing is published yet."""
     s = settings()
-    run = find_run(s.data_dir)
+    try:
+        run = find_run(s.data_dir)
+    except PublishError as e:  # a damaged LATEST: say "no run" on the page, the reason in the log
+        current_app.logger.warning("pfscope: %s", e)
+        return None
     if run is None:
         return None
     return RunData(run, cache(), timeout=s.cache_timeout)

@@ -290,3 +290,26 @@ def test_a_new_run_is_served_without_a_restart(we_data: Path, demo_data: Path, p
         assert page.locator("#pf-stores").get_by_role("link", name="PFRED01").count() == 1
     finally:
         stop_server(server)
+
+
+def test_dark_theme_and_keyboard(demo_server: Server, browser) -> None:  # type: ignore[no-untyped-def]
+    """Dark preference: dark page, light text; Tab from the top reaches the search box and the slider."""
+    context = browser.new_context(color_scheme="dark", viewport={"width": 1400, "height": 1000})
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    fid = busiest_folder(demo_server.data)
+    try:
+        open_page(pg, demo_server.base + f"/folder/{fid}")
+        colours = pg.evaluate("() => [getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]")
+        assert colours == ["rgb(13, 17, 23)", "rgb(230, 237, 243)"]
+        screenshot(pg, "demo-folder-dark")
+        reached = []
+        for _ in range(30):
+            pg.keyboard.press("Tab")
+            reached.append(pg.evaluate("() => document.activeElement.id || document.activeElement.getAttribute('role')"))
+        assert "pf-search" in reached and "slider" in reached
+        assert reached.index("pf-search") < reached.index("slider")
+    finally:
+        context.close()
+    assert errors == []
