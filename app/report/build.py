@@ -44,6 +44,7 @@ class Limits:
     at_risk: int = 200
     lag_stores: int = 60
     matrix_stores: int = 30
+    folder_replicas: int = 200
     folder_entries: int = 200
     attempts: int = 40
     status_requests: int = 40
@@ -439,8 +440,11 @@ def folder_report(data: RunData, fid: str, at: pd.Timestamp | None, lim: Limits)
 def _replicas_section(replicas: pd.DataFrame, lim: Limits) -> Html:
     if replicas.empty:
         return _section("replicas", "Replicas", tag("p", "No replica of this folder in the run."))
-    r = replicas.sort_values("store")
-    rows = _rows(r, [
+    rank = {h: i for i, h in enumerate(("delete_pending", "overdue", "backfilling", "in_sync", "deleted"))}
+    r = replicas.assign(_rank=replicas["health"].map(rank).fillna(len(rank)))
+    r = r.sort_values(["_rank", "store"], kind="stable")
+    shown = r.head(lim.folder_replicas)
+    rows = _rows(shown, [
         lambda x: x["store"], lambda x: _bool(x["on_list"]), lambda x: _health(x["health"]),
         lambda x: _int(x["open_entries"]), lambda x: _int(x["missing_count"]),
         lambda x: cn_text(x["missing_cnset"], x["missing_count"], lim.cnset_chars), lambda x: _int(x["unique_count"]),
@@ -449,7 +453,8 @@ def _replicas_section(replicas: pd.DataFrame, lim: Limits) -> Html:
     ])
     return _section("replicas", "Replicas", table(
         ["store", "on list", "health", "open entries", "missing", "missing CNs", "unique", "unique CNs",
-         "next status message", "delete pending since", "deleted at"], rows, numeric=[3, 4, 6]))
+         "next status message", "delete pending since", "deleted at"], rows, numeric=[3, 4, 6]),
+        left_out(len(shown), len(r), "replicas", "delete pending, overdue and backfilling first"))
 
 
 def matrix_frame(data: RunData, fid: str, at: pd.Timestamp | None) -> pd.DataFrame:

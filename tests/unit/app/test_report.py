@@ -571,3 +571,16 @@ def test_matrix_at_the_as_of_through_history_equals_the_state_table(demo: Path, 
     then = {(x["observer"], x["subject"]): x["believed (observer's row)"]
             for x in records(read_report(build_report(demo_run, fid=fid, at=as_of)).sections["matrix"][0])}
     assert now and then == now
+
+
+def test_folder_replicas_worst_first_and_bounded(demo: Path, demo_run: RunData) -> None:
+    replicas = parquet(demo, "replicas", fid="1-1")
+    r = read_report(build_report(demo_run, fid="1-1", limits=Limits(folder_replicas=3)))
+    rows = records(r.sections["replicas"][0])
+    assert len(rows) == 3
+    order = ["delete pending", "overdue", "backfilling", "in sync", "deleted"]
+    ranks = [order.index(x["health"]) for x in rows]
+    assert ranks == sorted(ranks)
+    worst = min(order.index(h.replace("_", " ")) for h in replicas["health"])
+    assert ranks[0] == worst
+    assert f"Showing the first 3 of {len(replicas)} replicas" in " ".join(r.section_text["replicas"])
