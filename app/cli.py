@@ -13,10 +13,6 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 
-NOT_YET = {
-    "report": "HTML reports (issue 5)",
-}
-
 
 class UsageError(Exception):
     """A problem the operator can fix; printed as one line."""
@@ -60,11 +56,11 @@ def _parser() -> argparse.ArgumentParser:
                                   "PFSCOPE_USER and PFSCOPE_PASSWORD)")
     v.add_argument("--port", type=int, help="port (default: $PFSCOPE_PORT, else 8050)")
 
-    o = sub.add_parser("report", help="a standalone HTML report")
-    o.add_argument("--data", required=True)
-    o.add_argument("--out", required=True)
-    o.add_argument("--fid")
-    o.add_argument("--at")
+    o = sub.add_parser("report", help="a standalone HTML report (one file, opens offline)")
+    o.add_argument("--data", required=True, help="folder of published runs (reads the one LATEST points at)")
+    o.add_argument("--out", required=True, help="the HTML file to write")
+    o.add_argument("--fid", help="a folder's report instead of the organisation's")
+    o.add_argument("--at", help="with --fid: the folder's matrix at this RFC 3339 time (default: the run's as-of)")
 
     i = sub.add_parser("ingest", help="convert exported Exchange event logs into a pfscope event log")
     i.add_argument("--logs", required=True, nargs="+", help="XML, CSV or .evtx exports: files, folders or globs")
@@ -81,22 +77,16 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if args.command == "simulate":
-            return _simulate(args)
-        if args.command == "replay":
-            return _replay(args)
-        if args.command == "compute":
-            from spark_jobs.job import run_job
-
-            return run_job(args)
-        if args.command == "ingest":
-            return _ingest(args)
-        if args.command == "serve":
-            return _serve(args)
-        raise UsageError(f"{args.command}: {NOT_YET[args.command]} is not built yet")
+        return _COMMANDS[args.command](args)
     except UsageError as e:
         print(f"pfscope: {e}", file=sys.stderr)
         return 2
+
+
+def _compute(args: argparse.Namespace) -> int:
+    from spark_jobs.job import run_job
+
+    return run_job(args)
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -200,6 +190,32 @@ def _ingest(args: argparse.Namespace) -> int:
     if s["rejected"] and any("unrendered" in r for r in s["reject_reasons"]):
         print("  some events carry no description: see README, 'Reading Exchange's own logs'")
     return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from app.data import NoRunError, RunData, require_run
+    from app.report import ReportError, build_report, write_report
+    from spark_jobs.publish import PublishError
+
+    started = time.perf_counter()
+    try:
+        data = RunData(require_run(args.data))
+        html = build_report(data, fid=args.fid, at=args.at)
+        size = write_report(html, args.out)
+    except (NoRunError, PublishError, ReportError) as e:
+        raise UsageError(str(e)) from None
+    except OSError as e:
+        raise UsageError(f"{args.out}: cannot write the report: {e.strerror or e}") from None
+    view = f"folder {args.fid}" + (f" at {args.at}" if args.at else "") if args.fid else "organisation"
+    print(f"report of run {data.run_id} ({view}): {size:,} bytes in {time.perf_counter() - started:.1f} s "
+          f"-> {args.out}")
+    return 0
+
+
+_COMMANDS = {
+    "simulate": _simulate, "replay": _replay, "compute": _compute,
+    "serve": _serve, "report": _report, "ingest": _ingest,
+}
 
 
 if __name__ == "__main__":

@@ -57,11 +57,6 @@ def test_unknown_scenario(tmp_path: Path, capsys) -> None:  # type: ignore[no-un
     assert main(["simulate", "--scenario", "demo", "--stores", "4", "--out", str(tmp_path)]) == 2
 
 
-def test_not_yet_built_commands_say_so(capsys) -> None:  # type: ignore[no-untyped-def]
-    assert main(["report", "--data", "x", "--out", "r.html"]) == 2
-    assert "not built yet" in capsys.readouterr().err
-
-
 # --------------------------------------------------------------------------------------------
 # replay on small hand-written inputs
 # --------------------------------------------------------------------------------------------
@@ -217,20 +212,6 @@ def test_compute_with_a_broken_topology_is_one_line_and_starts_no_run(
     err = one_error_line(capsys)
     assert err.startswith(f"pfscope compute: {bad}: ") and "must be an object" in err
     assert not out.exists()
-
-
-@pytest.mark.parametrize(
-    ("argv", "what"),
-    [
-        (["report", "--data", "x", "--out", "r.html"], "report: HTML reports (issue 5) is not built yet"),
-        (["ingest", "--logs", "a.xml", "--out", "o"], "ingest: reading Exchange event logs (issue 6) is not built yet"),
-    ],
-)
-def test_commands_not_built_yet_are_one_line(
-    capsys: pytest.CaptureFixture[str], argv: list[str], what: str
-) -> None:
-    assert main(argv) == 2
-    assert one_error_line(capsys) == f"pfscope: {what}"
 
 
 def test_a_missing_required_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

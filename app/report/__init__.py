@@ -1,0 +1,31 @@
+"""Standalone HTML reports: one self-contained file per view of a published run.
+
+``build_report(data, fid=None, at=None)`` is what both ``pfscope report`` and the dashboard's
+"Download report" call, so the same run and view give the same file.
+"""
+
+from __future__ import annotations
+
+from .build import (
+    Limits,
+    ReportError,
+    View,
+    build_report,
+    parse_view,
+    render,
+    report_download,
+    report_filename,
+)
+from .files import write_report
+
+__all__ = [
+    "Limits",
+    "ReportError",
+    "View",
+    "build_report",
+    "parse_view",
+    "render",
+    "report_download",
+    "report_filename",
+    "write_report",
+]
