@@ -10,7 +10,7 @@ import difflib
 import heapq
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 import pandas as pd
 from dash import dcc, html
@@ -26,6 +26,16 @@ SUGGESTION_POOL = 2000
 def folder_href(fid: str, **query: Any) -> str:
     q = "&".join(f"{k}={quote(str(v), safe=':')}" for k, v in query.items() if v is not None and v != "")
     return f"/folder/{quote(str(fid), safe='')}" + (f"?{q}" if q else "")
+
+
+def report_href(fid: str | None = None, at: str | None = None) -> str:
+    """The view's standalone report (``/report``, served by ``app.main``): same bytes as ``pfscope report``."""
+    query = urlencode({k: v for k, v in (("fid", fid), ("at", at)) if v})
+    return "/report" + (f"?{query}" if query else "")
+
+
+def download_link(href: str, id: str) -> html.A:
+    return html.A("Download report", href=href, id=id, className="pf-download", download="")
 
 
 def store_href(store: str) -> str:

@@ -67,6 +67,26 @@ def _install_auth(server: Flask, settings: Settings) -> None:
         return Response("pfscope: credentials required\n", 401, {"WWW-Authenticate": 'Basic realm="pfscope"'})
 
 
+def _install_report_route(server: Flask) -> None:
+    """``/report?fid=&at=``: the standalone report of the view, the same bytes ``pfscope report`` writes."""
+
+    @server.route("/report")
+    def _report() -> Response:
+        from app.report import ReportError, report_download
+
+        data = current_data()
+        if data is None:
+            return Response("pfscope: no run is published yet\n", 404, {"Content-Type": "text/plain; charset=utf-8"})
+        try:
+            payload = report_download(data, fid=request.args.get("fid") or None, at=request.args.get("at") or None)
+        except ReportError as e:  # plain text: nothing from the URL is ever interpreted as HTML
+            return Response(f"pfscope: {e}\n", 400, {"Content-Type": "text/plain; charset=utf-8"})
+        return Response(payload["content"], 200, {
+            "Content-Type": "text/html; charset=utf-8",
+            "Content-Disposition": f'attachment; filename="{payload["filename"]}"',
+        })
+
+
 def _shell() -> html.Div:
     """The frame around every page: navbar (with the run shown) and the page container."""
     data = current_data()
@@ -92,6 +112,7 @@ def create_app(settings: Settings) -> dash.Dash:
     server.extensions[EXTENSION] = {"settings": settings, "cache": _BoundCache(cache, server)}
     if settings.auth_required:
         _install_auth(server, settings)
+    _install_report_route(server)
     app = dash.Dash(
         "pfscope", server=server, use_pages=True, pages_folder=str(ROOT / "app" / "pages"),
         assets_folder=str(ROOT / "assets"), title="pfscope", update_title=None,

@@ -168,6 +168,7 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
                  className="pf-breadcrumb", **{"aria-label": "folder path"}),
         html.H1([html.Span("Folder "), html.Span(fid, className="pf-mono"), " ",
                  html.Span(str(folder.get("path") or ""), id="pf-folder-path", className="pf-folder-path")]),
+        c.download_link(c.report_href(fid, at if at_ts is not None else None), "folder-report-link"),
         html.P(["Replica list: ", *[html.Span([c.link_store(s, {}), " "]) for s in folder["replicas"]],
                 f" · run as of {f.fmt_time(summary.get('as_of'))}"]),
         c.section(
@@ -235,20 +236,23 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
 @callback(
     Output("folder-matrix", "children"),
     Output("folder-at", "children"),
+    Output("folder-report-link", "href"),
     Input("folder-slider", "value"),
     State("folder-fid", "data"),
     State("folder-times", "data"),
     prevent_initial_call=True,
 )
-def replay_matrix(index: int | None, fid: str, times: list[str]) -> tuple[Any, str]:
-    """Slider moved: the matrix at that change time (the last position: as of the run)."""
+def replay_matrix(index: int | None, fid: str, times: list[str]) -> tuple[Any, str, str]:
+    """Slider moved: the matrix at that change time (the last position: as of the run); the
+    download link follows, so the report shows what the page shows."""
     data = current_data()
     if data is None or index is None:
-        return dash.no_update, dash.no_update
+        return dash.no_update, dash.no_update, dash.no_update
     i = int(index)
     at = parse_at(times[i]) if 0 <= i < len(times) else None
     label = f"at {times[i]}" if at is not None else "as of the run"
-    return data.memo("folder_matrix", (fid, label), lambda: c.matrix_table(matrix_frame(data, fid, at))), label
+    matrix = data.memo("folder_matrix", (fid, label), lambda: c.matrix_table(matrix_frame(data, fid, at)))
+    return matrix, label, c.report_href(fid, times[i] if at is not None else None)
 
 
 @callback(

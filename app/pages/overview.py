@@ -57,6 +57,7 @@ def layout(**_query: Any) -> html.Main:
 
     return html.Main(className="pf-page", children=[
         html.H1("Overview"),
+        c.download_link(c.report_href(), "pf-report-link"),
         html.P(className="pf-run-facts", id="pf-run-facts", children=[
             f"Run {data.run_id} · as of {f.fmt_time(summary.get('as_of'))}",
             f" · finished {f.fmt_age(age)} ago" if age is not None else "",
