@@ -71,6 +71,7 @@ def cluster(tmp_path_factory) -> Iterator[tuple[str, Path]]:  # type: ignore[no-
                 p.kill()
 
 
+@pytest.mark.slow
 def test_job_on_a_standalone_cluster_equals_replay(cluster: tuple[str, Path], tmp_path: Path) -> None:
     url, work = cluster
     data = tmp_path / "data"
