@@ -119,6 +119,30 @@ def arrow_batch(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.RecordBatch
 
 
 WIDE_SCHEMA = arrow_schema(WIDE_COLUMNS)
+#: the wide columns each fold table fills (the others are null in its rows)
+TABLE_COLUMNS = {name: frozenset(c for c, _ in _EXTRA.get(name) or TABLES[name]) for name in FOLD_TABLES}
+
+
+def table_batch(name: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
+    """One fold table's rows as a wide record batch: only the table's own columns are read from
+    the rows (a row-by-row pass over all 72 wide columns cost a quarter of the fold's time)."""
+    n = len(rows)
+    own = TABLE_COLUMNS[name]
+    arrays = []
+    for field in WIDE_SCHEMA:
+        c = field.name
+        if c == "table":
+            arrays.append(pa.array([name] * n, type=field.type))
+        elif c not in own:
+            arrays.append(pa.nulls(n, type=field.type))
+        elif c == "owned":
+            arrays.append(pa.array([r["owned"].text() for r in rows], type=field.type))
+        elif c == "group":  # a number in candidates, a word in responders
+            arrays.append(pa.array([None if r.get("group") is None else str(r["group"]) for r in rows],
+                                   type=field.type))
+        else:
+            arrays.append(pa.array([r.get(c) for r in rows], type=field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=WIDE_SCHEMA)
 
 #: the columns of a group stream row, as ``compute.group_stream`` selects them
 STREAM_COLUMNS = ("observer", "fid", "kind", "ts", "seq", "cn", "msg", "type", "sender", "sent_at", "msg_seq",
@@ -150,22 +174,38 @@ def fold_partitions(payload: str, as_of: int, flush_rows: int = 20_000):  # type
         cn = _CNCache()
         fold: FolderFold | None = None
         key: tuple[str, str] | None = None
-        pending: list[dict[str, Any]] = []
+        pending = Rows()
+        held = 0
         for r in stream_rows(batches):
             k = (r.observer, r.fid)
             if k != key:
                 if fold is not None:
-                    pending.extend(_wide_rows(fold.finish(as_of)))
-                    if len(pending) >= flush_rows:
-                        yield arrow_batch(pending, WIDE_SCHEMA)
-                        pending = []
+                    held += _collect(pending, fold.finish(as_of))
+                    if held >= flush_rows:
+                        yield from _flush(pending)
+                        pending, held = Rows(), 0
                 fold, key = FolderFold(org, r.observer, r.fid), k
             if r.kind != GROUP_START:
                 assert fold is not None
                 fold.apply(event_from_row(r, cn))
         if fold is not None:
-            pending.extend(_wide_rows(fold.finish(as_of)))
-        if pending:
-            yield arrow_batch(pending, WIDE_SCHEMA)
+            _collect(pending, fold.finish(as_of))
+        yield from _flush(pending)
 
     return run
+
+
+def _collect(into: Rows, rows: Rows) -> int:
+    n = 0
+    for name in FOLD_TABLES:
+        chunk = getattr(rows, name)
+        getattr(into, name).extend(chunk)
+        n += len(chunk)
+    return n
+
+
+def _flush(rows: Rows) -> Iterator[pa.RecordBatch]:
+    for name in FOLD_TABLES:
+        chunk = getattr(rows, name)
+        if chunk:
+            yield table_batch(name, chunk)
