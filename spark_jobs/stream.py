@@ -91,19 +91,6 @@ def event_from_row(r: Any, cn: _CNCache) -> Event:
     return Event(ts=r.ts, seq=r.seq, store=r.observer, kind=kind, fid=r.fid, message=m)
 
 
-def _wide_rows(rows: Rows) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for name in FOLD_TABLES:
-        for row in getattr(rows, name):
-            row = dict(row, table=name)
-            if name == "processed_status_requests":
-                row["owned"] = row["owned"].text()
-            if "group" in row and row["group"] is not None:
-                row["group"] = str(row["group"])
-            out.append(row)
-    return out
-
-
 _ARROW_TYPES = {"string": pa.string(), "long": pa.int64(), "int": pa.int32(), "boolean": pa.bool_(),
                 "double": pa.float64(), "array<string>": pa.list_(pa.string())}
 
@@ -111,11 +98,6 @@ _ARROW_TYPES = {"string": pa.string(), "long": pa.int64(), "int": pa.int32(), "b
 def arrow_schema(columns: dict[str, str]) -> pa.Schema:
     """The Arrow schema Spark expects back for these Spark SQL column types."""
     return pa.schema([(c, _ARROW_TYPES[k]) for c, k in columns.items()])
-
-
-def arrow_batch(rows: list[dict[str, Any]], schema: pa.Schema) -> pa.RecordBatch:
-    """Row dicts to one record batch; a key missing from a row is null."""
-    return pa.RecordBatch.from_pydict({c: [r.get(c) for r in rows] for c in schema.names}, schema=schema)
 
 
 WIDE_SCHEMA = arrow_schema(WIDE_COLUMNS)
