@@ -165,7 +165,9 @@ def test_partners_behind_and_requests_by_source() -> None:
     })
     behind = f.partners_behind(st)
     assert behind.to_dict("records") == [{"subject": "A", "folders_behind": 1, "cns_behind": 3, "folders": 2,
-                                          "real_lag_count": 2}]
+                                          "real_lag_count": 2, "derived_folders": 0}]
+    derived = f.partners_behind(st.assign(derived=[True, True, False, False]))
+    assert derived["derived_folders"].tolist() == [1]
     req = pd.DataFrame({"source": ["A", "A", "B", ""], "kind": ["observed", "observed", "expected", "expected"],
                         "at": [ts("2026-11-02")] * 4, "cnset_count": [3, 4, 1, 9]})
     by = f.requests_by_source(req)
