@@ -81,7 +81,7 @@ def fold_groups(stream: DataFrame, payload: str, as_of: int, partitions: int) ->
     ordered = stream.repartition(partitions, "observer", "fid").sortWithinPartitions(
         "observer", "fid", "ts", "seq"
     )
-    return ordered.mapInPandas(fold_partitions(payload, as_of), schema=wide_ddl())
+    return ordered.mapInArrow(fold_partitions(payload, as_of), schema=wide_ddl())
 
 
 def fold_table(wide: DataFrame, table: str) -> DataFrame:
@@ -199,6 +199,28 @@ def with_paths(replicas: DataFrame, folders: DataFrame) -> DataFrame:
 # --------------------------------------------------------------------------------------------
 # the whole job
 # --------------------------------------------------------------------------------------------
+ROWS_PER_FOLD_PARTITION = 250_000  # bounds each task's sort buffer and Python memory
+
+
+def fold_partitions_for(spark: SparkSession, accepted: int) -> int:
+    """Partitions for the fold: two per core, more when the log is large."""
+    return max(2, spark.sparkContext.defaultParallelism * 2, -(-accepted // ROWS_PER_FOLD_PARTITION))
+
+
+def as_of_and_status(events: DataFrame, as_of: int | None) -> tuple[int, list[tuple[str, int, int, bool]]]:
+    """The as-of time (default: the last event's) and the up/down timeline up to it, in one job."""
+    is_status = F.col("kind") == "store_status"
+    row = events.agg(
+        F.max("ts").alias("last"),
+        F.collect_list(F.when(is_status, F.struct("ts", "seq", "store", "status"))).alias("status"),
+    ).first()
+    assert row is not None
+    if as_of is None:
+        as_of = row["last"] or 0
+    timeline = sorted((s.ts, s.seq, s.store, s.status == "down") for s in row["status"] if s.ts <= as_of)
+    return as_of, [(store, ts, seq, down) for ts, seq, store, down in timeline]
+
+
 def compute(
     spark: SparkSession,
     topo: Topology,
@@ -210,18 +232,12 @@ def compute(
 ) -> JobResult:
     started = time.time()
     read = read_events(spark, paths, topo)
-    events = read.events.cache()  # read once: the as-of, the status timeline and the groups use it
-    if as_of is None:
-        as_of = events.agg(F.max("ts")).first()[0] or 0  # type: ignore[index]
-    applied = events.filter(F.col("ts") <= as_of).cache()
-    status = [
-        (r.store, r.ts, r.seq, r.status == "down")
-        for r in applied.filter(F.col("kind") == "store_status").select("store", "ts", "seq", "status")
-        .orderBy("ts", "seq").collect()
-    ]
+    events = read.events  # a projection of the cached verdicts: no re-reading of the log
+    as_of, status = as_of_and_status(events, as_of)
+    applied = events.filter(F.col("ts") <= as_of)
     payload = org_payload(topo.to_json(), status)
     obs = observers(spark, topo, applied)
-    n = partitions or max(2, spark.sparkContext.defaultParallelism * 2)
+    n = partitions or fold_partitions_for(spark, read.accepted)
     wide = fold_groups(group_stream(applied, obs), payload, as_of, n).cache()
 
     t: dict[str, DataFrame] = {name: fold_table(wide, name) for name in FOLD_TABLES if name in TABLES}

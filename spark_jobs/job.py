@@ -66,7 +66,6 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         for name, df in result.tables.items():
             out = df.coalesce(1) if name in SMALL_TABLES else df
             out.write.mode("error").parquet(run.table_path(name))
-        summary = result.tables["summary"].first().asDict()  # type: ignore[union-attr]
     except BaseException:
         abandon(run)
         raise
@@ -74,7 +73,9 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         "as_of": format_ts(result.as_of),
         "tables": sorted(result.tables),
         "seconds": round(time.perf_counter() - started, 3),
-        "summary": {k: summary[k] for k in ("lines_read", "accepted", "duplicates", "rejected")},
+        "summary": {"lines_read": result.read.lines_read, "accepted": result.read.accepted,
+                    "duplicates": result.read.duplicates,
+                    "rejected": result.read.lines_read - result.read.accepted - result.read.duplicates},
     }
     return publish(run, info)
 

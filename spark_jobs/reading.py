@@ -4,9 +4,11 @@
   hidden ``_metadata`` columns (splits are packed into partitions by size, not by offset, so
   lines are numbered per file block, blocks ordered by their start).
 - Stage 1 (one line on its own) runs ``spark_jobs.model.events.parse_line`` on the executors
-  through ``mapInPandas``: the reject rules exist once, and this scales out with the cluster.
+  through ``mapInArrow``: the reject rules exist once, and this scales out with the cluster.
+  Its output is cached: the log is parsed once.
 - Stage 2 (rules between lines: duplicates by meaning, message ids, receives against their
-  sends, change numbers increasing) is Spark SQL: windows and joins over the whole log.
+  sends, change numbers increasing) is Spark SQL: windows and joins over the whole log, run
+  once (the verdicts are cached) with one job for the three counts.
 
 The result equals ``read_event_log`` line for line; the Spark tests check it.
 """
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-import pandas as pd
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
@@ -38,7 +40,7 @@ from .model.events import (
     parse_line,
 )
 from .model.topology import Topology, topology_from_json
-from .stream import arrow_frame
+from .stream import arrow_schema
 
 PARSED_DDL = (
     "seq long, source string, line long, text string, reason string, key string, "
@@ -125,44 +127,50 @@ def _match_names(files: list[str], uris: list[str]) -> dict[str, int]:
 # --------------------------------------------------------------------------------------------
 # stage 1: every line alone, on the executors
 # --------------------------------------------------------------------------------------------
+PARSED_COLUMNS = {c.split(" ")[0].strip("`"): c.split(" ", 1)[1] for c in PARSED_DDL.split(", ")}
+_NO_EVENT = (None,) * (len(PARSED_COLUMNS) - 5)  # key ... status: a rejected line has none
+
+
 def _parse_partitions(topology_json: str, files: list[str]):  # type: ignore[no-untyped-def]
-    def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """The ``mapInArrow`` function: numbered lines in, one parsed row per line out (an event's
+    columns, or a reject reason). Plain lists in and out: no pandas frame per batch."""
+    schema = arrow_schema(PARSED_COLUMNS)
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         topo = topology_from_json(json.loads(topology_json))
         for batch in batches:
-            out: list[dict[str, Any]] = []
-            for r in batch.itertuples(index=False):
-                row: dict[str, Any] = {"seq": r.seq, "source": files[r.file_index] if r.file_index < len(files)
-                                       else r.source_uri, "line": r.line, "text": r.text}
-                if r.text is None:
-                    row.update(reason=R_NOT_UTF8, text="")
-                else:
-                    try:
-                        ev = parse_line(r.text, topo, make_seq(r.file_index, r.line))
-                    except Reject as e:
-                        row["reason"] = e.reason
-                    else:
-                        row.update(_event_columns(ev))
-                out.append(row)
-            yield arrow_frame(out, _PARSED_COLUMNS)
+            d = batch.to_pydict()
+            rows = [
+                parsed_row(topo, files[i] if i < len(files) else uri, line, seq, text, make_seq(i, line))
+                for seq, i, uri, line, text in zip(d["seq"], d["file_index"], d["source_uri"], d["line"], d["text"],
+                                                   strict=True)
+            ]
+            if rows:
+                cols = list(zip(*rows, strict=True))
+                yield pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, schema, strict=True)],
+                                                 schema=schema)
 
     return run
 
 
-_PARSED_COLUMNS = {c.split(" ")[0].strip("`"): c.split(" ", 1)[1] for c in PARSED_DDL.split(", ")}
-
-
-def _event_columns(ev: Any) -> dict[str, Any]:
+def parsed_row(topo: Topology, source: str, line: int, seq: int, text: str | None, model_seq: int) -> tuple[Any, ...]:
+    """One line as a row of ``PARSED_DDL``: ``parse_line`` decides (the rules exist once)."""
+    if text is None:
+        return (seq, source, line, "", R_NOT_UTF8, *_NO_EVENT)
+    try:
+        ev = parse_line(text, topo, model_seq)
+    except Reject as e:
+        return (seq, source, line, text, e.reason, *_NO_EVENT)
     m = ev.message
-    row = {"key": json.dumps(ev.key, default=list), "ts": ev.ts, "store": ev.store, "kind": ev.kind,
-           "fid": ev.fid, "cn": ev.cn, "op": ev.op, "item": ev.item, "bytes": ev.bytes,
-           "replicas": list(ev.replicas) if ev.replicas is not None else None, "path": ev.path,
-           "status": ev.status, "msg": ev.msg_id}
-    if m is not None:
-        row.update(msg=m.msg, type=m.type, to=list(m.to), cnset=m.cnset.text(),
-                   changes=m.changes.text() if m.changes is not None else None,
-                   requested=m.requested.text() if m.requested is not None else None,
-                   source_store=m.source, responders=list(m.responders) if m.responders is not None else None)
-    return row
+    if m is None:
+        return (seq, source, line, text, None, repr(ev.key), ev.ts, ev.store, ev.kind, ev.fid, ev.cn, ev.op, ev.item,
+                ev.bytes, ev.msg_id, None, None, None, None, None, None, None,
+                list(ev.replicas) if ev.replicas is not None else None, ev.path, ev.status)
+    return (seq, source, line, text, None, repr(ev.key), ev.ts, ev.store, ev.kind, ev.fid, ev.cn, ev.op, ev.item,
+            ev.bytes, m.msg, m.type, list(m.to), m.cnset.text(),
+            m.changes.text() if m.changes is not None else None,
+            m.requested.text() if m.requested is not None else None, m.source,
+            list(m.responders) if m.responders is not None else None, None, None, None)
 
 
 # --------------------------------------------------------------------------------------------
@@ -174,18 +182,18 @@ def _first(df: DataFrame, by: Sequence[str], order: Sequence[str] = ("seq",)) ->
 
 
 def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> ReadResult:
+    """Parse every line once (cached), judge the rules between lines once (cached), and count
+    lines read, duplicates and rejects in one job."""
     files = list_files(paths)
     if not files:
         raise FileNotFoundError(f"{', '.join(paths)}: no event log files")
     lines = numbered_lines(spark, files)
-    parsed = lines.mapInPandas(_parse_partitions(json.dumps(topo.to_json()), files), schema=PARSED_DDL)
+    parsed = lines.mapInArrow(_parse_partitions(json.dumps(topo.to_json()), files), schema=PARSED_DDL)
     parsed = parsed.withColumnRenamed("source_store", "src").cache()
-    lines_read = parsed.count()
 
     ok = parsed.filter(F.col("reason").isNull())
     # the meaning of a line is decided by its first occurrence (by input order)
-    ok = _first(ok, ["key"]).withColumn("repeat", F.col("_n") > 1).drop("_n")
-    firsts = ok.filter(~F.col("repeat"))
+    firsts = _first(ok, ["key"]).filter("_n = 1").drop("_n")
 
     # messages: the first send of each id
     sends = firsts.filter(F.col("kind") == "send")
@@ -216,21 +224,32 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
         F.col("prev_max").isNotNull() & (F.col("cn") <= F.col("prev_max"))
     ).select("seq", F.lit(R_CN_NOT_INCREASING).alias("why3"))
     checked = checked.join(not_increasing, "seq", "left").withColumn("why", F.coalesce("why", "why3")).drop("why3")
-    verdict = checked.select("key", "why").cache()  # one row per meaning
+    checked = checked.cache()  # one row per meaning: the verdicts, and the accepted events
 
     # every line that passed stage 1 takes the verdict of its meaning's first occurrence
-    judged = ok.join(verdict, "key")
-    accepted_first = checked.filter(F.col("why").isNull())
-    rejects = parsed.filter(F.col("reason").isNotNull()).select("source", "line", "reason", "text").unionByName(
-        judged.filter(F.col("why").isNotNull()).select("source", "line", F.col("why").alias("reason"), "text")
+    verdict = checked.select("key", F.col("seq").alias("first_seq"), "why")
+    judged = ok.join(verdict, "key").select(
+        "source", "line", F.col("why").alias("reason"),
+        (F.col("why").isNull() & (F.col("seq") != F.col("first_seq"))).alias("duplicate"),
+        F.when(F.col("why").isNotNull(), F.col("text")).alias("text"),
     )
-    duplicates = judged.filter(F.col("repeat") & F.col("why").isNull()).count()
-    n_rejects = rejects.count()
+    outcome = parsed.filter(F.col("reason").isNotNull()).select(
+        "source", "line", "reason", F.lit(False).alias("duplicate"), "text"
+    ).unionByName(judged).cache()  # every line read, once: its reject reason or whether it repeats
+    counts = outcome.agg(
+        F.count(F.lit(1)).alias("lines"),
+        F.count_if("duplicate").alias("duplicates"),
+        F.count_if(F.col("reason").isNotNull()).alias("rejects"),
+    ).first()
+    assert counts is not None
+    parsed.unpersist()  # outcome and checked hold all that is needed now
+    lines_read, duplicates, n_rejects = int(counts.lines), int(counts.duplicates), int(counts.rejects)
+    rejects = outcome.filter(F.col("reason").isNotNull()).select("source", "line", "reason", "text")
 
     receive = F.col("kind") == "receive"
     message_cols = {"type": "type", "to": "to", "cnset": "cnset", "changes": "changes",
                     "requested": "requested", "src": "source", "responders": "responders"}
-    events = accepted_first.select(
+    events = checked.filter(F.col("why").isNull()).select(
         "seq", "ts", "store", "kind",
         F.when(receive, F.col("m_fid")).otherwise(F.col("fid")).alias("fid"),
         "cn", "op", "item", "bytes", "msg",

@@ -41,6 +41,12 @@ def _union(a: Ranges, b: Ranges) -> Ranges:
         return b
     if not b:
         return a
+    if a[-1][1] + 1 < b[0][0]:  # the common case in a fold: newer CNs after all known ones
+        return a + b
+    if b[-1][1] + 1 < a[0][0]:
+        return b + a
+    if len(a) + len(b) <= 16:  # small lists: the built-in sort beats a Python-level merge
+        return _merge_sorted(sorted(a + b))
     return _merge_sorted(heapq.merge(a, b))
 
 
@@ -61,7 +67,7 @@ def _intersection(a: Ranges, b: Ranges) -> Ranges:
 
 
 def _difference(a: Ranges, b: Ranges) -> Ranges:
-    if not a or not b:
+    if not a or not b or b[0][0] > a[-1][1] or b[-1][1] < a[0][0]:  # nothing in common
         return a
     out: list[Range] = []
     j = 0
@@ -90,7 +96,7 @@ def _count(r: Ranges) -> int:
 class CNSet:
     """An immutable set of CNs, ``origin -> ranges``; no origin maps to an empty tuple."""
 
-    __slots__ = ("_by_origin", "_hash", "_text")
+    __slots__ = ("_by_origin", "_count", "_hash", "_text")
 
     def __init__(self, by_origin: Mapping[str, Ranges] | None = None, *, _trusted: bool = False):
         if by_origin is None:
@@ -109,6 +115,7 @@ class CNSet:
                     self._by_origin[origin] = norm
         self._text: str | None = None
         self._hash: int | None = None
+        self._count: int | None = None
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -211,7 +218,9 @@ class CNSet:
             yield origin, self._by_origin[origin]
 
     def count(self) -> int:
-        return sum(_count(r) for r in self._by_origin.values())
+        if self._count is None:  # immutable: counted once (each history row asks)
+            self._count = sum(_count(r) for r in self._by_origin.values())
+        return self._count
 
     def max_cn(self, origin: str) -> int | None:
         r = self._by_origin.get(origin)

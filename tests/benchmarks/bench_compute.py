@@ -1,25 +1,34 @@
 """The Spark job against its floor and its oracle, measured in one run. Prints; asserts nothing.
 
-    python tests/benchmarks/bench_compute.py --events 1000000 [--events 10000000] [--keep DIR]
+    PYTHONPATH=. python tests/benchmarks/bench_compute.py [--events 1000000] [--events 10000000]
+        [--cache DIR] [--skip-local1]
 
-For each size: a ``scale`` log is simulated (or reused from --keep), then, each in its own
-process so peak memory is its own: Spark reading the JSONL and counting it (the floor), the job
-on local[1] and on local[2], and the reference replay. Wall time, events/s and peak RSS of the
-process tree are printed as a table.
+For each size a ``scale`` log is simulated once and cached on disk (``--cache``, default
+``$PFSCOPE_BENCH_CACHE`` or ``/tmp/pfscope-bench``; a log is reused when its folder holds it).
+Then, each in its own process so that peak memory is its own: Spark reading the JSONL and
+counting it (the floor), the job on ``local[1]`` and on ``local[2]``, and the reference replay.
+Printed per run: wall seconds, events/s, CPU seconds and peak RSS of the whole process tree, and
+the load average around it (the machine may be shared: a load above the core count means the
+wall times are inflated).
+
+The replay holds every row in memory (about 1.9 GB per million events), so it is not run on
+logs above ``REPLAY_LIMIT`` events: it would exhaust a 24 GiB machine.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import psutil
+
+ROOT = Path(__file__).resolve().parents[2]
+REPLAY_LIMIT = 2_000_000
+EVENTS_PER_FOLDER = 230  # scale, 14 days, 4 changes per folder-day, 3 replicas (measured)
 
 FLOOR = """
 import sys
@@ -30,61 +39,97 @@ print(spark.read.text(sys.argv[2]).count())
 
 
 def scale_options(events: int) -> list[str]:
-    """Sizes that give about ``events`` events (about 48 events per folder-day at 4 changes)."""
-    folders = max(200, events // (48 * 14))
+    """Simulator sizes that give about ``events`` events."""
+    folders = max(50, round(events / EVENTS_PER_FOLDER))
     return ["--stores", "30", "--sites", "5", "--folders", str(folders), "--replicas", "3", "--days", "14",
             "--changes-per-day", "4"]
 
 
-def measure(cmd: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS (GB) of the whole process tree, and stdout."""
+def env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "SPARK_LOCAL_IP": "127.0.0.1"}
+
+
+def tree_cpu(proc: psutil.Process) -> float:
+    """CPU seconds of a process and its descendants, finished ones included (as reaped)."""
+    total = 0.0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system + t.children_user + t.children_system
+        except psutil.Error:
+            pass
+    return total
+
+
+def measure(cmd: list[str]) -> tuple[float, float, float, str]:
+    """Wall seconds, CPU seconds, peak RSS (GB) of the whole process tree, and stdout."""
     start = time.perf_counter()
-    proc = psutil.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    peak = 0
+    proc = psutil.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(), cwd=ROOT)
+    peak, cpu = 0, 0.0
     while proc.poll() is None:
         try:
             tree = [proc, *proc.children(recursive=True)]
             peak = max(peak, sum(p.memory_info().rss for p in tree if p.is_running()))
+            cpu = max(cpu, tree_cpu(proc))
         except psutil.Error:
             pass
         time.sleep(0.2)
-    out = proc.stdout.read() if proc.stdout else ""
+    out, err = proc.communicate()
     if proc.returncode:
-        raise RuntimeError(f"{' '.join(cmd)} failed with {proc.returncode}")
-    return time.perf_counter() - start, peak / 1e9, out
+        raise RuntimeError(f"{' '.join(cmd)} failed with {proc.returncode}: {err[-2000:]}")
+    return time.perf_counter() - start, cpu, peak / 1e9, out
+
+
+def simulate(data: Path, size: int) -> None:
+    if (data / "events.jsonl").exists():
+        return
+    print(f"simulating a scale log of about {size:,} events into {data} ...", flush=True)
+    subprocess.run([sys.executable, "-m", "app.cli", "simulate", "--scenario", "scale", "--out", str(data),
+                    "--no-progress", *scale_options(size)], check=True, stdout=subprocess.DEVNULL, env=env(),
+                   cwd=ROOT)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--events", type=int, action="append", help="target log size (repeatable)")
-    ap.add_argument("--keep", help="folder to keep (and reuse) simulated logs in")
+    ap.add_argument("--events", type=int, action="append", help="target log size (repeatable; default 1M)")
+    ap.add_argument("--cache", default=os.environ.get("PFSCOPE_BENCH_CACHE", "/tmp/pfscope-bench"),
+                    help="folder keeping the simulated logs between runs")
+    ap.add_argument("--skip-local1", action="store_true", help="do not run the job on local[1]")
     args = ap.parse_args()
     sizes = args.events or [1_000_000]
-    root = Path(args.keep or tempfile.mkdtemp(prefix="pfscope-bench-"))
+    root = Path(args.cache)
     py = sys.executable
-    pfscope = str(Path(py).with_name("pfscope"))
-    print(f"machine: {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB, Python {sys.version.split()[0]}")
-    print(f"{'events':>12} {'what':<22} {'seconds':>9} {'events/s':>12} {'peak GB':>8}")
+    cpu_model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                      if line.startswith("model name")), "?")
+    print(f"machine: {os.cpu_count()} cores ({cpu_model}), {psutil.virtual_memory().total / 2**30:.0f} GiB, "
+          f"Python {sys.version.split()[0]}")
+    print(f"{'events':>12} {'what':<24} {'seconds':>8} {'events/s':>10} {'cpu s':>7} {'peak GB':>8} {'load':>10}")
     for size in sizes:
         data = root / f"scale-{size}"
-        if not (data / "events.jsonl").exists():
-            subprocess.run([pfscope, "simulate", "--scenario", "scale", "--out", str(data), "--no-progress",
-                            *scale_options(size)], check=True, stdout=subprocess.DEVNULL)
+        simulate(data, size)
         with open(data / "events.jsonl", "rb") as fh:
             n = sum(1 for _ in fh)
         topo, events = str(data / "topology.json"), str(data / "events.jsonl")
-        runs = {
+        job = [py, "-m", "app.cli", "compute", "--topology", topo, "--events", events]
+        runs: dict[str, list[str] | str] = {
             "floor: read + count": [py, "-c", FLOOR, "local[2]", events],
-            "job local[1]": [pfscope, "compute", "--topology", topo, "--events", events,
-                             "--out", str(data / "runs1"), "--master", "local[1]"],
-            "job local[2]": [pfscope, "compute", "--topology", topo, "--events", events,
-                             "--out", str(data / "runs2"), "--master", "local[2]"],
-            "replay (plain Python)": [pfscope, "replay", "--topology", topo, "--events", events],
+            "job local[2]": [*job, "--out", str(data / "runs2"), "--master", "local[2]"],
+            "job local[1]": "skipped (--skip-local1)" if args.skip_local1 else
+                            [*job, "--out", str(data / "runs1"), "--master", "local[1]"],
+            "replay (plain Python)": f"not run: above {REPLAY_LIMIT:,} events it needs ~1.9 GB per million "
+                                     "events and would exhaust the machine" if n > REPLAY_LIMIT else
+                                     [py, "-m", "app.cli", "replay", "--topology", topo, "--events", events],
         }
         for what, cmd in runs.items():
-            seconds, peak, _ = measure(cmd)
-            print(f"{n:>12,} {what:<22} {seconds:>9.1f} {n / seconds:>12,.0f} {peak:>8.2f}", flush=True)
-    print(json.dumps({"logs": str(root)}))
+            if isinstance(cmd, str):
+                print(f"{n:>12,} {what:<24} {cmd}", flush=True)
+                continue
+            before = os.getloadavg()[0]
+            seconds, cpu, peak, _ = measure(cmd)
+            load = f"{before:.1f}/{os.getloadavg()[0]:.1f}"
+            print(f"{n:>12,} {what:<24} {seconds:>8.1f} {n / seconds:>10,.0f} {cpu:>7.0f} {peak:>8.2f} {load:>10}",
+                  flush=True)
+    print(f"logs kept in {root}")
 
 
 if __name__ == "__main__":

@@ -12,18 +12,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pyspark
 import pytest
 
-from spark_jobs.model.events import read_event_log
-from spark_jobs.model.replay import replay
-from spark_jobs.model.tables import TABLES
-from spark_jobs.model.topology import load_topology
-from spark_jobs.publish import read_latest
 from spark_jobs.simulator import simulate_to_folder
 
-from .test_compute import ordered
+from .published import assert_published_equals_replay
 
 SPARK_HOME = str(Path(pyspark.__file__).parent)
 
@@ -77,6 +71,7 @@ def cluster(tmp_path_factory) -> Iterator[tuple[str, Path]]:  # type: ignore[no-
                 p.kill()
 
 
+@pytest.mark.slow
 def test_job_on_a_standalone_cluster_equals_replay(cluster: tuple[str, Path], tmp_path: Path) -> None:
     url, work = cluster
     data = tmp_path / "data"
@@ -90,13 +85,7 @@ def test_job_on_a_standalone_cluster_equals_replay(cluster: tuple[str, Path], tm
         env=env, capture_output=True, text=True, timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    latest = read_latest(out)
-    assert latest is not None
-    topo = load_topology(data / "topology.json")
-    expected = replay(topo, read_event_log([data / "events.jsonl"], topo)).tables
-    for table in TABLES:
-        got = pq.read_table(out / latest["path"] / table).to_pylist()
-        assert ordered(table, got) == ordered(table, expected[table]), table
+    assert_published_equals_replay(out, data)
     # the tasks ran in an executor the worker launched for this application
     executors = list(work.glob("app-*/*/stderr"))
     assert executors, f"no executor ran in {work}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from spark_jobs.model.events import event_log_from_lines
@@ -53,9 +54,12 @@ def test_stream_equals_replay(demo, batch: int) -> None:  # type: ignore[no-unty
     as_of = log.last_ts() - 36 * 3_600_000_000  # in the middle of things
     expected = replay(topo, log, as_of).tables
     frame = stream_rows(topo, log, as_of)
-    batches = [frame.iloc[i : i + batch] for i in range(0, len(frame), batch)]
+    batches = [pa.RecordBatch.from_pandas(frame.iloc[i : i + batch], preserve_index=False)
+               for i in range(0, len(frame), batch)]
     status = [(e.store, e.ts, e.seq, e.status == "down") for e in log.in_time_order() if e.kind == "store_status"]
-    out = pd.concat(list(fold_partitions(org_payload(topo.to_json(), status), as_of, flush_rows=500)(iter(batches))))
+    out_batches = list(fold_partitions(org_payload(topo.to_json(), status), as_of, flush_rows=500)(iter(batches)))
+    assert len(out_batches) > 1  # flushed as it went, not held to the end
+    out = pa.Table.from_batches(out_batches).to_pandas()
     assert list(out.columns) == list(WIDE_COLUMNS)
     for table in FOLD_TABLES:
         got = [_row(r) for r in out[out["table"] == table].to_dict("records")]
