@@ -393,7 +393,7 @@ def test_folder_matrix_marks_derived_cells_as_the_state_table_does(we: Path, we_
     for i, subject in enumerate(hm["y"]):
         for j, observer in enumerate(hm["x"]):
             d = bool(st[(st["observer"] == observer) & (st["subject"] == subject)]["derived"].iloc[0])
-            assert hm["text"][i][j].startswith("≥ ") == d
+            assert ("≥ lower bound (derived from Exchange logs)" in hm["text"][i][j]) == d
     # a simulated run has no derived cell and no legend entry for one
     plain = read_report(we_folder)
     assert {x["derived"] for x in records(plain.sections["matrix"][0])} == {""}
