@@ -15,7 +15,7 @@ from urllib.parse import quote, urlencode
 import pandas as pd
 from dash import dcc, html
 
-from app.figures import CELL_STATES, HEALTH_ORDER, fmt_time
+from app.figures import CELL_STATES, DERIVED_HELP, DERIVED_NOTE, HEALTH_ORDER, fmt_time
 
 Cell = Callable[[Any, dict[str, Any]], Any]
 
@@ -147,9 +147,21 @@ def table(
                     className="pf-table-wrap")
 
 
+def derived_note() -> html.Div:
+    """The mark of a CN set that rests on derived knowledge: text first, the dashed border only adds."""
+    return html.Div(DERIVED_NOTE, className="pf-cell-derived", title=DERIVED_HELP)
+
+
+def is_derived(value: Any) -> bool:
+    """A ``derived`` flag as read back from Parquet or pandas: null (NA, NaN, None) is not derived."""
+    return value is not None and not (pd.api.types.is_scalar(value) and pd.isna(value)) and bool(value)
+
+
 def matrix_cell(cell: dict[str, Any]) -> html.Td:
-    """One cell of the who-knows-what matrix: CN set, count, last heard, lag; class by state and lag."""
+    """One cell of the who-knows-what matrix: CN set, count, last heard, lag; class by state and lag.
+    A CN set ingest derived (a lower bound) says so in words and has a dashed border."""
     state = str(cell.get("state"))
+    derived = is_derived(cell.get("derived"))
     lag = int(cell.get("lag_count") or 0)
     bucket = 0 if lag == 0 else 1 if lag < 10 else 2 if lag < 100 else 3
     parts: list[Any] = []
@@ -161,6 +173,8 @@ def matrix_cell(cell: dict[str, Any]) -> html.Td:
             last_text = "" if last is None or pd.isna(last) else f" · last sent CN {cell['subject']}:{int(last)}"
             parts.append(html.Div(["owned", html.Span(last_text)], className="pf-cell-label"))
         parts.append(cnset_text(cell.get("cnset")))
+        if derived:
+            parts.append(derived_note())
         parts.append(html.Div(f"{int(cell.get('cnset_count') or 0):,} CNs", className="pf-cell-count"))
         heard = fmt_time(cell.get("heard_at"))
         if heard:
@@ -175,10 +189,12 @@ def matrix_cell(cell: dict[str, Any]) -> html.Td:
             parts.append(html.Div(["lacks: ", cnset_text(cell.get("lacks_cnset"))], className="pf-cell-lag"))
         elif state == "current":
             parts.append(html.Div("current", className="pf-cell-ok"))
-    return html.Td(parts, className=f"pf-cell pf-cell-{state} pf-lag-{bucket}", title=CELL_STATES.get(state, ""),
+    title = CELL_STATES.get(state, "") + (f"; {DERIVED_HELP}" if derived else "")
+    return html.Td(parts, className=f"pf-cell pf-cell-{state} pf-lag-{bucket}" + (" pf-derived" if derived else ""),
+                   title=title,
                    **{"data-observer": str(cell["observer"]), "data-subject": str(cell["subject"]),
                       "data-cnset": "" if cell.get("cnset") is None else str(cell.get("cnset")),
-                      "data-state": state})
+                      "data-state": state, "data-derived": "true" if derived else "false"})
 
 
 def matrix_table(matrix: pd.DataFrame, *, id: str = "pf-matrix") -> html.Div:
@@ -201,6 +217,8 @@ def matrix_table(matrix: pd.DataFrame, *, id: str = "pf-matrix") -> html.Div:
         html.Li([html.Span(className=f"pf-swatch pf-cell-{k}"), f"{k.replace('_', ' ')}: {v}"])
         for k, v in CELL_STATES.items()
     ])
+    if "derived" in matrix.columns and matrix["derived"].fillna(False).astype(bool).any():
+        legend.children.append(html.Li([html.Span(className="pf-swatch pf-derived"), DERIVED_HELP]))
     return html.Div([html.Table([head, html.Tbody(rows)], className="pf-matrix", id=id), legend],
                     className="pf-table-wrap")
 

@@ -43,6 +43,11 @@ CELL_COLOURS: dict[str, str] = {
     "owned": "#0072b2",
     "unknown": "#999999",
 }
+#: the mark of a cell whose CN set rests on knowledge ingest derived (``derived`` column)
+DERIVED_MARK = "≥"
+DERIVED_NOTE = "≥ lower bound (derived from Exchange logs)"
+DERIVED_HELP = ("derived: the CN set was inferred from Exchange's event logs (which print CN ranges, not "
+                "CN sets), so the store holds at least these CNs")
 BLUE, ORANGE, SKY, GREEN, VERMILLION, PURPLE, GREY = (
     "#0072b2", "#e69f00", "#56b4e9", "#009e73", "#d55e00", "#cc79a7", "#999999",
 )
@@ -238,26 +243,32 @@ def cells_at(history: pd.DataFrame, at: Any) -> pd.DataFrame:
     """Each (observer, subject) row of the folder's state tables as it stood at ``at``.
 
     From ``state_history``: the last change at or before ``at`` (ties: the last row). ``heard_at``
-    is when that row last changed.
+    is when that row last changed; ``derived`` whether its CN set then rested on derived knowledge.
     """
-    cols = ["observer", "subject", "cnset", "cnset_count", "heard_at"]
+    cols = ["observer", "subject", "cnset", "cnset_count", "heard_at", "derived"]
     if history.empty:
         return pd.DataFrame(columns=cols)
     t = pd.Timestamp(at)
     past = history[history["at"] <= t]
     if past.empty:
         return pd.DataFrame(columns=cols)
-    last = past.groupby(["observer", "subject"], sort=False).tail(1)
+    last = _with_derived(past.groupby(["observer", "subject"], sort=False).tail(1))
     out = last.rename(columns={"at": "heard_at"})[cols].reset_index(drop=True)
     return out
 
 
+def _with_derived(frame: pd.DataFrame) -> pd.DataFrame:
+    """``derived`` as plain booleans (a run published before the column existed: all False)."""
+    flags = frame["derived"].fillna(False).astype(bool) if "derived" in frame.columns else False
+    return frame.assign(derived=flags)
+
+
 def cells_now(state_table: pd.DataFrame) -> pd.DataFrame:
     """The state tables as of the run's as-of time; ``heard_at`` is ``last_message_at``."""
-    cols = ["observer", "subject", "cnset", "cnset_count", "heard_at", "last_sent_cn"]
+    cols = ["observer", "subject", "cnset", "cnset_count", "heard_at", "last_sent_cn", "derived"]
     if state_table.empty:
         return pd.DataFrame(columns=cols)
-    out = state_table.rename(columns={"last_message_at": "heard_at"})
+    out = _with_derived(state_table).rename(columns={"last_message_at": "heard_at"})
     return out[cols].reset_index(drop=True)
 
 
@@ -268,10 +279,11 @@ def who_knows_what(cells: pd.DataFrame, observers: Iterable[str] | None = None) 
     ``lag`` (owned(subject) minus believed), what the subject really ``lacks`` (CNs some replica
     of the matrix owns that the subject does not) and a ``state``: ``owned`` on the diagonal,
     ``not_told`` when the observer lags, ``lacks`` when the observer is current but the subject
-    really lacks CNs, ``current`` otherwise, ``unknown`` when the observer has no row.
+    really lacks CNs, ``current`` otherwise, ``unknown`` when the observer has no row. ``derived``:
+    the cell's CN set is a lower bound that ingest derived (the figures built on it are too).
     """
     cols = ["observer", "subject", "is_self", "cnset", "cnset_count", "heard_at", "last_sent_cn",
-            "real_cnset", "lag_cnset", "lag_count", "lacks_cnset", "lacks_count", "state"]
+            "real_cnset", "lag_cnset", "lag_count", "lacks_cnset", "lacks_count", "state", "derived"]
     if cells.empty:
         return pd.DataFrame(columns=cols)
     keys = list(zip(cells["observer"].tolist(), cells["subject"].tolist(), strict=True))
@@ -282,7 +294,9 @@ def who_knows_what(cells: pd.DataFrame, observers: Iterable[str] | None = None) 
     obs_names = sorted(set(observers)) if observers is not None else sorted(set(cells["observer"]))
     heard = cells["heard_at"].astype(object).where(cells["heard_at"].notna(), None).tolist()
     last_sent_col = cells["last_sent_cn"].tolist() if "last_sent_cn" in cells.columns else [None] * len(keys)
-    by_key = {k: {"heard_at": h, "last_sent_cn": ls} for k, h, ls in zip(keys, heard, last_sent_col, strict=True)}
+    derived_col = _with_derived(cells)["derived"].tolist()
+    by_key = {k: {"heard_at": h, "last_sent_cn": ls, "derived": d}
+              for k, h, ls, d in zip(keys, heard, last_sent_col, derived_col, strict=True)}
     rows = []
     for o in obs_names:
         for s in names:
@@ -294,7 +308,8 @@ def who_knows_what(cells: pd.DataFrame, observers: Iterable[str] | None = None) 
                              "heard_at": pd.NaT, "last_sent_cn": None,
                              "real_cnset": real.text() if real is not None else None,
                              "lag_cnset": None, "lag_count": None,
-                             "lacks_cnset": lacks.text(), "lacks_count": lacks.count(), "state": "unknown"})
+                             "lacks_cnset": lacks.text(), "lacks_count": lacks.count(), "state": "unknown",
+                             "derived": False})
                 continue
             believed = parsed[(o, s)]
             lag = real.difference(believed) if real is not None else CNSet.empty()
@@ -317,6 +332,7 @@ def who_knows_what(cells: pd.DataFrame, observers: Iterable[str] | None = None) 
                 "real_cnset": real.text() if real is not None else None,
                 "lag_cnset": lag.text(), "lag_count": lag.count(),
                 "lacks_cnset": lacks.text(), "lacks_count": lacks.count(), "state": state,
+                "derived": bool(row["derived"]),
             })
     out = pd.DataFrame(rows, columns=cols)
     for col in ("cnset_count", "last_sent_cn", "lag_count", "lacks_count"):
@@ -342,12 +358,16 @@ def fig_who_knows_what(matrix: pd.DataFrame) -> go.Figure:
             c = idx.loc[(s, o)]
             zr.append(None if c["state"] in ("owned", "unknown") else float(c["lag_count"] or 0))
             label = c["cnset"] or "∅"
+            if c.get("derived"):
+                label = f"{DERIVED_MARK} {label}"
             if c["state"] == "owned":
                 label = f"owned: {label}<br>last sent {s}:{c['last_sent_cn']}"
             elif c["state"] == "not_told":
                 label = f"{label}<br>not told: {c['lag_cnset']}"
             elif c["state"] == "lacks":
                 label = f"{label}<br>lacks: {c['lacks_cnset']}"
+            if c.get("derived"):
+                label = f"{label}<br>{DERIVED_NOTE}"
             tr.append(label)
         z.append(zr)
         text.append(tr)
@@ -585,22 +605,26 @@ def partners_behind(state_table: pd.DataFrame) -> pd.DataFrame:
     """For one observer: each partner it believes lacks CNs the observer owns (per folder rows summed).
 
     ``state_table`` holds the observer's rows (self rows included) for any number of folders.
+    ``derived_folders``: of those folders, how many believed sets are derived (lower bounds, so the
+    partner may be less behind than believed).
     """
-    cols = ["subject", "folders_behind", "cns_behind", "folders", "real_lag_count"]
+    cols = ["subject", "folders_behind", "cns_behind", "folders", "real_lag_count", "derived_folders"]
     if state_table.empty:
         return pd.DataFrame(columns=cols)
+    state_table = _with_derived(state_table)
     own = {r.fid: CNSet.parse(r.cnset or "") for r in state_table[state_table["is_self"]].itertuples(index=False)}
     acc: dict[str, list[int]] = {}
     for r in state_table[~state_table["is_self"].astype(bool)].itertuples(index=False):
         mine = own.get(r.fid)
         behind = mine.difference(CNSet.parse(r.cnset or "")).count() if mine is not None else 0
-        a = acc.setdefault(r.subject, [0, 0, 0, 0])
+        a = acc.setdefault(r.subject, [0, 0, 0, 0, 0])
         a[0] += 1 if behind else 0
         a[1] += behind
         a[2] += 1
         a[3] += int(r.lag_count or 0) if not pd.isna(r.lag_count) else 0
-    rows = [{"subject": s, "folders_behind": v[0], "cns_behind": v[1], "folders": v[2], "real_lag_count": v[3]}
-            for s, v in acc.items()]
+        a[4] += 1 if r.derived else 0
+    rows = [{"subject": s, "folders_behind": v[0], "cns_behind": v[1], "folders": v[2], "real_lag_count": v[3],
+             "derived_folders": v[4]} for s, v in acc.items()]
     out = pd.DataFrame(rows, columns=cols)
     return out.sort_values(["cns_behind", "subject"], ascending=[False, True]).reset_index(drop=True)
 

@@ -72,7 +72,7 @@ def group_stream(events: DataFrame, obs: DataFrame) -> DataFrame:
     )
     rows = own.unionByName(lists, allowMissingColumns=True).unionByName(starts, allowMissingColumns=True)
     cols = ["observer", "fid", "kind", "ts", "seq", "cn", "msg", "type", "sender", "sent_at", "msg_seq",
-            "to", "cnset", "changes", "requested", "source", "responders", "replicas", "path", "event_store"]
+            "to", "cnset", "changes", "requested", "source", "responders", "replicas", "path", "event_store", "derived"]
     return rows.select(*cols)
 
 

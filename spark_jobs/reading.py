@@ -46,11 +46,13 @@ PARSED_DDL = (
     "seq long, source string, line long, text string, reason string, key string, "
     "ts long, store string, kind string, fid string, cn long, op string, item string, bytes long, "
     "msg string, type string, `to` array<string>, cnset string, changes string, requested string, "
-    "source_store string, responders array<string>, replicas array<string>, path string, status string"
+    "source_store string, responders array<string>, replicas array<string>, path string, status string, "
+    "derived array<string>"
 )
 EVENT_COLUMNS = (
     "seq", "ts", "store", "kind", "fid", "cn", "op", "item", "bytes", "msg", "type", "to", "cnset",
     "changes", "requested", "source", "responders", "replicas", "path", "status", "sender", "sent_at", "msg_seq",
+    "derived",
 )
 
 
@@ -128,7 +130,7 @@ def _match_names(files: list[str], uris: list[str]) -> dict[str, int]:
 # stage 1: every line alone, on the executors
 # --------------------------------------------------------------------------------------------
 PARSED_COLUMNS = {c.split(" ")[0].strip("`"): c.split(" ", 1)[1] for c in PARSED_DDL.split(", ")}
-_NO_EVENT = (None,) * (len(PARSED_COLUMNS) - 5)  # key ... status: a rejected line has none
+_NO_EVENT = (None,) * (len(PARSED_COLUMNS) - 5)  # key ... derived: a rejected line has none
 
 
 def _parse_partitions(topology_json: str, files: list[str]):  # type: ignore[no-untyped-def]
@@ -165,12 +167,12 @@ def parsed_row(topo: Topology, source: str, line: int, seq: int, text: str | Non
     if m is None:
         return (seq, source, line, text, None, repr(ev.key), ev.ts, ev.store, ev.kind, ev.fid, ev.cn, ev.op, ev.item,
                 ev.bytes, ev.msg_id, None, None, None, None, None, None, None,
-                list(ev.replicas) if ev.replicas is not None else None, ev.path, ev.status)
+                list(ev.replicas) if ev.replicas is not None else None, ev.path, ev.status, list(ev.derived))
     return (seq, source, line, text, None, repr(ev.key), ev.ts, ev.store, ev.kind, ev.fid, ev.cn, ev.op, ev.item,
             ev.bytes, m.msg, m.type, list(m.to), m.cnset.text(),
             m.changes.text() if m.changes is not None else None,
             m.requested.text() if m.requested is not None else None, m.source,
-            list(m.responders) if m.responders is not None else None, None, None, None)
+            list(m.responders) if m.responders is not None else None, None, None, None, list(m.derived))
 
 
 # --------------------------------------------------------------------------------------------
@@ -202,7 +204,7 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
         F.col("seq").alias("msg_seq"), F.col("fid").alias("m_fid"), F.col("type").alias("m_type"),
         F.col("to").alias("m_to"), F.col("cnset").alias("m_cnset"), F.col("changes").alias("m_changes"),
         F.col("requested").alias("m_requested"), F.col("src").alias("m_src"),
-        F.col("responders").alias("m_responders"),
+        F.col("responders").alias("m_responders"), F.col("derived").alias("m_derived"),
     )
     with_msg = firsts.join(messages, "msg", "left")
     reason = (
@@ -248,7 +250,7 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
 
     receive = F.col("kind") == "receive"
     message_cols = {"type": "type", "to": "to", "cnset": "cnset", "changes": "changes",
-                    "requested": "requested", "src": "source", "responders": "responders"}
+                    "requested": "requested", "src": "source", "responders": "responders", "derived": "derived"}
     events = checked.filter(F.col("why").isNull()).select(
         "seq", "ts", "store", "kind",
         F.when(receive, F.col("m_fid")).otherwise(F.col("fid")).alias("fid"),

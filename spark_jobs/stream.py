@@ -79,7 +79,8 @@ def event_from_row(r: Any, cn: _CNCache) -> Event:
     """One stream row (a group's event, receives joined with their message) to a model Event."""
     kind = r.kind
     if kind == "change":
-        return Event(ts=r.ts, seq=r.seq, store=r.observer, kind=kind, fid=r.fid, cn=int(r.cn))
+        return Event(ts=r.ts, seq=r.seq, store=r.observer, kind=kind, fid=r.fid, cn=int(r.cn),
+                     derived=_tuple(r.derived) or ())
     if kind == "replicas":
         return Event(ts=r.ts, seq=r.seq, store=r.event_store, kind=kind, fid=r.fid,
                      replicas=_tuple(r.replicas), path=r.path)
@@ -87,7 +88,7 @@ def event_from_row(r: Any, cn: _CNCache) -> Event:
     sent_at = r.ts if kind == "send" else int(r.sent_at)
     msg_seq = r.seq if kind == "send" else int(r.msg_seq)
     m = Message(r.msg, sender, r.type, r.fid, _tuple(r.to) or (), cn(r.cnset) or CNSet(), cn(r.changes),
-                cn(r.requested), r.source, _tuple(r.responders), sent_at, msg_seq)
+                cn(r.requested), r.source, _tuple(r.responders), sent_at, msg_seq, _tuple(r.derived) or ())
     return Event(ts=r.ts, seq=r.seq, store=r.observer, kind=kind, fid=r.fid, message=m)
 
 
@@ -128,7 +129,8 @@ def table_batch(name: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
 
 #: the columns of a group stream row, as ``compute.group_stream`` selects them
 STREAM_COLUMNS = ("observer", "fid", "kind", "ts", "seq", "cn", "msg", "type", "sender", "sent_at", "msg_seq",
-                  "to", "cnset", "changes", "requested", "source", "responders", "replicas", "path", "event_store")
+                  "to", "cnset", "changes", "requested", "source", "responders", "replicas", "path", "event_store",
+                  "derived")
 StreamRow = namedtuple("StreamRow", STREAM_COLUMNS)  # type: ignore[misc]
 
 

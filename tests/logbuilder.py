@@ -89,8 +89,9 @@ class Log:
         self.lines.append(json.dumps(obj))
 
     # -- one line each ------------------------------------------------------------------------
-    def change(self, offset: int, store: str, fid: str, cn: int) -> None:
-        self._add(offset, store, "change", fid=fid, cn=cn)
+    def change(self, offset: int, store: str, fid: str, cn: int, *, derived: Iterable[str] | None = None) -> None:
+        """A local change; ``derived`` as ingest writes it on an implied one (``["event"]``)."""
+        self._add(offset, store, "change", fid=fid, cn=cn, derived=list(derived) if derived is not None else None)
 
     def changes(self, offset: int, store: str, fid: str, cns: Iterable[int]) -> None:
         """Several local changes at the same time."""
@@ -111,9 +112,10 @@ class Log:
         source: str | None = None,
         responders: Iterable[str] | None = None,
         msg: str | None = None,
+        derived: Iterable[str] | None = None,
     ) -> str:
         """A send; returns its message id. ``changes`` defaults to empty for the types that
-        carry it."""
+        carry it; ``derived`` names the fields the log's writer inferred."""
         self._n += 1
         msg = msg or f"m{self._n}"
         if type in ("hierarchy", "content", "backfill_response") and changes is None:
@@ -122,6 +124,7 @@ class Log:
             offset, store, "send", msg=msg, type=type, fid=fid, to=list(to), cnset=cnset,
             changes=changes, requested=requested, source=source,
             responders=list(responders) if responders is not None else None,
+            derived=list(derived) if derived is not None else None,
         )
         return msg
 

@@ -70,8 +70,33 @@ def make_hostile(folder: Path) -> None:
             fh.write(line + "\n")
 
 
+def ingest_worked_example(work: Path) -> tuple[Path, Path]:
+    """The worked example rendered as Exchange events (wevtutil /f:RenderedXml, one file per
+    server) and read back by ``pfscope ingest``: a log whose CN sets and changes are derived."""
+    from collections import defaultdict
+
+    from app.ingest.render import render_log
+    from spark_jobs.model.topology import load_topology
+    from tests.unit.ingest.exports import write_wevtutil_xml
+
+    sim = work / "sim"
+    _pfscope("simulate", "--scenario", "worked-example", "--out", str(sim), "--no-progress")
+    rendered = render_log(load_topology(sim / "topology.json"),
+                          (sim / "events.jsonl").read_text(encoding="utf-8").splitlines())
+    by_server: dict[str, list] = defaultdict(list)  # type: ignore[type-arg]
+    for rec in rendered.records:
+        by_server[rec.server.split(".")[0]].append(rec)
+    logs = work / "logs"
+    logs.mkdir(parents=True)
+    for server, recs in sorted(by_server.items()):
+        write_wevtutil_xml(recs, logs / f"{server}.xml")
+    _pfscope("ingest", "--logs", str(logs), "--out", str(work / "ingested"), "--topology", str(sim / "topology.json"))
+    return work / "ingested" / "topology.json", work / "ingested" / "events.jsonl"
+
+
 def published(scenario: str) -> Path:
-    """The data folder (``compute --out``) of ``scenario``, computed once per session."""
+    """The data folder (``compute --out``) of ``scenario``, computed once per session
+    (``ingested``: the worked example through Exchange's event logs and ``pfscope ingest``)."""
     if scenario in _published:
         return _published[scenario]
     work = _base() / scenario
@@ -80,10 +105,13 @@ def published(scenario: str) -> Path:
         _published[scenario] = out
         return out
     shutil.rmtree(work, ignore_errors=True)
-    _pfscope("simulate", "--scenario", scenario, "--out", str(work), "--no-progress")
-    if scenario == "worked-example":
-        make_hostile(work)
-    _pfscope("compute", "--topology", str(work / "topology.json"), "--events", str(work / "events.jsonl"),
-             "--out", str(out))
+    if scenario == "ingested":
+        topology, events = ingest_worked_example(work)
+    else:
+        _pfscope("simulate", "--scenario", scenario, "--out", str(work), "--no-progress")
+        if scenario == "worked-example":
+            make_hostile(work)
+        topology, events = work / "topology.json", work / "events.jsonl"
+    _pfscope("compute", "--topology", str(topology), "--events", str(events), "--out", str(out))
     _published[scenario] = out
     return out

@@ -71,9 +71,11 @@ def store_page(data: RunData, name: str) -> html.Main:
         c.section("Partners it believes are behind", c.table(
             behind,
             [("subject", "partner"), ("folders_behind", "folders behind"), ("cns_behind", "CNs behind (believed)"),
-             ("folders", "shared folders"), ("real_lag_count", "CNs not yet heard of (lag)")],
+             ("folders", "shared folders"), ("real_lag_count", "CNs not yet heard of (lag)"),
+             ("derived_folders", "≥ lower bound (derived from Exchange logs), folders")],
             {"subject": c.link_store}, id="pf-behind"),
-            help="Believed behind: CNs this store owns that its state table says the partner lacks."),
+            help="Believed behind: CNs this store owns that its state table says the partner lacks. A believed "
+                 "set derived from Exchange's logs is a lower bound: the partner may be less behind."),
         c.section("Replicas", c.table(
             replicas,
             [("fid", "FID"), ("path", "path"), ("health", "health"), ("open_entries", "open entries"),

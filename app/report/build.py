@@ -490,16 +490,20 @@ def _matrix_section(doc: Document, data: RunData, fid: str, path: str, at: pd.Ti
     rows = _rows(m, [
         lambda r: r["observer"], lambda r: r["subject"], lambda r: r["state"].replace("_", " "),
         lambda r: cn_text(r["cnset"], r["cnset_count"], lim.cnset_chars), lambda r: _int(r["cnset_count"]),
+        lambda r: f.DERIVED_NOTE if r["derived"] else "",
         lambda r: cn_text(r["lag_cnset"], r["lag_count"], lim.cnset_chars), lambda r: _time(r["heard_at"]),
     ])
     legend = "; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in f.CELL_STATES.items())
+    if m["derived"].any():
+        legend += "; " + f.DERIVED_HELP
     return _section(
         "matrix", f"Who knows what, {when}",
         tag("p", "Each column is one observer's replication state table: its own owned set on the diagonal, "
                  "and what it believes every other replica holds. " + legend + ".", class_="note"),
         doc.figure(fig, f"Who knows what matrix of folder {fid}"),
         left_out(len(set(m["observer"]) | set(m["subject"])), n_stores, "stores", "most lag first"),
-        table(["observer", "subject", "state", "believed (observer's row)", "CNs", "not told yet", "last heard"],
+        table(["observer", "subject", "state", "believed (observer's row)", "CNs", "derived", "not told yet",
+               "last heard"],
               rows, numeric=[4], caption="The matrix as text (what the chart's cells hold)"),
     )
 

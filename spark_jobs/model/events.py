@@ -101,6 +101,8 @@ class Message:
     responders: tuple[str, ...] | None
     sent_at: int
     seq: int
+    #: what the writer of the log derived rather than read (e.g. ``cnset``: a lower bound)
+    derived: tuple[str, ...] = ()
 
     def asked(self) -> tuple[str, ...]:
         """The stores a backfill request asks: its source if given, else everyone in ``to``."""
@@ -125,6 +127,8 @@ class Event:
     replicas: tuple[str, ...] | None = None
     path: str | None = None
     status: str | None = None
+    #: the line's ``derived``: fields its writer inferred (``event`` on an implied change)
+    derived: tuple[str, ...] = ()
     key: tuple[Any, ...] = ()
 
 
@@ -216,6 +220,17 @@ def _opt(obj: dict[str, Any], f: str, kind: type) -> Any:
     return v
 
 
+def _derived(obj: dict[str, Any]) -> tuple[str, ...]:
+    """The optional ``derived`` list: the names of the fields the log's writer inferred. Kept as
+    a sorted set of names: its order says nothing."""
+    v = obj.get("derived")
+    if v is None:
+        return ()
+    if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+        raise Reject(r_ill_typed("derived"))
+    return tuple(sorted(set(v)))
+
+
 def parse_line(text: str, topo: Topology, seq: int) -> Event:
     """One line to an Event, or ``Reject``. Says nothing about other lines."""
     if not text.strip():
@@ -235,7 +250,7 @@ def parse_line(text: str, topo: Topology, seq: int) -> Event:
     except TimeError:
         raise Reject(R_BAD_TS) from None
     store = _store(obj, "store", topo)
-    ev = Event(ts=ts, seq=seq, store=store, kind=kind)
+    ev = Event(ts=ts, seq=seq, store=store, kind=kind, derived=_derived(obj))
 
     if kind == "change":
         ev.fid = _fid(obj)
@@ -247,7 +262,9 @@ def parse_line(text: str, topo: Topology, seq: int) -> Event:
         ev.bytes = _opt(obj, "bytes", int)
         if ev.bytes is not None and ev.bytes < 0:
             raise Reject(r_ill_typed("bytes"))
-        ev.key = (kind, ts, store, ev.fid, ev.cn, ev.op, ev.item, ev.bytes)
+        # ``derived`` is part of the meaning where the model reads it (change and send lines):
+        # the same CN known or only inferred gives different tables
+        ev.key = (kind, ts, store, ev.fid, ev.cn, ev.op, ev.item, ev.bytes, ev.derived)
     elif kind == "send":
         msg = _str(obj, "msg")
         mtype = _req(obj, "type")
@@ -272,7 +289,8 @@ def parse_line(text: str, topo: Topology, seq: int) -> Event:
             responders = _stores(obj, "responders", topo, non_empty=False)
         ev.fid = fid
         ev.message = Message(
-            msg, store, mtype, fid, to, cnset, changes, requested, source, responders, ts, seq
+            msg, store, mtype, fid, to, cnset, changes, requested, source, responders, ts, seq,
+            ev.derived,
         )
         ev.key = (
             kind,
@@ -287,6 +305,7 @@ def parse_line(text: str, topo: Topology, seq: int) -> Event:
             requested.text() if requested is not None else None,
             source,
             tuple(sorted(responders)) if responders is not None else None,
+            ev.derived,
         )
     elif kind == "receive":
         msg = _str(obj, "msg")

@@ -45,6 +45,7 @@ class SubjectRow:
 
     believed: CNSet = EMPTY
     believed_key: tuple[int, int] | None = None  # (sent_at, seq) of the message it came from
+    derived: bool = False  # that message's cnset was derived by the log's writer: a lower bound
     last_message_at: int | None = None
     transit_sum_us: int = 0
     transit_n: int = 0
@@ -124,6 +125,7 @@ class FolderFold:
         self.pending_since: int | None = None
         self.deleted_at: int | None = None
         self.owned: CNSet = EMPTY
+        self.owned_derived = False  # some owned CN came by a derived change line or changes set
         self.last_sent_cn: int | None = None
         self.last_change_at: int | None = None
         self.subjects: dict[str, SubjectRow] = {}
@@ -187,13 +189,13 @@ class FolderFold:
         assert ev.cn is not None
         self.last_sent_cn = ev.cn
         self.last_change_at = ev.ts
-        self._own(ev.ts, CNSet.single(self.observer, ev.cn), CAUSE_CHANGE)
+        self._own(ev.ts, CNSet.single(self.observer, ev.cn), CAUSE_CHANGE, derived=bool(ev.derived))
 
     def _on_receive(self, ts: int, m: Message) -> None:
         # owned first ...
         if m.changes is not None and m.changes:
             self.last_change_at = ts
-            self._own(ts, m.changes, m.msg)
+            self._own(ts, m.changes, m.msg, derived="changes" in m.derived)
         if m.type == "status_request":
             self.rows.processed_status_requests.append(
                 {"msg": m.msg, "responder": self.observer, "processed_at": ts, "owned": self.owned}
@@ -215,9 +217,11 @@ class FolderFold:
             return  # an older message processed later does not overwrite a newer one
         first = row.believed_key is None
         row.believed_key = key
-        if first or row.believed != m.cnset:
+        derived = "cnset" in m.derived
+        if first or row.believed != m.cnset or row.derived != derived:
             row.believed = m.cnset
-            self._history(t, ts, m.cnset, m.msg)
+            row.derived = derived
+            self._history(t, ts, m.cnset, m.msg, derived)
         # ... then the backfill array
         if self.on_list and t in self.replicas:
             self._open_entry(ts, m.msg, m.cnset)
@@ -252,12 +256,15 @@ class FolderFold:
     # ----------------------------------------------------------------------------------------
     # owned, history, entries
     # ----------------------------------------------------------------------------------------
-    def _own(self, ts: int, cns: CNSet, cause: str) -> None:
+    def _own(self, ts: int, cns: CNSet, cause: str, *, derived: bool = False) -> None:
+        """R now holds ``cns``; a CN that arrives by derived knowledge marks the row for good
+        (owned only grows, so the inferred CN stays in it)."""
         new = cns.difference(self.owned)
         if not new:
             return
         self.owned = self.owned.union(new)
-        self._history(self.observer, ts, self.owned, cause)
+        self.owned_derived = self.owned_derived or derived
+        self._history(self.observer, ts, self.owned, cause, self.owned_derived)
         for e in list(self.open):
             left = e.remaining.difference(new)
             if left is not e.remaining:
@@ -265,7 +272,7 @@ class FolderFold:
                 if not left:
                     self._close(e, SATISFIED, ts)
 
-    def _history(self, subject: str, ts: int, cnset: CNSet, cause: str) -> None:
+    def _history(self, subject: str, ts: int, cnset: CNSet, cause: str, derived: bool) -> None:
         if not self.keep_rows:
             return
         self.rows.state_history.append(
@@ -277,6 +284,7 @@ class FolderFold:
                 "cnset": cnset.text(),
                 "cnset_count": cnset.count(),
                 "cause": cause,
+                "derived": derived,
             }
         )
 
@@ -545,7 +553,8 @@ class FolderFold:
             {**base, "subject": self.observer, "is_self": True, "cnset": self.owned.text(),
              "cnset_count": self.owned.count(), "last_message_at": None, "mean_transit_s": None,
              "last_backfill_request_at": None, "last_sent_cn": self.last_sent_cn,
-             "believed_sent_at": None, "unavailable": False, "on_list": self.on_list}
+             "believed_sent_at": None, "unavailable": False, "on_list": self.on_list,
+             "derived": self.owned_derived}
         )
         for s in sorted(set(self.subjects) | {x for x in self.replicas if x != self.observer}):
             row = self.subjects.get(s) or SubjectRow()
@@ -555,7 +564,8 @@ class FolderFold:
                  "mean_transit_s": _seconds(row.mean_transit_us()),
                  "last_backfill_request_at": row.last_backfill_request_at, "last_sent_cn": None,
                  "believed_sent_at": row.believed_key[0] if row.believed_key else None,
-                 "unavailable": s in self.unavailable, "on_list": s in self.replicas}
+                 "unavailable": s in self.unavailable, "on_list": s in self.replicas,
+                 "derived": row.derived}
             )
         for e in self.entries:
             rows.backfill_entries.append(

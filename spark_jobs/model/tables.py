@@ -26,11 +26,11 @@ TABLES: dict[str, Columns] = {
         ("cnset", "string"), ("cnset_count", "long"), ("last_message_at", "timestamp"),
         ("mean_transit_s", "double"), ("last_backfill_request_at", "timestamp"),
         ("last_sent_cn", "long"), ("lag_count", "long"), ("believed_sent_at", "timestamp"),
-        ("unavailable", "boolean"), ("on_list", "boolean"),
+        ("unavailable", "boolean"), ("on_list", "boolean"), ("derived", "boolean"),
     ),
     "state_history": (
         ("observer", "string"), ("fid", "string"), ("subject", "string"), ("at", "timestamp"),
-        ("cnset", "string"), ("cnset_count", "long"), ("cause", "string"),
+        ("cnset", "string"), ("cnset_count", "long"), ("cause", "string"), ("derived", "boolean"),
     ),
     "backfill_entries": (
         ("entry_id", "string"), ("observer", "string"), ("fid", "string"), ("opened_at", "timestamp"),

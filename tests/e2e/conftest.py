@@ -96,6 +96,15 @@ def demo_server(demo_data: Path, tmp_path_factory: pytest.TempPathFactory) -> It
 
 
 @pytest.fixture(scope="session")
+def ingested_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The worked example read back from Exchange's event logs by ``pfscope ingest``."""
+    tmp = tmp_path_factory.mktemp("serve-ingested")
+    server = start_server(published("ingested"), tmp / "cache", tmp / "serve.log")
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture(scope="session")
 def browser():  # type: ignore[no-untyped-def]
     from playwright.sync_api import sync_playwright
 

@@ -123,6 +123,22 @@ def test_matrix_shows_the_published_state_tables(dataset: str, we_server: Server
             assert f"{r.subject}:{int(r.last_sent_cn)}" in cell.inner_text()
 
 
+def test_ingested_matrix_marks_derived_cells(ingested_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    """CN sets ingest derived from Exchange's logs say so in words and have a dashed border."""
+    state = table(ingested_server.data, "state_table")
+    state = state[state["fid"] == WE_FID]
+    assert state["derived"].any() and not state["derived"].all()
+    open_page(page, ingested_server.base + f"/folder/{WE_FID}")
+    for r in state.itertuples(index=False):
+        cell = page.locator(f'#pf-matrix td[data-observer="{r.observer}"][data-subject="{r.subject}"]')
+        assert cell.get_attribute("data-derived") == ("true" if r.derived else "false")
+        assert ("≥ lower bound (derived from Exchange logs)" in cell.inner_text()) == bool(r.derived)
+        style = cell.evaluate("c => getComputedStyle(c).borderTopStyle")
+        assert style == ("dashed" if r.derived else "solid")
+    assert "inferred from Exchange's event logs" in page.locator(".pf-legend").first.inner_text()
+    screenshot(page, "ingested-folder-derived")
+
+
 def test_worked_example_matrix_tells_not_told_from_lacking(we_server: Server, page) -> None:  # type: ignore[no-untyped-def]
     """Seed 004 after the outage: PFS3 files a backfill entry for PFS1:12-16;PFS2:21-28."""
     entries = table(we_server.data, "backfill_entries")

@@ -31,3 +31,38 @@ def test_tables_carry_data_as_text() -> None:
 def test_folder_links_are_encoded() -> None:
     assert c.folder_href("1-2A45", at="2026-11-02T08:15:00Z", request="R/1-2A45/1:2") == (
         "/folder/1-2A45?at=2026-11-02T08:15:00Z&request=R%2F1-2A45%2F1:2")
+
+
+def _texts(node: object) -> list[str]:
+    """Every text child below a component, in order."""
+    if isinstance(node, str):
+        return [node]
+    kids = getattr(node, "children", None)
+    if kids is None:
+        return []
+    kids = kids if isinstance(kids, list) else [kids]
+    return [t for k in kids for t in _texts(k)]
+
+
+def test_a_derived_cell_says_so_in_words_and_has_the_dashed_class() -> None:
+    base = {"observer": "PFS3", "subject": "PFS1", "state": "current", "cnset": "PFS1:1-11", "cnset_count": 11,
+            "lag_count": 0, "heard_at": pd.Timestamp("2026-11-02T02:00", tz="UTC")}
+    derived = c.matrix_cell({**base, "derived": True})
+    plain = c.matrix_cell({**base, "derived": False})
+    assert "≥ lower bound (derived from Exchange logs)" in _texts(derived)
+    assert "pf-derived" in derived.className.split() and derived.to_plotly_json()["props"]["data-derived"] == "true"
+    assert "derived" in derived.title
+    assert not any("lower bound" in t for t in _texts(plain)) and "pf-derived" not in plain.className
+    assert "pf-derived" not in c.matrix_cell({**base, "derived": pd.NA}).className  # a null flag is no mark
+
+
+def test_the_matrix_legend_explains_the_mark_only_when_a_cell_has_it() -> None:
+    from app import figures as f
+
+    hist = pd.DataFrame([{"observer": "A", "subject": "A", "at": pd.Timestamp("2026-11-02", tz="UTC"),
+                          "cnset": "A:1", "cnset_count": 1, "derived": d} for d in (True,)])
+    marked = c.matrix_table(f.who_knows_what(f.cells_at(hist, pd.Timestamp("2026-11-03", tz="UTC"))))
+    plain = c.matrix_table(f.who_knows_what(f.cells_at(hist.assign(derived=False),
+                                                       pd.Timestamp("2026-11-03", tz="UTC"))))
+    assert any(t.startswith("derived:") for t in _texts(marked.children[1]))
+    assert not any(t.startswith("derived:") for t in _texts(plain.children[1]))

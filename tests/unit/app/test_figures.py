@@ -165,7 +165,9 @@ def test_partners_behind_and_requests_by_source() -> None:
     })
     behind = f.partners_behind(st)
     assert behind.to_dict("records") == [{"subject": "A", "folders_behind": 1, "cns_behind": 3, "folders": 2,
-                                          "real_lag_count": 2}]
+                                          "real_lag_count": 2, "derived_folders": 0}]
+    derived = f.partners_behind(st.assign(derived=[True, True, False, False]))
+    assert derived["derived_folders"].tolist() == [1]
     req = pd.DataFrame({"source": ["A", "A", "B", ""], "kind": ["observed", "observed", "expected", "expected"],
                         "at": [ts("2026-11-02")] * 4, "cnset_count": [3, 4, 1, 9]})
     by = f.requests_by_source(req)
@@ -189,3 +191,24 @@ def test_lag_heatmap_keeps_under_the_mark_limit() -> None:
     z = fig.data[0].z
     assert len(z) * len(z[0]) <= 10_000 and len(z) == 100
     assert "of 120" in fig.layout.title.text
+
+
+def test_derived_rows_stay_derived_through_history_and_the_matrix() -> None:
+    hist = SEED_004.assign(derived=[True, False, False, True, False])  # PFS3 on PFS1: derived, then read
+    early = f.who_knows_what(f.cells_at(hist, ts("2026-11-02T01:30:00"))).set_index(["observer", "subject"])
+    late = f.who_knows_what(f.cells_at(hist, ts("2026-11-02T02:00:00"))).set_index(["observer", "subject"])
+    assert early.loc[("PFS3", "PFS1"), "derived"] and not late.loc[("PFS3", "PFS1"), "derived"]
+    assert late.loc[("PFS1", "PFS1"), "derived"] and not late.loc[("PFS1", "PFS3"), "derived"]
+    text = f.fig_who_knows_what(early.reset_index()).data[0].text
+    # rows: subjects PFS1, PFS3; columns: observers PFS1, PFS3
+    assert text[0][1].startswith(f.DERIVED_MARK + " ") and f.DERIVED_NOTE in text[0][1]
+    assert f.DERIVED_NOTE not in text[1][0]
+
+
+def test_runs_without_the_derived_column_read_as_not_derived() -> None:
+    assert not f.cells_at(SEED_004, ts("2026-11-02T02:00:00"))["derived"].any()
+    table = pd.DataFrame({"observer": ["A"], "subject": ["A"], "cnset": ["A:1"], "cnset_count": [1],
+                          "last_message_at": [pd.NaT], "last_sent_cn": [1]})
+    now = f.cells_now(table)
+    assert now["derived"].tolist() == [False]
+    assert f.who_knows_what(now)["derived"].tolist() == [False]

@@ -377,6 +377,29 @@ def test_folder_matrix_equals_the_state_table(we: Path, we_folder: str) -> None:
     assert by_key[("PFS1", "PFS3")]["believed (observer's row)"] == "PFS1:1-11,17;PFS2:1-20;PFS3:1-31"
 
 
+def test_folder_matrix_marks_derived_cells_as_the_state_table_does(we: Path, we_folder: str) -> None:
+    ingested = published("ingested")
+    st = parquet(ingested, "state_table", fid=WE_FID)
+    assert st["derived"].any() and not st["derived"].all()  # regular messages: derived; status: printed
+    r = read_report(build_report(RunData(require_run(ingested)), fid=WE_FID))
+    rows = {(x["observer"], x["subject"]): x for x in records(r.sections["matrix"][0])}
+    assert len(rows) == len(st)
+    for s in st.to_dict("records"):
+        assert rows[(s["observer"], s["subject"])]["derived"] == (
+            "≥ lower bound (derived from Exchange logs)" if s["derived"] else ""), s
+    assert "inferred from Exchange's event logs" in " ".join(r.section_text["matrix"])
+    # the chart's cells carry the mark too
+    hm = next(v for v in r.figures.values() if v["data"] and v["data"][0]["type"] == "heatmap")["data"][0]
+    for i, subject in enumerate(hm["y"]):
+        for j, observer in enumerate(hm["x"]):
+            d = bool(st[(st["observer"] == observer) & (st["subject"] == subject)]["derived"].iloc[0])
+            assert ("≥ lower bound (derived from Exchange logs)" in hm["text"][i][j]) == d
+    # a simulated run has no derived cell and no legend entry for one
+    plain = read_report(we_folder)
+    assert {x["derived"] for x in records(plain.sections["matrix"][0])} == {""}
+    assert "inferred from Exchange's event logs" not in " ".join(plain.section_text["matrix"])
+
+
 def test_folder_matrix_at_an_earlier_time_follows_state_history(we: Path, we_run: RunData) -> None:
     hist = parquet(we, "state_history", fid=WE_FID)
     at = "2026-11-04T20:00:00Z"

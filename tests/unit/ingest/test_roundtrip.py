@@ -109,21 +109,66 @@ def test_worked_example_every_table_matches_but_history_times(tmp_path: Path, fm
         assert s["replids"]["inferred"] and s["replids"]["conflicts"] == []
     _same_messages(sim, out)
     a, b = _tables(sim), _tables(out)
+    _derived_exactly_where_ingest_derived(a, b, out)
+    # a status message printing the set a derived one had: a history row where only the mark clears
+    b["state_history"], cleared = _flag_only_rows(b["state_history"])
+    assert cleared and all(not r["derived"] for r in cleared)
     for table in a:
         if table in ("summary", "rejects"):
             continue
-        drop = ("at",) if table == "state_history" else ()
+        drop = ("at", "derived") if table == "state_history" else ("derived",) if table == "state_table" else ()
         assert _rows(a[table], drop) == _rows(b[table], drop), table
     # history times differ only for the owned rows: the changes are stamped at their first message
-    diff = set(_rows(a["state_history"])) ^ set(_rows(b["state_history"]))
+    diff = set(_rows(a["state_history"], ("derived",))) ^ set(_rows(b["state_history"], ("derived",)))
     assert diff and all(json.loads(x)["observer"] == json.loads(x)["subject"] for x in diff)
     # the entry of seed 004: PFS3 misses exactly PFS1:12-16 and PFS2:21-28
     (entry,) = b["backfill_entries"]
     assert (entry["observer"], entry["cnset_opened"]) == ("PFS3", "PFS1:12-16;PFS2:21-28")
 
 
+def _flag_only_rows(history: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """History rows apart from those where only ``derived`` changed (the same CN set as the row's
+    previous one), and those."""
+    kept, flag_only = [], []
+    before: dict[tuple[str, str, str], str] = {}
+    for h in sorted(history, key=lambda r: r["at"]):
+        k = (h["observer"], h["fid"], h["subject"])
+        (flag_only if before.get(k) == h["cnset"] else kept).append(h)
+        before[k] = h["cnset"]
+    return kept, flag_only
+
+
+def _derived_exactly_where_ingest_derived(a: dict[str, list[dict[str, Any]]], b: dict[str, list[dict[str, Any]]],
+                                          out: Path) -> None:
+    """The simulator's tables have no derived row; the ingested ones mark a believed row derived
+    exactly when the message that set it had a derived cnset, and an owned row once a CN came by
+    an (always derived) change line."""
+    assert not any(r["derived"] for t in ("state_table", "state_history") for r in a[t])
+    derived_cnset = {e["msg"]: "cnset" in e.get("derived", []) for e in _lines(out / "events.jsonl")
+                     if e["kind"] == "send"}
+    assert any(derived_cnset.values())
+    assert all("event" in e.get("derived", []) for e in _lines(out / "events.jsonl") if e["kind"] == "change")
+    last: dict[tuple[str, str, str], bool] = {}
+    by_change: dict[tuple[str, str, str], bool] = defaultdict(bool)
+    for h in sorted(b["state_history"], key=lambda r: r["at"]):
+        k = (h["observer"], h["fid"], h["subject"])
+        if h["observer"] == h["subject"]:
+            by_change[k] = by_change[k] or h["cause"] == "change"
+            assert h["derived"] == by_change[k], h
+        else:
+            assert h["derived"] == derived_cnset[h["cause"]], h
+        last[k] = h["derived"]
+    marked = 0
+    for r in b["state_table"]:
+        k = (r["observer"], r["fid"], r["subject"])
+        assert r["derived"] == last.get(k, False), r
+        marked += r["derived"]
+    assert marked > 0
+
+
 def _check_believed_and_requests(sim: Path, out: Path) -> dict[str, int]:
     a, b = _tables(sim), _tables(out)
+    _derived_exactly_where_ingest_derived(a, b, out)
     key = ("observer", "fid", "subject")
     ia = {tuple(r[k] for k in key): r for r in a["state_table"]}
     ib = {tuple(r[k] for k in key): r for r in b["state_table"]}

@@ -228,6 +228,12 @@ CASES: list[tuple[str, str | bytes, str]] = [
     ("replicas-twice", replicas(replicas=["PFS1", "PFS1"]), ev.r_ill_typed("replicas")),
     ("replicas-unknown", replicas(replicas=["PFS1", "X"]), ev.r_unknown_store("replicas")),
     ("replicas-path-number", replicas(path=3), ev.r_ill_typed("path")),
+    # derived: a list of field names, on any kind
+    ("derived-string", send(derived="cnset"), ev.r_ill_typed("derived")),
+    ("derived-object", send(derived={"cnset": True}), ev.r_ill_typed("derived")),
+    ("derived-number-item", change(derived=[1]), ev.r_ill_typed("derived")),
+    ("derived-empty-name", change(derived=["event", ""]), ev.r_ill_typed("derived")),
+    ("derived-true", receive(derived=True), ev.r_ill_typed("derived")),
     # between lines
     ("msg-reused", send(msg="m1"), ev.R_MSG_REUSED),
     ("msg-reused-other-to", send(msg="m1", ts=ts(0), to=["PFS3"]), ev.R_MSG_REUSED),
@@ -343,6 +349,10 @@ ACCEPTED = [
     ("status-down", status()),
     ("status-up", status(status="up")),
     ("extra-field", status(note="ignored")),
+    ("derived-send", send(derived=["cnset", "to"])),
+    ("derived-change", change(derived=["event"], implied_by="m1")),
+    ("derived-empty", status(derived=[])),
+    ("derived-null", replicas(derived=None)),
     ("crlf-tolerant", status() + "\r"),
 ]
 
@@ -391,6 +401,27 @@ def test_fields_of_replicas_and_status(topo: Topology) -> None:
     r, s = log.events
     assert (r.kind, r.fid, r.replicas, r.path, r.store) == ("replicas", "1-ABC", ("PFS1", "PFS2"), "P", "PFS1")
     assert (s.kind, s.status, s.store, s.ts) == ("store_status", "up", "PFS3", at(10))
+
+
+def test_derived_is_kept_as_a_set_of_names(topo: Topology) -> None:
+    log = event_log_from_lines([
+        send(derived=["to", "cnset", "to"]), send(msg="m3"),
+        change(derived=["event"], implied_by="m2"), change(cn=2, ts=ts(11)),
+    ], topo)
+    assert log.rejects == []
+    assert log.messages["m2"].derived == ("cnset", "to") and log.messages["m3"].derived == ()
+    assert [e.derived for e in log.events if e.kind == "change"] == [("event",), ()]
+
+
+def test_derived_in_another_order_is_the_same_meaning(topo: Topology) -> None:
+    log = event_log_from_lines([send(derived=["cnset", "to"]), send(derived=["to", "cnset"])], topo)
+    assert (log.accepted, log.duplicates, log.rejects) == (1, 1, [])
+
+
+def test_a_change_known_and_the_same_change_inferred_are_two_meanings(topo: Topology) -> None:
+    log = event_log_from_lines([change(), change(derived=["event"])], topo)
+    assert (log.accepted, log.duplicates) == (1, 0)
+    assert [(r.line, r.reason) for r in log.rejects] == [(2, ev.R_CN_NOT_INCREASING)]
 
 
 @pytest.mark.parametrize("field", ["cnset", "changes"])
@@ -474,6 +505,7 @@ SAME_MEANING = [
     ("negative-offset", {"ts": "2026-11-02T03:00:00-05:00"}),
     ("with-fraction", {"ts": "2026-11-02T08:00:00.000Z"}),
     ("fid-lower-case", {"fid": "1-abc"}),
+    ("derived-empty", {"derived": []}),
     ("all-at-once", {"cnset": "PFS1:1-16,18", "to": ["PFS3", "PFS2"], "ts": "2026-11-02T10:00:00+02:00",
                      "changes": {"PFS1": [[18, 18]]}}),
 ]
@@ -501,6 +533,8 @@ REUSED = [
     ("other-sender", {"store": "PFS2", "to": ["PFS1", "PFS3"]}),
     ("other-folder", {"fid": "1-ABD"}),
     ("status-type", {"type": "status", "changes": DROP}),
+    # a set the writer only inferred is not the set it read: the tables say which
+    ("derived-cnset", {"derived": ["cnset"]}),
 ]
 
 

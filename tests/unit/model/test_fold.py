@@ -112,6 +112,75 @@ def test_state_table_lag_count_is_owned_of_the_subject_minus_believed() -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# derived knowledge (ingested Exchange logs mark what they inferred)
+# --------------------------------------------------------------------------------------------
+def _derived(r: ReplayResult, subject: str, observer: str = "P1") -> tuple[bool, list[tuple[str, bool]]]:
+    row = one(r, "state_table", observer=observer, fid=FID, subject=subject)
+    hist = [(h["cnset"], h["derived"]) for h in rows(r, "state_history", observer=observer, fid=FID, subject=subject)]
+    return row["derived"], hist
+
+
+def test_a_send_with_a_derived_cnset_makes_the_believed_row_derived() -> None:
+    log = make_log()
+    log.message(1 * H, "P2", "content", FID, cnset="P2:1-4", changes="P2:4", received={"P1": 1 * H},
+                derived=["cnset"])
+    log.message(1 * H, "P3", "content", FID, cnset="P3:1-2", changes="P3:2", received={"P1": 1 * H},
+                derived=["to"])  # another field derived: the set itself was read
+    r = log.replay()
+    assert _derived(r, "P2") == (True, [("P2:1-4", True)])
+    assert _derived(r, "P3") == (False, [("P3:1-2", False)])
+    assert _derived(r, "P1")[0] is False  # changes carried by a message with a derived cnset are read
+
+
+def test_a_later_message_that_prints_the_set_clears_the_mark_even_with_the_same_set() -> None:
+    log = make_log()
+    log.message(1 * H, "P2", "content", FID, cnset="P2:1-4", changes="P2:4", received={"P1": 1 * H},
+                derived=["cnset"])
+    log.message(2 * H, "P2", "status", FID, cnset="P2:1-4", received={"P1": 2 * H})
+    r = log.replay()
+    assert _derived(r, "P2") == (False, [("P2:1-4", True), ("P2:1-4", False)])
+    causes = [h["cause"] for h in rows(r, "state_history", observer="P1", fid=FID, subject="P2")]
+    assert len(set(causes)) == 2  # one history row per message that changed the row
+
+
+def test_an_older_derived_message_processed_later_does_not_mark_the_row() -> None:
+    log = make_log()
+    old = log.send(1 * H, "P2", "content", FID, to=["P1"], cnset="P2:1-3", changes="P2:3", derived=["cnset"])
+    new = log.send(2 * H, "P2", "status", FID, to=["P1"], cnset="P2:1-4")
+    log.receive(3 * H, "P1", new)
+    log.receive(4 * H, "P1", old)
+    assert _derived(log.replay(), "P2") == (False, [("P2:1-4", False)])
+
+
+def test_derived_change_lines_mark_the_self_row_for_good() -> None:
+    log = make_log()  # P1:1 by a plain change
+    r = log.replay()
+    assert _derived(r, "P1") == (False, [("P1:1", False)])
+    log.change(1 * H, "P1", FID, 2, derived=["event"])
+    log.change(2 * H, "P1", FID, 3)
+    log.message(3 * H, "P2", "content", FID, cnset="P2:1", changes="P2:1", received={"P1": 3 * H})
+    r = log.replay()
+    assert _derived(r, "P1") == (True, [("P1:1", False), ("P1:1-2", True), ("P1:1-3", True), ("P1:1-3;P2:1", True)])
+
+
+def test_changes_marked_derived_on_a_message_mark_the_receivers_self_row() -> None:
+    log = make_log()
+    log.message(1 * H, "P2", "content", FID, cnset="P2:1-4", changes="P2:1-4", received={"P1": 1 * H},
+                derived=["changes"])
+    r = log.replay()
+    assert _derived(r, "P1") == (True, [("P1:1", False), ("P1:1;P2:1-4", True)])
+    assert _derived(r, "P2")[0] is False  # its cnset was read
+
+
+def test_simulated_logs_have_no_derived_row() -> None:
+    log = make_log()
+    status(log, 1 * H, "P2", "P2:1-5")
+    r = log.replay()
+    assert not any(x["derived"] for x in r.tables["state_table"])
+    assert not any(x["derived"] for x in r.tables["state_history"])
+
+
+# --------------------------------------------------------------------------------------------
 # the backfill array
 # --------------------------------------------------------------------------------------------
 def test_entry_opens_at_the_revealing_event_with_exactly_the_uncovered_missing_cns() -> None:

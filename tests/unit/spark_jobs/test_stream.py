@@ -30,12 +30,15 @@ def stream_rows(topo, log, as_of):  # type: ignore[no-untyped-def]
                            to=list(m.to), cnset=m.cnset.text(),
                            changes=m.changes.text() if m.changes is not None else None,
                            requested=m.requested.text() if m.requested is not None else None,
-                           source=m.source, responders=list(m.responders) if m.responders is not None else None)
+                           source=m.source, responders=list(m.responders) if m.responders is not None else None,
+                           derived=list(m.derived))
+            elif e.kind == "change":
+                row["derived"] = list(e.derived)
             if e.kind == "replicas":
                 row.update(replicas=list(e.replicas or ()), path=e.path, event_store=e.store)
             rows.append(row)
     cols = ["observer", "fid", "kind", "ts", "seq", "cn", "msg", "type", "sender", "sent_at", "msg_seq", "to",
-            "cnset", "changes", "requested", "source", "responders", "replicas", "path", "event_store"]
+            "cnset", "changes", "requested", "source", "responders", "replicas", "path", "event_store", "derived"]
     return pd.DataFrame.from_records(rows, columns=cols)
 
 
