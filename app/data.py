@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from app import figures as f
 from spark_jobs.model.tables import TABLES
 from spark_jobs.publish import read_latest
 
@@ -299,3 +300,13 @@ class RunData:
     def open_entries(self) -> pd.DataFrame:
         """Every open backfill entry of the organisation (the /backfill grid)."""
         return self.backfill_entries(state="open")
+
+
+def matrix_frame(data: RunData, fid: str, at: pd.Timestamp | None) -> pd.DataFrame:
+    """The who-knows-what frame at ``at`` (through ``state_history``) or as of the run
+    (``state_table``): the one reading the folder page and the folder report both draw."""
+    if at is None:
+        cells = f.cells_now(data.state_table(fid=fid))
+    else:
+        cells = f.cells_at(data.state_history(fid), at)
+    return f.who_knows_what(cells)

@@ -16,7 +16,7 @@ from dash import Input, Output, State, callback, clientside_callback, dcc, html
 
 from app import components as c
 from app import figures as f
-from app.data import RunData
+from app.data import RunData, matrix_frame
 from app.runtime import current_data, settings
 from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
 
@@ -35,15 +35,6 @@ def parse_at(text: str | None) -> pd.Timestamp | None:
     if text is None or text == "":
         return None
     return pd.Timestamp(parse_ts(text), unit="us", tz="UTC")
-
-
-def matrix_frame(data: RunData, fid: str, at: pd.Timestamp | None) -> pd.DataFrame:
-    """The who-knows-what frame at ``at`` (from state_history) or as of the run (state_table)."""
-    if at is None:
-        cells = f.cells_now(data.state_table(fid=fid))
-    else:
-        cells = f.cells_at(data.state_history(fid), at)
-    return f.who_knows_what(cells)
 
 
 def _slider_marks(times: list[str]) -> dict[int, dict[str, Any]]:

@@ -22,7 +22,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from app import figures as f
-from app.data import RunData
+from app.data import RunData, matrix_frame
 from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
 
 from .document import Document
@@ -455,15 +455,6 @@ def _replicas_section(replicas: pd.DataFrame, lim: Limits) -> Html:
         ["store", "on list", "health", "open entries", "missing", "missing CNs", "unique", "unique CNs",
          "next status message", "delete pending since", "deleted at"], rows, numeric=[3, 4, 6]),
         left_out(len(shown), len(r), "replicas", "delete pending, overdue and backfilling first"))
-
-
-def matrix_frame(data: RunData, fid: str, at: pd.Timestamp | None) -> pd.DataFrame:
-    """The who-knows-what frame at ``at`` (through ``state_history``) or as of the run."""
-    if at is None:
-        cells = f.cells_now(data.state_table(fid=fid))
-    else:
-        cells = f.cells_at(data.state_history(fid), at)
-    return f.who_knows_what(cells)
 
 
 def _bound_matrix(matrix: pd.DataFrame, keep_n: int) -> tuple[pd.DataFrame, int]:

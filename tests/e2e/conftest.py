@@ -79,29 +79,28 @@ def demo_data() -> Path:
     return published("demo")
 
 
-@pytest.fixture(scope="session")
-def we_server(we_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("serve-we")
-    server = start_server(we_data, tmp / "cache", tmp / "serve.log")
+def served(data: Path, tmp_path_factory: pytest.TempPathFactory, name: str) -> Iterator[Server]:
+    """A live ``pfscope serve`` on ``data`` for the session, with its own cache and log."""
+    tmp = tmp_path_factory.mktemp(f"serve-{name}")
+    server = start_server(data, tmp / "cache", tmp / "serve.log")
     yield server
     stop_server(server)
+
+
+@pytest.fixture(scope="session")
+def we_server(we_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    yield from served(we_data, tmp_path_factory, "we")
 
 
 @pytest.fixture(scope="session")
 def demo_server(demo_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    tmp = tmp_path_factory.mktemp("serve-demo")
-    server = start_server(demo_data, tmp / "cache", tmp / "serve.log")
-    yield server
-    stop_server(server)
+    yield from served(demo_data, tmp_path_factory, "demo")
 
 
 @pytest.fixture(scope="session")
 def ingested_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """The worked example read back from Exchange's event logs by ``pfscope ingest``."""
-    tmp = tmp_path_factory.mktemp("serve-ingested")
-    server = start_server(published("ingested"), tmp / "cache", tmp / "serve.log")
-    yield server
-    stop_server(server)
+    yield from served(published("ingested"), tmp_path_factory, "ingested")
 
 
 @pytest.fixture(scope="session")
