@@ -61,6 +61,11 @@ class RunRef:
         return self.path / table
 
 
+def _given(**equal: Any) -> dict[str, Any]:
+    """Equality filters for the arguments a caller gave (None: no filter on that column)."""
+    return {column: value for column, value in equal.items() if value is not None}
+
+
 def find_run(data_dir: str | os.PathLike[str]) -> RunRef | None:
     """The run ``DIR/LATEST`` points at, or None when nothing is published yet."""
     root = Path(data_dir)
@@ -229,20 +234,10 @@ class RunData:
     # -- per folder / per store -------------------------------------------------------------
 
     def replicas(self, fid: str | None = None, store: str | None = None) -> pd.DataFrame:
-        filters: dict[str, Any] = {}
-        if fid is not None:
-            filters["fid"] = fid
-        if store is not None:
-            filters["store"] = store
-        return self.table("replicas", filters=filters)
+        return self.table("replicas", filters=_given(fid=fid, store=store))
 
     def state_table(self, fid: str | None = None, observer: str | None = None) -> pd.DataFrame:
-        filters: dict[str, Any] = {}
-        if fid is not None:
-            filters["fid"] = fid
-        if observer is not None:
-            filters["observer"] = observer
-        return self.table("state_table", filters=filters)
+        return self.table("state_table", filters=_given(fid=fid, observer=observer))
 
     def state_history(self, fid: str) -> pd.DataFrame:
         """One folder's history rows only (row filter pushed into the Parquet scan)."""
@@ -252,14 +247,12 @@ class RunData:
     def backfill_entries(
         self, fid: str | None = None, observer: str | None = None, state: str | None = None
     ) -> pd.DataFrame:
-        filters = {k: v for k, v in (("fid", fid), ("observer", observer), ("state", state)) if v is not None}
-        return self.table("backfill_entries", filters=filters)
+        return self.table("backfill_entries", filters=_given(fid=fid, observer=observer, state=state))
 
     def backfill_requests(
         self, fid: str | None = None, observer: str | None = None, entry_id: str | None = None
     ) -> pd.DataFrame:
-        filters = {k: v for k, v in (("fid", fid), ("observer", observer), ("entry_id", entry_id)) if v is not None}
-        return self.table("backfill_requests", filters=filters)
+        return self.table("backfill_requests", filters=_given(fid=fid, observer=observer, entry_id=entry_id))
 
     def backfill_candidates(self, entry_id: str, attempt: int | None = None) -> pd.DataFrame:
         filters: dict[str, Any] = {"entry_id": entry_id}
@@ -270,8 +263,7 @@ class RunData:
         )
 
     def responders(self, fid: str | None = None, requester: str | None = None) -> pd.DataFrame:
-        filters = {k: v for k, v in (("fid", fid), ("requester", requester)) if v is not None}
-        return self.table("responders", filters=filters)
+        return self.table("responders", filters=_given(fid=fid, requester=requester))
 
     # -- organisation-wide aggregates (cached; the overview reads these) ---------------------
 
