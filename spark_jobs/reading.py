@@ -7,8 +7,12 @@
   through ``mapInArrow``: the reject rules exist once, and this scales out with the cluster.
   Its output is cached: the log is parsed once.
 - Stage 2 (rules between lines: duplicates by meaning, message ids, receives against their
-  sends, change numbers increasing) is Spark SQL: windows and joins over the whole log, run
-  once (the verdicts are cached) with one job for the three counts.
+  sends, change numbers increasing) is Spark SQL: windows and joins over a few narrow columns
+  of the whole log (never the line text or message bodies), run once and cached, with one job
+  for the three counts. The verdicts are then joined back to the lines by ``seq``: broadcast,
+  since the counts say how many lines were dropped (usually few).
+- The accepted events and the rejects are materialised with their lineage cut
+  (``localCheckpoint``): later queries plan against a plain scan, not this whole plan.
 
 The result equals ``read_event_log`` line for line; the Spark tests check it.
 """
@@ -178,88 +182,114 @@ def parsed_row(topo: Topology, source: str, line: int, seq: int, text: str | Non
 # --------------------------------------------------------------------------------------------
 # stage 2: rules between lines
 # --------------------------------------------------------------------------------------------
+#: what the rules between lines look at: the verdicts are computed on these alone, so the
+#: windows and joins shuffle a few short columns, never the line text or the message bodies
+NARROW = ("seq", "key", "kind", "store", "ts", "msg", "fid", "cn", "to")
+#: a side of a join below this many rows is broadcast (its size is known from the counts)
+BROADCAST_ROWS = 2_000_000
+
+
 def _first(df: DataFrame, by: Sequence[str], order: Sequence[str] = ("seq",)) -> DataFrame:
     w = Window.partitionBy(*by).orderBy(*order)
     return df.withColumn("_n", F.row_number().over(w))
 
 
+def _small(df: DataFrame, rows: int) -> DataFrame:
+    """Broadcast a join side when the counts say it is small (usually: no rejects, no repeats)."""
+    return F.broadcast(df) if rows <= BROADCAST_ROWS else df
+
+
+def occurrences(ok: DataFrame) -> DataFrame:
+    """Each line that passed stage 1 (its narrow columns) with ``first_seq``: the first line of
+    its meaning, which decides for all its repeats."""
+    return ok.select(*NARROW).withColumn("first_seq", F.min("seq").over(Window.partitionBy("key")))
+
+
+def verdicts(occurrences: DataFrame) -> DataFrame:
+    """seq, why: the first occurrences that the rules between lines reject."""
+    firsts = occurrences.filter(F.col("seq") == F.col("first_seq")).drop("first_seq")
+
+    # messages: the first send of each id
+    messages = _first(firsts.filter(F.col("kind") == "send"), ["msg"]).filter("_n = 1").select(
+        "msg", F.col("key").alias("m_key"), F.col("ts").alias("sent_at"), F.col("to").alias("m_to"),
+    )
+    mail = firsts.filter(F.col("kind").isin("send", "receive")).join(messages, "msg", "left")
+    receive = F.col("kind") == "receive"
+    why = (
+        F.when(~receive & (F.col("key") != F.col("m_key")), F.lit(R_MSG_REUSED))
+        .when(receive & F.col("m_key").isNull(), F.lit(R_NEVER_SENT))
+        .when(receive & ~F.array_contains("m_to", F.col("store")), F.lit(R_NOT_ADDRESSEE))
+        .when(receive & (F.col("ts") < F.col("sent_at")), F.lit(R_BEFORE_SEND))
+    )
+    mail = mail.select("seq", "kind", "store", "msg", why.alias("why"))
+    twice = _first(mail.filter(receive & F.col("why").isNull()), ["store", "msg"]).filter("_n > 1").select(
+        "seq", F.lit(R_RECEIVED_TWICE).alias("why")
+    )
+    # change numbers only increase, in event order (the rules above never reject a change)
+    w = Window.partitionBy("store", "fid").orderBy("ts", "seq").rowsBetween(Window.unboundedPreceding, -1)
+    not_increasing = (
+        firsts.filter(F.col("kind") == "change")
+        .withColumn("prev_max", F.max("cn").over(w))
+        .filter(F.col("prev_max").isNotNull() & (F.col("cn") <= F.col("prev_max")))
+        .select("seq", F.lit(R_CN_NOT_INCREASING).alias("why"))
+    )
+    return mail.filter(F.col("why").isNotNull()).select("seq", "why").unionByName(twice).unionByName(not_increasing)
+
+
 def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> ReadResult:
-    """Parse every line once (cached), judge the rules between lines once (cached), and count
-    lines read, duplicates and rejects in one job."""
+    """Parse every line once (cached), judge the rules between lines on narrow columns, count
+    lines read, duplicates and rejects in one job, then build the accepted events."""
     files = list_files(paths)
     if not files:
         raise FileNotFoundError(f"{', '.join(paths)}: no event log files")
     lines = numbered_lines(spark, files)
     parsed = lines.mapInArrow(_parse_partitions(json.dumps(topo.to_json()), files), schema=PARSED_DDL)
     parsed = parsed.withColumnRenamed("source_store", "src").cache()
-
     ok = parsed.filter(F.col("reason").isNull())
-    # the meaning of a line is decided by its first occurrence (by input order)
-    firsts = _first(ok, ["key"]).filter("_n = 1").drop("_n")
 
-    # messages: the first send of each id
-    sends = firsts.filter(F.col("kind") == "send")
-    messages = _first(sends, ["msg"]).filter("_n = 1").select(
-        "msg", F.col("key").alias("m_key"), F.col("store").alias("sender"), F.col("ts").alias("sent_at"),
-        F.col("seq").alias("msg_seq"), F.col("fid").alias("m_fid"), F.col("type").alias("m_type"),
-        F.col("to").alias("m_to"), F.col("cnset").alias("m_cnset"), F.col("changes").alias("m_changes"),
-        F.col("requested").alias("m_requested"), F.col("src").alias("m_src"),
-        F.col("responders").alias("m_responders"), F.col("derived").alias("m_derived"),
-    )
-    with_msg = firsts.join(messages, "msg", "left")
-    reason = (
-        F.when((F.col("kind") == "send") & (F.col("key") != F.col("m_key")), F.lit(R_MSG_REUSED))
-        .when((F.col("kind") == "receive") & F.col("m_key").isNull(), F.lit(R_NEVER_SENT))
-        .when((F.col("kind") == "receive") & ~F.array_contains("m_to", F.col("store")), F.lit(R_NOT_ADDRESSEE))
-        .when((F.col("kind") == "receive") & (F.col("ts") < F.col("sent_at")), F.lit(R_BEFORE_SEND))
-    )
-    checked = with_msg.withColumn("why", reason)
-    twice = _first(checked.filter((F.col("kind") == "receive") & F.col("why").isNull()), ["store", "msg"]).filter(
-        "_n > 1"
-    ).select("seq", F.lit(R_RECEIVED_TWICE).alias("why2"))
-    checked = checked.join(twice, "seq", "left").withColumn("why", F.coalesce("why", "why2")).drop("why2")
-
-    # change numbers only increase, in event order, among accepted changes
-    changes = checked.filter((F.col("kind") == "change") & F.col("why").isNull())
-    w = Window.partitionBy("store", "fid").orderBy("ts", "seq").rowsBetween(Window.unboundedPreceding, -1)
-    not_increasing = changes.withColumn("prev_max", F.max("cn").over(w)).filter(
-        F.col("prev_max").isNotNull() & (F.col("cn") <= F.col("prev_max"))
-    ).select("seq", F.lit(R_CN_NOT_INCREASING).alias("why3"))
-    checked = checked.join(not_increasing, "seq", "left").withColumn("why", F.coalesce("why", "why3")).drop("why3")
-    checked = checked.cache()  # one row per meaning: the verdicts, and the accepted events
-
+    seen = occurrences(ok).cache()
+    bad = verdicts(seen).cache()
     # every line that passed stage 1 takes the verdict of its meaning's first occurrence
-    verdict = checked.select("key", F.col("seq").alias("first_seq"), "why")
-    judged = ok.join(verdict, "key").select(
-        "source", "line", F.col("why").alias("reason"),
-        (F.col("why").isNull() & (F.col("seq") != F.col("first_seq"))).alias("duplicate"),
-        F.when(F.col("why").isNotNull(), F.col("text")).alias("text"),
-    )
-    outcome = parsed.filter(F.col("reason").isNotNull()).select(
-        "source", "line", "reason", F.lit(False).alias("duplicate"), "text"
-    ).unionByName(judged).cache()  # every line read, once: its reject reason or whether it repeats
-    counts = outcome.agg(
-        F.count(F.lit(1)).alias("lines"),
-        F.count_if("duplicate").alias("duplicates"),
-        F.count_if(F.col("reason").isNotNull()).alias("rejects"),
-    ).first()
+    judged = seen.select("seq", "first_seq").join(bad.withColumnRenamed("seq", "first_seq"), "first_seq", "left")
+    tally = judged.agg(
+        F.count(F.lit(1)).alias("ok"),
+        F.count_if(F.col("why").isNull() & (F.col("seq") != F.col("first_seq"))).alias("duplicates"),
+        F.count_if(F.col("why").isNotNull()).alias("rejected"),
+    ).crossJoin(parsed.agg(F.count(F.lit(1)).alias("lines")))
+    counts = tally.first()
     assert counts is not None
-    parsed.unpersist()  # outcome and checked hold all that is needed now
-    lines_read, duplicates, n_rejects = int(counts.lines), int(counts.duplicates), int(counts.rejects)
-    rejects = outcome.filter(F.col("reason").isNotNull()).select("source", "line", "reason", "text")
+    lines_read, duplicates, stage2 = int(counts.lines), int(counts.duplicates), int(counts.rejected)
+    n_rejects = lines_read - int(counts.ok) + stage2
 
-    receive = F.col("kind") == "receive"
-    message_cols = {"type": "type", "to": "to", "cnset": "cnset", "changes": "changes",
-                    "requested": "requested", "src": "source", "responders": "responders", "derived": "derived"}
-    events = checked.filter(F.col("why").isNull()).select(
-        "seq", "ts", "store", "kind",
-        F.when(receive, F.col("m_fid")).otherwise(F.col("fid")).alias("fid"),
-        "cn", "op", "item", "bytes", "msg",
-        *[F.when(receive, F.col(f"m_{c}")).otherwise(F.col(c)).alias(out) for c, out in message_cols.items()],
-        "replicas", "path", "status",
-        F.when(receive, F.col("sender")).alias("sender"),
-        F.when(receive, F.col("sent_at")).alias("sent_at"),
-        F.when(receive, F.col("msg_seq")).alias("msg_seq"),
+    # rejects: stage 1's as parsed; stage 2's with their text, by seq
+    rejected = judged.filter(F.col("why").isNotNull()).select("seq", "why")
+    rejects = parsed.filter(F.col("reason").isNotNull()).select("source", "line", "reason", "text").unionByName(
+        parsed.join(_small(rejected, stage2), "seq").select("source", "line", F.col("why").alias("reason"), "text")
     )
-    accepted = lines_read - duplicates - n_rejects
-    return ReadResult(events.select(*EVENT_COLUMNS), rejects, lines_read, duplicates, accepted)
+
+    # accepted: first occurrences not rejected; a receive takes its message's columns
+    dropped = judged.filter(F.col("why").isNotNull() | (F.col("seq") != F.col("first_seq"))).select("seq")
+    accepted = ok.join(_small(dropped, duplicates + stage2), "seq", "left_anti")
+    message_cols = {"fid": "fid", "type": "type", "to": "to", "cnset": "cnset", "changes": "changes",
+                    "requested": "requested", "src": "source", "responders": "responders", "derived": "derived"}
+    messages = accepted.filter(F.col("kind") == "send").select(
+        "msg", F.col("store").alias("sender"), F.col("ts").alias("sent_at"), F.col("seq").alias("msg_seq"),
+        *[F.col(c).alias(f"m_{c}") for c in message_cols],
+    )
+    receives = accepted.filter(F.col("kind") == "receive").join(messages, "msg").select(
+        "seq", "ts", "store", "kind", "cn", "op", "item", "bytes", "msg", "replicas", "path", "status",
+        "sender", "sent_at", "msg_seq", *[F.col(f"m_{c}").alias(out) for c, out in message_cols.items()],
+    )
+    others = accepted.filter(F.col("kind") != "receive").select(
+        "seq", "ts", "store", "kind", "cn", "op", "item", "bytes", "msg", "replicas", "path", "status",
+        F.lit(None).cast("string").alias("sender"), F.lit(None).cast("long").alias("sent_at"),
+        F.lit(None).cast("long").alias("msg_seq"), *[F.col(c).alias(out) for c, out in message_cols.items()],
+    )
+    # materialised now, with their lineage cut: every later query plans against a plain scan of
+    # these rows instead of the whole reading plan (planning cost grows with the plan's size)
+    events = others.unionByName(receives).select(*EVENT_COLUMNS).localCheckpoint()
+    rejects = rejects.localCheckpoint()
+    for df in (parsed, seen, bad):
+        df.unpersist()
+    accepted_n = lines_read - duplicates - n_rejects
+    return ReadResult(events, rejects, lines_read, duplicates, accepted_n)

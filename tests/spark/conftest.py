@@ -18,3 +18,12 @@ def spark():  # type: ignore[no-untyped-def]
     session = spark_session("local[2]", "pfscope-tests", for_tests=True)
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _release_cached_tables(request):  # type: ignore[no-untyped-def]
+    """Each job caches its parsed log and verdicts; a long-lived test session must drop them
+    between tests, as a finished ``pfscope compute`` does by exiting."""
+    yield
+    if "spark" in request.fixturenames:
+        request.getfixturevalue("spark").catalog.clearCache()

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark.sql import functions as F
 
 from spark_jobs.compute import compute, rows_of
 from spark_jobs.model.events import read_event_log
@@ -77,6 +78,11 @@ def test_spark_job_equals_replay(spark, tmp_path: Path, case: str) -> None:  # t
         assert len(spark_rows) == len(replay_rows), table
         for a, b in zip(spark_rows, replay_rows, strict=True):
             assert a == b, (table, a, b)
+    # the fold's output comes sorted by folder in each partition (the dashboard reads by folder)
+    part = F.spark_partition_id().alias("part")
+    history = [(r.part, r.fid) for r in got.tables["state_history"].select(part, "fid").collect()]
+    assert history == sorted(history)
+    assert name != "scale" or len({f for _, f in history}) > 1
     # the case must exercise what it claims to
     assert expected["rejects"] and expected["summary"][0]["duplicates"] == 5
     assert expected["backfill_entries"]

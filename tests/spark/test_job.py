@@ -37,6 +37,12 @@ def test_publishes_every_table_then_keeps_it_when_a_run_fails(spark, worked: Pat
     assert [(e["observer"], e["cnset_opened"], e["state"]) for e in entries] == [
         ("PFS3", "PFS1:12-16;PFS2:21-28", "satisfied")]
     assert "published run" in capsys.readouterr().out
+    # the tables the dashboard reads one folder at a time are sorted by folder in every file
+    for table in ("state_history", "state_table"):
+        files = sorted((out / latest["path"] / table).glob("*.parquet"))
+        fids = [pq.read_table(f, columns=["fid"]).column("fid").to_pylist() for f in files]
+        assert sum(map(len, fids)) > 0 and all(f == sorted(f) for f in fids), table
+    assert len({fid for f in fids for fid in f}) > 1  # state_table: the hierarchy and the folder
 
     # a run that cannot read its input fails with one line and publishes nothing
     bad = tmp_path / "bad"
