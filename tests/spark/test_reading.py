@@ -19,17 +19,7 @@ from spark_jobs.model import events as ev
 from spark_jobs.model.events import read_event_log
 from spark_jobs.model.topology import topology_from_json
 from spark_jobs.reading import read_events
-
-TOPO = {
-    "sites": ["Redmond", "Dublin"],
-    "costs": [{"a": "Redmond", "b": "Dublin", "cost": 10}],
-    "stores": [
-        {"name": "PFS1", "server": "EX1", "site": "Redmond", "version": "2003"},
-        {"name": "PFS2", "server": "EX2", "site": "Redmond", "version": "2007"},
-        {"name": "PFS3", "server": "EX3", "site": "Dublin", "version": "2000"},
-    ],
-    "folders": [{"fid": "1-123", "path": "IPM_SUBTREE\\Folder1", "parent": "1-1", "replicas": ["PFS1", "PFS2"]}],
-}
+from tests.unit.model.test_readers import TOPO  # the reader tests' three stores and one folder
 
 
 def j(**fields: object) -> str:
