@@ -234,7 +234,7 @@ def compute(
 ) -> JobResult:
     started = time.time()
     read = read_events(spark, paths, topo)
-    events = read.events  # a projection of the cached verdicts: no re-reading of the log
+    events = read.events  # materialised by the reading: no re-reading of the log
     as_of, status = as_of_and_status(events, as_of)
     applied = events.filter(F.col("ts") <= as_of)
     payload = org_payload(topo.to_json(), status)

@@ -69,11 +69,11 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         result = compute(spark, topo, args.events, as_of=as_of, run_id=run.run_id, partitions=args.partitions)
         for name, df in result.tables.items():
             out = df.coalesce(1) if name in SMALL_TABLES else df
+            if name == "state_table":  # the lag join reshuffled it; the history keeps the fold's order
+                out = out.sortWithinPartitions("fid", "observer")
             writer = out.write.mode("error")
             if name in FOLDER_TABLES:
-                if name == "state_table":  # the lag join reshuffled it; the history keeps the fold's order
-                    out = out.sortWithinPartitions("fid", "observer")
-                writer = out.write.mode("error").option("parquet.block.size", ROW_GROUP_BYTES)
+                writer = writer.option("parquet.block.size", ROW_GROUP_BYTES)
             writer.parquet(run.table_path(name))
     except BaseException:
         abandon(run)

@@ -205,9 +205,9 @@ def occurrences(ok: DataFrame) -> DataFrame:
     return ok.select(*NARROW).withColumn("first_seq", F.min("seq").over(Window.partitionBy("key")))
 
 
-def verdicts(occurrences: DataFrame) -> DataFrame:
-    """seq, why: the first occurrences that the rules between lines reject."""
-    firsts = occurrences.filter(F.col("seq") == F.col("first_seq")).drop("first_seq")
+def verdicts(seen: DataFrame) -> DataFrame:
+    """seq, why: the first occurrences (of ``occurrences``) that the rules between lines reject."""
+    firsts = seen.filter(F.col("seq") == F.col("first_seq")).drop("first_seq")
 
     # messages: the first send of each id
     messages = _first(firsts.filter(F.col("kind") == "send"), ["msg"]).filter("_n = 1").select(
@@ -276,13 +276,12 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
         "msg", F.col("store").alias("sender"), F.col("ts").alias("sent_at"), F.col("seq").alias("msg_seq"),
         *[F.col(c).alias(f"m_{c}") for c in message_cols],
     )
+    own = ("seq", "ts", "store", "kind", "cn", "op", "item", "bytes", "msg", "replicas", "path", "status")
     receives = accepted.filter(F.col("kind") == "receive").join(messages, "msg").select(
-        "seq", "ts", "store", "kind", "cn", "op", "item", "bytes", "msg", "replicas", "path", "status",
-        "sender", "sent_at", "msg_seq", *[F.col(f"m_{c}").alias(out) for c, out in message_cols.items()],
+        *own, "sender", "sent_at", "msg_seq", *[F.col(f"m_{c}").alias(out) for c, out in message_cols.items()],
     )
     others = accepted.filter(F.col("kind") != "receive").select(
-        "seq", "ts", "store", "kind", "cn", "op", "item", "bytes", "msg", "replicas", "path", "status",
-        F.lit(None).cast("string").alias("sender"), F.lit(None).cast("long").alias("sent_at"),
+        *own, F.lit(None).cast("string").alias("sender"), F.lit(None).cast("long").alias("sent_at"),
         F.lit(None).cast("long").alias("msg_seq"), *[F.col(c).alias(out) for c, out in message_cols.items()],
     )
     # materialised now, with their lineage cut: every later query plans against a plain scan of
