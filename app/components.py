@@ -15,7 +15,20 @@ from urllib.parse import quote, urlencode
 import pandas as pd
 from dash import dcc, html
 
-from app.figures import CELL_STATES, DERIVED_HELP, DERIVED_NOTE, HEALTH_ORDER, fmt_time
+from app.figures import (
+    CELL_LABELS,
+    CELL_STATES,
+    DERIVED_HELP,
+    DERIVED_NOTE,
+    GLOSSARY,
+    HEALTH_ORDER,
+    HEALTH_TERMS,
+    Headline,
+    fmt_time,
+    glossary_href,
+    health_text,
+    plural,
+)
 
 Cell = Callable[[Any, dict[str, Any]], Any]
 
@@ -68,9 +81,22 @@ def cnset_text(text: Any, empty: str = "∅") -> html.Span:
     return html.Span(s if s else empty, className="pf-cnset" + ("" if s else " pf-empty"))
 
 
-def health_badge(health: Any) -> html.Span:
+def term_link(term: str, label: str = "?") -> html.A:
+    """A small "?" to the glossary's entry for one of the model's words (a real link: new tab, middle click)."""
+    name = GLOSSARY[term][0]
+    return html.A(label, href=glossary_href(term), className="pf-term", title=f"What does {name!r} mean?",
+                  **{"aria-label": f"What does {name} mean?", "data-term": term})
+
+
+def with_term(text: Any, term: str) -> html.Span:
+    """A column header or label followed by its glossary "?"."""
+    return html.Span([text, " ", term_link(term)], className="pf-termed")
+
+
+def health_badge(health: Any, store_down: bool = False) -> html.Span:
     h = str(health)
-    return html.Span(h.replace("_", " "), className=f"pf-badge pf-health-{h}")
+    return html.Span(health_text(h, store_down), className=f"pf-badge pf-health-{h}"
+                     + (" pf-health-stale" if store_down and h not in ("deleted", "delete_pending") else ""))
 
 
 def status_badge(status: Any) -> html.Span:
@@ -104,13 +130,36 @@ def as_cnset(value: Any, _row: dict[str, Any]) -> Any:
     return cnset_text(value)
 
 
-def as_health(value: Any, _row: dict[str, Any]) -> Any:
-    return health_badge(value)
+def as_health(value: Any, row: dict[str, Any]) -> Any:
+    """A health badge; a row with ``store_status`` down says the health is as last known."""
+    return health_badge(value, str(row.get("store_status")) == "down")
+
+
+def as_yes_no(value: Any, _row: dict[str, Any]) -> Any:
+    from app.figures import yes_no
+
+    return yes_no(value)
+
+
+def headline(items: Sequence[Headline]) -> html.Section:
+    """The overview's first screen: big counts, each a link to the view listing what it counts."""
+    cards = []
+    for h in items:
+        cards.append(html.Li(className="pf-stat" + (" pf-stat-alarm" if h.alarm else " pf-stat-ok"),
+                             id=f"pf-stat-{h.key}", children=[
+            dcc.Link(href=h.href, className="pf-stat-link", children=[
+                html.Span(f"{h.count:,}", className="pf-stat-count"),
+                html.Span(h.label, className="pf-stat-label"),
+            ]),
+            term_link(h.term) if h.term else "",
+        ]))
+    return html.Section(html.Ul(cards, className="pf-stats"), id="pf-headline", className="pf-headline",
+                        **{"aria-label": "What is wrong"})
 
 
 def table(
     frame: pd.DataFrame,
-    columns: Sequence[tuple[str, str]],
+    columns: Sequence[tuple[str, Any]],
     cells: dict[str, Cell] | None = None,
     *,
     id: str | None = None,
@@ -175,16 +224,16 @@ def matrix_cell(cell: dict[str, Any]) -> html.Td:
         parts.append(cnset_text(cell.get("cnset")))
         if derived:
             parts.append(derived_note())
-        parts.append(html.Div(f"{int(cell.get('cnset_count') or 0):,} CNs", className="pf-cell-count"))
+        parts.append(html.Div(plural(cell.get("cnset_count"), "CN"), className="pf-cell-count"))
         heard = fmt_time(cell.get("heard_at"))
         if heard:
             parts.append(html.Div(("changed " if state == "owned" else "heard ") + heard, className="pf-cell-heard"))
         if state == "not_told":
-            parts.append(html.Div(["not told yet: ", cnset_text(cell.get("lag_cnset")), f" ({lag:,} CNs behind)"],
-                                  className="pf-cell-lag"))
+            parts.append(html.Div(["not told yet ", term_link("not-told"), ": ", cnset_text(cell.get("lag_cnset")),
+                                   f" ({plural(lag, 'CN')} behind)"], className="pf-cell-lag"))
         elif state == "lacks":
-            parts.append(html.Div(["subject really lacks: ", cnset_text(cell.get("lacks_cnset"))],
-                                  className="pf-cell-lag"))
+            parts.append(html.Div(["subject really lacks ", term_link("really-lacks"), ": ",
+                                   cnset_text(cell.get("lacks_cnset"))], className="pf-cell-lag"))
         elif state == "owned" and int(cell.get("lacks_count") or 0):
             parts.append(html.Div(["lacks: ", cnset_text(cell.get("lacks_cnset"))], className="pf-cell-lag"))
         elif state == "current":
@@ -214,11 +263,13 @@ def matrix_table(matrix: pd.DataFrame, *, id: str = "pf-matrix") -> html.Div:
             tds.append(matrix_cell(c) if c else html.Td(""))
         rows.append(html.Tr(tds))
     legend = html.Ul(className="pf-legend", children=[
-        html.Li([html.Span(className=f"pf-swatch pf-cell-{k}"), f"{k.replace('_', ' ')}: {v}"])
+        html.Li([html.Span(className=f"pf-swatch pf-cell-{k}"), f"{CELL_LABELS[k][0]}: {v}",
+                 *((" ", term_link(CELL_LABELS[k][1])) if CELL_LABELS[k][1] else ())])
         for k, v in CELL_STATES.items()
     ])
     if "derived" in matrix.columns and matrix["derived"].fillna(False).astype(bool).any():
-        legend.children.append(html.Li([html.Span(className="pf-swatch pf-derived"), DERIVED_HELP]))
+        legend.children.append(html.Li([html.Span(className="pf-swatch pf-derived"), DERIVED_HELP, " ",
+                                        term_link("derived")]))
     return html.Div([html.Table([head, html.Tbody(rows)], className="pf-matrix", id=id), legend],
                     className="pf-table-wrap")
 
@@ -274,12 +325,16 @@ def no_run(data_dir: str) -> html.Main:
     ])
 
 
-def section(title: str, *children: Any, id: str | None = None, help: str | None = None) -> html.Section:
+def section(title: str, *children: Any, id: str | None = None, help: str | None = None,
+            term: str | None = None) -> html.Section:
     head: list[Any] = [html.H2(title)]
     if help:
-        head.append(html.P(help, className="pf-help"))
+        head.append(html.P([help, *((" ", term_link(term, "(glossary)")) if term else ())], className="pf-help"))
+    elif term:
+        head.append(html.P(term_link(term, "What this means"), className="pf-help"))
     return html.Section([*head, *children], className="pf-section", **({"id": id} if id else {}))
 
 
 def health_legend() -> html.Ul:
-    return html.Ul([html.Li(health_badge(h)) for h in HEALTH_ORDER], className="pf-legend")
+    return html.Ul([html.Li([health_badge(h), " ", term_link(HEALTH_TERMS[h])]) for h in HEALTH_ORDER],
+                   className="pf-legend")

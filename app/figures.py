@@ -31,10 +31,15 @@ HEALTH_COLOURS: dict[str, str] = {
 #: who-knows-what cell states (see :func:`who_knows_what`)
 CELL_STATES: dict[str, str] = {
     "current": "knows the subject's real state",
-    "not_told": "not told yet: the subject holds CNs the observer has not heard of",
-    "lacks": "told, and the subject really lacks CNs other replicas hold",
+    "not_told": "the subject holds CNs the observer has not heard of yet",
+    "lacks": "the observer is current, and the subject really lacks CNs other replicas hold",
     "owned": "the observer's own row (owned set, last sent CN)",
-    "unknown": "no row: the observer never heard from this subject",
+    "unknown": "the observer never heard from this subject",
+}
+#: a cell state's name on screen, and its glossary anchor
+CELL_LABELS: dict[str, tuple[str, str | None]] = {
+    "current": ("current", "current"), "not_told": ("not told yet", "not-told"),
+    "lacks": ("really lacks", "really-lacks"), "owned": ("owned", "owned"), "unknown": ("no row", None),
 }
 CELL_COLOURS: dict[str, str] = {
     "current": "#009e73",
@@ -53,6 +58,15 @@ BLUE, ORANGE, SKY, GREEN, VERMILLION, PURPLE, GREY = (
 )
 #: cividis is readable with every common colour vision deficiency
 LAG_SCALE = "Cividis"
+#: the overview heatmap's absolute scale: this many CNs behind or more is the darkest colour
+LAG_ALARM = 1000
+#: pale to vermillion, monotonic in lightness (readable with colour vision deficiencies): a
+#: small lag stays pale whatever the largest lag of the run is
+LAG_ABSOLUTE_SCALE: list[list[Any]] = [
+    [0.0, "#eef3f7"], [0.02, "#fbeed0"], [0.1, "#f5c96b"], [0.4, "#e69f00"], [1.0, "#b34700"],
+]
+HIERARCHY_FID = "1-1"
+HIERARCHY_NAME = "public folder hierarchy"
 
 
 def _layout(fig: go.Figure, title: str | None = None, height: int | None = None) -> go.Figure:
@@ -86,6 +100,35 @@ def fmt_time(value: Any) -> str:
     return ts.tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%SZ")
 
 
+def plural(n: Any, singular: str, many: str | None = None) -> str:
+    """``1 CN``, ``2 CNs``, ``1,234 duplicates``: a count with its noun agreeing."""
+    count = int(n or 0) if not (isinstance(n, float) and pd.isna(n)) else 0
+    word = singular if count == 1 else (many or singular + "s")
+    return f"{count:,} {word}"
+
+
+def yes_no(value: Any) -> str:
+    """A flag as an operator reads it; empty for a missing one (never ``false``/``NaN``)."""
+    if value is None or (pd.api.types.is_scalar(value) and pd.isna(value)):
+        return ""
+    return "yes" if bool(value) else "no"
+
+
+def folder_label(fid: Any, path: Any) -> str:
+    """A folder's path, or what the folder is when it has none (the hierarchy ``1-1``)."""
+    if isinstance(path, str) and path:
+        return path
+    return HIERARCHY_NAME if str(fid) == HIERARCHY_FID else ""
+
+
+def natural_key(value: Any) -> tuple[Any, ...]:
+    """Sort key that reads numbers as numbers: ``PFS1/1-2/2`` before ``PFS1/1-2/10``."""
+    import re
+
+    parts = re.split(r"(\d+)", "" if value is None else str(value))
+    return tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in parts if p != "")
+
+
 def fmt_age(seconds: float | None) -> str:
     """A duration the way an operator reads it: ``3 d 4 h``, ``2 h 5 min``, ``40 s``."""
     if seconds is None or pd.isna(seconds):
@@ -102,6 +145,119 @@ def fmt_age(seconds: float | None) -> str:
     if m:
         return f"{sign}{m} min"
     return f"{sign}{sec} s"
+
+
+# -- the model's words ------------------------------------------------------------------------
+
+#: The glossary (``/glossary``): anchor -> (term, meaning), in reading order. Meanings follow
+#: docs/replication-model; every "?" link of the dashboard points at one of these anchors.
+GLOSSARY: dict[str, tuple[str, str]] = {
+    "as-of": ("as of", "The time every table describes: by default the last event of the input. Requests due "
+                       "at or before it have happened; events after it are not applied."),
+    "store": ("store", "A public folder database (PFS1). It lives on a server, in a site, and runs an Exchange "
+                       "version (5.5, 2000, 2003, 2007, 2010)."),
+    "down": ("down", "A store is down while its last store status event says down. Its replicas keep the health "
+                     "they last had: the model does not pause time-outs for a down store, and nothing it holds "
+                     "can be verified until it is back."),
+    "hierarchy": ("hierarchy (1-1)", "The folder 1-1 is the public folder hierarchy itself; every store is a "
+                                     "replica of it. It has no path."),
+    "replica-list": ("replica list", "The stores that should hold a folder; it changes over time."),
+    "cn": ("CN (change number)", "Each change made on store S to a folder is numbered by S: written S:n. CNs of "
+                                 "one origin only increase."),
+    "cn-set": ("CN set", "A set of CNs, per origin as ranges: PFS1:1-11,17;PFS2:1-20. ∅ is the empty set."),
+    "owned": ("owned", "The row of a store about itself in its replication state table: every CN it holds. "
+                       "The CN it last assigned is its last sent CN."),
+    "believed": ("believed", "The row of an observer about another store: the CN set that store's last "
+                             "message (by send time) about the folder carried."),
+    "state-table": ("replication state table", "Per observer and folder, one row per store: its own owned set "
+                                               "and what it believes each other store holds."),
+    "lag": ("knowledge lag", "The CNs a subject really owns that the observer's believed row lacks, both as of "
+                             "the same time."),
+    "not-told": ("not told yet", "A who-knows-what cell whose observer lags: the subject holds CNs the observer "
+                                 "has not heard of yet (knowledge lag)."),
+    "really-lacks": ("really lacks", "A who-knows-what cell whose observer is current, while the subject really "
+                                     "lacks CNs some other replica holds."),
+    "current": ("current", "The observer's believed row equals the subject's owned set, and the subject lacks "
+                           "nothing another replica holds."),
+    "derived": ("derived (≥ lower bound)", "The CN set was inferred from Exchange's event logs, which print CN "
+                                           "ranges, not CN sets: the store holds at least these CNs, so figures "
+                                           "built on it are lower bounds."),
+    "missing": ("missing CNs", "CNs other stores on the replica list are believed to hold that the store does "
+                               "not own: what its backfill entries are for."),
+    "backfill-entry": ("backfill entry", "Opened by a store for missing CNs no open entry covers. It keeps its "
+                                         "remaining CNs; it is satisfied when none remain, and abandoned when the "
+                                         "store leaves the replica list."),
+    "locality": ("local / remote", "An entry is local when every remaining CN is believed held by an up store "
+                                   "on the list in the same site; otherwise remote (longer time-outs)."),
+    "new-replica": ("new replica", "An entry opened while the store owned nothing of the folder: its first "
+                                   "request falls due after 15 minutes (local)."),
+    "next-due": ("next due", "When the entry's next backfill request falls due (time-outs: 6 h / 12 h, then "
+                             "12 h / 24 h, then 24 h / 48 h, local / remote). Requests due at or before the as-of "
+                             "have happened, so an open entry's next due is always after the as-of."),
+    "overdue": ("overdue", "A replica with an open entry that has had two requests or more: its first request "
+                           "did not fill it. It says the backfill is failing, not that a request is late (the "
+                           "next due is after the as-of)."),
+    "backfilling": ("backfilling", "A replica with open entries, none of them retried yet."),
+    "in-sync": ("in sync", "A replica with no open backfill entry. On a down store, as last known."),
+    "delete-pending": ("delete pending", "A replica whose store left the replica list while it still holds "
+                                         "unique CNs; it is deleted once none is left."),
+    "deleted": ("deleted", "A replica off the list with no unique CN left."),
+    "content-at-risk": ("content at risk (unique CNs)", "CNs only this replica holds (its owned set minus what "
+                                                        "the stores still on the list are believed to hold). On a "
+                                                        "delete-pending replica they are lost if it goes."),
+    "request-kind": ("expected / observed request", "Expected: due by the model. Observed: a backfill request "
+                                                    "the store really sent (in the log) that overlaps an open "
+                                                    "entry."),
+    "candidate": ("candidate", "A store on the replica list believed to hold some of the remaining CNs. A store "
+                               "on the list holding none of them is not a candidate."),
+    "unavailable": ("unavailable", "Marked by the requester for this folder when a backfill request it sent "
+                                   "got no response before the entry's next request fell due; cleared when it "
+                                   "next processes a message from that store about the folder. Sorted last, "
+                                   "like down."),
+    "preferred": ("preferred backfill source", "A store the requester asks first (Exchange 2003 and later)."),
+    "cost": ("transport cost", "Cost from the requester's site to the candidate's site; same site is 0; no "
+                               "affinity (no cost given) sorts after every cost."),
+    "search-groups": ("search groups 1-6 (Exchange 2000)", "1: 2000+ stores in the site; 2: 2000+ in other "
+                                                           "sites with a cost; 3: 2000+ with no cost; 4-6: the "
+                                                           "same for 5.5 stores. The first store holding all "
+                                                           "remaining CNs is asked."),
+    "responder-groups": ("responder groups 1-6, oldest", "Which rule put a store on a status request's "
+                                                         "responder list: 1 same site, backfilled from before "
+                                                         "(longest ago first); 2 other site with a cost, heard "
+                                                         "from; 3 same site, the rest; 4 other site with a "
+                                                         "cost, the rest; 5 other site, no cost, known transit "
+                                                         "time; 6 other sites, the rest; oldest: the replica "
+                                                         "believed to hold the fewest CNs (oldest copy)."),
+    "model-names": ("model names it", "The store is on the responder list the model says the requester should "
+                                      "name (up to three, plus the oldest copy)."),
+    "should-respond": ("should respond", "The requester's CN set is a strict subset of what the responder "
+                                         "owned when it processed the request: it has newer content to send. "
+                                         "A store can be named and still have nothing to send."),
+    "next-status": ("next status", "When the replica's status message is due (the first 00:15 or 12:15 UTC "
+                                   "24 h after its last change)."),
+    "rejected-line": ("rejected line", "An input line the run could not use; kept with its file, line number, "
+                                       "reason and verbatim text."),
+    "duplicate": ("duplicate", "An input line that repeats an accepted line exactly; counted, not applied twice."),
+}
+
+
+def glossary_href(term: str) -> str:
+    """The glossary anchor of one of the model's words (KeyError for a word it does not define)."""
+    GLOSSARY[term]
+    return f"/glossary#{term}"
+
+
+#: a replica's health -> its glossary anchor
+HEALTH_TERMS: dict[str, str] = {"in_sync": "in-sync", "backfilling": "backfilling", "overdue": "overdue",
+                                "delete_pending": "delete-pending", "deleted": "deleted"}
+
+
+def health_text(health: Any, store_down: bool = False) -> str:
+    """A replica's health in words; on a down store, marked as the last known state."""
+    h = str(health or "").replace("_", " ")
+    if store_down and str(health) not in ("deleted", "delete_pending"):
+        return f"{h} (store down)"
+    return h
 
 
 # -- overview -------------------------------------------------------------------------------
@@ -195,7 +351,9 @@ def lag_heatmap_frame(lag_pairs: pd.DataFrame, stores: Sequence[str]) -> pd.Data
 
 
 def fig_lag_heatmap(matrix: pd.DataFrame, max_marks: int = MAX_MARKS) -> go.Figure:
-    """The store × store knowledge-lag heatmap (blank: no shared folder, or the diagonal).
+    """The store × store knowledge-lag heatmap on an absolute scale (see :data:`LAG_ALARM`): a
+    healthy organisation's small lag stays pale. The diagonal says "self"; a blank cell: no
+    shared folder. Each cell carries its (observer, subject) as customdata, for clicks.
 
     More than ``sqrt(max_marks)`` stores: only the stores with the most lag (as observer or
     subject) are drawn, and the title says so.
@@ -210,15 +368,80 @@ def fig_lag_heatmap(matrix: pd.DataFrame, max_marks: int = MAX_MARKS) -> go.Figu
         title = f"The {side} stores with the most lag, of {len(matrix.index)}"
         matrix = matrix.loc[keep, keep]
     z = matrix.to_numpy(dtype="float64")
-    text = [["" if pd.isna(v) else f"{int(v):,}" for v in row] for row in z]
+    rows, cols = list(matrix.index), list(matrix.columns)
+    text = [["self" if o == s else "" if pd.isna(v) else f"{int(v):,}" for s, v in zip(cols, row, strict=True)]
+            for o, row in zip(rows, z, strict=True)]
+    custom = [[[o, s] for s in cols] for o in rows]
+    ticks = [0, LAG_ALARM // 10, LAG_ALARM // 4, LAG_ALARM // 2, LAG_ALARM]
     fig = go.Figure(go.Heatmap(
-        z=z, x=list(matrix.columns), y=list(matrix.index), text=text, texttemplate="%{text}",
-        colorscale=LAG_SCALE, colorbar={"title": {"text": "CNs behind"}}, hoverongaps=False,
+        z=z, x=cols, y=rows, text=text, texttemplate="%{text}", customdata=custom,
+        colorscale=LAG_ABSOLUTE_SCALE, zmin=0, zmax=LAG_ALARM, hoverongaps=False,
+        colorbar={"title": {"text": "CNs behind"}, "tickvals": ticks,
+                  "ticktext": [f"{t:,}" for t in ticks[:-1]] + [f"{LAG_ALARM:,}+"]},
         hovertemplate="%{y} believes %{x} is %{z:,} CNs behind its real state<extra></extra>",
     ))
+    # the diagonal: a store about itself has no lag; drawn grey with "self", not left blank
+    diagonal = [[1.0 if o == s else None for s in cols] for o in rows]
+    fig.add_trace(go.Heatmap(z=diagonal, x=cols, y=rows, colorscale=[[0, "#d0d7de"], [1, "#d0d7de"]],
+                             showscale=False, hoverinfo="skip", text=text, texttemplate="%{text}",
+                             hoverongaps=False, name="self"))
     fig.update_xaxes(title="subject (the store believed about)", side="top")
     fig.update_yaxes(title="observer", autorange="reversed")
     return _layout(fig, title=title, height=max(300, 34 * len(matrix.index) + 120))
+
+
+def lag_click_target(point: dict[str, Any] | None) -> str | None:
+    """Where a click on the lag heatmap goes: the observer's store page, at its partners behind."""
+    if not point:
+        return None
+    custom = point.get("customdata")
+    observer = custom[0] if isinstance(custom, (list, tuple)) and custom else point.get("y")
+    if not observer:
+        return None
+    from urllib.parse import quote
+
+    return f"/store/{quote(str(observer), safe='')}#pf-behind-section"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One count of the overview's first screen, and the view that lists what it counts."""
+
+    key: str
+    count: int
+    label: str
+    href: str
+    term: str | None = None
+
+    @property
+    def alarm(self) -> bool:
+        return self.count > 0
+
+
+def headline_counts(
+    stores: pd.DataFrame, replicas: pd.DataFrame, entries: pd.DataFrame, rejected: Any
+) -> list[Headline]:
+    """The overview's headline: what is wrong, worst first, each a link to the filtered view.
+
+    ``replicas``: store, health, unique_count; ``entries``: the open backfill entries.
+    """
+    down = int((stores["status"] == "down").sum()) if "status" in stores.columns else 0
+    overdue = int((replicas["health"] == "overdue").sum()) if not replicas.empty else 0
+    pending = replicas[replicas["health"] == "delete_pending"] if not replicas.empty else replicas
+    at_risk = int(pending["unique_count"].fillna(0).sum()) if not pending.empty else 0
+    rejected_n = int(rejected or 0)
+    return [
+        Headline("stores-down", down, "store down" if down == 1 else "stores down", "/?status=down#pf-stores",
+                 "down"),
+        Headline("overdue", overdue, "overdue replica" if overdue == 1 else "overdue replicas",
+                 "/backfill?overdue=1", "overdue"),
+        Headline("at-risk", at_risk, f"CN{'' if at_risk == 1 else 's'} of content at risk",
+                 "/replicas?health=delete_pending", "content-at-risk"),
+        Headline("open-entries", len(entries), "open backfill entry" if len(entries) == 1 else "open backfill entries",
+                 "/backfill", "backfill-entry"),
+        Headline("rejected", rejected_n, "rejected input line" if rejected_n == 1 else "rejected input lines",
+                 "/rejects", "rejected-line"),
+    ]
 
 
 def run_age_s(summary: dict[str, Any], now: pd.Timestamp) -> float | None:
@@ -559,6 +782,27 @@ def request_options(requests: pd.DataFrame) -> list[dict[str, str]]:
     ]
 
 
+#: what each rule of the responder list means, in a few words (the glossary says it in full)
+RESPONDER_GROUPS: dict[str, str] = {
+    "1": "same site, backfilled from before", "2": "other site with a cost, heard from",
+    "3": "same site", "4": "other site with a cost", "5": "other site, no cost, known transit",
+    "6": "other site", "oldest": "oldest copy (fewest CNs)",
+}
+
+
+def responder_group_text(group: Any) -> str:
+    """``group 5: other site, no cost, known transit``; empty for a store not on the model's list."""
+    if group is None or (pd.api.types.is_scalar(group) and pd.isna(group)) or group == "":
+        return ""
+    g = str(group)
+    if g.endswith(".0"):
+        g = g[:-2]
+    meaning = RESPONDER_GROUPS.get(g)
+    if g == "oldest":
+        return meaning or g
+    return f"group {g}: {meaning}" if meaning else f"group {g}"
+
+
 def responder_rows(responders: pd.DataFrame) -> pd.DataFrame:
     """Status requests with their responders: expected versus observed, and the group that chose each."""
     cols = ["sent_at", "msg", "requester", "responder", "position", "group", "expected", "observed",
@@ -569,10 +813,40 @@ def responder_rows(responders: pd.DataFrame) -> pd.DataFrame:
     exp = r["expected"].fillna(False).astype(bool)
     obs = r["observed"].fillna(False).astype(bool)
     r["agreement"] = [
-        "expected and named" if e and o else "expected, not named" if e else "named, not expected" if o else ""
+        "model and log name it" if e and o else "model only" if e else "log only" if o else ""
         for e, o in zip(exp, obs, strict=True)
     ]
     return r.sort_values(["sent_at", "msg", "position"], na_position="last")[cols].reset_index(drop=True)
+
+
+def backfill_rows(entries: pd.DataFrame, folders: pd.DataFrame, as_of: Any,
+              replicas: pd.DataFrame | None = None, stores: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The /backfill grid's rows, attention first: overdue entries, then the longest open (a real duration).
+
+    Each open entry with its folder path, its replica's health (as last known on a down store),
+    overdue (two requests or more), flags as yes/no, times as text and its age at the as-o
+    """
+    rows = entries.merge(folders[["fid", "path"]], on="fid", how="left")
+    rows["path"] = [folder_label(a, b) for a, b in zip(rows["fid"], rows["path"], strict=True)]
+    ref = pd.Timestamp(as_of) if as_of is not None else None
+    rows["open_for_s"] = [(ref - t).total_seconds() if ref is not None and not pd.isna(t) else None
+                          for t in rows["opened_at"]]
+    rows["open_for"] = [fmt_age(s) for s in rows["open_for_s"]]
+    rows["overdue"] = [yes_no(int(n or 0) >= 2) for n in rows["requests"].fillna(0)]
+    down = set(stores.loc[stores["status"] == "down", "store"]) if stores is not None and not stores.empty else set()
+    if replicas is not None and not replicas.empty:
+        health = replicas[["store", "fid", "health"]].rename(columns={"store": "observer"})
+        rows = rows.merge(health, on=["observer", "fid"], how="left")
+    else:
+        rows["health"] = None
+    rows["health"] = [health_text(h, o in down) if isinstance(h, str) else ""
+                      for h, o in zip(rows["health"], rows["observer"], strict=True)]
+    rows["new_replica"] = rows["new_replica"].map(yes_no)
+    for col in ("opened_at", "next_due_at"):
+        rows[col] = rows[col].map(fmt_time)
+    rows = rows.assign(_o=rows["overdue"] == "yes", _s=rows["open_for_s"].fillna(-1))
+    rows = rows.sort_values(["_o", "_s", "fid"], ascending=[False, False, True], kind="stable")
+    return rows.drop(columns=["_o", "_s"]).reset_index(drop=True)
 
 
 # -- stores ---------------------------------------------------------------------------------

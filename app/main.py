@@ -87,6 +87,47 @@ def _install_report_route(server: Flask) -> None:
         })
 
 
+#: Dash's catch-all view: every page address is answered by it (with the same index HTML)
+_CATCHALL = "/<path:path>"
+
+
+def page_exists(path: str) -> bool:
+    """Whether ``path`` is a page of the dashboard, and for a folder or store page, whether the run
+    has that folder or store (nothing published yet: every page exists, it says so)."""
+    import re
+    from urllib.parse import unquote
+
+    path = "/" + path.strip("/")
+    for page in dash.page_registry.values():
+        template = page.get("path_template")
+        if template:
+            pattern = "^" + re.sub(r"<([a-z_]+)>", r"(?P<\1>[^/]+)", template) + "$"
+            m = re.match(pattern, path)
+            if not m:
+                continue
+            data = current_data()
+            if data is None:
+                return True
+            if "fid" in m.groupdict():
+                return data.folder(unquote(m["fid"])) is not None
+            if "name" in m.groupdict():
+                return unquote(m["name"]) in set(data.stores()["store"])
+            return True
+        if page.get("path") == path and page.get("module", "").split(".")[-1] != "not_found_404":
+            return True
+    return False
+
+
+def _install_not_found_status(server: Flask) -> None:
+    """An address that is no page (or a folder or store the run lacks) answers 404 with the helpful page."""
+
+    @server.after_request
+    def _status(response: Response) -> Response:
+        if request.endpoint == _CATCHALL and response.status_code == 200 and not page_exists(request.path):
+            response.status_code = 404
+        return response
+
+
 def _shell() -> html.Div:
     """The frame around every page: navbar (with the run shown) and the page container."""
     data = current_data()
@@ -118,6 +159,7 @@ def create_app(settings: Settings) -> dash.Dash:
         assets_folder=str(ROOT / "assets"), title="pfscope", update_title=None,
         suppress_callback_exceptions=True,
     )
+    _install_not_found_status(server)
     app.index_string = INDEX
     app.layout = _shell
     return app

@@ -20,39 +20,48 @@ dash.register_page(__name__, path="/backfill", name="Backfill", title="pfscope Â
 MAX_ROWS = 50_000
 
 COLUMNS: list[dict[str, Any]] = [
-    {"field": "fid", "headerName": "FID", "cellRenderer": "PfLink", "cellRendererParams": {"base": "/folder/"}},
-    {"field": "path", "headerName": "path", "flex": 3, "minWidth": 260, "tooltipField": "path"},
-    {"field": "observer", "headerName": "store", "cellRenderer": "PfLink", "cellRendererParams": {"base": "/store/"}},
-    {"field": "entry_id", "headerName": "entry"},
-    {"field": "opened_at", "headerName": "opened (UTC)"},
-    {"field": "open_for", "headerName": "open for"},
-    {"field": "locality", "headerName": "locality"},
-    {"field": "new_replica", "headerName": "new replica"},
-    {"field": "requests", "headerName": "requests", "filter": "agNumberColumnFilter"},
-    {"field": "cnset_remaining_count", "headerName": "CNs remaining", "filter": "agNumberColumnFilter"},
-    {"field": "cnset_remaining", "headerName": "remaining", "flex": 2, "minWidth": 200, "tooltipField": "cnset_remaining"},
-    {"field": "next_due_at", "headerName": "next due (UTC)", "sort": "asc"},
+    {"field": "fid", "headerName": "FID", "cellRenderer": "PfLink", "cellRendererParams": {"base": "/folder/"},
+     "minWidth": 90, "width": 100, "pinned": "left"},
+    {"field": "path", "headerName": "path", "flex": 2, "minWidth": 200, "tooltipField": "path"},
+    {"field": "observer", "headerName": "store", "cellRenderer": "PfLink", "cellRendererParams": {"base": "/store/"},
+     "width": 110},
+    {"field": "overdue", "headerName": "overdue", "width": 140, "sort": "desc", "sortIndex": 0,
+     "headerTooltip": "overdue: retried (two requests or more), its first request did not fill it",
+     "cellClassRules": {"pf-grid-overdue": "params.value === 'yes'"}},
+    {"field": "health", "headerName": "health", "width": 200, "cellRenderer": "PfHealth",
+     "headerTooltip": "the replica's health; on a down store, as last known"},
+    {"field": "open_for", "headerName": "open for", "width": 150, "sort": "desc", "sortIndex": 1,
+     "comparator": {"function": "PfOpenFor"},
+     "headerTooltip": "time from opening to the run's as-of; sorts as a duration"},
+    {"field": "requests", "headerName": "requests", "filter": "agNumberColumnFilter", "width": 110},
+    {"field": "cnset_remaining_count", "headerName": "CNs remaining", "filter": "agNumberColumnFilter", "width": 130},
+    {"field": "next_due_at", "headerName": "next due (UTC)", "width": 175},
+    {"field": "entry_id", "headerName": "entry", "width": 170,
+     "comparator": {"function": "PfNatural"}},
+    {"field": "locality", "headerName": "locality", "width": 100},
+    {"field": "new_replica", "headerName": "new replica", "width": 110},
+    {"field": "opened_at", "headerName": "opened (UTC)", "width": 175},
+    {"field": "cnset_remaining", "headerName": "remaining", "flex": 2, "minWidth": 200,
+     "tooltipField": "cnset_remaining"},
 ]
+#: fields sent to the browser but not shown (sort keys)
+HIDDEN = ["open_for_s"]
 
 
-def grid_rows(entries: pd.DataFrame, folders: pd.DataFrame, as_of: Any) -> pd.DataFrame:
-    """The grid's rows: open entries with their folder path, times as text, and age at the as-of."""
-    rows = entries.merge(folders[["fid", "path"]], on="fid", how="left")
-    ref = pd.Timestamp(as_of) if as_of is not None else None
-    rows["open_for"] = [f.fmt_age((ref - t).total_seconds()) if ref is not None and not pd.isna(t) else ""
-                        for t in rows["opened_at"]]
-    for col in ("opened_at", "next_due_at"):
-        rows[col] = rows[col].map(f.fmt_time)
-    keep = [col["field"] for col in COLUMNS]
-    return rows[keep].sort_values(["next_due_at", "fid"]).reset_index(drop=True)
+def grid_rows(entries: pd.DataFrame, folders: pd.DataFrame, as_of: Any,
+              replicas: pd.DataFrame | None = None, stores: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The grid's columns of :func:`app.figures.backfill_rows` (attention first)."""
+    rows = f.backfill_rows(entries, folders, as_of, replicas, stores)
+    return rows[[col["field"] for col in COLUMNS] + HIDDEN]
 
 
-def layout(observer: str | None = None, **_query: Any) -> html.Main:
+def layout(observer: str | None = None, overdue: str | None = None, **_query: Any) -> html.Main:
     data = current_data()
     if data is None:
         return c.no_run(str(settings().data_dir))
     entries = data.open_entries()
-    stores = sorted(data.stores()["store"])
+    stores_frame = data.stores()
+    stores = sorted(stores_frame["store"])
     note = ""
     if observer:
         if observer not in stores:
@@ -60,18 +69,35 @@ def layout(observer: str | None = None, **_query: Any) -> html.Main:
                                [(f"Backfill of {s}", f"/backfill?observer={s}") for s, _ in
                                 c.suggestions(observer, [(s, s, s) for s in stores])])
         entries = entries[entries["observer"] == observer]
-    rows = grid_rows(entries, data.folders(), data.summary().get("as_of"))
+    only_overdue = overdue in ("1", "yes", "true")
+    if only_overdue:
+        entries = entries[entries["requests"].fillna(0) >= 2]
+    rows = grid_rows(entries, data.folders(), data.summary().get("as_of"), data.replica_summary(), stores_frame)
     if len(rows) > MAX_ROWS:
-        note = f"Showing the {MAX_ROWS:,} soonest due of {len(rows):,} open entries; narrow by store."
+        note = f"Showing the {MAX_ROWS:,} most urgent of {len(rows):,} open entries; narrow by store."
         rows = rows.head(MAX_ROWS)
+    overdue_n = int((rows["overdue"] == "yes").sum())
+    what = ("overdue open entr" if only_overdue else "open entr") + ("y" if len(rows) == 1 else "ies")
+
+    def chip(label: str, obs: str | None, od: bool) -> dcc.Link:
+        q = "&".join(p for p in (f"observer={obs}" if obs else "", "overdue=1" if od else "") if p)
+        current = (obs or None) == (observer or None) and od == only_overdue
+        return dcc.Link(label, href="/backfill" + (f"?{q}" if q else ""),
+                        className="pf-chip" + (" pf-chip-on" if current else ""),
+                        title="shown" if current else None)
+
     return html.Main(className="pf-page", children=[
-        html.H1("Open backfill entries"),
-        html.P(f"{len(rows):,} open entr{'y' if len(rows) == 1 else 'ies'}"
-               + (f" of {observer}" if observer else " in the organisation") + ". " + note, id="pf-backfill-count"),
+        html.H1("Overdue backfill entries" if only_overdue else "Open backfill entries"),
+        html.P([f"{len(rows):,} {what}" + (f" of {observer}" if observer else " in the organisation")
+                + (f", {overdue_n:,} of them overdue" if not only_overdue else "") + ". ",
+                c.term_link("overdue", "What is overdue?"), " Overdue first, then the longest open. " + note],
+               id="pf-backfill-count"),
         html.Div(className="pf-toolbar", children=[
-            html.Label("Store", htmlFor="backfill-observer"),
-            html.Nav([dcc.Link("all", href="/backfill"),
-                      *[dcc.Link(s, href=f"/backfill?observer={s}") for s in stores]], className="pf-chips"),
+            html.Span("Store", className="pf-toolbar-label"),
+            html.Nav([chip("all", None, only_overdue), *[chip(s, s, only_overdue) for s in stores]],
+                     className="pf-chips", **{"aria-label": "store"}),
+            html.Nav([chip("every open entry", observer, False), chip("overdue only", observer, True)],
+                     className="pf-chips", **{"aria-label": "overdue"}),
             html.Button("Export CSV", id="backfill-export", n_clicks=0, type="button"),
         ]),
         dag.AgGrid(
@@ -79,10 +105,11 @@ def layout(observer: str | None = None, **_query: Any) -> html.Main:
             rowData=rows.to_dict("records"),
             columnDefs=COLUMNS,
             defaultColDef={"sortable": True, "filter": "agTextColumnFilter", "resizable": True, "floatingFilter": True,
-                           "minWidth": 110, "cellDataType": False},
+                           "minWidth": 80, "cellDataType": False},
             dashGridOptions={"pagination": True, "paginationPageSize": 100, "enableCellTextSelection": True,
-                             "animateRows": False},
-            csvExportParams={"fileName": f"pfscope-backfill{'-' + observer if observer else ''}.csv"},
+                             "animateRows": False, "tooltipShowDelay": 300},
+            csvExportParams={"fileName": f"pfscope-backfill{'-' + observer if observer else ''}"
+                                         f"{'-overdue' if only_overdue else ''}.csv"},
             className="ag-theme-quartz pf-grid",
             style={"height": "70vh"},
         ),

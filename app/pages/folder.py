@@ -20,7 +20,13 @@ from app.data import RunData, matrix_frame
 from app.runtime import current_data, settings
 from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
 
-dash.register_page(__name__, path_template="/folder/<fid>", name="Folder", title="pfscope · folder")
+
+def title(fid: str | None = None, **_: Any) -> str:
+    """The tab names the folder, so several open folders are told apart."""
+    return f"pfscope · folder {fid}" if fid else "pfscope · folder"
+
+
+dash.register_page(__name__, path_template="/folder/<fid>", name="Folder", title=title)
 
 MAX_SLIDER_MARKS = 8
 
@@ -68,14 +74,25 @@ def _bad_parameter(fid: str, name: str, value: str, why: str, data: RunData) -> 
 
 
 def _entries_section(entries: pd.DataFrame) -> html.Div:
-    e = entries.sort_values(["opened_at", "entry_id"]) if not entries.empty else entries
+    """Open entries first, overdue (retried) first among them, then by entry number (numerically)."""
+    e = entries
+    if not e.empty:
+        e = e.assign(_open=e["state"] != "open", _retried=e["requests"].fillna(0) < 2,
+                     _n=[f.natural_key(x) for x in e["entry_id"]])
+        e = e.sort_values(["_open", "_retried", "observer", "_n"], kind="stable")
+        e = e.assign(overdue=[f.yes_no(s == "open" and int(n or 0) >= 2) for s, n in zip(e["state"],
+                                                                                            e["requests"].fillna(0),
+                                                                                            strict=True)])
     return c.table(
         e,
-        [("entry_id", "entry"), ("observer", "store"), ("state", "state"), ("locality", "locality"),
-         ("new_replica", "new replica"), ("opened_at", "opened"), ("opened_by", "opened by"),
+        [("entry_id", "entry"), ("observer", "store"), ("state", "state"), ("overdue", c.with_term("overdue", "overdue")),
+         ("locality", c.with_term("locality", "locality")), ("new_replica", c.with_term("new replica", "new-replica")),
+         ("opened_at", "opened"), ("opened_by", "opened by"),
          ("cnset_opened", "opened for"), ("cnset_remaining", "remaining"), ("requests", "requests"),
-         ("last_request_at", "last request"), ("next_due_at", "next due"), ("closed_at", "closed")],
-        {"observer": c.link_store, "cnset_opened": c.as_cnset, "cnset_remaining": c.as_cnset},
+         ("last_request_at", "last request"), ("next_due_at", c.with_term("next due", "next-due")),
+         ("closed_at", "closed")],
+        {"observer": c.link_store, "cnset_opened": c.as_cnset, "cnset_remaining": c.as_cnset,
+         "new_replica": c.as_yes_no},
         id="pf-entries",
     )
 
@@ -98,8 +115,11 @@ def candidates_view(data: RunData, request: str | None) -> html.Div:
         html.P(f"Algorithm {algorithm} at {f.fmt_time(cand['at'].iloc[0])}. Sort keys, in order: {keys}."),
         c.table(
             cand,
-            [("rank", "rank"), ("candidate", "candidate"), ("group", "group"), ("down", "down"),
-             ("unavailable", "unavailable"), ("preferred", "preferred"), ("cost", "cost"), ("version", "version"),
+            [("rank", "rank"), ("candidate", c.with_term("candidate", "candidate")),
+             ("group", c.with_term("search group", "search-groups")), ("down", c.with_term("down", "down")),
+             ("unavailable", c.with_term("unavailable", "unavailable")),
+             ("preferred", c.with_term("preferred", "preferred")), ("cost", c.with_term("cost", "cost")),
+             ("version", "version"),
              ("holds_count", "CNs held"), ("holds_all", "holds all"), ("chosen", "chosen"),
              ("assigned_cnset", "asked for"), ("asked", "asked (log)"), ("decided_by", "placed here by")],
             {"candidate": c.link_store, "assigned_cnset": c.as_cnset,
@@ -158,9 +178,11 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
         html.Nav(html.Ol([html.Li(dcc.Link(path or f_id, href=c.folder_href(f_id))) for f_id, path in crumbs]),
                  className="pf-breadcrumb", **{"aria-label": "folder path"}),
         html.H1([html.Span("Folder "), html.Span(fid, className="pf-mono"), " ",
-                 html.Span(str(folder.get("path") or ""), id="pf-folder-path", className="pf-folder-path")]),
+                 html.Span(f.folder_label(fid, folder.get("path")), id="pf-folder-path", className="pf-folder-path"),
+                 *((" ", c.term_link("hierarchy")) if fid == f.HIERARCHY_FID else ())]),
         c.download_link(c.report_href(fid, at if at_ts is not None else None), "folder-report-link"),
-        html.P(["Replica list: ", *[html.Span([c.link_store(s, {}), " "]) for s in folder["replicas"]],
+        html.P(["Replica list ", c.term_link("replica-list"), ": ",
+                *[html.Span([c.link_store(s, {}), " "]) for s in folder["replicas"]],
                 f" · run as of {f.fmt_time(summary.get('as_of'))}"]),
         c.section(
             "Who knows what",
@@ -177,15 +199,19 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
         ),
         c.section("Replicas", c.table(
             replicas.sort_values("store") if not replicas.empty else replicas,
-            [("store", "store"), ("health", "health"), ("on_list", "on list"), ("open_entries", "open entries"),
-             ("missing_count", "missing CNs"), ("missing_cnset", "missing"), ("unique_count", "unique CNs"),
-             ("next_status_at", "next status")],
-            {"store": c.link_store, "health": c.as_health, "missing_cnset": c.as_cnset}, id="pf-replicas")),
+            [("store", "store"), ("health", "health"), ("on_list", c.with_term("on list", "replica-list")),
+             ("open_entries", "open entries"),
+             ("missing_count", c.with_term("missing CNs", "missing")), ("missing_cnset", "missing"),
+             ("unique_count", c.with_term("unique CNs", "content-at-risk")),
+             ("next_status_at", c.with_term("next status", "next-status"))],
+            {"store": c.link_store, "health": c.as_health, "missing_cnset": c.as_cnset}, id="pf-replicas"),
+            help="Health as of the run; on a store that is down, the health is as last known.", term="overdue"),
         c.section("Delete-pending replicas", c.table(
             pending, [("store", "store"), ("delete_pending_since", "pending since"), ("unique_count", "unique CNs"),
-                      ("unique_cnset", "content at risk")],
+                      ("unique_cnset", c.with_term("content at risk", "content-at-risk"))],
             {"store": c.link_store, "unique_cnset": c.as_cnset}, id="pf-pending"),
-            help="Content only this replica holds: the replica is deleted once none is left."),
+            help="Content only this replica holds: the replica is deleted once none is left.",
+            term="delete-pending"),
         c.section("Backfill entries", _entries_section(entries), id="pf-entries-section"),
         c.section(
             "Entry timelines",
@@ -217,10 +243,16 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
         c.section("Status requests and responders", c.table(
             f.responder_rows(data.responders(fid=fid)),
             [("sent_at", "sent"), ("msg", "message"), ("requester", "requester"), ("responder", "responder"),
-             ("position", "position"), ("group", "group"), ("expected", "expected"), ("observed", "named in log"),
-             ("agreement", "expected vs observed"), ("should_respond", "should respond")],
-            {"requester": c.link_store, "responder": c.link_store}, id="pf-responders"),
-            help="Group: which rule of the responder list chose the store (1-6, or oldest copy)."),
+             ("position", "position"), ("group", c.with_term("chosen by", "responder-groups")),
+             ("expected", c.with_term("model names it", "model-names")), ("observed", "named in log"),
+             ("agreement", "model vs log"), ("should_respond", c.with_term("should respond (newer content)",
+                                                                          "should-respond"))],
+            {"requester": c.link_store, "responder": c.link_store,
+             "group": lambda v, _r: f.responder_group_text(v),
+             "expected": c.as_yes_no, "observed": c.as_yes_no, "should_respond": c.as_yes_no}, id="pf-responders"),
+            help="Model names it: on the responder list the model says the requester should name. Should respond: "
+                 "the responder holds newer content than the requester (a named store can have nothing to send).",
+            term="responder-groups"),
     ])
 
 

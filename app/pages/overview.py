@@ -1,86 +1,159 @@
-"""``/``: the organisation at a glance: stores by site, replica health, worst folders, knowledge lag."""
+"""``/``: the organisation at a glance. First what is wrong (a headline of counts, each a link to
+the view listing it), then stores by site, replica health, the worst folders and knowledge lag.
+
+The page is a list of self-contained sections (:data:`SECTIONS`, each ``(data, summary, query) ->
+component``): a new section is one function and one line in the list.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import dash
 import pandas as pd
-from dash import dcc, html
+from dash import Input, Output, callback, dcc, html
 
 from app import components as c
 from app import figures as f
+from app.data import RunData
 from app.runtime import current_data, settings
 
 dash.register_page(__name__, path="/", name="Overview", title="pfscope · overview")
 
+#: rows of "Folders needing attention" shown on the overview
+WORST_ROWS = 15
+
+Section = Callable[[RunData, dict[str, Any], dict[str, Any]], Any]
+
 
 def _graph(fig: dict[str, Any], id: str) -> dcc.Graph:
-    return dcc.Graph(id=id, figure=fig, config={"displaylogo": False}, className="pf-figure")
+    return dcc.Graph(id=id, figure=fig, config={"displaylogo": False}, className="pf-figure pf-clickable")
 
 
-def layout(**_query: Any) -> html.Main:
-    data = current_data()
-    if data is None:
-        return c.no_run(str(settings().data_dir))
-    summary = data.summary()
-    stores = data.stores()
-    now = pd.Timestamp.now(tz="UTC")
-    age = f.run_age_s(summary, now)
+def headline_section(data: RunData, summary: dict[str, Any], _query: dict[str, Any]) -> Any:
+    items = data.memo("headline", (), lambda: f.headline_counts(
+        data.stores(), data.replica_summary(), data.open_entries(), summary.get("rejected")))
+    return c.headline(items)
 
-    def health_fig() -> dict[str, Any]:
-        return f.fig_health_by_store(f.health_by_store(data.replica_summary(), stores)).to_plotly_json()
 
-    def lag_fig() -> dict[str, Any]:
-        return f.fig_lag_heatmap(f.lag_heatmap_frame(data.lag_pairs(), stores["store"].tolist())).to_plotly_json()
-
-    worst = data.memo(
-        "worst_folders", (),
-        lambda: f.worst_folders(data.replica_summary(), data.open_entries(), summary.get("as_of")),
-    )
-
-    banner: list[Any] = []
+def rejects_banner_section(_data: RunData, summary: dict[str, Any], _query: dict[str, Any]) -> Any:
     rejected = int(summary.get("rejected") or 0)
-    if rejected:
-        banner = [html.Div(role="alert", className="pf-banner", id="pf-rejects-banner", children=[
-            f"{rejected:,} input line{'s' if rejected != 1 else ''} of this run could not be used. ",
-            dcc.Link("See the rejected lines", href="/rejects"), ".",
-        ])]
+    if not rejected:
+        return None
+    return html.Div(role="alert", className="pf-banner", id="pf-rejects-banner", children=[
+        f"{f.plural(rejected, 'input line')} of this run could not be used. ",
+        dcc.Link("See the rejected lines", href="/rejects"), ".",
+    ])
 
+
+def stores_section(data: RunData, _summary: dict[str, Any], query: dict[str, Any]) -> Any:
+    stores = data.stores()
+    status = query.get("status")
+    note: list[Any] = []
+    if status:
+        stores = stores[stores["status"] == status]
+        note = [html.P([f"Only the stores that are {status}: {len(stores):,}. ",
+                        dcc.Link("Show every store", href="/#pf-stores")], id="pf-stores-filter")]
     sites = []
     for site, group in f.stores_by_site(stores).items():
         sites.append(html.Div(className="pf-card", children=[
             html.H3(site),
-            c.table(group, [("store", "store"), ("server", "server"), ("version", "version"), ("status", "status")],
+            c.table(group, [("store", "store"), ("server", "server"), ("version", "version"),
+                            ("status", c.with_term("status", "down"))],
                     {"store": c.link_store, "status": lambda v, _r: c.status_badge(v)}),
         ]))
+    return c.section("Stores by site", *note, html.Div(sites, className="pf-cards"), id="pf-stores")
 
-    return html.Main(className="pf-page", children=[
+
+def health_section(data: RunData, _summary: dict[str, Any], _query: dict[str, Any]) -> Any:
+    def health_fig() -> dict[str, Any]:
+        return f.fig_health_by_store(f.health_by_store(data.replica_summary(), data.stores())).to_plotly_json()
+
+    return c.section("Replicas by health", c.health_legend(),
+                     _graph(data.memo("fig_health", (), health_fig), "pf-health-fig"), id="pf-health",
+                     help="Click a bar to open its store.")
+
+
+def worst_section(data: RunData, summary: dict[str, Any], query: dict[str, Any]) -> Any:
+    every = data.memo(
+        "worst_folders_all", (),
+        lambda: f.worst_folders(data.replica_summary(), data.open_entries(), summary.get("as_of"),
+                                limit=1 << 62),
+    )
+    rows = len(every) if query.get("worst") == "all" else WORST_ROWS
+    shown = every.head(rows).assign(path=lambda x: [f.folder_label(a, b) for a, b in zip(x["fid"], x["path"],
+                                                                                                  strict=True)])
+    more = len(every) - len(shown)
+    count = html.P(
+        [f"{f.plural(len(every), 'folder')} need{'s' if len(every) == 1 else ''} attention"
+         + (f"; the worst {len(shown):,} are shown, {more:,} more" if more > 0 else "") + ". ",
+         dcc.Link(f"Show all {len(every):,}", href="/?worst=all#pf-worst-section", id="pf-worst-all")
+         if more > 0 else ""],
+        id="pf-worst-count", className="pf-count")
+    return c.section(
+        "Folders needing attention", count, c.table(
+            shown,
+            [("fid", "FID"), ("path", "path"), ("at_risk_count", c.with_term("content at risk (CNs)", "content-at-risk")),
+             ("overdue", c.with_term("overdue replicas", "overdue")), ("missing_count", c.with_term("missing CNs", "missing")),
+             ("open_entries", "open entries"), ("oldest_open_at", "oldest open entry"), ("oldest_open_age_s", "open for")],
+            {"fid": c.link_fid, "oldest_open_age_s": lambda v, _r: f.fmt_age(v)}, id="pf-worst", limit=max(rows, 1),
+        ), id="pf-worst-section",
+        help="Content at risk first (a delete-pending replica's unique CNs), then overdue replicas, "
+             "then missing CNs, then the oldest open backfill entry.",
+    )
+
+
+def lag_section(data: RunData, _summary: dict[str, Any], _query: dict[str, Any]) -> Any:
+    def lag_fig() -> dict[str, Any]:
+        return f.fig_lag_heatmap(f.lag_heatmap_frame(data.lag_pairs(), data.stores()["store"].tolist())).to_plotly_json()
+
+    return c.section(
+        "Knowledge lag, store × store", _graph(data.memo("fig_lag_abs", (), lag_fig), "pf-lag-fig"), id="pf-lag",
+        help=f"For each observer (row) and subject (column): CNs the subject really holds that the observer's "
+             f"state table does not yet know, summed over their shared folders. Absolute scale: {f.LAG_ALARM:,} CNs "
+             f"or more is the darkest. Blank: no shared folder. Click a cell to open the observer's store.",
+        term="lag",
+    )
+
+
+#: the overview, top to bottom
+SECTIONS: list[Section] = [headline_section, rejects_banner_section, stores_section, health_section,
+                           worst_section, lag_section]
+
+
+def layout(**query: Any) -> html.Main:
+    data = current_data()
+    if data is None:
+        return c.no_run(str(settings().data_dir))
+    summary = data.summary()
+    age = f.run_age_s(summary, pd.Timestamp.now(tz="UTC"))
+    rejected = int(summary.get("rejected") or 0)
+    head = [
         html.H1("Overview"),
         c.download_link(c.report_href(), "pf-report-link"),
         html.P(className="pf-run-facts", id="pf-run-facts", children=[
-            f"Run {data.run_id} · as of {f.fmt_time(summary.get('as_of'))}",
+            f"Run {data.run_id} · as of {f.fmt_time(summary.get('as_of'))} ", c.term_link("as-of"),
             f" · finished {f.fmt_age(age)} ago" if age is not None else "",
-            f" · {int(summary.get('lines_read') or 0):,} lines read, {int(summary.get('accepted') or 0):,} accepted, "
-            f"{int(summary.get('duplicates') or 0):,} duplicates, {rejected:,} rejected",
+            f" · {f.plural(summary.get('lines_read'), 'line')} read, {int(summary.get('accepted') or 0):,} accepted, "
+            f"{f.plural(summary.get('duplicates'), 'duplicate')}, {rejected:,} rejected",
         ]),
-        *banner,
-        c.section("Stores by site", html.Div(sites, className="pf-cards"), id="pf-stores"),
-        c.section("Replicas by health",
-                  _graph(data.memo("fig_health", (), health_fig), "pf-health-fig"), id="pf-health"),
-        c.section(
-            "Folders needing attention", c.table(
-                worst,
-                [("fid", "FID"), ("path", "path"), ("at_risk_count", "content at risk (CNs)"),
-                 ("overdue", "overdue replicas"), ("missing_count", "missing CNs"), ("open_entries", "open entries"),
-                 ("oldest_open_at", "oldest open entry"), ("oldest_open_age_s", "open for")],
-                {"fid": c.link_fid, "oldest_open_age_s": lambda v, _r: f.fmt_age(v)}, id="pf-worst",
-            ), id="pf-worst-section",
-            help="Content at risk first (a delete-pending replica's unique CNs), then overdue replicas, "
-                 "then missing CNs, then the oldest open backfill entry.",
-        ),
-        c.section("Knowledge lag, store × store", _graph(data.memo("fig_lag", (), lag_fig), "pf-lag-fig"),
-                  id="pf-lag",
-                  help="For each observer (row) and subject (column): CNs the subject really holds that the "
-                       "observer's state table does not yet know, summed over their shared folders."),
-    ])
+    ]
+    body = [s(data, summary, query) for s in SECTIONS]
+    return html.Main(className="pf-page", children=[*head, *[b for b in body if b is not None]])
+
+
+@callback(
+    Output("pf-nav-location", "href", allow_duplicate=True),
+    Input("pf-lag-fig", "clickData"),
+    Input("pf-health-fig", "clickData"),
+    prevent_initial_call=True,
+)
+def open_clicked(lag: dict[str, Any] | None, health: dict[str, Any] | None) -> str:
+    """A click on a heatmap cell or a health bar opens that store."""
+    trigger = dash.ctx.triggered_id
+    click = lag if trigger == "pf-lag-fig" else health
+    point = (click or {}).get("points", [None])[0]
+    target = f.lag_click_target(point) if trigger == "pf-lag-fig" else (
+        c.store_href(point["y"]) if point and point.get("y") else None)
+    return target or dash.no_update

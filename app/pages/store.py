@@ -14,7 +14,12 @@ from app import figures as f
 from app.data import RunData
 from app.runtime import current_data, settings
 
-dash.register_page(__name__, path_template="/store/<name>", name="Store", title="pfscope · store")
+
+def title(name: str | None = None, **_: Any) -> str:
+    return f"pfscope · store {name}" if name else "pfscope · store"
+
+
+dash.register_page(__name__, path_template="/store/<name>", name="Store", title=title)
 
 #: rows per table: a store can hold tens of thousands of replicas (the worst come first)
 ROWS = 100
@@ -40,6 +45,10 @@ def store_page(data: RunData, name: str) -> html.Main:
     severity = {h: i for i, h in enumerate(("delete_pending", "overdue", "backfilling", "deleted", "in_sync"))}
     replicas = replicas.assign(_sev=replicas["health"].map(severity)).sort_values(["_sev", "fid"]).drop(columns="_sev")
     counts = replicas.groupby("health").size().to_dict() if not replicas.empty else {}
+    down = str(store.get("status")) == "down"
+    replicas = replicas.assign(store_status=store.get("status"),
+                               path=[f.folder_label(a, b) for a, b in zip(replicas["fid"], replicas["path"],
+                                                                          strict=True)])
     queue = data.backfill_entries(observer=name, state="open")
     queue = queue.sort_values(["next_due_at", "opened_at"], na_position="last") if not queue.empty else queue
     requests = data.backfill_requests(observer=name)
@@ -49,12 +58,15 @@ def store_page(data: RunData, name: str) -> html.Main:
     return html.Main(className="pf-page", children=[
         html.H1(["Store ", html.Span(name, className="pf-mono")]),
         html.P([f"Server {store.get('server')} · site {store.get('site')} · Exchange {store.get('version')} · ",
-                c.status_badge(store.get("status")),
+                c.status_badge(store.get("status")), " ", c.term_link("down") if down else "",
                 f" · preferred backfill source: {store.get('preferred_backfill_source')}"
                 if store.get("preferred_backfill_source") else ""], id="pf-store-facts"),
         c.section("Replicas by health", html.Ul(
-            [html.Li([c.health_badge(h), f" {int(counts.get(h, 0)):,}"]) for h in f.HEALTH_ORDER],
-            className="pf-legend", id="pf-store-health")),
+            [html.Li([c.health_badge(h, down), f" {int(counts.get(h, 0)):,} ", c.term_link(f.HEALTH_TERMS[h])])
+             for h in f.HEALTH_ORDER],
+            className="pf-legend", id="pf-store-health"),
+            help="This store is down: its replicas' health is as last known; nothing it holds is verified "
+                 "until it is back." if down else None),
         c.section("Open backfill queue", c.table(
             queue,
             [("next_due_at", "next due"), ("fid", "FID"), ("entry_id", "entry"), ("opened_at", "opened"),
@@ -73,7 +85,7 @@ def store_page(data: RunData, name: str) -> html.Main:
             [("subject", "partner"), ("folders_behind", "folders behind"), ("cns_behind", "CNs behind (believed)"),
              ("folders", "shared folders"), ("real_lag_count", "CNs not yet heard of (lag)"),
              ("derived_folders", "≥ lower bound (derived from Exchange logs), folders")],
-            {"subject": c.link_store}, id="pf-behind"),
+            {"subject": c.link_store}, id="pf-behind"), id="pf-behind-section", term="believed",
             help="Believed behind: CNs this store owns that its state table says the partner lacks. A believed "
                  "set derived from Exchange's logs is a lower bound: the partner may be less behind."),
         c.section("Replicas", c.table(

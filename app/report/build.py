@@ -484,7 +484,7 @@ def _matrix_section(doc: Document, data: RunData, fid: str, path: str, at: pd.Ti
         lambda r: f.DERIVED_NOTE if r["derived"] else "",
         lambda r: cn_text(r["lag_cnset"], r["lag_count"], lim.cnset_chars), lambda r: _time(r["heard_at"]),
     ])
-    legend = "; ".join(f"{k.replace('_', ' ')}: {v}" for k, v in f.CELL_STATES.items())
+    legend = "; ".join(f"{f.CELL_LABELS[k][0]}: {v}" for k, v in f.CELL_STATES.items())
     if m["derived"].any():
         legend += "; " + f.DERIVED_HELP
     return _section(

@@ -153,8 +153,7 @@ def test_request_options_and_responders() -> None:
     resp = pd.DataFrame({"sent_at": [ts("2026-11-02")] * 3, "msg": ["m"] * 3, "requester": ["R"] * 3,
                          "responder": ["A", "B", "C"], "position": [1, 2, None], "group": ["1", "oldest", None],
                          "expected": [True, True, False], "observed": [True, False, True], "should_respond": [True] * 3})
-    assert list(f.responder_rows(resp)["agreement"]) == ["expected and named", "expected, not named",
-                                                         "named, not expected"]
+    assert list(f.responder_rows(resp)["agreement"]) == ["model and log name it", "model only", "log only"]
 
 
 def test_partners_behind_and_requests_by_source() -> None:
