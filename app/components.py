@@ -76,9 +76,31 @@ def navbar(as_of: str | None = None, run_id: str | None = None) -> html.Header:
 
 
 def cnset_text(text: Any, empty: str = "∅") -> html.Span:
-    """A CN set in canonical text, monospaced and wrapping between ranges."""
+    """A CN set in canonical text, monospaced, wrapping only between ranges (never inside
+    ``PFS1:1-17``): each range is unbreakable, a break may follow each ``,`` and ``;``."""
     s = "" if text is None or (isinstance(text, float) and pd.isna(text)) else str(text)
-    return html.Span(s if s else empty, className="pf-cnset" + ("" if s else " pf-empty"))
+    if not s:
+        return html.Span(empty, className="pf-cnset pf-empty")
+    parts: list[Any] = []
+    for piece in cnset_pieces(s):
+        if parts:
+            parts.append(html.Wbr())
+        parts.append(html.Span(piece, className="pf-cn-range"))
+    return html.Span(parts, className="pf-cnset")
+
+
+def cnset_pieces(text: str) -> list[str]:
+    """``A:1-3,5;B:2`` -> ``["A:1-3,", "5;", "B:2"]``: the unbreakable pieces of a CN set's text."""
+    pieces: list[str] = []
+    current = ""
+    for ch in text:
+        current += ch
+        if ch in ",;":
+            pieces.append(current)
+            current = ""
+    if current:
+        pieces.append(current)
+    return pieces
 
 
 def term_link(term: str, label: str = "?") -> html.A:
@@ -190,8 +212,9 @@ def table(
     note = []
     if len(frame) > limit:
         note = [html.P(f"Showing {limit:,} of {len(frame):,} rows.", className="pf-muted")]
-    if frame.empty:
-        note = [html.P("None.", className="pf-muted")]
+    if frame.empty:  # no header row above nothing: the id stays, on the sentence
+        return html.Div(html.P("None.", className="pf-muted pf-none", **({"id": id} if id else {})),
+                        className="pf-table-wrap")
     return html.Div([html.Table(children, className="pf-table", **({"id": id} if id else {})), *note],
                     className="pf-table-wrap")
 

@@ -168,6 +168,8 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
     else:
         request_note = html.Div()
     replicas = data.replicas(fid=fid)
+    down = set(data.stores().query("status == 'down'")["store"])
+    replicas = replicas.assign(store_status=["down" if s in down else "up" for s in replicas["store"]])
     pending = replicas[replicas["health"] == "delete_pending"] if not replicas.empty else replicas
     crumbs = data.breadcrumb(fid)
 
@@ -175,7 +177,8 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
         dcc.Store(id="folder-fid", data=fid),
         dcc.Store(id="folder-times", data=time_texts),
         dcc.Store(id="folder-url-sync"),
-        html.Nav(html.Ol([html.Li(dcc.Link(path or f_id, href=c.folder_href(f_id))) for f_id, path in crumbs]),
+        html.Nav(html.Ol([html.Li(dcc.Link(f.folder_label(f_id, path if path != f_id else None) or f_id,
+                                           href=c.folder_href(f_id))) for f_id, path in crumbs]),
                  className="pf-breadcrumb", **{"aria-label": "folder path"}),
         html.H1([html.Span("Folder "), html.Span(fid, className="pf-mono"), " ",
                  html.Span(f.folder_label(fid, folder.get("path")), id="pf-folder-path", className="pf-folder-path"),
