@@ -333,3 +333,38 @@ def test_dark_preference_darkens_charts_grid_and_dropdown(demo_server: Server, b
     finally:
         context.close()
     assert errors == []
+
+
+def test_a_phone_sees_every_control_without_overlaps(demo_server: Server, browser) -> None:  # type: ignore[no-untyped-def]
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        fid = busiest_folder(demo_server.data)
+        for path in ("/", f"/folder/{fid}", "/backfill", "/glossary"):
+            open_page(pg, demo_server.base + path)
+            # no sideways scrolling of the page; the search box and its button are on screen
+            assert pg.evaluate("() => document.documentElement.scrollWidth") <= 390, path
+            for sel in ("#pf-search", "#pf-search-go"):
+                b = boxes(pg, sel)[0]
+                assert b["x"] >= 0 and b["right"] <= 390, (path, sel, b)
+        open_page(pg, demo_server.base + "/")
+        cards = boxes(pg, "#pf-headline .pf-stat")
+        assert all(b["right"] <= 390 for b in cards)
+        assert not any(overlap(a, b) for i, a in enumerate(cards) for b in cards[i + 1:])
+        screenshot(pg, "demo-overview-390")
+        open_page(pg, demo_server.base + f"/folder/{fid}")
+        # "Download report" does not cover the title; the slider's visible labels do not overlap
+        assert not overlap(boxes(pg, "main h1")[0], boxes(pg, "#folder-report-link")[0])
+        labels = [b for b in pg.locator("#folder-slider .dash-slider-mark").evaluate_all(
+            "els => els.filter(e => parseFloat(getComputedStyle(e).fontSize) > 0 && e.innerText.trim())"
+            ".map(e => { const r = e.getBoundingClientRect();"
+            " return {x: r.x, y: r.y, w: r.width, h: r.height, right: r.right, bottom: r.bottom}; })")]
+        assert len(labels) >= 2
+        assert not any(overlap(a, b) for i, a in enumerate(labels) for b in labels[i + 1:])
+        assert all(b["x"] >= 0 and b["right"] <= 390 for b in labels)
+        screenshot(pg, "demo-folder-390")
+    finally:
+        context.close()
+    assert errors == []
