@@ -100,6 +100,13 @@ def fmt_time(value: Any) -> str:
     return ts.tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%SZ")
 
 
+def esc(value: Any) -> str:
+    """Text from data for plotly's hover and labels, which read tags and entities: ``<b>`` stays text."""
+    import html
+
+    return html.escape("" if value is None else str(value), quote=False)
+
+
 def plural(n: Any, singular: str, many: str | None = None) -> str:
     """``1 CN``, ``2 CNs``, ``1,234 duplicates``: a count with its noun agreeing."""
     count = int(n or 0) if not (isinstance(n, float) and pd.isna(n)) else 0
@@ -580,15 +587,15 @@ def fig_who_knows_what(matrix: pd.DataFrame) -> go.Figure:
                 continue
             c = idx.loc[(s, o)]
             zr.append(None if c["state"] in ("owned", "unknown") else float(c["lag_count"] or 0))
-            label = c["cnset"] or "∅"
+            label = esc(c["cnset"]) or "∅"
             if c.get("derived"):
                 label = f"{DERIVED_MARK} {label}"
             if c["state"] == "owned":
-                label = f"owned: {label}<br>last sent {s}:{c['last_sent_cn']}"
+                label = f"owned: {label}<br>last sent {esc(s)}:{c['last_sent_cn']}"
             elif c["state"] == "not_told":
-                label = f"{label}<br>not told: {c['lag_cnset']}"
+                label = f"{label}<br>not told yet: {esc(c['lag_cnset'])}"
             elif c["state"] == "lacks":
-                label = f"{label}<br>lacks: {c['lacks_cnset']}"
+                label = f"{label}<br>really lacks: {esc(c['lacks_cnset'])}"
             if c.get("derived"):
                 label = f"{label}<br>{DERIVED_NOTE}"
             tr.append(label)
@@ -689,9 +696,9 @@ def fig_entry_timeline(marks: pd.DataFrame, max_marks: int = MAX_MARKS) -> tuple
         if part.empty:
             continue
         hover = [
-            f"{r.row}<br>{label}" + (f" #{int(r.attempt)}" if pd.notna(r.attempt) and r.attempt else "")
-            + (f" → {r.source}" if isinstance(r.source, str) and r.source else "")
-            + (f"<br>{r.cnset}" if isinstance(r.cnset, str) and r.cnset else "")
+            f"{esc(r.row)}<br>{label}" + (f" #{int(r.attempt)}" if pd.notna(r.attempt) and r.attempt else "")
+            + (f" → {esc(r.source)}" if isinstance(r.source, str) and r.source else "")
+            + (f"<br>{esc(r.cnset)}" if isinstance(r.cnset, str) and r.cnset else "")
             + f"<br>{fmt_time(r.at)}"
             for r in part.itertuples(index=False)
         ]

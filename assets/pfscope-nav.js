@@ -15,3 +15,48 @@
   new MutationObserver(scrollToHash).observe(document.documentElement, {childList: true, subtree: true});
   window.addEventListener('hashchange', function () { done = null; scrollToHash(); });
 })();
+
+/* pfscope: a "CSV" button on every table of the dashboard: the rows shown, as text (the glossary
+   "?" links left out); a value that a spreadsheet would run as a formula is quoted with a '. */
+(function () {
+  function text(el) {
+    var copy = el.cloneNode(true);
+    copy.querySelectorAll('.pf-term').forEach(function (t) { t.remove(); });
+    return (copy.innerText !== undefined ? copy.innerText : copy.textContent).replace(/\s+/g, ' ').trim();
+  }
+  function field(v) {
+    if (/^[=+@\t\r]/.test(v) || /^-[^0-9]/.test(v)) { v = "'" + v; }
+    return /[",\n;]/.test(v) ? '"' + v.replace(/"/g, '""') + '"' : v;
+  }
+  function csv(table) {
+    var lines = [];
+    table.querySelectorAll('tr').forEach(function (tr) {
+      var cells = Array.prototype.map.call(tr.querySelectorAll('th, td'), function (c) { return field(text(c)); });
+      if (cells.length) { lines.push(cells.join(',')); }
+    });
+    return lines.join('\r\n') + '\r\n';
+  }
+  function addButtons() {
+    document.querySelectorAll('table.pf-table[id]').forEach(function (table) {
+      var id = table.id + '-csv';
+      if (document.getElementById(id)) { return; }
+      var button = document.createElement('button');
+      button.type = 'button';
+      button.id = id;
+      button.className = 'pf-csv';
+      button.textContent = 'CSV';
+      button.title = 'Download this table as CSV (the rows shown)';
+      button.addEventListener('click', function () {
+        var blob = new Blob(['\ufeff' + csv(table)], {type: 'text/csv;charset=utf-8'});
+        var a = document.createElement('a');
+        a.href = URL.createObjectURL(blob);
+        a.download = 'pfscope-' + table.id.replace(/^pf-/, '') + '.csv';
+        document.body.appendChild(a);
+        a.click();
+        setTimeout(function () { URL.revokeObjectURL(a.href); a.remove(); }, 0);
+      });
+      table.parentNode.insertBefore(button, table);
+    });
+  }
+  new MutationObserver(addButtons).observe(document.documentElement, {childList: true, subtree: true});
+})();

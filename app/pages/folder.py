@@ -97,6 +97,37 @@ def _entries_section(entries: pd.DataFrame) -> html.Div:
     )
 
 
+def non_candidates_view(data: RunData, entry_id: str, cand: pd.DataFrame) -> list[Any]:
+    """"Why not that store?": the folder's other replicas that were not candidates, each with what
+    the requester believed it held then (a store holding none of the remaining CNs is no candidate)."""
+    entry = data.table("backfill_entries", ["entry_id", "observer", "fid"], {"entry_id": entry_id})
+    if entry.empty:
+        return []
+    requester, fid = str(entry["observer"].iloc[0]), str(entry["fid"].iloc[0])
+    folder = data.folder(fid)
+    at = cand["at"].iloc[0] if "at" in cand.columns else None
+    others = [s for s in (folder or {}).get("replicas", []) if s != requester and s not in set(cand["candidate"])]
+    if not others:
+        return []
+    believed = {}
+    if at is not None and not pd.isna(at):
+        cells = f.cells_at(data.state_history(fid), at)
+        believed = {r.subject: r.cnset for r in cells.itertuples(index=False) if r.observer == requester}
+    frame = pd.DataFrame({
+        "store": others,
+        "believed": [believed.get(s) for s in others],
+        "reason": ["holds none of the CNs the entry still needed, in " + requester + "'s belief" if s in believed
+                   else requester + " never heard from it: believed to hold nothing" for s in others],
+    })
+    return [
+        html.H4(["Not candidates ", c.term_link("candidate")]),
+        html.P(f"Other stores on the folder's replica list (as of the run) that were not candidates at this "
+               f"attempt, with what {requester} believed each held then.", className="pf-help"),
+        c.table(frame, [("store", "store"), ("believed", f"{requester} believed it held"), ("reason", "why not")],
+                {"store": c.link_store, "believed": c.as_cnset}, id="pf-non-candidates"),
+    ]
+
+
 def candidates_view(data: RunData, request: str | None) -> html.Div:
     """The candidate table of one request attempt, key by key (``backfill_candidates``)."""
     if not request:
@@ -126,6 +157,7 @@ def candidates_view(data: RunData, request: str | None) -> html.Div:
              "cost": lambda v, _r: "no affinity" if v is None or pd.isna(v) else str(int(v))},
             id="pf-candidates",
         ),
+        *non_candidates_view(data, entry_id, cand),
     ])
 
 

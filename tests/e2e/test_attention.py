@@ -368,3 +368,40 @@ def test_a_phone_sees_every_control_without_overlaps(demo_server: Server, browse
     finally:
         context.close()
     assert errors == []
+
+
+def test_every_table_downloads_as_csv(demo_server: Server, page, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import csv
+
+    open_page(page, demo_server.base + "/")
+    tables = page.locator("main table.pf-table[id]").evaluate_all("els => els.map(e => e.id)")
+    assert "pf-worst" in tables
+    page.wait_for_function(f"() => {len(tables)} === document.querySelectorAll('main button.pf-csv').length")
+    with page.expect_download() as info:
+        page.locator("#pf-worst-csv").click()
+    assert info.value.suggested_filename == "pfscope-worst.csv"
+    path = tmp_path / "worst.csv"
+    info.value.save_as(path)
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0][:3] == ["FID", "path", "content at risk (CNs)"]  # the "?" links are left out
+    assert [r[0] for r in rows[1:]] == page.locator("#pf-worst tbody td.pf-col-fid").all_inner_texts()
+    assert [r[1] for r in rows[1:]] == page.locator("#pf-worst tbody td.pf-col-path").all_inner_texts()
+
+
+def test_the_candidate_table_answers_why_not_that_store(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    cands, folders = table(demo_server.data, "backfill_candidates"), table(demo_server.data, "folders")
+    replicas_of = folders.set_index("fid")["replicas"]
+    found = [(key, str(g["fid"].iloc[0]),
+              sorted(set(replicas_of[str(g["fid"].iloc[0])]) - {str(g["observer"].iloc[0])} - set(g["candidate"])))
+             for key, g in cands.groupby(["entry_id", "attempt"])]
+    found = [x for x in found if x[2]]
+    assert found, "the demo has a request with a non-candidate"
+    (entry_id, attempt), fid, others = found[0]
+    open_page(page, demo_server.base + f"/folder/{fid}?request={entry_id}:{attempt}")
+    page.wait_for_selector("#pf-non-candidates")
+    assert sorted(page.locator("#pf-non-candidates td.pf-col-store").all_inner_texts()) == others
+    reasons = page.locator("#pf-non-candidates td.pf-col-reason").all_inner_texts()
+    assert all("holds none of the CNs" in r or "never heard from it" in r for r in reasons)
+    # after the candidates, never above them
+    assert boxes(page, "#pf-candidates")[0]["bottom"] <= boxes(page, "#pf-non-candidates")[0]["y"]

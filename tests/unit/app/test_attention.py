@@ -160,3 +160,16 @@ def test_backfill_rows_put_the_overdue_first_then_the_longest_open() -> None:
     assert rows.loc[0, "path"] == "public folder hierarchy"
     assert rows["open_for_s"].tolist() == sorted(rows["open_for_s"].tolist()[:2], reverse=True) + sorted(
         rows["open_for_s"].tolist()[2:], reverse=True)
+
+
+def test_hover_text_from_data_stays_text() -> None:
+    entries = pd.DataFrame({"entry_id": ["<b>E</b>/1"], "observer": ["<i>S</i>"], "locality": ["local"],
+                            "opened_at": [ts("2026-11-02")], "cnset_opened": ["A:1"], "state": ["open"],
+                            "closed_at": [pd.NaT], "next_due_at": [ts("2026-11-03")], "requests": [0],
+                            "cnset_remaining": ["A:1"]})
+    fig, _ = f.fig_entry_timeline(f.entry_timeline_marks(entries, pd.DataFrame(
+        columns=["entry_id", "observer", "at", "kind", "attempt", "source", "cnset", "due_at"])))
+    hovers = [h for t in fig.data if t.hovertext is not None for h in t.hovertext]
+    assert hovers and all("<b>" not in h and "<i>" not in h for h in hovers)
+    assert any("&lt;i&gt;S&lt;/i&gt; · &lt;b&gt;E&lt;/b&gt;/1" in h for h in hovers)
+    assert f.esc("a<b>&c") == "a&lt;b&gt;&amp;c"
