@@ -66,7 +66,7 @@ def navbar(as_of: str | None = None, run_id: str | None = None) -> html.Header:
         ]),
         html.Div(className="pf-search", role="search", children=[
             html.Label("Search", htmlFor="pf-search", className="pf-sr-only"),
-            dcc.Input(id="pf-search", type="search", placeholder="FID, folder path or store", debounce=True,
+            dcc.Input(id="pf-search", type="search", placeholder="FID, folder path, store, server or site", debounce=True,
                       autoComplete="off", n_submit=0, className="pf-search-input", style={"width": "22em"}),
             html.Button("Go", id="pf-search-go", type="button", n_clicks=0),
         ]),

@@ -253,7 +253,9 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
             dcc.Graph(id="folder-timeline", figure=timeline, config={"displaylogo": False}, className="pf-figure"),
             html.P(f"{left_off:,} older entries not drawn (mark limit).", className="pf-muted") if left_off else "",
             help="Solid line: local entry, dotted: remote. Filled diamond: observed request (in the log); "
-                 "open diamond: expected (the model's). Grey ticks: due times; triangle: next due.",
+                 "open diamond: expected (the model's)."
+                 + (" Grey ticks: due times." if (marks["event"] == "due").any() else "")
+                 + (" Triangle: next due." if (marks["event"] == "next due").any() else ""),
         ),
         c.section(
             "Backfill requests and their candidates",

@@ -20,9 +20,12 @@ LIMIT = 200
 
 
 def matches(data: RunData, q: str) -> tuple[list[str], pd.DataFrame]:
-    """Stores whose name contains ``q`` and folders whose FID or path contains it (case-insensitive)."""
+    """Stores whose name, server or site contains ``q`` and folders whose FID or path contains it
+    (case-insensitive)."""
     needle = q.strip().lower()
-    stores = [s for s in data.stores()["store"] if needle in s.lower()]
+    frame = data.stores()
+    stores = [r.store for r in frame.itertuples(index=False)
+              if any(needle in str(v).lower() for v in (r.store, r.server, r.site) if v is not None)]
     folders = data.folders()
     hit = folders["fid"].str.lower().str.contains(needle, regex=False) | folders["path"].fillna("").str.lower().str.contains(
         needle, regex=False)
@@ -36,7 +39,10 @@ def resolve(data: RunData, q: str) -> str:
         return "/"
     if data.folder(q) is not None:
         return c.folder_href(q)
-    by_lower = {s.lower(): s for s in data.stores()["store"]}
+    stores = data.stores()
+    by_lower = {str(s).lower(): s for s in stores["store"]}
+    by_lower.update({str(v).lower(): s for s, v in zip(stores["store"], stores["server"], strict=True)
+                     if str(v).lower() not in by_lower})
     if q.lower() in by_lower:
         return c.store_href(by_lower[q.lower()])
     stores, folders = matches(data, q)

@@ -405,3 +405,21 @@ def test_the_candidate_table_answers_why_not_that_store(demo_server: Server, pag
     assert all("holds none of the CNs" in r or "never heard from it" in r for r in reasons)
     # after the candidates, never above them
     assert boxes(page, "#pf-candidates")[0]["bottom"] <= boxes(page, "#pf-non-candidates")[0]["y"]
+
+
+def test_search_finds_servers_and_sites(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    stores = table(demo_server.data, "stores")
+    one = stores.iloc[0]
+    open_page(page, demo_server.base + "/")
+    box = page.locator("#pf-search")
+    box.fill(str(one["server"]).lower())
+    box.press("Enter")
+    page.wait_for_url(f"**/store/{one['store']}")
+    site = str(one["site"])
+    box = page.locator("#pf-search")
+    box.fill(site)
+    box.press("Enter")
+    page.wait_for_url("**/search?q=*")
+    page.wait_for_selector("main h1")
+    shown = page.locator("main li a").all_inner_texts()
+    assert sorted(shown) == sorted(stores.loc[stores["site"] == site, "store"])
