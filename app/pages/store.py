@@ -50,7 +50,11 @@ def store_page(data: RunData, name: str) -> html.Main:
                                path=[f.folder_label(a, b) for a, b in zip(replicas["fid"], replicas["path"],
                                                                           strict=True)])
     queue = data.backfill_entries(observer=name, state="open")
-    queue = queue.sort_values(["next_due_at", "opened_at"], na_position="last") if not queue.empty else queue
+    if not queue.empty:  # attention first: overdue (retried) entries, then the longest open
+        queue = queue.assign(_retried=queue["requests"].fillna(0) >= 2,
+                             overdue=[f.yes_no(n >= 2) for n in queue["requests"].fillna(0)])
+        queue = queue.sort_values(["_retried", "opened_at", "next_due_at"], ascending=[False, True, True],
+                                  na_position="last", kind="stable")
     requests = data.backfill_requests(observer=name)
     by_source = f.requests_by_source(requests)
     behind = data.memo("partners_behind", (name,), lambda: f.partners_behind(data.state_table(observer=name)))
@@ -69,12 +73,13 @@ def store_page(data: RunData, name: str) -> html.Main:
                  "until it is back." if down else None),
         c.section("Open backfill queue", c.table(
             queue,
-            [("next_due_at", "next due"), ("fid", "FID"), ("entry_id", "entry"), ("opened_at", "opened"),
+            [("fid", "FID"), ("entry_id", "entry"), ("overdue", c.with_term("overdue", "overdue")),
+             ("opened_at", "opened"), ("next_due_at", c.with_term("next due", "next-due")),
              ("locality", "locality"), ("requests", "requests"), ("cnset_remaining_count", "CNs remaining"),
              ("cnset_remaining", "remaining")],
             {"fid": c.link_fid, "cnset_remaining": c.as_cnset}, id="pf-queue", limit=ROWS),
             dcc.Link("All its open entries, sortable and filterable", href=f"/backfill?observer={quote(name)}"),
-            help="Soonest due first."),
+            help="Overdue first, then the longest open."),
         c.section("Where its backfill requests go",
                   dcc.Graph(id="pf-sources-fig", figure=f.fig_requests_by_source(by_source),
                             config={"displaylogo": False}, className="pf-figure"),
