@@ -120,13 +120,24 @@ class Console:
     errors: list[str] = field(default_factory=list)
 
 
+def console_error(message, pg) -> bool:  # type: ignore[no-untyped-def]
+    """A console error, except Chromium's note that the page itself answered 404: an unknown
+    address is meant to (the page still says what is close); a missing asset or failed call is not."""
+    if message.type != "error":
+        return False
+    own_404 = message.text.startswith("Failed to load resource: the server responded with a status of 404") and (
+        (message.location or {}).get("url", "").split("#")[0] == pg.url.split("#")[0])
+    return not own_404
+
+
 @pytest.fixture
 def page(browser):  # type: ignore[no-untyped-def]
     """A fresh page; any console error or uncaught page error fails the test."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     pg = context.new_page()
     console = Console()
-    pg.on("console", lambda m: console.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    pg.on("console", lambda m: console.errors.append(f"console {m.type}: {m.text}")
+          if console_error(m, pg) else None)
     pg.on("pageerror", lambda e: console.errors.append(f"page error: {e}"))
     pg.set_default_timeout(20_000)
     yield pg

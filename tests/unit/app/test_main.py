@@ -74,3 +74,13 @@ def test_gunicorn_entry_refuses_a_public_host_without_credentials(tmp_path: Path
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "pfscope: refusing to serve on 0.0.0.0 without credentials: set PFSCOPE_USER and PFSCOPE_PASSWORD"]
+
+
+@pytest.mark.parametrize("path, status", [("/", 200), ("/glossary", 200), ("/backfill?overdue=1", 200),
+                                          ("/replicas?health=overdue", 200), ("/folder/1-123", 200),
+                                          ("/store/PFS1", 200), ("/no/such/page", 404), ("/folder/1-12", 404),
+                                          ("/store/NOPE", 404), ("/404", 404)])
+def test_an_address_that_is_no_page_answers_404(client, path: str, status: int) -> None:  # type: ignore[no-untyped-def]
+    r = client.get(path, headers=basic("ops", "pw"))
+    assert r.status_code == status
+    assert "<!DOCTYPE html>" in r.get_data(as_text=True)  # still the app: the page says what is close
