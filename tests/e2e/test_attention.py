@@ -366,6 +366,9 @@ def test_a_phone_sees_every_control_without_overlaps(demo_server: Server, browse
         cards = boxes(pg, "#pf-headline .pf-stat")
         assert all(b["right"] <= 390 for b in cards)
         assert not any(overlap(a, b) for i, a in enumerate(cards) for b in cards[i + 1:])
+        # the attention table shows more than FID and path: the counts that rank it are on screen
+        heads = boxes(pg, "#pf-worst thead th")
+        assert len(heads) == 8 and all(h["right"] <= 390 for h in heads[:4])
         screenshot(pg, "demo-overview-390")
         open_page(pg, demo_server.base + f"/folder/{fid}")
         # "Download report" does not cover the title; the slider's visible labels do not overlap
