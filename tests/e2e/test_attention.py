@@ -369,6 +369,11 @@ def test_a_phone_sees_every_control_without_overlaps(demo_server: Server, browse
         # the attention table shows more than FID and path: the counts that rank it are on screen
         heads = boxes(pg, "#pf-worst thead th")
         assert len(heads) == 8 and all(h["right"] <= 390 for h in heads[:4])
+        # the lag heatmap's numbers stay readable (it scrolls sideways inside its section instead)
+        sizes = pg.evaluate("() => Array.from(document.querySelectorAll('#pf-lag-fig text'))"
+                            ".filter(t => /^[0-9,]+$|^self$/.test(t.textContent))"
+                            ".map(t => parseFloat(getComputedStyle(t).fontSize))")
+        assert sizes and min(sizes) >= 10
         screenshot(pg, "demo-overview-390")
         open_page(pg, demo_server.base + f"/folder/{fid}")
         # "Download report" does not cover the title; the slider's visible labels do not overlap
