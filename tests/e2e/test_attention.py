@@ -444,3 +444,20 @@ def test_search_finds_servers_and_sites(demo_server: Server, page) -> None:  # t
     page.wait_for_function("() => document.querySelector('main h1').innerText.startsWith('Search')")
     shown = page.locator("main li a").all_inner_texts()
     assert sorted(shown) == sorted(stores.loc[stores["site"] == site, "store"])
+
+
+def test_the_request_picker_works_from_the_keyboard(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    fid = busiest_folder(demo_server.data)
+    open_page(page, demo_server.base + f"/folder/{fid}")
+    page.locator("#folder-slider [role=slider]").focus()
+    for _ in range(120):
+        page.keyboard.press("Tab")
+        if page.evaluate("() => !!document.activeElement.closest('#folder-request')"):
+            break
+    else:
+        pytest.fail("Tab never reached the request picker")
+    page.keyboard.press("Enter")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => new URLSearchParams(location.search).get('request') !== null")
+    page.wait_for_selector("#pf-candidates")
