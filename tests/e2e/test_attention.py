@@ -456,8 +456,10 @@ def test_the_request_picker_works_from_the_keyboard(demo_server: Server, page) -
             break
     else:
         pytest.fail("Tab never reached the request picker")
-    page.keyboard.press("Enter")
-    page.keyboard.press("ArrowDown")
+    page.keyboard.press("Enter")  # opens the list, focus in its search box
+    page.wait_for_function("() => document.activeElement.classList.contains('dash-dropdown-search')")
+    page.keyboard.press("ArrowDown")  # the first request
+    page.wait_for_function("() => document.activeElement.classList.contains('dash-options-list-option-checkbox')")
     page.keyboard.press("Enter")
     page.wait_for_function("() => new URLSearchParams(location.search).get('request') !== null")
     page.wait_for_selector("#pf-candidates")
