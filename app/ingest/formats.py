@@ -148,6 +148,8 @@ def _read_text(path: str) -> tuple[str, bool]:
                 return even[:-2].decode("utf-16"), True
             except UnicodeDecodeError:
                 raise InputError(f"{path}: not UTF-16 text at byte {e.start:,}") from None
+    if b"\x00" in raw[:65536]:  # no text export but UTF-16 (handled above) holds a NUL
+        raise InputError(f"{path}: binary data, not a text export (XML or CSV) nor a .evtx file")
     cut = _decode_cut(raw)
     if cut is not None:
         return cut
@@ -376,7 +378,9 @@ def read_csv_text(text: str, source: str, *, cut_in_character: bool = False) -> 
                 col[key] = names.index(a)
                 break
     if "time" not in col or "event_id" not in col:
-        raise InputError(f"{source}: a CSV export needs a time and an event ID column; found {', '.join(header)}")
+        found = ", ".join(header)
+        found = found if len(found) <= 120 else found[:120] + "…"
+        raise InputError(f"{source}: a CSV export needs a time and an event ID column; found {found}")
     no_message_column = "message" not in col  # Event Viewer: the description is an unnamed last column
     fields = len(header) + 1 if no_message_column else len(header)
     unterminated = cut_in_character or not body.endswith(("\n", "\r"))
