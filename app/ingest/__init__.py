@@ -84,7 +84,7 @@ def run_ingest(
                             default_offset_min=default_offset_min, zone=tz)
     if broken and len(broken) == len(files) and not any(b["complete_records"] for b in broken):
         first = broken[0]
-        more = f" (and {len(broken) - 1} more files like it)" if len(broken) > 1 else ""
+        more = f" (and {len(broken) - 1} more unreadable files)" if len(broken) > 1 else ""
         raise InputError(f"{first['file']}: {first['reason'].removeprefix('unreadable file: ')}{more}; "
                          "no file could be read, nothing written")
     took = time.perf_counter() - started

@@ -290,12 +290,15 @@ def _read_xml_pieces(pieces: Iterable[str], source: str, fmt: str) -> Iterator[R
     stack: list[ET.Element] = []
     n = 0
     first = True
+    seen = False  # an element besides our root
 
     def drain() -> Iterator[RawRecord]:
         nonlocal n
+        nonlocal seen
         for event, el in parser.read_events():
             if event == "start":
                 stack.append(el)
+                seen = seen or len(stack) > 1
                 continue
             stack.pop()
             if _local(el.tag) == "Event" and stack and _local(stack[-1].tag) in ("pfscopeRoot", "Events"):
@@ -319,6 +322,8 @@ def _read_xml_pieces(pieces: Iterable[str], source: str, fmt: str) -> Iterator[R
         parser.feed("</pfscopeRoot>")
         parser.close()
         yield from drain()
+        if not seen:
+            raise InputError(f"{source}: no XML element (an empty file, or one cut off before its first)")
     except ET.ParseError as e:
         line, col = e.position
         col = col - len(_ROOT) if line == 1 else col
@@ -355,9 +360,8 @@ def read_csv_file(path: str) -> Iterator[RawRecord]:
 
 
 def read_csv_text(text: str, source: str, *, cut_in_character: bool = False) -> Iterator[RawRecord]:
-    """Rows to records. Exporters end every row with a line break: a last row without one that
-    stops short of its fields or of a closing quote, or a file that ends inside a quoted field,
-    was cut off there (``InputError`` after the rows before it)."""
+    """Rows to records. Exporters end every row with a line break: a last row without one, or a
+    file that ends inside a quoted field, was cut off there (``InputError`` after the rows before)."""
     lines = text.lstrip("\ufeff").splitlines(keepends=True)
     skip = 0
     while skip < len(lines) and (lines[skip].startswith("#TYPE") or not lines[skip].strip()):
@@ -369,7 +373,7 @@ def read_csv_text(text: str, source: str, *, cut_in_character: bool = False) -> 
     try:
         header = next(reader)
     except StopIteration:
-        return
+        raise InputError(f"{source}: no header line") from None
     names = [h.strip().lower() for h in header]
     col: dict[str, int] = {}
     for key, aliases in _COLUMNS.items():
@@ -383,10 +387,11 @@ def read_csv_text(text: str, source: str, *, cut_in_character: bool = False) -> 
         raise InputError(f"{source}: a CSV export needs a time and an event ID column; found {found}")
     no_message_column = "message" not in col  # Event Viewer: the description is an unnamed last column
     fields = len(header) + 1 if no_message_column else len(header)
-    unterminated = cut_in_character or not body.endswith(("\n", "\r"))
+    unterminated = not body.endswith(("\n", "\r"))
     in_quotes = body.count('"') % 2 == 1  # a quote inside a quoted field is doubled
     n = 0
     pending: tuple[list[str], int] | None = None  # one row held back: the last one may be cut off
+    blank_after = False  # blank lines (or a cut-off empty field) after the held row
     while True:
         line_before = reader.line_num
         try:
@@ -403,21 +408,31 @@ def read_csv_text(text: str, source: str, *, cut_in_character: bool = False) -> 
                             problem=f"unreadable CSV row near line {skip + line_before + 1}: {e}")
             continue
         if not any(c.strip() for c in row):
+            blank_after = True
             continue
         if pending is not None:
             n += 1
             yield _csv_record(pending[0], header, col, no_message_column, source, n)
         pending = (row, skip + line_before + 1)
-    if pending is None:
-        return
-    row, line = pending
-    if in_quotes or (unterminated and (len(row) < fields or not body.endswith('"') or cut_in_character)):
-        what = "inside a quoted field" if in_quotes else \
-            "part-way through a character" if cut_in_character else \
-            f"without a line break, part-way through its field {len(row)} of {fields}"
-        raise InputError(f"{source}: the file ends {what}, inside record {n + 1} (line {line}; cut off?)")
-    n += 1
-    yield _csv_record(row, header, col, no_message_column, source, n)
+        blank_after = False
+    if pending is not None and blank_after:  # a line followed: the held row was whole
+        n += 1
+        yield _csv_record(pending[0], header, col, no_message_column, source, n)
+        pending = None
+        if in_quotes or unterminated:  # ... and what followed is a row cut off at its start
+            raise InputError(f"{source}: the file ends at the start of record {n + 1} (cut off?)")
+    if pending is not None:
+        row, line = pending
+        if in_quotes or unterminated:  # a closing quote and half of an escaped one look alike
+            what = "inside a quoted field" if in_quotes else \
+                f"without a line break, in its field {min(len(row), fields)} of {fields}"
+            raise InputError(f"{source}: the file ends {what}, inside record {n + 1} (line {line}; cut off?)")
+        n += 1
+        yield _csv_record(row, header, col, no_message_column, source, n)
+    elif n == 0 and (in_quotes or unterminated):
+        raise InputError(f"{source}: the file ends inside its header line (line {skip + 1}; cut off?)")
+    if cut_in_character:  # after a complete row: the next one had begun
+        raise InputError(f"{source}: the file ends part-way through a character, after record {n} (cut off?)")
 
 
 def _csv_record(row: list[str], header: list[str], col: dict[str, int], no_message_column: bool,
