@@ -28,14 +28,18 @@ from .identity import ReplidFileError, load_replids
 __all__ = ["IngestResult", "InputError", "ReplidFileError", "ingest_records", "run_ingest"]
 
 
-def _all_records(files: Sequence[str], broken: list[dict[str, Any]], strict: bool) -> Iterator[RawRecord]:
-    """Every file's records; a file that breaks adds its one reject after its complete records."""
+def _all_records(files: Sequence[str], broken: list[dict[str, Any]], strict: bool,
+                 empty: list[str]) -> Iterator[RawRecord]:
+    """Every file's records; a file that breaks adds its one reject after its complete records.
+    A file with no record at all (an export of a quiet server) is listed in ``empty``."""
     for f in files:
         n = 0
         try:
             for r in read_records(f):
                 n = r.record
                 yield r
+            if n == 0:
+                empty.append(f)
         except Exception as e:
             if strict:
                 if isinstance(e, InputError):
@@ -80,7 +84,8 @@ def run_ingest(
     table = load_replids(replids) if replids else None
     topo = load_topology(topology) if topology else None
     broken: list[dict[str, Any]] = []
-    result = ingest_records(_all_records(files, broken, strict), replids=table, topology=topo,
+    empty: list[str] = []
+    result = ingest_records(_all_records(files, broken, strict, empty), replids=table, topology=topo,
                             default_offset_min=default_offset_min, zone=tz)
     if broken and len(broken) == len(files) and not any(b["complete_records"] for b in broken):
         first = broken[0]
@@ -90,6 +95,7 @@ def run_ingest(
     took = time.perf_counter() - started
     result.summary["status"] = "partial" if broken else "complete"
     result.summary["files_broken"] = broken
+    result.summary["files_empty"] = empty
     result.summary["formats"] = {f: _format_of(f) for f in files}
     result.summary["seconds"] = round(took, 3)
     result.summary["records_per_second"] = round(result.summary["records_read"] / max(took, 1e-9))

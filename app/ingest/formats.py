@@ -106,7 +106,7 @@ def read_records(path: str) -> Iterator[RawRecord]:
     """Every record of one export; a break raises ``InputError`` after the complete records before it."""
     try:
         if os.path.getsize(path) == 0:
-            raise InputError(f"{path}: empty file (0 bytes)")
+            return  # wevtutil writes an empty file when no event matched: a quiet server, not a fault
         fmt = sniff(path)
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
@@ -355,7 +355,7 @@ _COLUMNS = {
 def read_csv_file(path: str) -> Iterator[RawRecord]:
     text, cut_in_character = _read_text(path)
     if not text.strip("\ufeff \r\n\t"):
-        raise InputError(f"{path}: empty file (no text)")
+        return  # nothing exported (blank lines only): no records, nothing lost
     yield from read_csv_text(text, path, cut_in_character=cut_in_character)
 
 

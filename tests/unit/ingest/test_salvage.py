@@ -122,7 +122,11 @@ def test_a_text_export_cut_anywhere_keeps_every_complete_record(tmp_path: Path, 
         got, err = _read(cut_path, full_path)
         k = max(i for i, e in enumerate(ends) if e - cr <= cut or i == 0)
         assert got == full[:k], (case, cut)  # nothing before the cut is lost, nothing invented
-        if closing or cut not in whole:
+        enc = "utf-16-le" if "utf16" in case else "utf-8"
+        no_text = cut == 0 or (suffix == ".csv" and not data[:cut].decode(enc, "ignore").strip("\ufeff \r\n\t"))
+        if no_text:  # a file with nothing in it is an empty export (a quiet server), not a fault
+            assert got == [] and err is None, (case, cut, err)
+        elif closing or cut not in whole:
             assert err is not None, (case, cut)  # the broken tail is said
             assert str(cut_path) in err
             if cut and k:
@@ -151,6 +155,9 @@ def test_an_evtx_cut_anywhere_keeps_every_complete_record(tmp_path: Path) -> Non
         got, err = _read(cut_path, full_path)
         k = max(i for i, e in enumerate(ends) if e <= cut or i == 0)
         assert got == full[:k], cut
+        if cut == 0:  # nothing at all: an empty export, not a fault
+            assert err is None
+            continue
         assert err is not None and str(cut_path) in err, cut  # an .evtx cut short is never whole
         if cut >= EVTX_HEADER:
             assert f"the file ends at byte {cut:,}" in err and f"after record {k} " in err, err
@@ -184,12 +191,11 @@ def _good_logs(d: Path) -> list[Path]:
 
 def _bad_logs(d: Path) -> dict[str, str]:
     """Files that cannot be read at all, and what their reject says."""
-    (d / "empty.xml").write_bytes(b"")
     (d / "noise.evtx").write_bytes(os.urandom(3000))
     (d / "PARPF9.csv").write_bytes(b"\x00\x01\x02" + os.urandom(3000))
     (d / "notes.csv").write_text("Name,Value\r\nowner,ops\r\n", encoding="utf-8")
     os.symlink(d / "moved-away.xml", d / "gone.xml")  # a file that went between listing and reading
-    return {"empty.xml": "empty file", "noise.evtx": "no ElfFile signature", "PARPF9.csv": "binary data",
+    return {"noise.evtx": "no ElfFile signature", "PARPF9.csv": "binary data",
             "notes.csv": "needs a time and an event ID column", "gone.xml": "cannot read: No such file"}
 
 
@@ -212,7 +218,7 @@ def test_unreadable_files_among_good_ones_are_rejected_and_the_rest_ingested(
     capsys.readouterr()
     assert main(["ingest", "--logs", str(mixed), "--out", str(tmp_path / "out"), *common]) == 3
     err = capsys.readouterr().err
-    assert err.startswith(f"pfscope ingest: partial: {len(bad)} of 8 files could not be read whole")
+    assert err.startswith(f"pfscope ingest: partial: {len(bad)} of {len(bad) + 3} files could not be read whole")
     out = tmp_path / "out"
     # every good file ingested exactly as alone
     assert (out / "events.jsonl").read_text() == (tmp_path / "alone" / "events.jsonl").read_text()
@@ -230,6 +236,22 @@ def test_unreadable_files_among_good_ones_are_rejected_and_the_rest_ingested(
         assert why in broken[name]["reason"] and broken[name]["complete_records"] == 0
         assert rejects[name]["reason"] == broken[name]["reason"] and rejects[name]["record"] == 1
         assert f"{mixed / name}: unreadable file: " in err
+
+
+def test_empty_exports_are_a_quiet_server_not_a_fault(tmp_path: Path) -> None:
+    (tmp_path / "replids.csv").write_text(fx.REPLIDS_CSV, encoding="utf-8")
+    common = ["--replids", str(tmp_path / "replids.csv"), "--time-offset=-05:00"]
+    good = _good_logs(tmp_path / "good")
+    assert main(["ingest", "--logs", *map(str, sorted(good)), "--out", str(tmp_path / "alone"), *common]) == 0
+    logs = tmp_path / "logs"
+    _good_logs(logs)
+    (logs / "quiet.xml").write_bytes(b"")  # wevtutil qe when no event matched
+    (logs / "quiet.csv").write_text("\r\n\r\n", encoding="utf-8")
+    assert main(["ingest", "--logs", str(logs), "--out", str(tmp_path / "out"), *common]) == 0
+    s = json.loads((tmp_path / "out" / "ingest_summary.json").read_text(encoding="utf-8"))
+    assert s["status"] == "complete" and s["files_broken"] == []
+    assert sorted(Path(f).name for f in s["files_empty"]) == ["quiet.csv", "quiet.xml"]
+    assert (tmp_path / "out" / "events.jsonl").read_text() == (tmp_path / "alone" / "events.jsonl").read_text()
 
 
 def test_strict_keeps_all_or_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -255,11 +277,11 @@ def test_strict_keeps_all_or_nothing(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_when_no_file_can_be_read_nothing_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
-    _bad_logs(logs)
+    more = len(_bad_logs(logs)) - 1
     out = tmp_path / "out"
     assert main(["ingest", "--logs", str(logs), "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "(and 4 more unreadable files); no file could be read, nothing written" in err
+    assert err.count("\n") == 1 and f"(and {more} more unreadable files); no file could be read, nothing written" in err
     assert not out.exists()
 
 
