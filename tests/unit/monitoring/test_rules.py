@@ -68,3 +68,13 @@ def test_every_rule_is_unit_tested_and_reads_only_served_metrics() -> None:
     # the five alerts, and the two that say the figures themselves are missing
     assert alerts == {"PfscopeReplicaOverdue", "PfscopeContentAtRisk", "PfscopeStoreDown", "PfscopeRunStale",
                       "PfscopeRejectedInput", "PfscopeNoRun", "PfscopeMetricsAbsent"}
+
+
+def test_pfscope_rules_prints_the_file_or_its_path(capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli import main
+
+    assert main(["rules"]) == 0
+    assert capsys.readouterr().out == RULES_PATH.read_text()
+    assert main(["rules", "--path"]) == 0
+    printed = Path(capsys.readouterr().out.strip())
+    assert printed == RULES_PATH and printed.is_file()
