@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -653,8 +654,18 @@ TREND_DASHES: tuple[str, ...] = ("solid", "dot", "dash", "dashdot")
 
 
 def _utc_ns(values: Any) -> pd.Series:
-    """Times as ``datetime64[ns, UTC]`` whatever unit they were read in (NaT kept)."""
+    """Times as ``datetime64[ns, UTC]`` whatever unit they were read in (NaT kept, index reset)."""
+    if isinstance(values, pd.Series):
+        values = values.reset_index(drop=True)
     return pd.to_datetime(pd.Series(values), utc=True).astype("datetime64[ns, UTC]")
+
+
+def _ns(values: Any) -> np.ndarray:
+    """Times as int64 nanoseconds since the epoch (NaT: :data:`_NAT`)."""
+    return pd.DatetimeIndex(_utc_ns(values)).asi8
+
+
+_NAT = np.iinfo(np.int64).min
 
 
 def overdue_since(entries: pd.DataFrame, attempts: pd.DataFrame) -> pd.Series:
@@ -668,14 +679,12 @@ def overdue_since(entries: pd.DataFrame, attempts: pd.DataFrame) -> pd.Series:
     requests or its second request left a row).
     """
     later = attempts[attempts["attempt"].fillna(0) >= 2]
-    first_later = _utc_ns(later["at"]).groupby(later["entry_id"].to_numpy()).min()
-    known = _utc_ns(entries["entry_id"].map(first_later).to_numpy())
-    last = _utc_ns(entries["last_request_at"].to_numpy())
-    since = pd.concat([known, last], axis=1).min(axis=1)
-    since = _utc_ns(since.to_numpy())
-    since[(entries["requests"].fillna(0).astype("int64") < 2).to_numpy()] = pd.NaT
-    since.index = entries.index
-    return since
+    first_later = pd.Series(_ns(later["at"]), index=later["entry_id"].to_numpy()).groupby(level=0).min()
+    known = entries["entry_id"].map(first_later.astype("Int64")).astype("Int64").fillna(_NAT).to_numpy(dtype="int64")
+    last = _ns(entries["last_request_at"])
+    since = np.where(known == _NAT, last, np.where(last == _NAT, known, np.minimum(known, last)))
+    since[entries["requests"].fillna(0).to_numpy(dtype="int64") < 2] = _NAT
+    return pd.Series(pd.DatetimeIndex(since.view("datetime64[ns]"), tz="UTC"), index=entries.index)
 
 
 def backfill_trend(
@@ -695,39 +704,39 @@ def backfill_trend(
     cols = ["store", "at", "open", "overdue"]
     if entries.empty:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in cols})
-    opened = _utc_ns(entries["opened_at"].to_numpy())
-    closed = _utc_ns(entries["closed_at"].to_numpy())
-    overdue = _utc_ns(entries["overdue_at"].to_numpy())
-    observer = entries["observer"].astype(str).to_numpy()
-    names = sorted(set(stores) | set(observer))
+    opened, closed, overdue = (_ns(entries[c]) for c in ("opened_at", "closed_at", "overdue_at"))
+    codes, uniques = pd.factorize(entries["observer"].astype(str))
+    names = sorted(set(stores) | set(uniques))
     if max_points is None:
         max_points = max(2, min(TREND_POINTS, MAX_MARKS // (2 * max(1, len(names)))))
-    start = opened.min()
-    stop = pd.Timestamp(end) if end is not None and not pd.isna(end) else pd.concat([opened, closed, overdue]).max()
-    stop = max(_utc_ns([stop]).iloc[0], start)
-    times = pd.concat([opened, closed, overdue, _utc_ns([start, stop])]).dropna()
-    times = times[(times >= start) & (times <= stop)].drop_duplicates().sort_values()
+    start = int(opened.min())
+    stop = int(_ns([end])[0]) if end is not None and not pd.isna(end) else int(
+        max(opened.max(), closed.max(), overdue.max()))
+    stop = max(stop, start)
+    times = np.concatenate([opened, closed, overdue, [start, stop]])
+    times = np.unique(times[(times >= start) & (times <= stop)])
     if len(times) > max_points:
-        times = pd.Series(pd.date_range(start, stop, periods=max_points))
-    when = pd.DatetimeIndex(times).tz_convert("UTC")
-    at = when.asi8
+        times = pd.DatetimeIndex(pd.date_range(pd.Timestamp(start, tz="UTC"), pd.Timestamp(stop, tz="UTC"),
+                                               periods=max_points)).asi8
+    when = pd.DatetimeIndex(times.view("datetime64[ns]"), tz="UTC")
 
     # overdue until closed; an inconsistent row (closed before overdue) never counts as overdue
-    counts_overdue = overdue.notna() & (closed.isna() | (closed >= overdue))
+    counts_overdue = (overdue != _NAT) & ((closed == _NAT) | (closed >= overdue))
+    index = {name: k for k, name in enumerate(uniques)}
     frames = []
     for store in names:
-        mine = observer == store
-        o = pd.DatetimeIndex(opened[mine]).asi8
-        c = pd.DatetimeIndex(closed[mine].dropna()).asi8
-        d_mask = mine & counts_overdue.to_numpy()
-        d = pd.DatetimeIndex(overdue[d_mask]).asi8
-        dc = pd.DatetimeIndex(closed[d_mask].dropna()).asi8
-        for a in (o, c, d, dc):
-            a.sort()
+        mine = codes == index[store] if store in index else np.zeros(len(codes), dtype=bool)
+        o = np.sort(opened[mine])
+        c = closed[mine]
+        c = np.sort(c[c != _NAT])
+        d_mask = mine & counts_overdue
+        d = np.sort(overdue[d_mask])
+        dc = closed[d_mask]
+        dc = np.sort(dc[dc != _NAT])
         frames.append(pd.DataFrame({
             "store": store, "at": when,
-            "open": o.searchsorted(at, "right") - c.searchsorted(at, "right"),
-            "overdue": d.searchsorted(at, "right") - dc.searchsorted(at, "right"),
+            "open": o.searchsorted(times, "right") - c.searchsorted(times, "right"),
+            "overdue": d.searchsorted(times, "right") - dc.searchsorted(times, "right"),
         }))
     out = pd.concat(frames, ignore_index=True)
     out["open"] = out["open"].astype("int64")

@@ -233,10 +233,10 @@ def _trend_entries() -> pd.DataFrame:
 def test_overdue_since_is_the_second_request() -> None:
     entries = _trend_entries()
     attempts = pd.DataFrame({"entry_id": ["a", "a", "b", "b", "c"], "attempt": [1, 2, 2, 3, 1],
-                             "at": [ts("2026-11-02T00:10"), ts("2026-11-02T02:30"), ts("2026-11-02T04:00"),
+                             "at": [ts("2026-11-02T00:10"), ts("2026-11-02T02:30"), ts("2026-11-02T04:00:00.123457"),
                                     ts("2026-11-02T05:00"), ts("2026-11-02T02:15")]})
     since = f.overdue_since(entries, attempts)
-    assert list(since)[:2] == [ts("2026-11-02T02:30"), ts("2026-11-02T04:00")]
+    assert list(since)[:2] == [ts("2026-11-02T02:30"), ts("2026-11-02T04:00:00.123457")]  # to the microsecond
     assert pd.isna(since.iloc[2])  # one request: not overdue
     # the second attempt left no row (no candidate): the entry's last request bounds it
     since = f.overdue_since(entries, attempts[attempts["attempt"] != 2])
