@@ -11,6 +11,7 @@ import time
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -18,7 +19,7 @@ import pytest
 import yaml
 
 from app.monitoring import RULES_PATH
-from tests.e2e.conftest import Server, free_port, screenshot
+from tests.e2e.conftest import Server, free_port, screenshot, start_server, stop_server
 from tests.e2e.test_dashboard import open_page, table
 from tests.unit.app.test_report import values
 
@@ -178,3 +179,25 @@ def test_overview_draws_open_and_overdue_entries_over_time(demo_server: Server, 
         mine = open_entries[open_entries["observer"] == t["name"]]
         want = len(mine) if t["axis"] == "y" else int((mine["requests"] >= 2).sum())
         assert t["y"][-1] == want, t["name"]
+
+
+def test_metrics_before_and_after_a_run_is_published(demo_data: Path, tmp_path: Path) -> None:
+    """An empty data folder: only ``pfscope_run_published 0`` (still 200: the scrape succeeds);
+    once a run is published there, the next scrape has it, without a restart."""
+    data = tmp_path / "runs"
+    data.mkdir()
+    server = start_server(data, tmp_path / "cache", tmp_path / "serve.log")
+    try:
+        with urllib.request.urlopen(server.base + "/metrics", timeout=10) as r:
+            assert r.status == 200 and r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+            lines = [x for x in r.read().decode().splitlines() if not x.startswith("#")]
+        assert lines == ["pfscope_run_published 0.0"]
+        shutil.copytree(demo_data, data, dirs_exist_ok=True)
+        with urllib.request.urlopen(server.base + "/metrics", timeout=30) as r:
+            text = r.read().decode()
+        assert "\npfscope_run_published 1.0\n" in text
+        entries = table(demo_data, "backfill_entries")
+        for store, n in entries[entries["state"] == "open"].groupby("observer").size().items():
+            assert f'\npfscope_backfill_entries_open{{store="{store}"}} {float(n)}\n' in text
+    finally:
+        stop_server(server)
