@@ -80,6 +80,9 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("--strict", action="store_true",
                    help="stop at the first file that cannot be read whole, writing nothing (exit 2), instead "
                         "of rejecting it and ingesting the rest (exit 3, partial)")
+
+    m = sub.add_parser("rules", help="the Prometheus alert rules shipped with pfscope (for rule_files)")
+    m.add_argument("--path", action="store_true", help="print the rule file's path instead of its content")
     return p
 
 
@@ -233,9 +236,16 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rules(args: argparse.Namespace) -> int:
+    from app.monitoring import RULES_PATH
+
+    print(RULES_PATH if args.path else RULES_PATH.read_text(encoding="utf-8"), end="\n" if args.path else "")
+    return 0
+
+
 _COMMANDS = {
     "simulate": _simulate, "replay": _replay, "compute": _compute,
-    "serve": _serve, "report": _report, "ingest": _ingest,
+    "serve": _serve, "report": _report, "ingest": _ingest, "rules": _rules,
 }
 
 

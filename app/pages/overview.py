@@ -10,6 +10,7 @@ from dash import dcc, html
 
 from app import components as c
 from app import figures as f
+from app.data import RunData
 from app.runtime import current_data, settings
 
 dash.register_page(__name__, path="/", name="Overview", title="pfscope · overview")
@@ -17,6 +18,16 @@ dash.register_page(__name__, path="/", name="Overview", title="pfscope · overvi
 
 def _graph(fig: dict[str, Any], id: str) -> dcc.Graph:
     return dcc.Graph(id=id, figure=fig, config={"displaylogo": False}, className="pf-figure")
+
+
+def backfill_trend_section(data: RunData) -> html.Section:
+    """Open and overdue backfill entries per store over the run: better or worse, at a glance."""
+    fig = data.memo("fig_backfill_trend", (), lambda: f.fig_backfill_trend(data.backfill_trend()).to_plotly_json())
+    return c.section(
+        "Backfill entries over time", _graph(fig, "pf-trend-fig"), id="pf-trend",
+        help="Per store (as observer), its open backfill entries and, below, those overdue (two requests or "
+             "more: the first did not fill them), from the first entry opened to the as-of time.",
+    )
 
 
 def layout(**_query: Any) -> html.Main:
@@ -68,6 +79,7 @@ def layout(**_query: Any) -> html.Main:
         c.section("Stores by site", html.Div(sites, className="pf-cards"), id="pf-stores"),
         c.section("Replicas by health",
                   _graph(data.memo("fig_health", (), health_fig), "pf-health-fig"), id="pf-health"),
+        backfill_trend_section(data),
         c.section(
             "Folders needing attention", c.table(
                 worst,
