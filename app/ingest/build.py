@@ -40,6 +40,7 @@ from .parse import (
     CnRange,
     DescriptionError,
     ReplicationEvent,
+    error_details,
     label_insertion_strings,
     parse_description,
     server_from_dn,
@@ -47,6 +48,7 @@ from .parse import (
 )
 
 PROVIDER_PREFIX = "msexchangeis public"  # "MSExchangeIS Public Store"; "MSExchangeIS Public" on 5.x
+PROVIDER_50 = "msexchangeis"  # Exchange 5.0 logged replication under the store's own name (KB 177673)
 RENDERED_HINT = (
     "export it rendered: wevtutil qe Application "
     "/q:\"*[System[Provider[@Name='MSExchangeIS Public Store']]]\" /f:RenderedXml > SERVER.xml"
@@ -75,7 +77,9 @@ R_RANGE_TOO_WIDE = "CN range of {:,} own CNs is wider than " + f"{MAX_EXPANDED_C
 def reason_key(reason: str) -> str:
     """Reasons counted in the summary: the full phrase, less details that vary record by record."""
     for prefix in ("bad time", "unreadable CSV row", "unreadable .evtx record", "record XML not readable",
-                   "event ID", "description: not", "description: RFI", "description: CNSET", "description: IDCN"):
+                   "event ID", "description: not", "description: RFI", "description: CNSET", "description: IDCN",
+                   "description: a line not understood", "description: a template", "description: Message ID",
+                   "description: Folder", "description: Database", "description: CN range"):
         if reason.startswith(prefix):
             return prefix
     return reason
@@ -105,6 +109,7 @@ class Accounting:
     per_type: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     reasons: Counter[str] = field(default_factory=Counter)
     times_without_offset: int = 0
+    ignored_lines: Counter[str] = field(default_factory=Counter)  # description lines that carry nothing
     servers_from_file_names: set[str] = field(default_factory=set)
 
 
@@ -155,7 +160,7 @@ def classify(
         if raw.problem:
             reject(raw, raw.problem)
             continue
-        if raw.provider is not None and not raw.provider.lower().startswith(PROVIDER_PREFIX):
+        if raw.provider is not None and not _public_store_event(raw.provider, raw.event_id):
             reject(raw, R_NOT_EXCHANGE)
             continue
         server_text = raw.server or server_from_file_name(raw.source)
@@ -181,8 +186,8 @@ def classify(
                 acc.per_server[server]["duplicates"] += 1
                 continue
             error_keys.add(k)
-            errors.append({"server": server, "store": None, "ts": format_ts(ts), "event_id": eid, "text": text,
-                           "source": raw.source, "record": raw.record})
+            errors.append({"server": server, "store": None, "ts": format_ts(ts), "event_id": eid,
+                           **error_details(eid, text), "text": text, "source": raw.source, "record": raw.record})
             acc.per_server[server]["errors"] += 1
             continue
         if eid not in OUTGOING_IDS and eid not in INCOMING_IDS:
@@ -204,6 +209,8 @@ def classify(
         except DescriptionError as e:
             reject(raw, f"description: {e}", server)
             continue
+        for line in ev.ignored:
+            acc.ignored_lines[line[:120]] += 1
         direction = "out" if eid in OUTGOING_IDS else "in"
         p = Parsed(raw, server, ts, direction, ev)
         if direction == "out":
@@ -222,6 +229,14 @@ def classify(
         seen[k2] = p
         parsed.append(p)
     return parsed, errors, rejects, duplicates
+
+
+def _public_store_event(provider: str, event_id: int | None) -> bool:
+    low = provider.strip().lower()
+    if low.startswith(PROVIDER_PREFIX):
+        return True
+    return low == PROVIDER_50 and event_id is not None and (
+        event_id in OUTGOING_IDS or event_id in INCOMING_IDS or event_id in ERROR_IDS)
 
 
 def reject_row(raw: RawRecord, reason: str, server: str | None = None) -> dict[str, Any]:
@@ -656,14 +671,16 @@ def derive_events(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[st
 
 def guess_version(ps: list[Parsed]) -> str:
     """From a server's own (outgoing) events: the ``Outgoing message type`` label is 2003's,
-    SMTP Message IDs or a Database line 2007's; the short RFI layout or the 5.x source name 5.5's;
+    SMTP Message IDs or a Database line 2007's; the short RFI layout, the type on the first line
+    or a 5.x source name 5.5's;
     otherwise internal IDs: 2000."""
     own = [p for p in ps if p.direction == "out"] or ps
     if any(p.ev.message_type_label for p in own):
         return "2003"
     if any(p.ev.database or "@" in p.ev.msg_id for p in own):
         return "2007"
-    if any(p.ev.short_rfis or (p.raw.provider or "").lower().strip() == "msexchangeis public" for p in own):
+    if any(p.ev.short_rfis or p.ev.type_on_first_line
+           or (p.raw.provider or "").lower().strip() in ("msexchangeis public", PROVIDER_50) for p in own):
         return "5.5"
     return "2000"
 
@@ -824,6 +841,10 @@ def ingest_records(
             "servers_named_from_file_names": sorted(acc.servers_from_file_names),
         },
         "times_without_offset": acc.times_without_offset,
+        "description_lines_ignored": {
+            "count": sum(acc.ignored_lines.values()),
+            "lines": dict(acc.ignored_lines.most_common(20)),
+        },
     }
     if acc.times_without_offset:
         how = f"in time zone {zone}" if zone is not None else \
