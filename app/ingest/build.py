@@ -78,7 +78,8 @@ def reason_key(reason: str) -> str:
     """Reasons counted in the summary: the full phrase, less details that vary record by record."""
     for prefix in ("bad time", "unreadable CSV row", "unreadable .evtx record", "record XML not readable",
                    "event ID", "description: not", "description: RFI", "description: CNSET", "description: IDCN",
-                   "description: a line not understood", "description: a template", "description: Message ID",
+                   "description: a line not understood", "description: a template", "description: Message IDs:",
+                   "description: Message ID:",
                    "description: Folder", "description: Database", "description: CN range"):
         if reason.startswith(prefix):
             return prefix
@@ -209,8 +210,6 @@ def classify(
         except DescriptionError as e:
             reject(raw, f"description: {e}", server)
             continue
-        for line in ev.ignored:
-            acc.ignored_lines[line[:120]] += 1
         direction = "out" if eid in OUTGOING_IDS else "in"
         p = Parsed(raw, server, ts, direction, ev)
         if direction == "out":
@@ -228,6 +227,8 @@ def classify(
             continue
         seen[k2] = p
         parsed.append(p)
+        for line in ev.ignored:
+            acc.ignored_lines[line[:120]] += 1
     return parsed, errors, rejects, duplicates
 
 
@@ -444,7 +445,9 @@ def build_messages(
             bad.extend((p, err or "unmapped") for p in ps)
             continue
         fkeys, changes, requested, printed = content
-        if ev.type_code in HIERARCHY_TYPES:
+        # a status about the root folder "(1-1) IPM_SUBTREE" (5.x, KB 177251) is about the hierarchy
+        fkeys = [None if k == ROOT else k for k in fkeys]
+        if ev.type_code in HIERARCHY_TYPES or (all(k is None for k in fkeys) and fkeys):
             fkeys = [None]
         elif not fkeys:
             if ev.type_code in (0x4, 0x80000004):
