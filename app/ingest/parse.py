@@ -304,14 +304,14 @@ def parse_description(text: str) -> ReplicationEvent:
             unknown.append(s)
             continue
         known += 1
+    if type_code is None and not known and any(
+            _FOREIGN_LABEL_RE.match(x) or any(ord(c) > 127 and c.isalpha() for c in x) for x in lines):
+        raise DescriptionError("the description's language is not known (no 'Type:' or 'Message ID:' "
+                               "label): only English descriptions are read")
     for line in unknown:
         if _DATA_RE.search(line):
             raise DescriptionError(f"a line not understood carries CNs, folders or message ids: {line[:120]!r}")
     if type_code is None:
-        if not known and any(_FOREIGN_LABEL_RE.match(x) or any(ord(c) > 127 and c.isalpha() for c in x)
-                             for x in lines):
-            raise DescriptionError("the description's language is not known (no 'Type:' or 'Message ID:' "
-                                   "label): only English descriptions are read")
         raise DescriptionError("no Type line")
     ev.ignored.extend(unknown)
     if type_code not in TYPE_NAMES:
