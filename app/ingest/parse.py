@@ -207,7 +207,10 @@ def _join_dn(dn: str, more: str) -> str:
 
 
 def _offset(text: str) -> int:
-    return int(text, 16) if text.lower().startswith("0x") else int(text)
+    try:
+        return int(text, 16) if text.lower().startswith("0x") else int(text)
+    except ValueError:
+        raise DescriptionError(f"RFI offset {text[:20]!r} is not a number") from None
 
 
 def parse_description(text: str) -> ReplicationEvent:

@@ -128,3 +128,22 @@ def test_a_line_not_understood_without_data_is_kept_as_ignored() -> None:
     ev = parse_description("Description:\nAn outgoing replication message was issued.\nType: 0x2\nMessage ID: 1-2\n"
                            "For more information, see Help and Support Center.")
     assert ev.ignored == ["Description:", "For more information, see Help and Support Center."]
+
+
+_PREFIXES = ["Type: ", "Type ", "Outgoing message type ", "Message ID: ", "Message IDs: ", "Database ", 'Database "',
+             "Folder(s): ", "Folder: (", "CN min: ", "CN max: ", "CNSET: ", ", CNSET(FAI): ", "CNSET (FAI): ",
+             "RFIs: ", "1) FID: 1-2, PFID: 1-1, Offset: ", "1: 1-2,1-1,", "1: 1-2, ", "--- : ", "IDCN deleted: ",
+             "Server: ", "Server:", "An outgoing replication message was issued.", "{0}", "1-2,1-", ""]
+_TAILS = st.one_of(st.text(max_size=20), st.from_regex(r"(0x)?[0-9A-Fa-fx]{0,20}(-[0-9A-Fa-f]{0,20})?", fullmatch=True))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_PREFIXES), _TAILS), max_size=14), st.sampled_from(["\r\n", "\n", "\r"]))
+def test_any_text_is_read_or_refused_with_a_reason_never_a_crash(parts: list[tuple[str, str]], nl: str) -> None:
+    text = nl.join(a + b for a, b in parts)
+    try:
+        ev = parse_description(text)
+    except DescriptionError as e:
+        assert str(e)
+    else:
+        assert ev.type_code in TYPE_NAMES and ev.msg_id

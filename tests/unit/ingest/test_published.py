@@ -12,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from app.ingest import run_ingest
-from app.ingest.build import Accounting, classify
+from app.ingest.build import Accounting, classify, ingest_records
 from app.ingest.formats import RawRecord
 from app.ingest.parse import Cn, ReplicationEvent, parse_description, server_from_dn
 from app.ingest.render import ExportRecord
@@ -134,3 +136,22 @@ def test_published_exports_are_accounted_record_by_record(tmp_path: Path) -> Non
                                                                                  "not an MSExchangeIS"))}
     assert description_rejects == expected_rejects
     assert s["description_lines_ignored"]["lines"] == {"(this will not be the same)": 1}
+
+
+_LINES = sorted({ln for f in PUBLISHED for ln in f["text"].splitlines()})
+_IDS = sorted({f["event_id"] for f in PUBLISHED} | {3014, 3016, 3020, 3024, 3026, 3029, 3030, 3031, 3090})
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_IDS), st.sampled_from(["MSExchangeIS Public Store", "MSExchangeIS Public",
+                                                                    "MSExchangeIS", "MSExchangeTransport"]),
+                          st.lists(st.one_of(st.sampled_from(_LINES), st.text(max_size=40)), max_size=12)),
+                min_size=1, max_size=12))
+def test_shuffled_published_lines_and_garbage_never_crash_and_are_accounted(
+        recs: list[tuple[int, str, list[str]]]) -> None:
+    raws = [RawRecord("g.xml", k, "xml", f"PF{k % 2}.example.test", prov, eid, f"2026-11-02T08:{k:02d}:00Z",
+                      "\r\n".join(lines)) for k, (eid, prov, lines) in enumerate(recs, 1)]
+    res = ingest_records(raws)
+    s = res.summary
+    assert s["accounted"] and s["records_read"] == len(raws)
+    assert all(r["reason"] for r in res.rejects)
