@@ -2,9 +2,12 @@
 
 Exchange builds the description from a message template and the event's insertion strings;
 labels (``Type:``, ``CN min:``, ...) are in the template, so only rendered exports carry them.
-``parse_description`` reads a rendered description in any of the layouts of
-``shared/design/exchange-events.md`` (5.x to 2010); ``label_insertion_strings`` rebuilds one from
-bare insertion strings where their shapes can be recognised. Pure functions: text in, values out.
+``parse_description`` reads a rendered description in any published layout, 5.0 to 2010: the
+grammar, and the published texts it was written from (tests/fixtures/exchange/), are in
+docs/exchange-event-grammar.md. Each line is understood, kept in ``ignored`` when it carries
+nothing, or the description is refused naming the line; ``label_insertion_strings`` rebuilds a
+description from bare insertion strings where their shapes can be recognised; ``error_details``
+reads what the store pages show of a replication error. Pure functions: text in, values out.
 
 Every number stays as the server printed it (``Cn``: REPLID and GLOBCNT); REPLIDs are local to
 the server that printed them and are mapped to stores later (``identity.py``).
