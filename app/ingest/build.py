@@ -5,7 +5,7 @@ The steps, each a pure function of what came before:
 1. ``classify``: each record is a replication event (parsed), an error worth surfacing, or a
    reject with its reason; exact re-exports of one event are duplicates.
 2. messages: a message's outgoing event (on its sender) and incoming events (on receivers) are
-   matched by Message ID (an internal 5.x ID only together with its sender).
+   matched by Message ID (an internal ID, printed by 5.x and 2000, only together with its sender).
 3. identity: the REPLID tables (``identity.py``), then every number translated to a store.
 4. events: ``send`` and ``receive`` pairs; the sender's own CNs a hierarchy or content message
    carries become ``change`` events just before it; the sender's CN set, which regular
@@ -248,12 +248,13 @@ def reject_row(raw: RawRecord, reason: str, server: str | None = None) -> dict[s
 # --------------------------------------------------------------------------------------------
 # 2. messages
 # --------------------------------------------------------------------------------------------
+_CN_ID_RE = re.compile(r"^[0-9A-Fa-f]{1,16}-[0-9A-Fa-f]{1,16}$")
 _SMTP_RE = re.compile(r"^<?[^<>@\s]+@([^<>\s]+?)>?$")
 
 
 def message_keys(parsed: list[Parsed], other_servers: Iterable[str] = ()) -> tuple[
         dict[str, list[Parsed]], list[tuple[Parsed, str]]]:
-    """Group events by message; SMTP ids are unique, internal (5.x) ids only per sender. The
+    """Group events by message; SMTP ids are unique, internal (5.x, 2000) ids only per sender. The
     sender is the server of the outgoing event, else the incoming event's Server line, else the
     host of an SMTP id when that names a server the logs know."""
     known = {p.server for p in parsed} | {p.sender for p in parsed if p.sender} | set(other_servers)
@@ -674,14 +675,14 @@ def derive_events(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[st
 
 def guess_version(ps: list[Parsed]) -> str:
     """From a server's own (outgoing) events: the ``Outgoing message type`` label is 2003's,
-    SMTP Message IDs or a Database line 2007's; the short RFI layout, the type on the first line
+    SMTP Message IDs (or a Database line without an internal Message ID) 2007's; the short RFI layout, the type on the first line
     or a 5.x source name 5.5's;
     otherwise internal IDs: 2000."""
     own = [p for p in ps if p.direction == "out"] or ps
     if any(p.ev.message_type_label for p in own):
         return "2003"
-    if any(p.ev.database or "@" in p.ev.msg_id for p in own):
-        return "2007"
+    if any("@" in p.ev.msg_id or (p.ev.database and not _CN_ID_RE.match(p.ev.msg_id)) for p in own):
+        return "2007"  # 2000 prints a Database line too, with internal Message IDs (KB 821930)
     if any(p.ev.short_rfis or p.ev.type_on_first_line
            or (p.raw.provider or "").lower().strip() in ("msexchangeis public", PROVIDER_50) for p in own):
         return "5.5"

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.ingest import run_ingest
-from app.ingest.build import Accounting, classify, ingest_records
+from app.ingest.build import Accounting, classify, guess_version, ingest_records
 from app.ingest.formats import RawRecord
 from app.ingest.parse import Cn, ReplicationEvent, parse_description, server_from_dn
 from app.ingest.render import ExportRecord
@@ -155,3 +155,10 @@ def test_shuffled_published_lines_and_garbage_never_crash_and_are_accounted(
     s = res.summary
     assert s["accounted"] and s["records_read"] == len(raws)
     assert all(r["reason"] for r in res.rejects)
+
+
+@pytest.mark.parametrize(("fixture", "version"), [
+    ("kb821930-3025", "2000"), ("kb177251-3017", "5.5"), ("kb177673-3027", "5.5"), ("guide-3018-out", "2007")])
+def test_the_version_guessed_from_a_published_layout(fixture: str, version: str) -> None:
+    parsed, *_ = classify([_raw(BY_ID[fixture], 1)], 0, Accounting())
+    assert guess_version(parsed) == version
