@@ -679,8 +679,8 @@ def guess_version(ps: list[Parsed]) -> str:
     or a 5.x source name 5.5's;
     otherwise internal IDs: 2000."""
     own = [p for p in ps if p.direction == "out"] or ps
-    if any(p.ev.message_type_label for p in own):
-        return "2003"
+    if any(p.ev.message_type_label and not _CN_ID_RE.match(p.ev.msg_id) for p in own):
+        return "2003"  # 5.x's "Outgoing Message Type 0x20" comes with an internal Message ID
     if any("@" in p.ev.msg_id or (p.ev.database and not _CN_ID_RE.match(p.ev.msg_id)) for p in own):
         return "2007"  # 2000 prints a Database line too, with internal Message IDs (KB 821930)
     if any(p.ev.short_rfis or p.ev.type_on_first_line
