@@ -49,6 +49,7 @@ from .parse import (
 
 PROVIDER_PREFIX = "msexchangeis public"  # "MSExchangeIS Public Store"; "MSExchangeIS Public" on 5.x
 PROVIDER_50 = "msexchangeis"  # Exchange 5.0 logged replication under the store's own name (KB 177673)
+PROVIDER_ALIASES = (PROVIDER_50, "msexchangepublicis")  # ... and KB 203170 prints "MSExchangePublicIS"
 RENDERED_HINT = (
     "export it rendered: wevtutil qe Application "
     "/q:\"*[System[Provider[@Name='MSExchangeIS Public Store']]]\" /f:RenderedXml > SERVER.xml"
@@ -236,7 +237,7 @@ def _public_store_event(provider: str, event_id: int | None) -> bool:
     low = provider.strip().lower()
     if low.startswith(PROVIDER_PREFIX):
         return True
-    return low == PROVIDER_50 and event_id is not None and (
+    return low in PROVIDER_ALIASES and event_id is not None and (
         event_id in OUTGOING_IDS or event_id in INCOMING_IDS or event_id in ERROR_IDS)
 
 
@@ -684,7 +685,7 @@ def guess_version(ps: list[Parsed]) -> str:
     if any("@" in p.ev.msg_id or (p.ev.database and not _CN_ID_RE.match(p.ev.msg_id)) for p in own):
         return "2007"  # 2000 prints a Database line too, with internal Message IDs (KB 821930)
     if any(p.ev.short_rfis or p.ev.type_on_first_line
-           or (p.raw.provider or "").lower().strip() in ("msexchangeis public", PROVIDER_50) for p in own):
+           or (p.raw.provider or "").lower().strip() in ("msexchangeis public", *PROVIDER_ALIASES) for p in own):
         return "5.5"
     return "2000"
 

@@ -114,6 +114,7 @@ class ReplicationEvent:
     rfi_count_missing: bool = False  # "RFIs:" with no count
     database_dot: bool = False  # 'Database "...".' (2003+)
     server_dn_lines: int = 0  # lines the Server DN was wrapped over, beyond the first
+    run_on_lines: int = 0  # lines that ran several fields together (split and read)
 
     @property
     def type_name(self) -> str:
@@ -160,6 +161,10 @@ _LABEL_RE = re.compile(
     r"^an?\s+(?:outgoing|incoming)\s+replication\s+message\s+was\s",
     re.I,
 )
+# where a line that runs several fields together (a KB's flattened copy) is split
+_RUN_ON_RE = re.compile(
+    r"\s+(?=(?:message\s+ids?\s*:|folders?(?:\(s\))?\s*:|database\s*(?::|[\"\u201c])|cn\s+m(?:in|ax)\s*:|"
+    r",?\s*cnset\b|rfis\s*:|idcn\s+deleted\s*:|server\s*:))", re.I)
 # what a line the parser does not know must not carry for the description to be used
 _DATA_RE = re.compile(rf"(?<![0-9A-Za-z]){_CN}(?![0-9A-Za-z])|<[^<>\s]+@[^<>\s]+>|ipm_subtree|\\", re.I)
 # a label followed by a type-like value or a message id: a replication description in another language
@@ -277,6 +282,10 @@ def parse_description(text: str) -> ReplicationEvent:
                 if not fm:
                     raise DescriptionError(f"Folder: not '(FID) path': {item[:60]!r}")
                 ev.folders.append((parse_cn(fm.group(1)), fm.group(2)))
+            fid, path = ev.folders[-1]
+            if not path and i < n and not (_LABEL_RE.match(lines[i]) or _TYPE_RE.match(lines[i])):
+                ev.folders[-1] = (fid, lines[i])  # the path wrapped onto the next line (KB 203170)
+                i += 1
         elif first == "c" and (_CNMINMAX_RE.match(s) or _CNMAX_RE.match(s)):
             _cn_range(s, ev)
         elif first in "c," and (m := _CNSET_RE.match(s)):
@@ -307,6 +316,13 @@ def parse_description(text: str) -> ReplicationEvent:
                 i += 1
             ev.server_dn = dn or None
         else:
+            parts = _RUN_ON_RE.split(s)
+            if len(parts) > 1 and (_LABEL_RE.match(parts[0]) or _TYPE_RE.match(parts[0])):
+                lines[i - 1:i] = parts  # fields run together on one line: read them one by one
+                n = len(lines)
+                i -= 1
+                ev.run_on_lines += 1
+                continue
             unknown.append(s)
             continue
         known += 1
