@@ -214,6 +214,17 @@ def _join_dn(dn: str, more: str) -> str:
     return f"{dn} {more}"
 
 
+_DN_DONE_RE = re.compile(r"/cn\s*=\s*microsoft\s+public\s+mdb$", re.I)  # the public store object
+
+
+def _dn_continues(dn: str, line: str) -> bool:
+    if _LABEL_RE.match(line) or _TYPE_RE.match(line):
+        return False
+    if not dn:
+        return True
+    return not (_DN_DONE_RE.search(dn) or _DATA_RE.search(line) or "://" in line or line.endswith("."))
+
+
 def _offset(text: str) -> int:
     try:
         return int(text, 16) if text.lower().startswith("0x") else int(text)
@@ -309,8 +320,9 @@ def parse_description(text: str) -> ReplicationEvent:
             ev.idcn_deleted = _pairs(block, "IDCN deleted")
         elif first == "s" and (m := _SERVER_RE.match(s)):
             dn = m.group(1)
-            # the DN runs on (wrapped) until the next label; it is the last field of every layout
-            while i < n and not _LABEL_RE.match(lines[i]) and not (dn and _DATA_RE.search(lines[i])):
+            # the DN runs on (wrapped) until it names the store (".../CN=Microsoft Public MDB"),
+            # a label, or a line that is no DN fragment (a sentence, a CN, a path)
+            while i < n and _dn_continues(dn, lines[i]):
                 dn = _join_dn(dn, lines[i])
                 ev.server_dn_lines += 1
                 i += 1

@@ -147,3 +147,12 @@ def test_any_text_is_read_or_refused_with_a_reason_never_a_crash(parts: list[tup
         assert str(e)
     else:
         assert ev.type_code in TYPE_NAMES and ev.msg_id
+
+
+def test_the_windows_2003_help_line_after_a_dn_is_not_taken_into_it() -> None:
+    help_line = "For more information, see Help and Support Center at http://go.microsoft.com/fwlink/events.asp."
+    for server in ("Server: /O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X/CN=MICROSOFT PUBLIC MDB",
+                   "Server:\r\n/O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X/CN =MICROSOFT\r\nPUBLIC MDB"):
+        ev = parse_description(f"Type: 0x2\r\nMessage ID: 1-2\r\n{server}\r\n\r\n{help_line}")
+        assert ev.server_dn is not None and ev.server_dn.endswith("MICROSOFT PUBLIC MDB")
+        assert ev.ignored == [help_line]
