@@ -40,6 +40,7 @@ from .parse import (
     CnRange,
     DescriptionError,
     ReplicationEvent,
+    description_not_found,
     error_details,
     label_insertion_strings,
     parse_description,
@@ -64,6 +65,9 @@ R_NO_SERVER = "no server: the export has no computer column and the file name na
 R_BAD_TIME = "bad time: {}"
 R_UNRENDERED = "unrendered event: its insertion strings fit no known layout; " + RENDERED_HINT
 R_NO_TEXT = "no description"
+R_NOT_RENDERED_THERE = ("no description: the machine that exported the log lacks Exchange's message file "
+                        "(\"The description for Event ID ... cannot be found\"); export on the Exchange server: "
+                        + RENDERED_HINT)
 R_CONFLICTING_COPY = "another event for the same message on the same server says something else"
 R_SENDER_UNKNOWN = "internal Message ID and no Server line: the sender is unknown"
 R_SENDER_UNKNOWN_SMTP = "no outgoing event, no Server line, and the Message ID names no known server"
@@ -197,6 +201,13 @@ def classify(
             continue
         if raw.message is not None:
             text = raw.message
+            not_found, strings = description_not_found(text)
+            if not_found:  # Windows could not render it: read the strings it printed, if it can be done
+                labelled = label_insertion_strings(strings) if strings else None
+                if labelled is None:
+                    reject(raw, R_NOT_RENDERED_THERE, server)
+                    continue
+                text = labelled
         elif raw.strings:
             labelled = label_insertion_strings(list(raw.strings))
             if labelled is None:

@@ -468,6 +468,25 @@ def error_details(event_id: int, text: str) -> dict[str, str]:
     return out
 
 
+_NOT_FOUND_XP_RE = re.compile(
+    r"^\s*the description for event id \(\s*\d+\s*\) in source \(.*?\) cannot be found\..*?"
+    r"the following information is part of the event:\s?(.*)$", re.I | re.S)
+_NOT_FOUND_RE = re.compile(r"^\s*the description for event id\b.{0,80}\bcannot be found\.", re.I | re.S)
+
+
+def description_not_found(text: str) -> tuple[bool, list[str] | None]:
+    """Windows' own text when the exporting machine lacks Exchange's message file: (True, the
+    insertion strings) where they can be told apart (XP/2003 print them after "The following
+    information is part of the event:", comma and space between), (True, None) where not
+    (Vista and later print one a line, and a multi-line CN set cannot be told from two strings);
+    (False, None) for a real description."""
+    if m := _NOT_FOUND_XP_RE.match(text):
+        tail = m.group(1).strip()
+        tail = tail[:-1] if tail.endswith(".") else tail
+        return True, tail.split(", ") if tail else None
+    return bool(_NOT_FOUND_RE.match(text)), None
+
+
 def server_from_dn(dn: str) -> str | None:
     """The server named by a legacy Exchange DN (``.../CN=SERVERS/CN=<server>/CN=...``)."""
     m = re.search(r"/cn=servers/cn=([^/]+)", dn, re.I)

@@ -165,3 +165,32 @@ def test_shuffled_published_lines_and_garbage_never_crash_and_are_accounted(
 def test_the_version_guessed_from_a_published_layout(fixture: str, version: str) -> None:
     parsed, *_ = classify([_raw(BY_ID[fixture], 1)], 0, Accounting())
     assert guess_version(parsed) == version
+
+
+_XP_NOT_FOUND = ("The description for Event ID ( 3028 ) in Source ( MSExchangeIS Public ) cannot be found. The local "
+                 "computer may not have the necessary registry information or message DLL files to display messages "
+                 "from a remote computer. You may be able to use the /AUXSOURCE= flag to retrieve this description; "
+                 "see Help and Support for details. The following information is part of the event: ")
+_VISTA_NOT_FOUND = ("The description for Event ID 3028 from source MSExchangeIS Public Store cannot be found. Either the "
+                    "component that raises this event is not installed on your local computer or the installation is "
+                    "corrupted. You can install or repair the component on the local computer.\r\n\r\nIf the event "
+                    "originated on another computer, the display information had to be saved with the event.\r\n\r\n"
+                    "The following information was included with the event: \r\n\r\n")
+
+
+def test_a_log_exported_where_exchange_is_not_installed() -> None:
+    """Windows prints its own text when the exporting machine lacks Exchange's message file: the
+    XP/2003 form lists the insertion strings (read by their shapes), the later one cannot be
+    split safely and is refused, saying where to export."""
+    f = BY_ID["kb221778-3028-datadungeon"]
+    dn = f["expect"]["server_dn"]
+    xp = _XP_NOT_FOUND + ", ".join(["0x2", "1-14CE", "5-38A4", "5-38B6", "0", "5-2B19,5-38B6", dn]) + "."
+    vista = _VISTA_NOT_FOUND + "\r\n".join(["0x2", "1-14CE", "5-38A4", "5-38B6", "0", "5-2B19,5-38B6", dn])
+    parsed, errors, rejects, dups = classify(
+        [RawRecord("x.csv", k, "csv", "PF1", "MSExchangeIS Public", 3028, "2026-11-02T08:00:00Z", t)
+         for k, t in enumerate((xp, vista), 1)], 0, Accounting())
+    assert errors == [] and dups == 0
+    (p,) = parsed
+    _check(p.ev, {**f["expect"], "ignored": []})
+    (r,) = rejects
+    assert r["record"] == 2 and "lacks Exchange's message file" in r["reason"] and "/f:RenderedXml" in r["reason"]
