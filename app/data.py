@@ -293,6 +293,20 @@ class RunData:
         """Every open backfill entry of the organisation (the /backfill grid)."""
         return self.backfill_entries(state="open")
 
+    def backfill_trend(self) -> pd.DataFrame:
+        """Open and overdue entries per store over the run's time span (the overview's trend)."""
+
+        def compute() -> pd.DataFrame:
+            entries = read_table(self.run, "backfill_entries",
+                                 ["entry_id", "observer", "opened_at", "closed_at", "requests", "last_request_at"])
+            later = pc.field("attempt") >= 2
+            attempts = pd.concat([read_table(self.run, t, ["entry_id", "attempt", "at"], where=later)
+                                  for t in ("backfill_requests", "backfill_candidates")], ignore_index=True)
+            entries["overdue_at"] = f.overdue_since(entries, attempts)
+            return f.backfill_trend(entries, self.stores()["store"].tolist(), end=self.summary().get("as_of"))
+
+        return self.memo("backfill_trend", (), compute).copy()
+
 
 def matrix_frame(data: RunData, fid: str, at: pd.Timestamp | None) -> pd.DataFrame:
     """The who-knows-what frame at ``at`` (through ``state_history``) or as of the run

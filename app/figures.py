@@ -12,6 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -923,3 +924,125 @@ def window(frame: pd.DataFrame, offset: int = 0, limit: int = 500) -> Page:
     """At most ``limit`` rows from ``offset``: tables never send the whole organisation."""
     offset = max(0, min(int(offset), max(len(frame) - 1, 0)))
     return Page(frame.iloc[offset: offset + limit].reset_index(drop=True), len(frame), offset)
+
+
+# -- backfill trend -------------------------------------------------------------------------
+
+#: the most points per store and series of the backfill trend (exact change times below it)
+TREND_POINTS = 400
+TREND_PALETTE: tuple[str, ...] = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, GREY, "#000000")
+TREND_DASHES: tuple[str, ...] = ("solid", "dot", "dash", "dashdot")
+
+
+def _utc_ns(values: Any) -> pd.Series:
+    """Times as ``datetime64[ns, UTC]`` whatever unit they were read in (NaT kept, index reset)."""
+    if isinstance(values, pd.Series):
+        values = values.reset_index(drop=True)
+    return pd.to_datetime(pd.Series(values), utc=True).astype("datetime64[ns, UTC]")
+
+
+def _ns(values: Any) -> np.ndarray:
+    """Times as int64 nanoseconds since the epoch (NaT: :data:`_NAT`)."""
+    return pd.DatetimeIndex(_utc_ns(values)).asi8
+
+
+_NAT = np.iinfo(np.int64).min
+
+
+def overdue_since(entries: pd.DataFrame, attempts: pd.DataFrame) -> pd.Series:
+    """When each entry became overdue, aligned with ``entries`` (NaT: fewer than two requests).
+
+    Overdue is the replica health's rule: an entry's first request did not fill it, i.e. its
+    second request happened. ``entries``: entry_id, requests, last_request_at; ``attempts``:
+    entry_id, attempt, at (rows of ``backfill_requests`` and ``backfill_candidates``). An attempt
+    that ranked no candidate leaves no row: then the earliest later attempt, or the entry's last
+    request, is when it was overdue at the latest (exact whenever the entry had exactly two
+    requests or its second request left a row).
+    """
+    later = attempts[attempts["attempt"].fillna(0) >= 2]
+    first_later = pd.Series(_ns(later["at"]), index=later["entry_id"].to_numpy()).groupby(level=0).min()
+    known = entries["entry_id"].map(first_later.astype("Int64")).astype("Int64").fillna(_NAT).to_numpy(dtype="int64")
+    last = _ns(entries["last_request_at"])
+    since = np.where(known == _NAT, last, np.where(last == _NAT, known, np.minimum(known, last)))
+    since[entries["requests"].fillna(0).to_numpy(dtype="int64") < 2] = _NAT
+    return pd.Series(pd.DatetimeIndex(since.view("datetime64[ns]"), tz="UTC"), index=entries.index)
+
+
+def backfill_trend(
+    entries: pd.DataFrame, stores: Iterable[str] = (), end: Any = None, max_points: int | None = None
+) -> pd.DataFrame:
+    """Open and overdue backfill entries per store (as observer) over the run's time span.
+
+    ``entries``: observer, opened_at, closed_at (NaT: still open), overdue_at (NaT: never overdue,
+    see :func:`overdue_since`). An entry counts as open from ``opened_at`` until ``closed_at`` and
+    as overdue from ``overdue_at`` until ``closed_at`` (both ends as of the event: a time's count is
+    the state just after it). The counts are taken at every time one of them changes, from the
+    first entry opened to ``end`` (the as-of time); when that is more than ``max_points`` times
+    (default: :data:`TREND_POINTS`, fewer with many stores so the figure stays under
+    :data:`MAX_MARKS`), at ``max_points`` evenly spaced times instead. Every store of ``stores``
+    has its rows, zeros included. Returns store, at, open, overdue.
+    """
+    cols = ["store", "at", "open", "overdue"]
+    if entries.empty:
+        return pd.DataFrame({c: pd.Series(dtype="object") for c in cols})
+    opened, closed, overdue = (_ns(entries[c]) for c in ("opened_at", "closed_at", "overdue_at"))
+    codes, uniques = pd.factorize(entries["observer"].astype(str))
+    names = sorted(set(stores) | set(uniques))
+    if max_points is None:
+        max_points = max(2, min(TREND_POINTS, MAX_MARKS // (2 * max(1, len(names)))))
+    start = int(opened.min())
+    stop = int(_ns([end])[0]) if end is not None and not pd.isna(end) else int(
+        max(opened.max(), closed.max(), overdue.max()))
+    stop = max(stop, start)
+    times = np.concatenate([opened, closed, overdue, [start, stop]])
+    times = np.unique(times[(times >= start) & (times <= stop)])
+    if len(times) > max_points:
+        times = pd.DatetimeIndex(pd.date_range(pd.Timestamp(start, tz="UTC"), pd.Timestamp(stop, tz="UTC"),
+                                               periods=max_points)).asi8
+    when = pd.DatetimeIndex(times.view("datetime64[ns]"), tz="UTC")
+
+    # overdue until closed; an inconsistent row (closed before overdue) never counts as overdue
+    counts_overdue = (overdue != _NAT) & ((closed == _NAT) | (closed >= overdue))
+    index = {name: k for k, name in enumerate(uniques)}
+    frames = []
+    for store in names:
+        mine = codes == index[store] if store in index else np.zeros(len(codes), dtype=bool)
+        o = np.sort(opened[mine])
+        c = closed[mine]
+        c = np.sort(c[c != _NAT])
+        d_mask = mine & counts_overdue
+        d = np.sort(overdue[d_mask])
+        dc = closed[d_mask]
+        dc = np.sort(dc[dc != _NAT])
+        frames.append(pd.DataFrame({
+            "store": store, "at": when,
+            "open": o.searchsorted(times, "right") - c.searchsorted(times, "right"),
+            "overdue": d.searchsorted(times, "right") - dc.searchsorted(times, "right"),
+        }))
+    out = pd.concat(frames, ignore_index=True)
+    out["open"] = out["open"].astype("int64")
+    out["overdue"] = out["overdue"].astype("int64")
+    return out[cols]
+
+
+def fig_backfill_trend(trend: pd.DataFrame) -> go.Figure:
+    """Two step charts sharing the time axis: open entries and overdue entries, one line per store."""
+    if trend.empty:
+        return empty_figure("No backfill entry in this run")
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1,
+                        subplot_titles=("open backfill entries", "overdue backfill entries (two requests or more)"))
+    for i, (store, part) in enumerate(trend.groupby("store", sort=True)):
+        line = {"color": TREND_PALETTE[i % len(TREND_PALETTE)],
+                "dash": TREND_DASHES[(i // len(TREND_PALETTE)) % len(TREND_DASHES)], "shape": "hv"}
+        for row, column in ((1, "open"), (2, "overdue")):
+            fig.add_scatter(
+                x=part["at"], y=part[column], mode="lines", name=str(store), legendgroup=str(store),
+                showlegend=row == 1, line=line, row=row, col=1,
+                hovertemplate="%{fullData.name}: %{y} " + column + " at %{x}<extra></extra>",
+            )
+    fig.update_yaxes(rangemode="tozero", title_text="entries")
+    fig = _layout(fig, height=500)
+    fig.update_layout(margin={"t": 80}, legend={"y": 1.08})  # the legend above the first panel's title
+    return fig

@@ -5,7 +5,7 @@ The steps, each a pure function of what came before:
 1. ``classify``: each record is a replication event (parsed), an error worth surfacing, or a
    reject with its reason; exact re-exports of one event are duplicates.
 2. messages: a message's outgoing event (on its sender) and incoming events (on receivers) are
-   matched by Message ID (an internal 5.x ID only together with its sender).
+   matched by Message ID (an internal ID, printed by 5.x and 2000, only together with its sender).
 3. identity: the REPLID tables (``identity.py``), then every number translated to a store.
 4. events: ``send`` and ``receive`` pairs; the sender's own CNs a hierarchy or content message
    carries become ``change`` events just before it; the sender's CN set, which regular
@@ -40,6 +40,8 @@ from .parse import (
     CnRange,
     DescriptionError,
     ReplicationEvent,
+    description_not_found,
+    error_details,
     label_insertion_strings,
     parse_description,
     server_from_dn,
@@ -47,6 +49,8 @@ from .parse import (
 )
 
 PROVIDER_PREFIX = "msexchangeis public"  # "MSExchangeIS Public Store"; "MSExchangeIS Public" on 5.x
+PROVIDER_50 = "msexchangeis"  # Exchange 5.0 logged replication under the store's own name (KB 177673)
+PROVIDER_ALIASES = (PROVIDER_50, "msexchangepublicis")  # ... and KB 203170 prints "MSExchangePublicIS"
 RENDERED_HINT = (
     "export it rendered: wevtutil qe Application "
     "/q:\"*[System[Provider[@Name='MSExchangeIS Public Store']]]\" /f:RenderedXml > SERVER.xml"
@@ -61,6 +65,9 @@ R_NO_SERVER = "no server: the export has no computer column and the file name na
 R_BAD_TIME = "bad time: {}"
 R_UNRENDERED = "unrendered event: its insertion strings fit no known layout; " + RENDERED_HINT
 R_NO_TEXT = "no description"
+R_NOT_RENDERED_THERE = ("no description: the machine that exported the log lacks Exchange's message file "
+                        "(\"The description for Event ID ... cannot be found\"); export on the Exchange server: "
+                        + RENDERED_HINT)
 R_CONFLICTING_COPY = "another event for the same message on the same server says something else"
 R_SENDER_UNKNOWN = "internal Message ID and no Server line: the sender is unknown"
 R_SENDER_UNKNOWN_SMTP = "no outgoing event, no Server line, and the Message ID names no known server"
@@ -74,8 +81,12 @@ R_RANGE_TOO_WIDE = "CN range of {:,} own CNs is wider than " + f"{MAX_EXPANDED_C
 
 def reason_key(reason: str) -> str:
     """Reasons counted in the summary: the full phrase, less details that vary record by record."""
-    for prefix in ("bad time", "unreadable CSV row", "unreadable .evtx record", "record XML not readable",
-                   "event ID", "description: not", "description: RFI", "description: CNSET", "description: IDCN"):
+    for prefix in ("unreadable file", "unreadable after record", "bad time", "unreadable CSV row",
+                   "unreadable .evtx record", "record XML not readable",
+                   "event ID", "description: not", "description: RFI", "description: CNSET", "description: IDCN",
+                   "description: a line not understood", "description: a template", "description: Message IDs:",
+                   "description: Message ID:",
+                   "description: Folder", "description: Database", "description: CN range"):
         if reason.startswith(prefix):
             return prefix
     return reason
@@ -105,6 +116,7 @@ class Accounting:
     per_type: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     reasons: Counter[str] = field(default_factory=Counter)
     times_without_offset: int = 0
+    ignored_lines: Counter[str] = field(default_factory=Counter)  # description lines that carry nothing
     servers_from_file_names: set[str] = field(default_factory=set)
 
 
@@ -155,7 +167,7 @@ def classify(
         if raw.problem:
             reject(raw, raw.problem)
             continue
-        if raw.provider is not None and not raw.provider.lower().startswith(PROVIDER_PREFIX):
+        if raw.provider is not None and not _public_store_event(raw.provider, raw.event_id):
             reject(raw, R_NOT_EXCHANGE)
             continue
         server_text = raw.server or server_from_file_name(raw.source)
@@ -181,8 +193,8 @@ def classify(
                 acc.per_server[server]["duplicates"] += 1
                 continue
             error_keys.add(k)
-            errors.append({"server": server, "store": None, "ts": format_ts(ts), "event_id": eid, "text": text,
-                           "source": raw.source, "record": raw.record})
+            errors.append({"server": server, "store": None, "ts": format_ts(ts), "event_id": eid,
+                           **error_details(eid, text), "text": text, "source": raw.source, "record": raw.record})
             acc.per_server[server]["errors"] += 1
             continue
         if eid not in OUTGOING_IDS and eid not in INCOMING_IDS:
@@ -190,6 +202,13 @@ def classify(
             continue
         if raw.message is not None:
             text = raw.message
+            not_found, strings = description_not_found(text)
+            if not_found:  # Windows could not render it: read the strings it printed, if it can be done
+                labelled = label_insertion_strings(strings) if strings else None
+                if labelled is None:
+                    reject(raw, R_NOT_RENDERED_THERE, server)
+                    continue
+                text = labelled
         elif raw.strings:
             labelled = label_insertion_strings(list(raw.strings))
             if labelled is None:
@@ -221,7 +240,17 @@ def classify(
             continue
         seen[k2] = p
         parsed.append(p)
+        for line in ev.ignored:
+            acc.ignored_lines[line[:120]] += 1
     return parsed, errors, rejects, duplicates
+
+
+def _public_store_event(provider: str, event_id: int | None) -> bool:
+    low = provider.strip().lower()
+    if low.startswith(PROVIDER_PREFIX):
+        return True
+    return low in PROVIDER_ALIASES and event_id is not None and (
+        event_id in OUTGOING_IDS or event_id in INCOMING_IDS or event_id in ERROR_IDS)
 
 
 def reject_row(raw: RawRecord, reason: str, server: str | None = None) -> dict[str, Any]:
@@ -232,12 +261,13 @@ def reject_row(raw: RawRecord, reason: str, server: str | None = None) -> dict[s
 # --------------------------------------------------------------------------------------------
 # 2. messages
 # --------------------------------------------------------------------------------------------
+_CN_ID_RE = re.compile(r"^[0-9A-Fa-f]{1,16}-[0-9A-Fa-f]{1,16}$")
 _SMTP_RE = re.compile(r"^<?[^<>@\s]+@([^<>\s]+?)>?$")
 
 
 def message_keys(parsed: list[Parsed], other_servers: Iterable[str] = ()) -> tuple[
         dict[str, list[Parsed]], list[tuple[Parsed, str]]]:
-    """Group events by message; SMTP ids are unique, internal (5.x) ids only per sender. The
+    """Group events by message; SMTP ids are unique, internal (5.x, 2000) ids only per sender. The
     sender is the server of the outgoing event, else the incoming event's Server line, else the
     host of an SMTP id when that names a server the logs know."""
     known = {p.server for p in parsed} | {p.sender for p in parsed if p.sender} | set(other_servers)
@@ -429,7 +459,9 @@ def build_messages(
             bad.extend((p, err or "unmapped") for p in ps)
             continue
         fkeys, changes, requested, printed = content
-        if ev.type_code in HIERARCHY_TYPES:
+        # a status about the root folder "(1-1) IPM_SUBTREE" (5.x, KB 177251) is about the hierarchy
+        fkeys = [None if k == ROOT else k for k in fkeys]
+        if ev.type_code in HIERARCHY_TYPES or (all(k is None for k in fkeys) and fkeys):
             fkeys = [None]
         elif not fkeys:
             if ev.type_code in (0x4, 0x80000004):
@@ -656,14 +688,16 @@ def derive_events(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[st
 
 def guess_version(ps: list[Parsed]) -> str:
     """From a server's own (outgoing) events: the ``Outgoing message type`` label is 2003's,
-    SMTP Message IDs or a Database line 2007's; the short RFI layout or the 5.x source name 5.5's;
+    SMTP Message IDs (or a Database line without an internal Message ID) 2007's; the short RFI layout, the type on the first line
+    or a 5.x source name 5.5's;
     otherwise internal IDs: 2000."""
     own = [p for p in ps if p.direction == "out"] or ps
-    if any(p.ev.message_type_label for p in own):
-        return "2003"
-    if any(p.ev.database or "@" in p.ev.msg_id for p in own):
-        return "2007"
-    if any(p.ev.short_rfis or (p.raw.provider or "").lower().strip() == "msexchangeis public" for p in own):
+    if any(p.ev.message_type_label and not _CN_ID_RE.match(p.ev.msg_id) for p in own):
+        return "2003"  # 5.x's "Outgoing Message Type 0x20" comes with an internal Message ID
+    if any("@" in p.ev.msg_id or (p.ev.database and not _CN_ID_RE.match(p.ev.msg_id)) for p in own):
+        return "2007"  # 2000 prints a Database line too, with internal Message IDs (KB 821930)
+    if any(p.ev.short_rfis or p.ev.type_on_first_line
+           or (p.raw.provider or "").lower().strip() in ("msexchangeis public", *PROVIDER_ALIASES) for p in own):
         return "5.5"
     return "2000"
 
@@ -824,6 +858,10 @@ def ingest_records(
             "servers_named_from_file_names": sorted(acc.servers_from_file_names),
         },
         "times_without_offset": acc.times_without_offset,
+        "description_lines_ignored": {
+            "count": sum(acc.ignored_lines.values()),
+            "lines": dict(acc.ignored_lines.most_common(20)),
+        },
     }
     if acc.times_without_offset:
         how = f"in time zone {zone}" if zone is not None else \

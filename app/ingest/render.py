@@ -15,13 +15,15 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from spark_jobs.model.cnset import CNSet
 from spark_jobs.model.timeutil import parse_ts
 from spark_jobs.model.topology import HIERARCHY_FID, Topology, is_2003_or_later
+
+from .parse import Cn, ReplicationEvent
 
 OUT_ID = {"hierarchy": 3018, "content": 3020, "status": 3017, "status_request": 3017}
 TYPE_CODE = {"hierarchy": 0x2, "content": 0x4, "backfill_request": 0x8, "status": 0x10, "status_request": 0x20}
@@ -200,3 +202,104 @@ def _render(topo: Topology, r: Rendering, stores: list[str], paths: dict[str, st
     if incoming_or_asked:
         strings.append(dn)
     return ExportRecord(f"{server}.{domain}", event_id, parse_ts(ts or m["ts"]), CRLF.join(text), strings)
+
+
+# --------------------------------------------------------------------------------------------
+# One description in any published layout (docs/exchange-event-grammar.md)
+# --------------------------------------------------------------------------------------------
+LAYOUTS = ("2007", "2007-incoming-guide", "2010-backfill", "2003-backfill-request", "2000", "5.5", "5.x-status")
+
+
+def _pair_lines(pairs: list[tuple[Cn, Cn]] | None, c: Callable[[Cn], str] = str) -> list[str]:
+    return [f"{c(lo)},{c(hi)}" for lo, hi in pairs or []] or ["{0}"]
+
+
+def wrap_dn(dn: str, cuts: Iterable[int]) -> list[str]:
+    """A legacy DN broken over lines as the KB copies show it: before a ``/`` or ``=`` or at a
+    space; cut positions that are none of these are skipped."""
+    out: list[str] = []
+    start = 0
+    for c in sorted(set(cuts)):
+        if not start < c < len(dn):
+            continue
+        prev, here = dn[c - 1], dn[c]
+        if here in "/=" and prev != " " and dn[c - 1:c + 1].strip() == dn[c - 1:c + 1] and (
+                c + 1 >= len(dn) or dn[c + 1] != " "):
+            out.append(dn[start:c])
+            start = c
+        elif here == " " and prev not in " /=" and c + 1 < len(dn) and dn[c + 1] not in " /=":
+            out.append(dn[start:c])
+            start = c + 1
+    out.append(dn[start:])
+    return out
+
+
+def render_description(ev: ReplicationEvent, layout: str, *, newline: str = CRLF, outgoing: bool = True,
+                       dn_cuts: Iterable[int] = (), blank_lines: bool = False, lower_hex: bool = False) -> str:
+    """``ev`` printed in one of ``LAYOUTS``; ``parse_description`` reads every field back."""
+
+    def c(x: Cn) -> str:
+        return str(x).lower() if lower_hex else str(x)
+
+    if layout not in LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r}")
+    gap = [""] if blank_lines else []
+    head = "An outgoing replication message was issued." if outgoing else "An incoming replication message was processed."
+    code = f"0x{ev.type_code:X}"
+    out: list[str] = []
+    if layout == "5.x-status":
+        out.append(f"{'Outgoing' if outgoing else 'Incoming'} Message Type {code}")
+    elif layout == "2003-backfill-request":
+        out += [head, f"{'Outgoing' if outgoing else 'Incoming'} message type: {code}"]
+    else:
+        out += [head, *gap, f"Type: {code}"]
+    out.append(f"Message ID: {ev.msg_id}")
+    short = layout in ("5.5", "5.x-status")
+    for k, (fid, path) in enumerate(ev.folders):
+        label = "Folder(s): " if short else "Folder: "
+        out.append(f"{label if k == 0 else ''}({c(fid)}) {path}")
+    cn_line = None
+    if ev.cn_min is not None and ev.cn_max is not None:
+        if layout in ("2000", "2007-incoming-guide"):
+            cn_line = f"CN min: {c(ev.cn_min)} CN max:{' ' if layout != '2000' else ''}{c(ev.cn_max)}"
+        elif not short:
+            cn_line = f"CN min: {c(ev.cn_min)}, CN max: {c(ev.cn_max)}"
+    if ev.database is not None:
+        dot = "." if layout in ("2010-backfill", "2003-backfill-request", "2000") else ""
+        db = f'Database "{ev.database}"{dot}'
+        if layout == "2000" and cn_line:
+            db, cn_line = f"{db} {cn_line}", ""  # the range on the Database line (KB 821930)
+        out += [*gap, db]
+    if cn_line:
+        out.append(cn_line)
+    elif cn_line is None and ev.cn_min is not None and ev.cn_max is not None:
+        out += [f"CN min: {c(ev.cn_min)}", f"CN max: {c(ev.cn_max)}"]
+    if ev.cnset is not None:
+        ps = _pair_lines(ev.cnset, c)
+        out += [f"CNSET: {ps[0]}", *ps[1:], *gap]
+    if ev.cnset_fai is not None:
+        ps = _pair_lines(ev.cnset_fai, c)
+        label = {"5.5": ", CNSET(FAI): ", "5.x-status": ", CNSET(FAI): ", "2010-backfill": "CNSET (FAI): "}.get(
+            layout, "CNSET(FAI): ")
+        out += [f"{label}{ps[0]}", *ps[1:], *gap]
+    if ev.rfis or layout not in ("2003-backfill-request", "2010-backfill"):
+        out.append("RFIs:" if layout == "2007-incoming-guide" else f"RFIs: {len(ev.rfis)}")
+        for k, r in enumerate(ev.rfis, 1):
+            out.append(f"{k}: {c(r.fid)},{c(r.pfid)},{r.offset}" if short else
+                       f"{k}) FID: {c(r.fid)}, PFID: {c(r.pfid)}, Offset: {r.offset}")
+            if r.path is not None:
+                out.append(r.path)
+    if ev.message_ids:
+        out.append(f"Message IDs: {len(ev.message_ids)}")
+        for k, m in enumerate(ev.message_ids, 1):
+            out.append(f"{k}: {c(m.mid)}, {c(m.cn)}")
+            if m.detail is not None:
+                out.append(m.detail)
+    if ev.idcn_deleted is not None:
+        ps = _pair_lines(ev.idcn_deleted, c)
+        out += ["IDCN Deleted:", *ps] if short else [f"IDCN deleted: {ps[0]}", *ps[1:]]
+    if ev.server_dn is not None:
+        parts = wrap_dn(ev.server_dn, dn_cuts)
+        out += [*gap, "Server:", *parts] if short or (len(parts) > 1 and layout == "2000") else [
+            f"Server: {parts[0]}", *parts[1:]]
+    return newline.join(out)

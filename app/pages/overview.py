@@ -75,6 +75,17 @@ def health_section(data: RunData, _summary: dict[str, Any], _query: dict[str, An
                      help="Click a bar to open its store.")
 
 
+def trend_section(data: RunData, _summary: dict[str, Any], _query: dict[str, Any]) -> Any:
+    """Open and overdue backfill entries per store over the run: better or worse, at a glance."""
+    fig = data.memo("fig_backfill_trend", (), lambda: f.fig_backfill_trend(data.backfill_trend()).to_plotly_json())
+    return c.section(
+        "Backfill entries over time", _graph(fig, "pf-trend-fig"), id="pf-trend",
+        help="Per store (as observer), its open backfill entries and, below, those overdue (two requests or "
+             "more: the first did not fill them), from the first entry opened to the as-of time.",
+        term="overdue",
+    )
+
+
 def worst_section(data: RunData, summary: dict[str, Any], query: dict[str, Any]) -> Any:
     every = data.memo(
         "worst_folders_all", (),
@@ -119,7 +130,7 @@ def lag_section(data: RunData, _summary: dict[str, Any], _query: dict[str, Any])
 
 #: the overview, top to bottom
 SECTIONS: list[Section] = [headline_section, rejects_banner_section, stores_section, health_section,
-                           worst_section, lag_section]
+                           trend_section, worst_section, lag_section]
 
 
 def layout(**query: Any) -> html.Main:

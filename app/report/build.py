@@ -242,10 +242,12 @@ def organisation_report(data: RunData, lim: Limits) -> str:
     doc.body.append(_stores_section(doc, stores, replicas))
     doc.body.append(_worst_section(replicas, open_entries, s.get("as_of"), lim))
     doc.body.append(_open_entries_section(data, open_entries, lim))
+    doc.body.append(_trend_section(doc, data))
     doc.body.append(_lag_section(doc, data, stores, lim))
     doc.body.append(_at_risk_section(data, lim))
     toc = [("accounting", "Input"), ("stores", "Stores by site"), ("worst", "Folders needing attention"),
-           ("open-entries", "Open backfill entries"), ("lag", "Knowledge lag"), ("at-risk", "Content at risk")]
+           ("open-entries", "Open backfill entries"), ("trend", "Backfill over time"), ("lag", "Knowledge lag"),
+           ("at-risk", "Content at risk")]
     return doc.render(_header(data, "Organisation report"), toc, _footer(data))
 
 
@@ -362,6 +364,15 @@ def _open_entries_section(data: RunData, entries: pd.DataFrame, lim: Limits) -> 
         table(["entry", "store", "FID", "path", "opened", "locality", "new replica", "remaining CNs", "count",
                "requests", "next due", "chosen sources"], rows, numeric=[8, 9]),
         left_out(len(shown), len(e), "open entries", "next due first"),
+    )
+
+
+def _trend_section(doc: Document, data: RunData) -> Html:
+    return _section(
+        "trend", "Backfill entries over time",
+        tag("p", "Per store (as observer), its open backfill entries and, below, those overdue (two requests or "
+                 "more: the first did not fill them), from the first entry opened to the as-of time.", class_="note"),
+        doc.figure(f.fig_backfill_trend(data.backfill_trend()), "Open and overdue backfill entries per store over time"),
     )
 
 

@@ -123,10 +123,12 @@ def test_organisation_report_renders_offline(reports: dict[str, Made], offline: 
     state = offline(made.path)
     page = state.page
     drawn = charts_drawn(page)
-    assert len(drawn) == 2 and all(n > 0 for n in drawn), drawn  # health bars and the lag heatmap
-    for section in ("accounting", "stores", "worst", "open-entries", "lag", "at-risk"):
+    assert len(drawn) == 3 and all(n > 0 for n in drawn), drawn  # health bars, backfill trend, lag heatmap
+    for section in ("accounting", "stores", "worst", "open-entries", "trend", "lag", "at-risk"):
         assert page.locator(f"section#{section}").is_visible()
     assert page.locator("#lag .heatmaplayer image").count() == 2  # the lag, and its diagonal ("self") over it
+    stores = page.locator("#stores tbody tr").count()
+    assert page.locator("#trend .scatterlayer .trace").count() == 2 * stores  # open and overdue, per store
     assert made.size < 6 * MB
     assert_clean(state, made.path)
 

@@ -211,3 +211,68 @@ def test_runs_without_the_derived_column_read_as_not_derived() -> None:
     now = f.cells_now(table)
     assert now["derived"].tolist() == [False]
     assert f.who_knows_what(now)["derived"].tolist() == [False]
+
+
+# -- backfill trend (hand-computed) ---------------------------------------------------------
+
+
+def _trend_entries() -> pd.DataFrame:
+    """Store A: a opens 00:00, second request 02:30, satisfied 03:00; b opens 01:00, requests at
+    04:00 (attempt 2, from its rows) and 05:00 (its last), still open. Store B: c opens 02:00,
+    one request, still open. Store C: no entry."""
+    return pd.DataFrame({
+        "entry_id": ["a", "b", "c"], "observer": ["A", "A", "B"],
+        "opened_at": [ts("2026-11-02T00:00"), ts("2026-11-02T01:00"), ts("2026-11-02T02:00")],
+        "closed_at": [ts("2026-11-02T03:00"), pd.NaT, pd.NaT],
+        "requests": [2, 3, 1],
+        "last_request_at": [ts("2026-11-02T02:30"), ts("2026-11-02T05:00"), ts("2026-11-02T02:15")],
+    })
+
+
+def test_overdue_since_is_the_second_request() -> None:
+    entries = _trend_entries()
+    attempts = pd.DataFrame({"entry_id": ["a", "a", "b", "b", "c"], "attempt": [1, 2, 2, 3, 1],
+                             "at": [ts("2026-11-02T00:10"), ts("2026-11-02T02:30"), ts("2026-11-02T04:00:00.123457"),
+                                    ts("2026-11-02T05:00"), ts("2026-11-02T02:15")]})
+    since = f.overdue_since(entries, attempts)
+    assert list(since)[:2] == [ts("2026-11-02T02:30"), ts("2026-11-02T04:00:00.123457")]  # to the microsecond
+    assert pd.isna(since.iloc[2])  # one request: not overdue
+    # the second attempt left no row (no candidate): the entry's last request bounds it
+    since = f.overdue_since(entries, attempts[attempts["attempt"] != 2])
+    assert list(since)[:2] == [ts("2026-11-02T02:30"), ts("2026-11-02T05:00")]
+
+
+def test_backfill_trend_counts_open_and_overdue_at_every_change() -> None:
+    entries = _trend_entries()
+    entries["overdue_at"] = [ts("2026-11-02T02:30"), ts("2026-11-02T04:00"), pd.NaT]
+    trend = f.backfill_trend(entries, ["A", "B", "C"], end=ts("2026-11-02T06:00"))
+    times = [ts(f"2026-11-02T{t}") for t in ("00:00", "01:00", "02:00", "02:30", "03:00", "04:00", "06:00")]
+    a = trend[trend["store"] == "A"]
+    assert list(a["at"]) == times
+    assert list(a["open"]) == [1, 2, 2, 2, 1, 1, 1]
+    assert list(a["overdue"]) == [0, 0, 0, 1, 0, 1, 1]
+    b = trend[trend["store"] == "B"]
+    assert list(b["open"]) == [0, 0, 1, 1, 1, 1, 1] and set(b["overdue"]) == {0}
+    c = trend[trend["store"] == "C"]  # a store without entries is drawn at zero
+    assert len(c) == len(times) and set(c["open"]) == set(c["overdue"]) == {0}
+
+
+def test_backfill_trend_samples_evenly_when_there_are_too_many_changes() -> None:
+    entries = _trend_entries()
+    entries["overdue_at"] = [ts("2026-11-02T02:30"), ts("2026-11-02T04:00"), pd.NaT]
+    trend = f.backfill_trend(entries, ["A"], end=ts("2026-11-02T06:00"), max_points=3)
+    a = trend[trend["store"] == "A"]
+    assert list(a["at"]) == [ts("2026-11-02T00:00"), ts("2026-11-02T03:00"), ts("2026-11-02T06:00")]
+    assert list(a["open"]) == [1, 1, 1] and list(a["overdue"]) == [0, 0, 1]  # a closes at 03:00 itself
+
+
+def test_backfill_trend_figure_draws_a_line_per_store_in_both_panels() -> None:
+    entries = _trend_entries()
+    entries["overdue_at"] = [ts("2026-11-02T02:30"), ts("2026-11-02T04:00"), pd.NaT]
+    fig = f.fig_backfill_trend(f.backfill_trend(entries, ["A", "B"], end=ts("2026-11-02T06:00")))
+    assert [(t.name, t.yaxis, t.showlegend) for t in fig.data] == [
+        ("A", "y", True), ("A", "y2", False), ("B", "y", True), ("B", "y2", False)]
+    assert fig.data[0].line.shape == "hv" and list(fig.data[1].y) == [0, 0, 0, 1, 0, 1, 1]
+    assert "<" not in fig.data[0].hovertemplate.replace("<extra></extra>", "")  # the name is not in the markup
+    empty = f.fig_backfill_trend(f.backfill_trend(entries.iloc[0:0]))
+    assert empty.layout.annotations[0].text == "No backfill entry in this run"

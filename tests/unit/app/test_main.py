@@ -25,7 +25,8 @@ def client(we_data: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ig
     return create_app(settings).server.test_client()
 
 
-@pytest.mark.parametrize("path", ["/", "/folder/1-123", "/_dash-layout", "/assets/pfscope.css", "/_dash-dependencies"])
+@pytest.mark.parametrize("path", ["/", "/folder/1-123", "/_dash-layout", "/assets/pfscope.css", "/_dash-dependencies",
+                                  "/metrics"])
 def test_every_route_asks_for_credentials(client, path: str) -> None:  # type: ignore[no-untyped-def]
     r = client.get(path)
     assert r.status_code == 401 and r.headers["WWW-Authenticate"].startswith("Basic")
@@ -37,6 +38,13 @@ def test_layout_names_the_published_run(client, we_data: Path) -> None:  # type:
     run_id = json.loads((we_data / "LATEST").read_text())["run_id"]
     layout = client.get("/_dash-layout", headers=basic("ops", "pw")).get_data(as_text=True)
     assert run_id in layout and "pf-search" in layout
+
+
+def test_metrics_route_serves_the_exposition_of_the_published_run(client) -> None:  # type: ignore[no-untyped-def]
+    r = client.get("/metrics", headers=basic("ops", "pw"))
+    assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    text = r.get_data(as_text=True)
+    assert "\npfscope_run_published 1.0\n" in text and 'pfscope_input_lines{outcome="rejected"} 2.0' in text
 
 
 def test_cache_is_shared_files_or_redis(tmp_path: Path) -> None:

@@ -47,6 +47,7 @@ class _Reader(HTMLParser):
         self.sections: dict[str, list[list[list[str]]]] = {}
         self.section_text: dict[str, list[str]] = {}
         self.figures: dict[str, Any] = {}
+        self.figure_section: dict[str, str | None] = {}
         self.h1: list[str] = []
         self.title: list[str] = []
         self._section: str | None = None
@@ -71,6 +72,7 @@ class _Reader(HTMLParser):
         elif name == "script" and a.get("type") == "application/json":
             self._figure = a.get("data-figure")
             self.figures[self._figure or ""] = ""
+            self.figure_section[self._figure or ""] = self._section
 
     def handle_endtag(self, name: str) -> None:
         if self._in:
@@ -607,3 +609,30 @@ def test_folder_replicas_worst_first_and_bounded(demo: Path, demo_run: RunData) 
     worst = min(order.index(h.replace("_", " ")) for h in replicas["health"])
     assert ranks[0] == worst
     assert f"Showing the first 3 of {len(replicas)} replicas" in " ".join(r.section_text["replicas"])
+
+
+def test_org_report_backfill_trend_counts_the_entries_of_the_tables(demo: Path, demo_run: RunData) -> None:
+    r = read_report(build_report(demo_run))
+    figs = [v for k, v in r.figures.items() if r.figure_section.get(k) == "trend"]
+    assert len(figs) == 1
+    traces = figs[0]["data"]
+    entries = parquet(demo, "backfill_entries")
+    stores = sorted(parquet(demo, "stores")["store"])
+    assert [t["name"] for t in traces if t.get("showlegend", True)] == stores
+    for col in ("opened_at", "closed_at"):
+        entries[col] = pd.to_datetime(entries[col], utc=True)
+    as_of = pd.to_datetime(parquet(demo, "summary")["as_of"], utc=True).iloc[0]
+    open_now = entries[entries["state"] == "open"]
+    for t in traces:
+        mine = entries[entries["observer"] == t["name"]]
+        at = list(pd.to_datetime(pd.Series(values(t["x"])), utc=True))
+        y = [int(v) for v in values(t["y"])]
+        assert at[-1] == as_of
+        if t["yaxis"] == "y":  # open: every point counts the entries opened by then and not yet closed
+            want = [int(((mine["opened_at"] <= x) & ~(mine["closed_at"] <= x)).sum()) for x in at]
+            assert y == want
+            assert y[-1] == int((open_now["observer"] == t["name"]).sum())
+        else:  # overdue, as of the run: open entries with two requests or more
+            mine_open = open_now[open_now["observer"] == t["name"]]
+            assert y[-1] == int((mine_open["requests"] >= 2).sum())
+    assert any(int(values(t["y"])[-1]) > 0 for t in traces if t["yaxis"] == "y2")  # the demo has overdue entries

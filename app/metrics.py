@@ -1,0 +1,150 @@
+"""``/metrics``: the published run in Prometheus text exposition format, for the ops team's alerts.
+
+The figures come from the published tables (never recomputed) and are cached per run id like the
+pages; only the run's age is computed per scrape. Each scrape builds a fresh
+``CollectorRegistry`` around a collector of that run's snapshot, so nothing is shared between
+runs or requests. No label ever takes a FID or a folder path: an organisation's 100,000 folders
+would explode the number of series. Labels are stores, sites, versions, health states and input
+outcomes only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pandas as pd
+from flask import Flask, Response
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from app.data import RunData
+from app.runtime import current_data
+from spark_jobs.model.rules.health import HEALTH_STATES
+
+#: the ``outcome`` label of ``pfscope_input_lines`` and the summary column it reads
+INPUT_OUTCOMES: tuple[tuple[str, str], ...] = (
+    ("read", "lines_read"), ("accepted", "accepted"), ("duplicate", "duplicates"), ("rejected", "rejected"),
+)
+
+#: every metric name /metrics can expose (the alert rules' test holds the rules to these)
+METRIC_NAMES: tuple[str, ...] = (
+    "pfscope_run_published", "pfscope_replicas", "pfscope_backfill_entries_open", "pfscope_backfill_entries_overdue",
+    "pfscope_content_at_risk_cns", "pfscope_store_up", "pfscope_run_age_seconds",
+    "pfscope_run_as_of_timestamp_seconds", "pfscope_input_lines",
+)
+
+#: the classic text format every Prometheus 2.x parses (the names here need none of 1.0.0's escaping)
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+#: an open entry is overdue once it has had this many requests (its first did not fill it): the
+#: same rule as the ``overdue`` replica health
+OVERDUE_REQUESTS = 2
+
+
+def _epoch(value: Any) -> float | None:
+    if value is None or pd.isna(value):
+        return None
+    return float(pd.Timestamp(value).timestamp())
+
+
+def snapshot(data: RunData) -> dict[str, Any]:
+    """Everything /metrics says about one run, except its age: plain, picklable values.
+
+    Per store: replicas by health (every health state, zeros included), open and overdue backfill
+    entries, and content at risk (the unique CNs of its delete-pending replicas).
+    """
+    summary = data.summary()
+    stores = data.stores()
+    replicas = data.table("replicas", ["store", "health", "unique_count"])
+    entries = data.table("backfill_entries", ["observer", "requests"], filters={"state": "open"})
+
+    site = {str(r["store"]): str(r["site"]) for r in stores.to_dict("records")}
+    names = sorted(set(site) | set(replicas["store"].astype(str)))
+    counts = replicas.groupby(["store", "health"]).size()
+    at_risk = replicas[replicas["health"] == "delete_pending"].groupby("store")["unique_count"].sum()
+    requests = entries["requests"].fillna(0).astype("int64")
+    open_n = entries.groupby("observer").size()
+    overdue_n = entries[requests >= OVERDUE_REQUESTS].groupby("observer").size()
+    return {
+        "run_id": data.run_id,
+        "as_of_s": _epoch(summary.get("as_of")),
+        "finished_s": _epoch(summary.get("finished_at") or summary.get("as_of")),
+        "input": {outcome: int(summary.get(column) or 0) for outcome, column in INPUT_OUTCOMES},
+        "stores": [(str(r["store"]), str(r["site"]), str(r["version"]), str(r["status"]) == "up")
+                   for r in stores.to_dict("records")],
+        "replicas": [(s, site.get(s, ""), h, int(counts.get((s, h), 0))) for s in names for h in HEALTH_STATES],
+        "open": {s: int(open_n.get(s, 0)) for s in names},
+        "overdue": {s: int(overdue_n.get(s, 0)) for s in names},
+        "at_risk": {s: int(at_risk.get(s, 0)) for s in names},
+    }
+
+
+class RunCollector(Collector):
+    """One run's snapshot as gauges (``snap`` None: nothing is published)."""
+
+    def __init__(self, snap: dict[str, Any] | None, now_s: float):
+        self.snap = snap
+        self.now_s = now_s
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        snap = self.snap
+        yield GaugeMetricFamily("pfscope_run_published", "1 when a run is published (LATEST readable), else 0",
+                                value=0 if snap is None else 1)
+        if snap is None:
+            return
+        g = GaugeMetricFamily("pfscope_replicas", "Replicas of the store in this health state, as of the run",
+                              labels=["store", "site", "health"])
+        for store, site, health, n in snap["replicas"]:
+            g.add_metric([store, site, health], n)
+        yield g
+        for name, key, text in (
+            ("pfscope_backfill_entries_open", "open", "Open backfill entries of the store (as observer)"),
+            ("pfscope_backfill_entries_overdue", "overdue",
+             "Open backfill entries of the store that have had two requests or more (the first did not fill them)"),
+            ("pfscope_content_at_risk_cns", "at_risk",
+             "Unique CNs held only by the store's delete-pending replicas (content at risk)"),
+        ):
+            g = GaugeMetricFamily(name, text, labels=["store"])
+            for store, n in snap[key].items():
+                g.add_metric([store], n)
+            yield g
+        g = GaugeMetricFamily("pfscope_store_up", "1 when the store's last status is up, else 0",
+                              labels=["store", "site", "version"])
+        for store, site, version, up in snap["stores"]:
+            g.add_metric([store, site, version], 1 if up else 0)
+        yield g
+        if snap["finished_s"] is not None:
+            yield GaugeMetricFamily("pfscope_run_age_seconds", "Seconds since the published run finished",
+                                    value=self.now_s - snap["finished_s"])
+        if snap["as_of_s"] is not None:
+            yield GaugeMetricFamily("pfscope_run_as_of_timestamp_seconds",
+                                    "The published run's as-of time (Unix seconds)", value=snap["as_of_s"])
+        g = GaugeMetricFamily("pfscope_input_lines", "Input lines of the run by outcome (read = the other three)",
+                              labels=["outcome"])
+        for outcome, n in snap["input"].items():
+            g.add_metric([outcome], n)
+        yield g
+
+
+def exposition(data: RunData | None, now: pd.Timestamp | None = None) -> bytes:
+    """The text /metrics serves: a fresh registry per call, the run's snapshot cached per run id."""
+    now_s = float((now if now is not None else pd.Timestamp.now(tz="UTC")).timestamp())
+    snap = None if data is None else data.memo("metrics", (), lambda: snapshot(data))
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(RunCollector(snap, now_s))
+    return generate_latest(registry)
+
+
+def install_metrics_route(server: Flask) -> None:
+    """``/metrics`` on the dashboard's server (behind the same credentials as the pages).
+
+    With no run published it still answers 200, with ``pfscope_run_published 0`` only: the scrape
+    succeeds (``up`` stays about pfscope itself) and an alert says what is missing.
+    """
+
+    @server.route("/metrics")
+    def _metrics() -> Response:
+        return Response(exposition(current_data()), 200, {"Content-Type": CONTENT_TYPE})
+

@@ -1,0 +1,138 @@
+"""``/metrics``: the exposition equals the published tables (read straight from Parquet), takes no
+FID or path label, and is a fresh registry per scrape over a snapshot cached per run id."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from app.data import RunData, require_run
+from app.metrics import METRIC_NAMES, exposition
+from tests.published import published
+from tests.unit.app.test_report import parquet
+
+HEALTH = ("in_sync", "backfilling", "overdue", "delete_pending", "deleted")
+
+
+def samples(text: bytes) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
+    """name -> {sorted label pairs: value}, parsed by prometheus-client's own parser."""
+    out: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+    for family in text_string_to_metric_families(text.decode("utf-8")):
+        for s in family.samples:
+            out.setdefault(s.name, {})[tuple(sorted(s.labels.items()))] = s.value
+    return out
+
+
+class DictCache:
+    """A cache with flask-caching's get/set, that records its keys."""
+
+    def __init__(self) -> None:
+        self.store: dict[str, Any] = {}
+
+    def get(self, key: str) -> Any:
+        return self.store.get(key)
+
+    def set(self, key: str, value: Any, timeout: int | None = None) -> bool:
+        self.store[key] = value
+        return True
+
+
+@pytest.fixture(scope="module")
+def demo() -> Path:
+    return published("demo")
+
+
+@pytest.fixture(scope="module")
+def demo_metrics(demo: Path) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
+    return samples(exposition(RunData(require_run(demo))))
+
+
+def by_store(metric: dict[tuple[tuple[str, str], ...], float]) -> dict[str, int]:
+    return {dict(labels)["store"]: int(v) for labels, v in metric.items()}
+
+
+def test_replicas_by_store_site_and_health_equal_the_replicas_table(demo: Path, demo_metrics) -> None:  # type: ignore[no-untyped-def]
+    replicas = parquet(demo, "replicas")
+    stores = parquet(demo, "stores").set_index("store")
+    counts = replicas.groupby(["store", "health"]).size()
+    got = demo_metrics["pfscope_replicas"]
+    assert len(got) == len(stores) * len(HEALTH)  # every store and health, zeros included
+    for labels, value in got.items():
+        lab = dict(labels)
+        assert lab["site"] == stores.at[lab["store"], "site"]
+        assert value == counts.get((lab["store"], lab["health"]), 0)
+    assert sum(got.values()) == len(replicas)
+
+
+def test_open_overdue_and_at_risk_equal_the_tables(demo: Path, demo_metrics) -> None:  # type: ignore[no-untyped-def]
+    stores = sorted(parquet(demo, "stores")["store"])
+    entries = parquet(demo, "backfill_entries", state="open")
+    replicas = parquet(demo, "replicas")
+    open_n = entries.groupby("observer").size()
+    overdue_n = entries[entries["requests"] >= 2].groupby("observer").size()
+    pending = replicas[replicas["health"] == "delete_pending"].groupby("store")["unique_count"].sum()
+    assert by_store(demo_metrics["pfscope_backfill_entries_open"]) == {s: int(open_n.get(s, 0)) for s in stores}
+    assert by_store(demo_metrics["pfscope_backfill_entries_overdue"]) == {s: int(overdue_n.get(s, 0)) for s in stores}
+    assert by_store(demo_metrics["pfscope_content_at_risk_cns"]) == {s: int(pending.get(s, 0)) for s in stores}
+    # the demo has both, so these comparisons are not all zeros
+    assert sum(by_store(demo_metrics["pfscope_backfill_entries_overdue"]).values()) > 0
+    assert sum(by_store(demo_metrics["pfscope_content_at_risk_cns"]).values()) > 0
+    # an overdue entry means an overdue replica of that store (the health's rule, the same threshold)
+    overdue_replicas = replicas[replicas["health"] == "overdue"].groupby("store").size()
+    assert {s for s, n in by_store(demo_metrics["pfscope_backfill_entries_overdue"]).items() if n} == set(
+        overdue_replicas.index)
+
+
+def test_stores_up_and_the_run(demo: Path, demo_metrics) -> None:  # type: ignore[no-untyped-def]
+    stores = parquet(demo, "stores")
+    want = {(r["store"], r["site"], r["version"]): (1.0 if r["status"] == "up" else 0.0) for r in stores.to_dict("records")}
+    got = {(d["store"], d["site"], d["version"]): v for d, v in
+           ((dict(k), v) for k, v in demo_metrics["pfscope_store_up"].items())}
+    assert got == want
+    summary = parquet(demo, "summary").iloc[0]
+    assert demo_metrics["pfscope_run_published"] == {(): 1.0}
+    assert demo_metrics["pfscope_run_as_of_timestamp_seconds"][()] == pd.Timestamp(summary["as_of"]).timestamp()
+    lines = {dict(k)["outcome"]: int(v) for k, v in demo_metrics["pfscope_input_lines"].items()}
+    assert lines == {"read": summary["lines_read"], "accepted": summary["accepted"],
+                     "duplicate": summary["duplicates"], "rejected": summary["rejected"]}
+    assert lines["read"] == lines["accepted"] + lines["duplicate"] + lines["rejected"]
+    assert set(demo_metrics) == set(METRIC_NAMES)
+
+
+def test_run_age_is_now_minus_the_finish_time(demo: Path) -> None:
+    finished = pd.Timestamp(parquet(demo, "summary").iloc[0]["finished_at"])
+    data = RunData(require_run(demo))
+    for hours in (0.5, 30):
+        got = samples(exposition(data, now=finished + pd.Timedelta(hours=hours)))
+        assert got["pfscope_run_age_seconds"][()] == pytest.approx(hours * 3600)
+
+
+def test_no_label_takes_a_fid_or_a_path(demo: Path, demo_metrics) -> None:  # type: ignore[no-untyped-def]
+    names = {k for metric in demo_metrics.values() for labels in metric for k, _ in labels}
+    assert names == {"store", "site", "health", "version", "outcome"}
+    folders = parquet(demo, "folders")
+    values = {v for metric in demo_metrics.values() for labels in metric for _, v in labels}
+    assert not values & (set(folders["fid"]) | set(folders["path"]))
+
+
+def test_no_published_run_is_published_zero_only() -> None:
+    assert samples(exposition(None)) == {"pfscope_run_published": {(): 0.0}}
+
+
+def test_snapshot_is_cached_per_run_id_and_each_scrape_is_fresh(we_data: Path) -> None:
+    cache = DictCache()
+    data = RunData(require_run(we_data), cache)
+    t0 = pd.Timestamp("2026-12-01T00:00:00Z")
+    first = exposition(data, now=t0)
+    assert [k for k in cache.store if ":metrics:" in k] == [f"pfscope:{data.run_id}:metrics:"]
+    second = exposition(data, now=t0 + pd.Timedelta(seconds=90))  # same snapshot, a new age
+    a, b = samples(first), samples(second)
+    assert b["pfscope_run_age_seconds"][()] - a["pfscope_run_age_seconds"][()] == pytest.approx(90)
+    assert {k: v for k, v in a.items() if k != "pfscope_run_age_seconds"} == {
+        k: v for k, v in b.items() if k != "pfscope_run_age_seconds"}
+    # the hostile worked example's rejected lines are counted
+    assert a["pfscope_input_lines"][(("outcome", "rejected"),)] > 0
