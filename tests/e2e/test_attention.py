@@ -320,11 +320,15 @@ def test_dark_preference_darkens_charts_grid_and_dropdown(demo_server: Server, b
     pg.on("pageerror", lambda e: errors.append(str(e)))
     try:
         open_page(pg, demo_server.base + "/")
-        for fig in ("#pf-health-fig", "#pf-lag-fig"):
+        figures = pg.locator("main .pf-figure").evaluate_all("els => els.map(e => '#' + e.id)")
+        assert {"#pf-health-fig", "#pf-lag-fig"} <= set(figures)
+        for fig in figures:
             svg = pg.locator(f"{fig} .main-svg").first
             assert svg.evaluate("e => getComputedStyle(e).backgroundColor") in ("rgba(0, 0, 0, 0)", "transparent")
-            tick = pg.locator(f"{fig} .ytick text").first
-            assert luminance(tick.evaluate("e => getComputedStyle(e).fill")) > 0.8, fig
+            # every axis's tick labels and titles, of every subplot, are light on the dark page
+            fills = pg.locator(f'{fig} g[class$="tick"] > text, {fig} g[class^="g-"][class$="title"] text').evaluate_all(
+                "els => els.map(e => getComputedStyle(e).fill)")
+            assert fills and all(luminance(c) > 0.8 for c in fills), (fig, fills[:5])
         # no white box: the figure's area is the page's colour
         assert pg.locator("#pf-lag-fig").evaluate("e => getComputedStyle(e).backgroundColor") in (
             "rgba(0, 0, 0, 0)", "transparent")
