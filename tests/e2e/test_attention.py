@@ -467,3 +467,20 @@ def test_the_request_picker_works_from_the_keyboard(demo_server: Server, page) -
     page.keyboard.press("Enter")
     page.wait_for_function("() => new URLSearchParams(location.search).get('request') !== null")
     page.wait_for_selector("#pf-candidates")
+
+
+def test_the_matrix_keeps_its_size_while_the_slider_replays(we_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    open_page(page, we_server.base + f"/folder/{WE_FID}")
+    before = boxes(page, "#pf-matrix")[0]
+    columns = boxes(page, "#pf-matrix thead th")
+    thumb = page.locator("#folder-slider [role=slider]")
+    thumb.focus()
+    thumb.press("Home")
+    page.wait_for_function("() => document.querySelector('#folder-at').innerText.startsWith('at ')")
+    page.wait_for_load_state("networkidle")
+    # the observers differ in time (a store joins), but no column changes its width with its content
+    widths_then = {round(c["w"]) for c in boxes(page, "#pf-matrix thead th")[1:]}
+    widths_now = {round(c["w"]) for c in columns[1:]}
+    assert len(widths_now) == 1 and widths_then == widths_now
+    assert round(boxes(page, "#pf-matrix thead th")[0]["w"]) == round(columns[0]["w"])
+    assert before["w"] > 0
