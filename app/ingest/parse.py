@@ -174,6 +174,8 @@ _RUN_ON_RE = re.compile(
 _HEADER_RE = re.compile(
     r"^(?:event\s+(?:type|source|category|id)|log\s+name|source|src|category|task\s+category|level|keywords|"
     r"user|computer|date|time|logged|record\s+number|opcode|type)\s*:", re.I)
+# what Windows 2003 prints under every description: never a path, a DN or a field's value
+_HELP_LINE_RE = re.compile(r"^for more information, see help and support center\b", re.I)
 _DESCRIPTION_RE = re.compile(r"^description\s*:\s*(.*)$", re.I)
 # what a line the parser does not know must not carry for the description to be used
 _DATA_RE = re.compile(rf"(?<![0-9A-Za-z]){_CN}(?![0-9A-Za-z])|<[^<>\s]+@[^<>\s]+>|ipm_subtree|\\", re.I)
@@ -256,6 +258,10 @@ def parse_description(text: str) -> ReplicationEvent:
     lost without a word). The grammar is in docs/exchange-event-grammar.md."""
     lines = [ln.strip() for ln in re.split(r"\r\n|\r|\n", text)]
     lines = [ln for ln in lines if ln != ""]
+    help_lines = [ln for ln in lines if _HELP_LINE_RE.match(ln)]
+    lines = [ln for ln in lines if not _HELP_LINE_RE.match(ln)]
+    if not lines and help_lines:
+        raise DescriptionError("no Type line")
     if not lines:
         raise DescriptionError("empty description")
     ev = ReplicationEvent(type_code=0, msg_id="")
@@ -374,6 +380,7 @@ def parse_description(text: str) -> ReplicationEvent:
     if type_code is None:
         raise DescriptionError("no Type line")
     ev.ignored.extend(unknown)
+    ev.ignored.extend(help_lines)
     if type_code not in TYPE_NAMES:
         raise DescriptionError(f"unknown Type 0x{type_code:X}")
     if not msg_id:
