@@ -233,6 +233,7 @@ def _join_dn(dn: str, more: str) -> str:
 
 
 _DN_DONE_RE = re.compile(r"/cn\s*=\s*microsoft\s+public\s+mdb$", re.I)  # the public store object
+_DN_END_RE = re.compile(r"/cn\s*=\s*microsoft\s+public\s+mdb(?:-\d+)?(?=\s|$)", re.I)
 
 
 def _dn_continues(dn: str, line: str) -> bool:
@@ -350,6 +351,13 @@ def parse_description(text: str) -> ReplicationEvent:
                 dn = _join_dn(dn, lines[i])
                 ev.server_dn_lines += 1
                 i += 1
+            if (end := _DN_END_RE.search(dn)) and dn[end.end():].strip():
+                # a web copy ran the next record into the DN ("...PUBLIC MDB Event Type: Warning"):
+                # the DN ends at the store; what follows is read as a line of its own
+                lines.insert(i, dn[end.end():].strip())
+                n = len(lines)
+                dn = dn[:end.end()]
+                ev.run_on_lines += 1
             ev.server_dn = dn or None
         elif (m := _DESCRIPTION_RE.match(s)) and m.group(1):
             lines[i - 1] = m.group(1)  # "Description: An incoming ..." (KB 177673): read what follows
