@@ -148,10 +148,13 @@ _CNMINMAX_RE = re.compile(rf"^cn\s*min\s*:\s*({_CN})\s*(?:[,;]?\s*cn\s*max\s*:\s
 _CNMAX_RE = re.compile(rf"^cn\s*max\s*:\s*({_CN})$", re.I)
 _CNSET_RE = re.compile(r"^(,\s*)?cnset\s*(\(\s*fai\s*\))?\s*:\s*(.*?)$", re.I)
 _RFIS_RE = re.compile(r"^rfis\s*:\s*(\d+)?$", re.I)
+# "1) FID: a, PFID: b, Offset: c" (2000+), "1: a,b,c" (5.5); either numbering with or without the labels
 _RFI_LONG_RE = re.compile(
-    rf"^(\d+)\)\s*fid\s*:\s*({_CN})\s*,\s*pfid\s*:\s*({_CN})\s*,\s*offset\s*:\s*([0-9A-Fa-fx]+)$", re.I
-)
-_RFI_SHORT_RE = re.compile(rf"^(\d+)\s*:\s*({_CN})\s*,\s*({_CN})\s*,\s*([0-9A-Fa-fx]+)$")
+    rf"^(\d+)\)\s*(?:fid\s*:\s*)?({_CN})\s*,\s*(?:pfid\s*:\s*)?({_CN})\s*,\s*(?:offset\s*:\s*)?([0-9A-Fa-fx]+)$",
+    re.I)
+_RFI_SHORT_RE = re.compile(
+    rf"^(\d+)\s*:\s*(?:fid\s*:\s*)?({_CN})\s*,\s*(?:pfid\s*:\s*)?({_CN})\s*,\s*(?:offset\s*:\s*)?([0-9A-Fa-fx]+)$",
+    re.I)
 _MIDS_RE = re.compile(r"^message\s+ids\s*:\s*(\d+)?$", re.I)
 _MID_ENTRY_RE = re.compile(rf"^(\d+)\s*:\s*({_CN})\s*,\s*({_CN})$")
 _MID_DETAIL_RE = re.compile(r"^(?:-{2,}|\u2014|\u2013)\s*:")
@@ -233,7 +236,7 @@ def _join_dn(dn: str, more: str) -> str:
 
 
 _DN_DONE_RE = re.compile(r"/cn\s*=\s*microsoft\s+public\s+mdb$", re.I)  # the public store object
-_DN_END_RE = re.compile(r"/cn\s*=\s*microsoft\s+public\s+mdb(?:-\d+)?(?=\s|$)", re.I)
+_DN_END_RE = re.compile(r"/cn\s*=\s*microsoft\s+public\s+mdb(?:-\d+)?(?=[\s.]|$)", re.I)
 
 
 def _dn_continues(dn: str, line: str) -> bool:
@@ -351,13 +354,15 @@ def parse_description(text: str) -> ReplicationEvent:
                 dn = _join_dn(dn, lines[i])
                 ev.server_dn_lines += 1
                 i += 1
-            if (end := _DN_END_RE.search(dn)) and dn[end.end():].strip():
+            if (end := _DN_END_RE.search(dn)) and dn[end.end():].strip() not in ("", "."):
                 # a web copy ran the next record into the DN ("...PUBLIC MDB Event Type: Warning"):
                 # the DN ends at the store; what follows is read as a line of its own
                 lines.insert(i, dn[end.end():].strip())
                 n = len(lines)
                 dn = dn[:end.end()]
                 ev.run_on_lines += 1
+            if end and dn[end.end():].strip() == ".":
+                dn = dn[:end.end()]  # "...PUBLIC MDB." ends a sentence, not the DN
             ev.server_dn = dn or None
         elif (m := _DESCRIPTION_RE.match(s)) and m.group(1):
             lines[i - 1] = m.group(1)  # "Description: An incoming ..." (KB 177673): read what follows

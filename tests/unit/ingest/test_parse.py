@@ -206,3 +206,19 @@ def test_the_help_line_is_never_an_rfi_path() -> None:
     ev = parse_description("Type: 0x2\r\nMessage ID: 1-2\r\nRFIs: 1\r\n1) FID: 1-1, PFID: 1-1, Offset: 0\r\n\r\n"
                            "For more information, see Help and Support Center at http://go.microsoft.com/fwlink/events.asp.")
     assert ev.rfis[0].path is None and len(ev.ignored) == 1
+
+
+def test_rfi_entries_with_or_without_their_labels_and_a_dn_that_ends_a_sentence() -> None:
+    ev = parse_description("Type: 0x2\nMessage ID: 1-2\nRFIs: 2\n1) 1-4B1C, 1-1, 28\nIPM_SUBTREE\\A\n"
+                           "2: FID: 1-5, PFID: 1-1, Offset: 3\nIPM_SUBTREE\\B\n"
+                           "Server: /O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X/CN=MICROSOFT PUBLIC MDB.")
+    assert [(str(r.fid), r.offset, r.path) for r in ev.rfis] == [("1-4B1C", 28, "IPM_SUBTREE\\A"),
+                                                                  ("1-5", 3, "IPM_SUBTREE\\B")]
+    assert ev.server_dn == "/O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X/CN=MICROSOFT PUBLIC MDB" and ev.ignored == []
+    # what a web copy ran into the DN is read as a line: kept aside, or refused when it carries data
+    ev = parse_description("Type: 0x2\nMessage ID: 1-2\nServer: /O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X"
+                           "/CN=MICROSOFT PUBLIC MDB Event Type: Warning")
+    assert ev.server_dn.endswith("PUBLIC MDB") and ev.ignored == ["Event Type: Warning"] and ev.run_on_lines == 1
+    with pytest.raises(DescriptionError, match="line not understood"):
+        parse_description("Type: 0x2\nMessage ID: 1-2\nServer: /O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X"
+                          "/CN=MICROSOFT PUBLIC MDB moved 5-1A")
