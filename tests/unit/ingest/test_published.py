@@ -31,7 +31,7 @@ MESSAGES = [f for f in PUBLISHED if f["expect"]["outcome"] == "message"]
 
 
 def test_the_collection_spans_the_versions_and_kinds() -> None:
-    assert len(PUBLISHED) >= 52 and len(BY_ID) == len(PUBLISHED)
+    assert len(PUBLISHED) >= 53 and len(BY_ID) == len(PUBLISHED)
     versions = {f["exchange_version"] for f in PUBLISHED}
     assert {"5.0", "5.5", "2000", "2003", "2007/2010", "2010"} <= versions
     for f in PUBLISHED:
