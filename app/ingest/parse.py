@@ -173,7 +173,8 @@ _RUN_ON_RE = re.compile(
     r",?\s*cnset\b|rfis\s*:|idcn\s*deleted\s*:|server\s*:))", re.I)
 # the record's header, which Event Viewer's text copy, forum posts and the KBs print above the
 # description ("Event Type: Information", "Src: MSExchangeIS Public", "Date: 2010-05-19", ...):
-# it names the event, not the message, so it is kept in ``ignored`` whatever it holds
+# it names the event, not the message, so above the description it is kept in ``ignored`` whatever
+# it holds; further down (a copy that ran the next record in) only while it carries no data
 _HEADER_RE = re.compile(
     r"^(?:event\s+(?:type|source|category|id)|log\s+name|source|src|category|task\s+category|level|keywords|"
     r"user|computer|date|time|logged|record\s+number|opcode|type)\s*:", re.I)
@@ -369,8 +370,8 @@ def parse_description(text: str) -> ReplicationEvent:
             ev.ignored.append("Description:")
             i -= 1
             continue
-        elif _HEADER_RE.match(s):
-            ev.ignored.append(s)
+        elif _HEADER_RE.match(s) and (not _DATA_RE.search(s) or (known == 0 and type_code is None and msg_id is None)):
+            ev.ignored.append(s)  # above the description anything goes (dates, "DC-01"); below it, no data
             continue
         else:
             parts = _RUN_ON_RE.split(s)

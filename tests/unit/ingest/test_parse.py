@@ -200,6 +200,8 @@ def test_a_pasted_record_header_is_kept_aside_whatever_it_holds() -> None:
     # a header line never hides data the description itself carries
     with pytest.raises(DescriptionError, match="line not understood"):
         parse_description("Event ID: 3020\nType: 0x4\nMessage ID: 1-2\nMoved 5-1A to IPM_SUBTREE\\X")
+    with pytest.raises(DescriptionError, match="'Source: 5-1A'"):  # below the description: data is data
+        parse_description("Type: 0x4\nMessage ID: 1-2\nCN min: 5-1, CN max: 5-2\nSource: 5-1A")
 
 
 def test_the_help_line_is_never_an_rfi_path() -> None:
