@@ -49,7 +49,9 @@ ERROR_KINDS: dict[int, str] = {
     3092: "replication event error",  # with the folder
     3093: "replication error",  # meaning varies by version: see error_details
 }
-ERROR_IDS = frozenset(ERROR_KINDS)
+# The public store logs replication (DS updates, general, errors, backfill, site folders, expiry)
+# in 3000-3099: an ID no published text shows there is kept too, as a "replication event".
+ERROR_IDS = frozenset(range(3000, 3100)) - OUTGOING_IDS - INCOMING_IDS
 
 
 class DescriptionError(ValueError):
@@ -178,8 +180,9 @@ _RUN_ON_RE = re.compile(
 _HEADER_RE = re.compile(
     r"^(?:event\s+(?:type|source|category|id)|log\s+name|source|src|category|task\s+category|level|keywords|"
     r"user|computer|date|time|logged|record\s+number|opcode|type)\s*:", re.I)
-# what Windows 2003 prints under every description: never a path, a DN or a field's value
-_HELP_LINE_RE = re.compile(r"^for more information, see help and support center\b", re.I)
+# what Windows 2003 and Exchange 2003 print under every description: never a path, a DN or a value
+# ("... see Help and Support Center at ..."; Exchange 2003's own "... click http://www.microsoft.com/contentredirect.asp.")
+_HELP_LINE_RE = re.compile(r"^for more information,? (?:see|click|visit|go to)\b", re.I)
 _DESCRIPTION_RE = re.compile(r"^description\s*:\s*(.*)$", re.I)
 # what a line the parser does not know must not carry for the description to be used
 _DATA_RE = re.compile(rf"(?<![0-9A-Za-z]){_CN}(?![0-9A-Za-z])|<[^<>\s]+@[^<>\s]+>|ipm_subtree|\\", re.I)
@@ -501,7 +504,7 @@ _3093_MEANINGS = (
 def error_details(event_id: int, text: str) -> dict[str, str]:
     """What a store page shows of a replication error or DS-update event: its kind, and the
     error code, database and folder when the text prints them."""
-    out = {"kind": ERROR_KINDS.get(event_id, "replication error")}
+    out = {"kind": ERROR_KINDS.get(event_id, "replication event")}
     if m := _ERR_CODE_RE.search(text):
         out["error_code"] = m.group(1)
     if m := _ERR_DB_RE.search(text):

@@ -224,3 +224,11 @@ def test_rfi_entries_with_or_without_their_labels_and_a_dn_that_ends_a_sentence(
     with pytest.raises(DescriptionError, match="line not understood"):
         parse_description("Type: 0x2\nMessage ID: 1-2\nServer: /O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X"
                           "/CN=MICROSOFT PUBLIC MDB moved 5-1A")
+
+
+def test_exchange_2003s_own_trailer_is_kept_aside() -> None:
+    trailer = "For more information, click http://www.microsoft.com/contentredirect.asp."
+    ev = parse_description("An outgoing replication message was issued.\r\n\r\nType: 0x2\r\nMessage ID: <a@b.c>\r\n"
+                           "Database \"First Storage Group\\Public Folder Store (EX1)\"\r\nCN min: 1-C2B2, CN max: 1-C2B2"
+                           "\r\n\r\nRFIs: 1\r\n1) FID: 1-C2A8, PFID: 1-1, Offset: 28\r\n\r\n" + trailer)
+    assert ev.rfis[0].path is None and ev.ignored == [trailer]

@@ -214,3 +214,19 @@ def test_published_5x_and_2000_events_read_from_bare_insertion_strings(fixture: 
     text = label_insertion_strings(strings)
     assert text is not None
     assert parse_description(text).meaning() == parse_description(BY_ID[fixture]["text"]).meaning()
+
+
+def test_a_replication_event_id_no_published_text_shows_is_kept_other_ids_are_refused() -> None:
+    """The public store logs replication in 3000-3099: an unseen ID there goes to the store pages
+    (kind "replication event"), an ID outside is refused naming it."""
+    texts = [(3034, "Error 0x8004010f occurred while doing something to folder (1-2A3) on database \"SG\\PF\"."),
+             (3199, "Some other store event.")]
+    parsed, errors, rejects, _ = classify(
+        [RawRecord("x.xml", k, "xml", "PF1", "MSExchangeIS Public Store", eid, "2026-11-02T08:00:00Z", t)
+         for k, (eid, t) in enumerate(texts, 1)], 0, Accounting())
+    assert parsed == []
+    (row,) = errors
+    assert (row["event_id"], row["kind"], row["error_code"], row["folder"], row["database"]) == (
+        3034, "replication event", "0x8004010f", "1-2A3", "SG\\PF")
+    (rej,) = rejects
+    assert rej["event_id"] == 3199 and "event ID 3199 is not a replication event" in rej["reason"]
