@@ -49,7 +49,9 @@ ERROR_KINDS: dict[int, str] = {
     3092: "replication event error",  # with the folder
     3093: "replication error",  # meaning varies by version: see error_details
 }
-ERROR_IDS = frozenset(ERROR_KINDS)
+# The public store logs replication (DS updates, general, errors, backfill, site folders, expiry)
+# in 3000-3099: an ID no published text shows there is kept too, as a "replication event".
+ERROR_IDS = frozenset(range(3000, 3100)) - OUTGOING_IDS - INCOMING_IDS
 
 
 class DescriptionError(ValueError):
@@ -133,38 +135,55 @@ _CN_RE = re.compile(rf"^\s*({_CN})\s*$")
 _PAIR_RE = re.compile(rf"^\s*({_CN})\s*,\s*({_CN})\s*$")
 _HEAD_RE = re.compile(r"^an?\s+(outgoing|incoming)\s+replication\s+message\s+was\s+\w+\.?$", re.I)
 # "Type: 0x2", "Outgoing message type: 0x8" (2003), "Outgoing Message Type 0x20" (5.x: no colon)
-_TYPE_RE = re.compile(r"^(?:(outgoing|incoming)\s+message\s+)?type\s*:?\s*(0x[0-9A-Fa-f]+|\d+)$", re.I)
+_TYPE_RE = re.compile(
+    r"^(?:(outgoing|incoming)\s+message\s+)?type\s*:?\s*(0x[0-9A-Fa-f]+|(?=[0-9A-Fa-f]*\d)[0-9A-Fa-f]+)\s*(\([^()]*\))?$", re.I)
 _TYPE_PLACEHOLDER_RE = re.compile(r"^(?:(?:outgoing|incoming)\s+message\s+)?type\s*:?\s*(<[^<>]*>)$", re.I)
 _MSGID_RE = re.compile(r"^message\s+id\s*:\s*(.*?)$", re.I)
-_MSGID_VALUE_RE = re.compile(rf"^(<[^<>\s]+@[^<>\s]+>|{_CN})(?:\s+(\(.*\)))?$")
+# an SMTP id with or without its angle brackets, or an internal CN; a "(note)" may follow
+_MSGID_VALUE_RE = re.compile(rf"^(<[^<>\s]+@[^<>\s]+>|[^<>\s@]+@[^<>\s@]+|{_CN})(?:\s*(\(.*\)))?$")
 _DB_RE = re.compile(r"^database(?:\s*:\s*|\s+)(.*)$", re.I)
-_DB_QUOTED_END_RE = re.compile(r"[\"\u201d]\.?\s*((?:cn\s+min\b).*)?$", re.I)
-_DB_TAIL_RE = re.compile(r"^(.*?)\s*((?:cn\s+min\b).*)?$", re.I)
-_FOLDER_RE = re.compile(r"^folders?(?:\(s\))?\s*:\s*(.*?)$", re.I)
+_DB_QUOTED_END_RE = re.compile(r"[\"\u201d]\.?\s*((?:cn\s*min\b).*)?$", re.I)
+_DB_TAIL_RE = re.compile(r"^(.*?)\s*((?:cn\s*min\b).*)?$", re.I)
+_FOLDER_RE = re.compile(r"^folders?(?:\(s\))?(?:\s+names?)?\s*:\s*(.*?)$", re.I)
 _FOLDER_ITEM_RE = re.compile(rf"^\(\s*({_CN})\s*\)\s*(.*?)$")
-_CNMINMAX_RE = re.compile(rf"^cn\s+min\s*:\s*({_CN})\s*(?:,?\s*cn\s+max\s*:\s*({_CN}))?$", re.I)
-_CNMAX_RE = re.compile(rf"^cn\s+max\s*:\s*({_CN})$", re.I)
+_CNMINMAX_RE = re.compile(rf"^cn\s*min\s*:\s*({_CN})\s*(?:[,;]?\s*cn\s*max\s*:\s*({_CN}))?\s*[,;]?$", re.I)
+_CNMAX_RE = re.compile(rf"^cn\s*max\s*:\s*({_CN})$", re.I)
 _CNSET_RE = re.compile(r"^(,\s*)?cnset\s*(\(\s*fai\s*\))?\s*:\s*(.*?)$", re.I)
 _RFIS_RE = re.compile(r"^rfis\s*:\s*(\d+)?$", re.I)
+# "1) FID: a, PFID: b, Offset: c" (2000+), "1: a,b,c" (5.5); either numbering with or without the labels
 _RFI_LONG_RE = re.compile(
-    rf"^(\d+)\)\s*fid\s*:\s*({_CN})\s*,\s*pfid\s*:\s*({_CN})\s*,\s*offset\s*:\s*([0-9A-Fa-fx]+)$", re.I
-)
-_RFI_SHORT_RE = re.compile(rf"^(\d+)\s*:\s*({_CN})\s*,\s*({_CN})\s*,\s*([0-9A-Fa-fx]+)$")
+    rf"^(\d+)\)\s*(?:fid\s*:\s*)?({_CN})\s*,\s*(?:pfid\s*:\s*)?({_CN})\s*,\s*(?:offset\s*:\s*)?([0-9A-Fa-fx]+)$",
+    re.I)
+_RFI_SHORT_RE = re.compile(
+    rf"^(\d+)\s*:\s*(?:fid\s*:\s*)?({_CN})\s*,\s*(?:pfid\s*:\s*)?({_CN})\s*,\s*(?:offset\s*:\s*)?([0-9A-Fa-fx]+)$",
+    re.I)
 _MIDS_RE = re.compile(r"^message\s+ids\s*:\s*(\d+)?$", re.I)
 _MID_ENTRY_RE = re.compile(rf"^(\d+)\s*:\s*({_CN})\s*,\s*({_CN})$")
 _MID_DETAIL_RE = re.compile(r"^(?:-{2,}|\u2014|\u2013)\s*:")
-_IDCN_RE = re.compile(r"^idcn\s+deleted\s*:\s*(.*?)$", re.I)
+_IDCN_RE = re.compile(r"^idcn\s*deleted\s*:\s*(.*?)$", re.I)
 _SERVER_RE = re.compile(r"^server\s*:\s*(.*?)$", re.I)
 _LABEL_RE = re.compile(
-    r"^(?:(?:outgoing|incoming)\s+message\s+)?type\s*:?\s*(?:0x[0-9a-f]+|\d+|<[^<>]*>)$|^message\s+ids?\s*:|"
-    r"^database\b|^folders?(?:\(s\))?\s*:|^cn\s+m(?:in|ax)\s*:|^,?\s*cnset\b|^rfis\s*:|^idcn\s+deleted|^server\s*:|"
+    r"^(?:(?:outgoing|incoming)\s+message\s+)?type\s*:?\s*(?:0x[0-9a-f]+|[0-9a-f]*\d[0-9a-f]*|<[^<>]*>)\s*(?:\([^()]*\))?$|"
+    r"^message\s+ids?\s*:|"
+    r"^database\b|^folders?(?:\(s\))?(?:\s+names?)?\s*:|^cn\s*m(?:in|ax)\s*:|^,?\s*cnset\b|^rfis\s*:|^idcn\s*deleted|^server\s*:|"
     r"^an?\s+(?:outgoing|incoming)\s+replication\s+message\s+was\s",
     re.I,
 )
 # where a line that runs several fields together (a KB's flattened copy) is split
 _RUN_ON_RE = re.compile(
-    r"\s+(?=(?:message\s+ids?\s*:|folders?(?:\(s\))?\s*:|database\s*(?::|[\"\u201c])|cn\s+m(?:in|ax)\s*:|"
-    r",?\s*cnset\b|rfis\s*:|idcn\s+deleted\s*:|server\s*:))", re.I)
+    r"\s+(?=(?:message\s+ids?\s*:|folders?(?:\(s\))?\s*:|database\s*(?::|[\"\u201c])|cn\s*m(?:in|ax)\s*:|"
+    r",?\s*cnset\b|rfis\s*:|idcn\s*deleted\s*:|server\s*:))", re.I)
+# the record's header, which Event Viewer's text copy, forum posts and the KBs print above the
+# description ("Event Type: Information", "Src: MSExchangeIS Public", "Date: 2010-05-19", ...):
+# it names the event, not the message, so above the description it is kept in ``ignored`` whatever
+# it holds; further down (a copy that ran the next record in) only while it carries no data
+_HEADER_RE = re.compile(
+    r"^(?:event\s+(?:type|source|category|id)|log\s+name|source|src|category|task\s+category|level|keywords|"
+    r"user|computer|date|time|logged|record\s+number|opcode|type)\s*:", re.I)
+# what Windows 2003 and Exchange 2003 print under every description: never a path, a DN or a value
+# ("... see Help and Support Center at ..."; Exchange 2003's own "... click http://www.microsoft.com/contentredirect.asp.")
+_HELP_LINE_RE = re.compile(r"^for more information,? (?:see|click|visit|go to)\b", re.I)
+_DESCRIPTION_RE = re.compile(r"^description\s*:\s*(.*)$", re.I)
 # what a line the parser does not know must not carry for the description to be used
 _DATA_RE = re.compile(rf"(?<![0-9A-Za-z]){_CN}(?![0-9A-Za-z])|<[^<>\s]+@[^<>\s]+>|ipm_subtree|\\", re.I)
 # a label followed by a type-like value or a message id: a replication description in another language
@@ -180,8 +199,14 @@ def parse_cn(text: str) -> Cn:
 
 
 def parse_type(text: str) -> int:
+    """``0x2`` (as every published text prints it), ``2``; a value printed without ``0x`` is read
+    as decimal when that names a Type, else as hexadecimal (``80000002``, KB 221778's ``10``)."""
     t = text.strip().lower()
-    return int(t, 16) if t.startswith("0x") else int(t)
+    if t.startswith("0x"):
+        return int(t, 16)
+    if t.isdigit() and int(t) in TYPE_NAMES:
+        return int(t)
+    return int(t, 16)
 
 
 def _pairs(lines: list[str], where: str) -> list[CnRange]:
@@ -215,6 +240,7 @@ def _join_dn(dn: str, more: str) -> str:
 
 
 _DN_DONE_RE = re.compile(r"/cn\s*=\s*microsoft\s+public\s+mdb$", re.I)  # the public store object
+_DN_END_RE = re.compile(r"/cn\s*=\s*microsoft\s+public\s+mdb(?:-\d+)?(?=[\s.]|$)", re.I)
 
 
 def _dn_continues(dn: str, line: str) -> bool:
@@ -240,6 +266,10 @@ def parse_description(text: str) -> ReplicationEvent:
     lost without a word). The grammar is in docs/exchange-event-grammar.md."""
     lines = [ln.strip() for ln in re.split(r"\r\n|\r|\n", text)]
     lines = [ln for ln in lines if ln != ""]
+    help_lines = [ln for ln in lines if _HELP_LINE_RE.match(ln)]
+    lines = [ln for ln in lines if not _HELP_LINE_RE.match(ln)]
+    if not lines and help_lines:
+        raise DescriptionError("no Type line")
     if not lines:
         raise DescriptionError("empty description")
     ev = ReplicationEvent(type_code=0, msg_id="")
@@ -257,6 +287,8 @@ def parse_description(text: str) -> ReplicationEvent:
             ev.direction = "out" if m.group(1).lower() == "outgoing" else "in"
         elif first in "toi" and (m := _TYPE_RE.match(s)):
             type_code = parse_type(m.group(2))
+            if m.group(3):
+                ev.ignored.append(m.group(3))  # "Type: 0x2 (hierarchy)": the note carries nothing
             ev.message_type_label = m.group(1) is not None
             ev.type_on_first_line = m.group(1) is not None and ":" not in s
             if m.group(1):
@@ -326,7 +358,24 @@ def parse_description(text: str) -> ReplicationEvent:
                 dn = _join_dn(dn, lines[i])
                 ev.server_dn_lines += 1
                 i += 1
+            if (end := _DN_END_RE.search(dn)) and dn[end.end():].strip() not in ("", "."):
+                # a web copy ran the next record into the DN ("...PUBLIC MDB Event Type: Warning"):
+                # the DN ends at the store; what follows is read as a line of its own
+                lines.insert(i, dn[end.end():].strip())
+                n = len(lines)
+                dn = dn[:end.end()]
+                ev.run_on_lines += 1
+            if end and dn[end.end():].strip() == ".":
+                dn = dn[:end.end()]  # "...PUBLIC MDB." ends a sentence, not the DN
             ev.server_dn = dn or None
+        elif (m := _DESCRIPTION_RE.match(s)) and m.group(1):
+            lines[i - 1] = m.group(1)  # "Description: An incoming ..." (KB 177673): read what follows
+            ev.ignored.append("Description:")
+            i -= 1
+            continue
+        elif _HEADER_RE.match(s) and (not _DATA_RE.search(s) or (known == 0 and type_code is None and msg_id is None)):
+            ev.ignored.append(s)  # above the description anything goes (dates, "DC-01"); below it, no data
+            continue
         else:
             parts = _RUN_ON_RE.split(s)
             if len(parts) > 1 and (_LABEL_RE.match(parts[0]) or _TYPE_RE.match(parts[0])):
@@ -348,6 +397,7 @@ def parse_description(text: str) -> ReplicationEvent:
     if type_code is None:
         raise DescriptionError("no Type line")
     ev.ignored.extend(unknown)
+    ev.ignored.extend(help_lines)
     if type_code not in TYPE_NAMES:
         raise DescriptionError(f"unknown Type 0x{type_code:X}")
     if not msg_id:
@@ -454,7 +504,7 @@ _3093_MEANINGS = (
 def error_details(event_id: int, text: str) -> dict[str, str]:
     """What a store page shows of a replication error or DS-update event: its kind, and the
     error code, database and folder when the text prints them."""
-    out = {"kind": ERROR_KINDS.get(event_id, "replication error")}
+    out = {"kind": ERROR_KINDS.get(event_id, "replication event")}
     if m := _ERR_CODE_RE.search(text):
         out["error_code"] = m.group(1)
     if m := _ERR_DB_RE.search(text):
@@ -488,9 +538,17 @@ def description_not_found(text: str) -> tuple[bool, list[str] | None]:
 
 
 def server_from_dn(dn: str) -> str | None:
-    """The server named by a legacy Exchange DN (``.../CN=SERVERS/CN=<server>/CN=...``)."""
-    m = re.search(r"/cn=servers/cn=([^/]+)", dn, re.I)
-    return m.group(1).strip().upper() if m else None
+    """The server named by the ``Server:`` line: a legacy Exchange DN (``.../CN=SERVERS/CN=<server>/CN=...``),
+    an LDAP DN (``CN=<store>,...,CN=<server>,CN=Servers,...``, as the directory prints it), or a
+    bare host name (``EX2010``, ``ex2010.corp.example``: its first label)."""
+    if m := re.search(r"/\s*cn\s*=\s*servers\s*/\s*cn\s*=\s*([^/]+)", dn, re.I):
+        return m.group(1).strip().upper()
+    if m := re.search(r"(?:^|,)\s*cn\s*=\s*([^,=]+?)\s*,\s*cn\s*=\s*servers\s*(?:,|$)", dn, re.I):
+        return m.group(1).strip().upper()
+    host = dn.strip()
+    if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]+)*", host):
+        return host.split(".")[0].upper()
+    return None
 
 
 def site_from_dn(dn: str) -> str | None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -303,3 +304,34 @@ def render_description(ev: ReplicationEvent, layout: str, *, newline: str = CRLF
         out += [*gap, "Server:", *parts] if short or (len(parts) > 1 and layout == "2000") else [
             f"Server: {parts[0]}", *parts[1:]]
     return newline.join(out)
+
+
+# How the published texts frame a description: the record's header above it (Event Viewer's text
+# copy on Windows 2003 and on Vista and later, the KBs' "Src:" blocks), indentation (a KB's
+# spaces, a forum post's tabs) and Windows 2003's help line under it. None of it is the message.
+HEADERS: dict[str, tuple[str, ...]] = {
+    "none": (),
+    "kb": ("Event ID: {id}", "Src: MSExchangeIS Public", "Type: Information", "Category: Replication Incoming",
+           "Description:"),
+    "2003": ("Event Type:\tInformation", "Event Source:\tMSExchangeIS Public Store",
+             "Event Category:\tReplication Outgoing Messages", "Event ID:\t{id}", "Date:\t\t5/19/2010",
+             "Time:\t\t4:16:12 PM", "User:\t\tN/A", "Computer:\tFE-01", "Description:"),
+    "vista": ("Log Name:      Application", "Source:        MSExchangeIS Public Store",
+              "Date:          2010-05-19T16:16:12.000", "Event ID:      {id}",
+              "Task Category: Replication Outgoing Messages", "Level:         Information", "Keywords:      Classic",
+              "User:          N/A", "Computer:      DC-01.corp.example", "Description:"),
+}
+HELP_LINE = "For more information, see Help and Support Center at http://go.microsoft.com/fwlink/events.asp."
+
+
+def frame_description(text: str, header: str = "none", *, event_id: int = 3018, indent: str = "",
+                      help_line: bool = False, newline: str = CRLF) -> tuple[str, list[str]]:
+    """``text`` as a pasted record shows it; also the lines the parser is to keep in ``ignored``
+    (stripped, in the order it meets them: header lines first, the bare "Description:" and the
+    help line among the lines it did not know, at the end)."""
+    head = [h.format(id=event_id) for h in HEADERS[header]]
+    lines = [*head, *re.split(r"\r\n|\r|\n", text), *(["", HELP_LINE] if help_line else [])]
+    framed = newline.join(indent + ln if ln else ln for ln in lines)
+    labels = [h.strip() for h in head if h != "Description:"]
+    unknown = [*(["Description:"] if "Description:" in head else []), *([HELP_LINE] if help_line else [])]
+    return framed, [*labels, *unknown]

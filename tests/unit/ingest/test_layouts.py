@@ -17,7 +17,7 @@ from app.ingest.parse import (
     Rfi,
     parse_description,
 )
-from app.ingest.render import LAYOUTS, render_description, wrap_dn
+from app.ingest.render import HEADERS, LAYOUTS, frame_description, render_description, wrap_dn
 
 GLOBCNT = st.integers(1, 0xFFFF_FFFF_FFFF)  # GLOBCNTs are 48 bits: up to 12 hex digits
 REPLID = st.integers(1, 0xFFFF)
@@ -89,6 +89,14 @@ def test_parse_reads_back_every_layout(ev: ReplicationEvent, layout: str, newlin
     assert back.meaning() == ev.meaning(), text
     assert back.ignored == []
     assert back.direction == ("out" if outgoing else "in")
+    # as pasted: under the record's header, indented, with Windows 2003's help line below
+    header = data.draw(st.sampled_from(sorted(HEADERS)))
+    indent = data.draw(st.sampled_from(["", "  ", "   ", "\t", "\t  "]))
+    framed, ignored = frame_description(text, header, indent=indent, help_line=data.draw(st.booleans()),
+                                        newline=newline)
+    back = parse_description(framed)
+    assert back.meaning() == ev.meaning(), framed
+    assert back.ignored == ignored
 
 
 def test_wrapped_dns_are_joined_back() -> None:

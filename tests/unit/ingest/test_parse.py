@@ -129,3 +129,106 @@ def test_insertion_strings_are_labelled_by_their_shapes() -> None:
 )
 def test_insertion_strings_that_fit_no_layout_are_not_guessed(strings: list[str]) -> None:
     assert label_insertion_strings(strings) is None
+
+
+_HEAD = "An outgoing replication message was issued.\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # labels run together or spaced otherwise than the published texts
+        (_HEAD + "Type: 0x2\nMessage ID: <a@b.c>\nCNMin: 1-100, CNMax: 1-200", {"range": ("1-100", "1-200")}),
+        (_HEAD + "TYPE : 0x2\nMESSAGE ID : <a@b.c>\nCN Min : 1-100 , CN Max : 1-200", {"range": ("1-100", "1-200")}),
+        (_HEAD + "Type: 0x2\nMessage ID: <a@b.c>\nCN min: 1-100; CN max: 1-200", {"range": ("1-100", "1-200")}),
+        (_HEAD + "\tType:\t0x2\n\t\tMessage ID:\t<a@b.c>\n\tCN min:\t1-100,\tCN max:\t1-200", {"range": ("1-100", "1-200")}),
+        (_HEAD + "Type:\u00a00x2\nMessage\u00a0ID: <a@b.c>\nCN\u00a0min: 1-100, CN max: 1-200", {"range": ("1-100", "1-200")}),
+        # an SMTP id printed without its angle brackets is kept as printed
+        (_HEAD + "Type: 0x2\nMessage ID: 7F3A@EX07.corp.example\nCN min: 1-1, CN max: 1-2",
+         {"msg_id": "7F3A@EX07.corp.example"}),
+        # Type without 0x: decimal when that names a Type, else hexadecimal; a note after it is kept aside
+        (_HEAD + "Type: 80000002\nMessage ID: 1-2\nCNSET: 1-1,1-5", {"type": 0x80000002}),
+        (_HEAD + "Type: 10\nMessage ID: 1-2\nFolder(s): (1-1) IPM_SUBTREE", {"type": 0x10}),
+        (_HEAD + "Type: 4\nMessage ID: 1-2\nCN min: 1-1, CN max: 1-2", {"type": 0x4}),
+        (_HEAD + "Type: 0x00000002 (hierarchy)\nMessage ID: 1-2\nCN min: 1-1, CN max: 1-2",
+         {"type": 0x2, "ignored": ["(hierarchy)"]}),
+        # "Folder Name:" and "IDCNDeleted:" spellings
+        (_HEAD + "Outgoing message type: 0x8\nMessage ID: <a@b.c>\nFolder Name: (1-5) IPM_SUBTREE\\X\nCNSET: 1-1,1-5\n"
+         "IDCNDeleted: 1-3,1-4", {"folders": [("1-5", "IPM_SUBTREE\\X")], "idcn": [("1-3", "1-4")]}),
+        # the Server line as an LDAP DN or a bare host name
+        (_HEAD + "Type: 0x2\nMessage ID: 1-2\nCN min: 1-1, CN max: 1-2\nServer: CN=Public Folder Store (EX03),"
+         "CN=First Storage Group,CN=InformationStore,CN=EX03,CN=Servers,CN=First Administrative Group,"
+         "CN=Administrative Groups,CN=Org,CN=Microsoft Exchange,CN=Services,CN=Configuration,DC=corp,DC=example",
+         {"server": "EX03"}),
+        (_HEAD + "Type: 0x10\nMessage ID: <a@b.c>\nFolder: (1-5) IPM_SUBTREE\\X\nServer: ex2010.corp.example",
+         {"server": "EX2010"}),
+    ],
+)
+def test_unpublished_spellings_of_the_published_fields(text: str, want: dict) -> None:
+    for t in (text, text.replace("\n", "\r\n")):
+        ev = parse_description(t)
+        if "range" in want:
+            assert (str(ev.cn_min), str(ev.cn_max)) == want["range"]
+        if "msg_id" in want:
+            assert ev.msg_id == want["msg_id"]
+        if "type" in want:
+            assert ev.type_code == want["type"]
+        if "folders" in want:
+            assert [(str(f), p) for f, p in ev.folders] == want["folders"]
+        if "idcn" in want:
+            assert [(str(a), str(b)) for a, b in ev.idcn_deleted or []] == want["idcn"]
+        if "server" in want:
+            assert server_from_dn(ev.server_dn or "") == want["server"]
+        assert ev.ignored == want.get("ignored", [])
+
+
+def test_a_pasted_record_header_is_kept_aside_whatever_it_holds() -> None:
+    """Event Viewer's text copy prints the record's header above the description; its dates and
+    computer names look like CNs ("2010-05", "DC-01") but name the event, not the message."""
+    text = ("Log Name:      Application\nSource:        MSExchangeIS Public Store\n"
+            "Date:          2010-05-19T16:16:12.000\nEvent ID:      3020\nTask Category: Replication Outgoing Messages\n"
+            "Level:         Information\nKeywords:      Classic\nUser:          N/A\nComputer:      DC-01.corp.example\n"
+            "Description:\nAn outgoing replication message was issued.\n\nType: 0x4\nMessage ID: <a@b.c>\n"
+            "Folder: (1-5) IPM_SUBTREE\\X\nDatabase \"SG\\PF\"\nCN min: 1-100, CN max: 1-200")
+    ev = parse_description(text)
+    assert ev.type_code == 0x4 and ev.database == "SG\\PF" and str(ev.cn_max) == "1-200"
+    assert ev.ignored[:9] == [ln.strip() for ln in text.splitlines()[:9]] and ev.ignored[9:] == ["Description:"]
+    # "Description: <text>" on one line (KB 177673): the text is read
+    ev = parse_description("Description: An incoming replication message was processed.\nType: 0x10\n"
+                           "Message ID: 1-24687\nFolder(s): (44-64981) IPM_SUBTREE\\A")
+    assert ev.direction == "in" and ev.folders == [(Cn(0x44, 0x64981), "IPM_SUBTREE\\A")]
+    # a header line never hides data the description itself carries
+    with pytest.raises(DescriptionError, match="line not understood"):
+        parse_description("Event ID: 3020\nType: 0x4\nMessage ID: 1-2\nMoved 5-1A to IPM_SUBTREE\\X")
+    with pytest.raises(DescriptionError, match="'Source: 5-1A'"):  # below the description: data is data
+        parse_description("Type: 0x4\nMessage ID: 1-2\nCN min: 5-1, CN max: 5-2\nSource: 5-1A")
+
+
+def test_the_help_line_is_never_an_rfi_path() -> None:
+    ev = parse_description("Type: 0x2\r\nMessage ID: 1-2\r\nRFIs: 1\r\n1) FID: 1-1, PFID: 1-1, Offset: 0\r\n\r\n"
+                           "For more information, see Help and Support Center at http://go.microsoft.com/fwlink/events.asp.")
+    assert ev.rfis[0].path is None and len(ev.ignored) == 1
+
+
+def test_rfi_entries_with_or_without_their_labels_and_a_dn_that_ends_a_sentence() -> None:
+    ev = parse_description("Type: 0x2\nMessage ID: 1-2\nRFIs: 2\n1) 1-4B1C, 1-1, 28\nIPM_SUBTREE\\A\n"
+                           "2: FID: 1-5, PFID: 1-1, Offset: 3\nIPM_SUBTREE\\B\n"
+                           "Server: /O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X/CN=MICROSOFT PUBLIC MDB.")
+    assert [(str(r.fid), r.offset, r.path) for r in ev.rfis] == [("1-4B1C", 28, "IPM_SUBTREE\\A"),
+                                                                  ("1-5", 3, "IPM_SUBTREE\\B")]
+    assert ev.server_dn == "/O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X/CN=MICROSOFT PUBLIC MDB" and ev.ignored == []
+    # what a web copy ran into the DN is read as a line: kept aside, or refused when it carries data
+    ev = parse_description("Type: 0x2\nMessage ID: 1-2\nServer: /O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X"
+                           "/CN=MICROSOFT PUBLIC MDB Event Type: Warning")
+    assert ev.server_dn.endswith("PUBLIC MDB") and ev.ignored == ["Event Type: Warning"] and ev.run_on_lines == 1
+    with pytest.raises(DescriptionError, match="line not understood"):
+        parse_description("Type: 0x2\nMessage ID: 1-2\nServer: /O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X"
+                          "/CN=MICROSOFT PUBLIC MDB moved 5-1A")
+
+
+def test_exchange_2003s_own_trailer_is_kept_aside() -> None:
+    trailer = "For more information, click http://www.microsoft.com/contentredirect.asp."
+    ev = parse_description("An outgoing replication message was issued.\r\n\r\nType: 0x2\r\nMessage ID: <a@b.c>\r\n"
+                           "Database \"First Storage Group\\Public Folder Store (EX1)\"\r\nCN min: 1-C2B2, CN max: 1-C2B2"
+                           "\r\n\r\nRFIs: 1\r\n1) FID: 1-C2A8, PFID: 1-1, Offset: 28\r\n\r\n" + trailer)
+    assert ev.rfis[0].path is None and ev.ignored == [trailer]

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from app.ingest import run_ingest
 from app.ingest.build import Accounting, classify, guess_version, ingest_records
 from app.ingest.formats import RawRecord
-from app.ingest.parse import Cn, ReplicationEvent, parse_description, server_from_dn
+from app.ingest.parse import Cn, ReplicationEvent, label_insertion_strings, parse_description, server_from_dn
 from app.ingest.render import ExportRecord
 from spark_jobs.model.timeutil import parse_ts
 
@@ -31,7 +31,7 @@ MESSAGES = [f for f in PUBLISHED if f["expect"]["outcome"] == "message"]
 
 
 def test_the_collection_spans_the_versions_and_kinds() -> None:
-    assert len(PUBLISHED) >= 36 and len(BY_ID) == len(PUBLISHED)
+    assert len(PUBLISHED) >= 53 and len(BY_ID) == len(PUBLISHED)
     versions = {f["exchange_version"] for f in PUBLISHED}
     assert {"5.0", "5.5", "2000", "2003", "2007/2010", "2010"} <= versions
     for f in PUBLISHED:
@@ -194,3 +194,39 @@ def test_a_log_exported_where_exchange_is_not_installed() -> None:
     _check(p.ev, {**f["expect"], "ignored": []})
     (r,) = rejects
     assert r["record"] == 2 and "lacks Exchange's message file" in r["reason"] and "/f:RenderedXml" in r["reason"]
+
+
+@pytest.mark.parametrize(("fixture", "strings"), [
+    # a plain-XML export (or a raw .evtx) of the published 5.x and 2000 events: the insertion
+    # strings in template order, no labels; each string written here from the published text
+    ("kb821930-3025", ["0x4", "1-7E4C", "(5-821) IPM_SUBTREE\\<Folder_Name>\\<Folder_Name>",
+                       "First Storage Group\\Public Folder Store (Server_Name)", "5-1", "5-795E",
+                       "/O=ORG/OU=AG/CN=CONFIGURATION/CN=SERVERS/CN=<ServerName>/CN=MICROSOFT PUBLIC MDB"]),
+    ("kb177251-3019", ["0x80000002", "1-1B62", "12-1B67,12-1B67\r\n12-1B69,12-1B69", "{0}", "2",
+                       "1: 2-7,1-4,48\r\nNON_IPM_SUBTREE\\SCHEDULE+ FREE BUSY\\EX:/o=ORGNAME/ou=SITENAME\r\n"
+                       "2: 2-8,1-5,666\r\nNON_IPM_SUBTREE\\OFFLINE ADDRESS BOOK\\EX:/o=ORGNAME/ou=SITENAME", "{0}"]),
+    ("kb203170-3017-1-61AD5", ["0x10", "1-61AD5", "(6e-2F506) NON_IPM_SUBTREE\\Events Root\\EventConfig_ServerName"]),
+    ("kb177251-3017", ["0x20", "1-1B64", "(1-1) IPM_SUBTREE"]),
+    ("kb188651-3028", ["0x2", "1-14CE", "5-38A4", "5-38B6", "0", "5-2B19,5-38B6",
+                       "/O=MICROSOFT/OU=CENTRAL/CN=CONFIGURATION/CN=SERVERS/CN=EXCH_SVR/CN=MICROSOFT PUBLIC MDB"]),
+])
+def test_published_5x_and_2000_events_read_from_bare_insertion_strings(fixture: str, strings: list[str]) -> None:
+    text = label_insertion_strings(strings)
+    assert text is not None
+    assert parse_description(text).meaning() == parse_description(BY_ID[fixture]["text"]).meaning()
+
+
+def test_a_replication_event_id_no_published_text_shows_is_kept_other_ids_are_refused() -> None:
+    """The public store logs replication in 3000-3099: an unseen ID there goes to the store pages
+    (kind "replication event"), an ID outside is refused naming it."""
+    texts = [(3034, "Error 0x8004010f occurred while doing something to folder (1-2A3) on database \"SG\\PF\"."),
+             (3199, "Some other store event.")]
+    parsed, errors, rejects, _ = classify(
+        [RawRecord("x.xml", k, "xml", "PF1", "MSExchangeIS Public Store", eid, "2026-11-02T08:00:00Z", t)
+         for k, (eid, t) in enumerate(texts, 1)], 0, Accounting())
+    assert parsed == []
+    (row,) = errors
+    assert (row["event_id"], row["kind"], row["error_code"], row["folder"], row["database"]) == (
+        3034, "replication event", "0x8004010f", "1-2A3", "SG\\PF")
+    (rej,) = rejects
+    assert rej["event_id"] == 3199 and "event ID 3199 is not a replication event" in rej["reason"]
