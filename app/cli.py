@@ -48,6 +48,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="Spark master URL (default: $PFSCOPE_SPARK_MASTER, spark-submit's, else local[*])")
     c.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
     c.add_argument("--partitions", type=int, help="partitions for the fold (default: 2 x cores)")
+    c.add_argument("--keep", type=int, metavar="N",
+                   help="after publishing, keep the newest N published runs, never fewer than the published one "
+                        "and the one before it (default: $PFSCOPE_KEEP, else 5; 0 keeps every run); folders "
+                        "left by killed runs are removed either way")
+    c.add_argument("--wait-lock", type=float, nargs="?", const=-1, metavar="SECONDS",
+                   help="when another run holds DIR/.lock: wait for it (as long as it takes, or SECONDS) "
+                        "instead of exiting with status 75")
 
     v = sub.add_parser("serve", help="the dashboard")
     v.add_argument("--data", help="folder of published runs, as given to compute --out "
