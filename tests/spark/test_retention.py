@@ -127,7 +127,7 @@ def test_a_second_run_exits_75_or_waits_for_the_first(baseline: tuple[Path, Path
         assert a.returncode == 0, a_err
         a_run = json.loads((out / LATEST).read_text())["run_id"]
         assert a_run in a_out
-        w_out, w_err = waiter.communicate(timeout=900)
+        _, w_err = waiter.communicate(timeout=900)
         assert waiter.returncode == 0, w_err
         pointer = json.loads((out / LATEST).read_text())
         assert pointer["run_id"] != a_run and pointer["previous_run_id"] == a_run

@@ -190,13 +190,12 @@ def test_the_lock_refuses_a_second_holder_with_who_holds_it(tmp_path) -> None:  
     from spark_jobs.publish import RunLocked, run_lock
 
     with run_lock(tmp_path):
-        with pytest.raises(RunLocked, match=rf"another run holds .*\.lock \(pid {os.getpid()} on "):
-            with run_lock(tmp_path):
-                pass
+        with pytest.raises(RunLocked, match=rf"another run holds .*\.lock \(pid {os.getpid()} on "), \
+                run_lock(tmp_path):
+            pass
         started = time.monotonic()
-        with pytest.raises(RunLocked, match="after waiting 0.4 s"):
-            with run_lock(tmp_path, wait=0.4):
-                pass
+        with pytest.raises(RunLocked, match=r"after waiting 0\.4 s"), run_lock(tmp_path, wait=0.4):
+            pass
         assert time.monotonic() - started >= 0.4
     with run_lock(tmp_path):  # released
         pass
@@ -216,9 +215,8 @@ def test_the_lock_between_two_processes_and_after_sigkill(tmp_path) -> None:  # 
         stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        with pytest.raises(RunLocked, match=f"pid {holder.pid} "):
-            with run_lock(tmp_path):
-                pass
+        with pytest.raises(RunLocked, match=f"pid {holder.pid} "), run_lock(tmp_path):
+            pass
         holder.send_signal(signal.SIGKILL)  # the kernel releases an flock with its holder
         holder.wait()
         started = time.monotonic()
