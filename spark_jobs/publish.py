@@ -15,6 +15,7 @@ Local paths only for the pointer file; the tables themselves may go anywhere Spa
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import json
@@ -140,33 +141,46 @@ def run_lock(out: str | os.PathLike[str], wait: float | None = None) -> Iterator
     """Hold ``DIR/.lock`` (``flock``, released by the kernel when the holder dies, even by SIGKILL).
 
     ``wait``: None or 0 fails at once with :class:`RunLocked`, a number of seconds waits that
-    long, ``math.inf`` waits as long as it takes."""
+    long, ``math.inf`` waits as long as it takes. A ``DIR`` this call created is removed again
+    when nothing but the lock was put in it (a run refused before it started leaves no trace)."""
     root = Path(out)
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as e:
-        raise PublishError(f"{root}: cannot create the lock file: {e.strerror or e}") from None
-    try:
-        deadline = time.monotonic() + (wait or 0)
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as e:
-                if e.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise PublishError(f"{root / LOCK}: cannot lock: {e.strerror or e}") from None
+    created = not root.exists()
+    lock = root / LOCK
+    deadline = time.monotonic() + (wait or 0)
+    while True:
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise PublishError(f"{root}: cannot create the lock file: {e.strerror or e}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            os.close(fd)
+            if e.errno not in (errno.EAGAIN, errno.EACCES):
+                raise PublishError(f"{lock}: cannot lock: {e.strerror or e}") from None
             if time.monotonic() >= deadline:
-                holder = _read_holder(root / LOCK)
                 waited = f" after waiting {wait:g} s" if wait else ""
-                raise RunLocked(f"another run holds {root / LOCK} ({holder}){waited}; not starting "
-                                "(--wait-lock waits for it)")
+                raise RunLocked(f"another run holds {lock} ({_read_holder(lock)}){waited}; not starting "
+                                "(--wait-lock waits for it)") from None
             time.sleep(min(0.5, max(0.01, deadline - time.monotonic())))
+            continue
+        try:  # the file may have been removed (see below) between our open and our lock: retry
+            if os.stat(lock).st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    try:
         me = {"pid": os.getpid(), "host": socket.gethostname(), "since": datetime.now(UTC).isoformat()}
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
-        yield root / LOCK
+        yield lock
     finally:
+        if created and sorted(os.listdir(root)) in ([LOCK], [LOCK, RUNS]) and not any((root / RUNS).glob("*")):
+            with contextlib.suppress(OSError):
+                lock.unlink()  # while still held: a waiter that opened it sees the inode change
+                shutil.rmtree(root)
         os.close(fd)  # releases the lock
 
 

@@ -225,3 +225,20 @@ def test_the_lock_between_two_processes_and_after_sigkill(tmp_path) -> None:  # 
     finally:
         if holder.poll() is None:
             holder.kill()
+
+
+def test_a_refused_run_leaves_no_output_folder_it_created(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from spark_jobs.publish import LOCK, run_lock
+
+    fresh = tmp_path / "new" / "out"
+    with pytest.raises(ValueError), run_lock(fresh):
+        assert (fresh / LOCK).exists()
+        raise ValueError("bad topology")
+    assert not fresh.exists()
+    with run_lock(tmp_path):  # an existing folder keeps its lock file
+        pass
+    assert (tmp_path / LOCK).exists()
+    with run_lock(fresh):  # a run that published keeps everything
+        run = start_run(fresh)
+        publish(run, {})
+    assert read_latest(fresh)["run_id"] == run.run_id and (fresh / LOCK).exists()
