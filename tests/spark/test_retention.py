@@ -22,6 +22,8 @@ from app.data import RunData, require_run
 from spark_jobs.publish import EXIT_LOCKED, LATEST, RUNS, WRITER
 from tests.published import ROOT, _env, published
 
+pytestmark = pytest.mark.slow  # three real computes each (about a minute on a quiet machine)
+
 
 def _compute(out: Path, source: Path, *extra: str) -> subprocess.Popen[str]:
     """``pfscope compute`` in its own process group (the JVM with it), as cron or systemd starts it."""
