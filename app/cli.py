@@ -2,6 +2,10 @@
 
 Errors an operator can fix (a broken topology, a missing file) are one line on stderr and exit
 status 2, never a traceback.
+
+Exit statuses: 0 done; 1 failed unexpectedly (a crash: one line, nothing published or written);
+2 an operator error, nothing written; 3 (``ingest``) partial: some files could not be read
+whole, everything else was written and each such file is a reject.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
+
+EXIT_OK, EXIT_CRASH, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
 
 
 class UsageError(Exception):
@@ -82,6 +88,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="UTC offset of exported times that carry none (CSV exports), e.g. +01:00")
     i.add_argument("--timezone", help="time zone of exported times that carry no offset, with its daylight "
                                       "saving rules, e.g. Europe/Paris (instead of --time-offset)")
+    i.add_argument("--strict", action="store_true",
+                   help="stop at the first file that cannot be read whole, writing nothing (exit 2), instead "
+                        "of rejecting it and ingesting the rest (exit 3, partial)")
     return p
 
 
@@ -91,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _COMMANDS[args.command](args)
     except UsageError as e:
         print(f"pfscope: {e}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
 
 
 def _compute(args: argparse.Namespace) -> int:
@@ -200,11 +209,15 @@ def _ingest(args: argparse.Namespace) -> int:
         raise UsageError("give --time-offset or --timezone, not both")
     try:
         s = run_ingest(args.logs, args.out, replids=args.replids, topology=args.topology,
-                       default_offset_min=offset, zone=args.timezone)
+                       default_offset_min=offset, zone=args.timezone, strict=args.strict)
     except (InputError, ReplidFileError, TopologyError) as e:
         raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"{getattr(e, 'filename', None) or args.out}: {e.strerror or e}") from None
+    except Exception as e:  # a crash is still one line; nothing was written
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        print(f"pfscope ingest: failed ({type(e).__name__}): {first[:400]}; nothing written", file=sys.stderr)
+        return EXIT_CRASH
     w = s["events_written"]
     print(f"read {s['records_read']:,} records from {len(s['files'])} files in {s['seconds']:.1f} s "
           f"({s['records_per_second']:,} records/s): {s['used']:,} used, {s['errors_kept']:,} errors kept, "
@@ -215,7 +228,15 @@ def _ingest(args: argparse.Namespace) -> int:
         print(f"  rejected {n:,}: {reason}")
     if s["rejected"] and any("unrendered" in r for r in s["reject_reasons"]):
         print("  some events carry no description: see README, 'Reading Exchange's own logs'")
-    return 0
+    broken = s["files_broken"]
+    if broken:
+        print(f"pfscope ingest: partial: {len(broken)} of {len(s['files'])} files could not be read whole; "
+              f"their complete records and every other file were ingested (ingest_rejects.jsonl):",
+              file=sys.stderr)
+        for b in broken:
+            print(f"  {b['file']}: {b['reason']}", file=sys.stderr)
+        return EXIT_PARTIAL
+    return EXIT_OK
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -3,6 +3,12 @@
 ``formats`` reads exported records (XML, CSV, EVTX), ``parse`` reads one description,
 ``identity`` maps each server's REPLIDs to stores, ``build`` pairs sends with receives and
 derives what the logs do not print; ``run_ingest`` is the only function here that writes.
+
+Salvage: a file that cannot be read, or breaks part-way (cut off, garbage), is one reject (one
+record read and rejected, so the accounting still holds) after its complete records, and one
+entry of the summary's ``files_broken``; the run is then ``partial``. ``strict`` stops at the
+first such file instead, with nothing written. When no file at all can be read, that is the
+operator's to fix: nothing is written either.
 """
 
 from __future__ import annotations
@@ -16,15 +22,37 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .build import IngestResult, ingest_records
-from .formats import InputError, RawRecord, expand_log_paths, read_records, sniff
+from .formats import EXTENSIONS, InputError, RawRecord, expand_log_paths, read_records, sniff
 from .identity import ReplidFileError, load_replids
 
 __all__ = ["IngestResult", "InputError", "ReplidFileError", "ingest_records", "run_ingest"]
 
 
-def _all_records(files: Sequence[str]) -> Iterator[RawRecord]:
+def _all_records(files: Sequence[str], broken: list[dict[str, Any]], strict: bool,
+                 empty: list[str]) -> Iterator[RawRecord]:
+    """Every file's records; a file that breaks adds its one reject after its complete records.
+    A file with no record at all (an export of a quiet server) is listed in ``empty``."""
     for f in files:
-        yield from read_records(f)
+        n = 0
+        try:
+            for r in read_records(f):
+                n = r.record
+                yield r
+            if n == 0:
+                empty.append(f)
+        except Exception as e:
+            if strict:
+                if isinstance(e, InputError):
+                    raise InputError(f"{e} (--strict: nothing written)") from None
+                raise
+            if isinstance(e, InputError):
+                cause = str(e).removeprefix(f"{f}: ")
+            else:  # a reader's own failure: still only this file's, and said so
+                cause = f"unexpected {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
+            reason = f"unreadable file: {cause}" if n == 0 else f"unreadable after record {n}: {cause}"
+            broken.append({"file": f, "complete_records": n, "reason": reason})
+            fmt = EXTENSIONS.get(os.path.splitext(f)[1].lower(), "unknown")
+            yield RawRecord(f, n + 1, fmt, None, None, None, None, None, problem=reason)
 
 
 def run_ingest(
@@ -35,8 +63,10 @@ def run_ingest(
     topology: str | None = None,
     default_offset_min: int = 0,
     zone: str | None = None,
+    strict: bool = False,
 ) -> dict[str, Any]:
-    """Read every export under ``logs``, write the five outputs into ``out``; the summary.
+    """Read every export under ``logs``, write the five outputs into ``out``; the summary, whose
+    ``status`` is ``partial`` when a file could not be read whole (``files_broken``).
 
     Raises ``InputError``, ``ReplidFileError`` or ``TopologyError`` for what the operator must fix.
     ``zone`` (an IANA name) reads times that carry no offset with its daylight-saving rules."""
@@ -53,14 +83,31 @@ def run_ingest(
     files = expand_log_paths(logs)
     table = load_replids(replids) if replids else None
     topo = load_topology(topology) if topology else None
-    result = ingest_records(_all_records(files), replids=table, topology=topo,
+    broken: list[dict[str, Any]] = []
+    empty: list[str] = []
+    result = ingest_records(_all_records(files, broken, strict, empty), replids=table, topology=topo,
                             default_offset_min=default_offset_min, zone=tz)
+    if broken and len(broken) == len(files) and not any(b["complete_records"] for b in broken):
+        first = broken[0]
+        more = f" (and {len(broken) - 1} more unreadable files)" if len(broken) > 1 else ""
+        raise InputError(f"{first['file']}: {first['reason'].removeprefix('unreadable file: ')}{more}; "
+                         "no file could be read, nothing written")
     took = time.perf_counter() - started
-    result.summary["formats"] = {f: sniff(f) for f in files}
+    result.summary["status"] = "partial" if broken else "complete"
+    result.summary["files_broken"] = broken
+    result.summary["files_empty"] = empty
+    result.summary["formats"] = {f: _format_of(f) for f in files}
     result.summary["seconds"] = round(took, 3)
     result.summary["records_per_second"] = round(result.summary["records_read"] / max(took, 1e-9))
     write_outputs(result, out)
     return result.summary
+
+
+def _format_of(path: str) -> str:
+    try:
+        return sniff(path)
+    except OSError:
+        return "unknown"
 
 
 def write_outputs(result: IngestResult, out: str | os.PathLike[str]) -> None:

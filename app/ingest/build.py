@@ -74,7 +74,7 @@ R_RANGE_TOO_WIDE = "CN range of {:,} own CNs is wider than " + f"{MAX_EXPANDED_C
 
 def reason_key(reason: str) -> str:
     """Reasons counted in the summary: the full phrase, less details that vary record by record."""
-    for prefix in ("bad time", "unreadable CSV row", "unreadable .evtx record", "record XML not readable",
+    for prefix in ("unreadable file", "unreadable after record", "bad time", "unreadable CSV row", "unreadable .evtx record", "record XML not readable",
                    "event ID", "description: not", "description: RFI", "description: CNSET", "description: IDCN"):
         if reason.startswith(prefix):
             return prefix

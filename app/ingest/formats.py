@@ -11,20 +11,28 @@ insertion strings. Nothing here knows what the description means (``parse.py`` d
   description as an unnamed last column), ``Export-Csv`` of ``Get-WinEvent`` or
   ``Get-EventLog`` (``#TYPE`` line, any column order), UTF-8 or UTF-16, quoted multi-line fields.
 - EVTX: read with ``evtx`` (pyevtx-rs), whose records are XML like ``/f:xml``.
+
+A reader that meets a break (a file cut off part-way, garbage in the middle) has already yielded
+every complete record before it; it then raises ``InputError`` saying where and what broke, and
+the caller decides whether that is a reject (``ingest``) or the end (``ingest --strict``).
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import glob
 import io
 import os
 import re
+import struct
 import xml.etree.ElementTree as ET
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TextIO
+from xml.parsers.expat import ErrorString
 
 from spark_jobs.model.timeutil import US
 
@@ -95,13 +103,19 @@ def expand_log_paths(paths: Iterable[str]) -> list[str]:
 
 
 def read_records(path: str) -> Iterator[RawRecord]:
-    fmt = sniff(path)
+    """Every record of one export; a break raises ``InputError`` after the complete records before it."""
+    try:
+        if os.path.getsize(path) == 0:
+            return  # wevtutil writes an empty file when no event matched: a quiet server, not a fault
+        fmt = sniff(path)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
     if fmt == "evtx":
         yield from read_evtx(path)
     elif fmt == "xml":
         yield from read_xml_file(path)
     else:
-        yield from read_csv_text(_read_text(path), path)
+        yield from read_csv_file(path)
 
 
 def _decode(raw: bytes, *, partial: bool = False) -> str:
@@ -117,14 +131,44 @@ def _decode(raw: bytes, *, partial: bool = False) -> str:
         return raw.decode("cp1252", errors="replace")  # Windows PowerShell 5's "Default"
 
 
-def _read_text(path: str) -> str:
+def _read_text(path: str) -> tuple[str, bool]:
+    """The whole text, and whether it ends part-way through a character (a file cut off there:
+    the partial character is dropped; the cut-off row says the rest)."""
     try:
         with open(path, "rb") as fh:
-            return _decode(fh.read())
+            raw = fh.read()
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        even = raw[: len(raw) - len(raw) % 2]
+        try:
+            return even.decode("utf-16"), len(even) < len(raw)
+        except UnicodeDecodeError as e:
+            try:  # a high surrogate alone at the very end: cut off between the two halves
+                return even[:-2].decode("utf-16"), True
+            except UnicodeDecodeError:
+                raise InputError(f"{path}: not UTF-16 text at byte {e.start:,}") from None
+    if b"\x00" in raw[:65536]:  # no text export but UTF-16 (handled above) holds a NUL
+        raise InputError(f"{path}: binary data, not a text export (XML or CSV) nor a .evtx file")
+    cut = _decode_cut(raw)
+    if cut is not None:
+        return cut
+    try:
+        return _decode(raw), False
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 nor UTF-16 text") from None
+
+
+def _decode_cut(raw: bytes) -> tuple[str, bool] | None:
+    """UTF-8 whose only flaw is a partial character at its very end: the text before it."""
+    body = raw[3:] if raw.startswith(b"\xef\xbb\xbf") else raw
+    try:
+        body.decode("utf-8")
+        return None
+    except UnicodeDecodeError as e:
+        if e.end != len(body) or "end of data" not in e.reason:
+            return None
+        return body[: e.start].decode("utf-8"), True
 
 
 # --------------------------------------------------------------------------------------------
@@ -184,31 +228,77 @@ def read_xml_text(text: str, source: str, fmt: str = "xml") -> Iterator[RawRecor
     yield from read_xml_stream(io.StringIO(text), source, fmt)
 
 
+class _TextBreak(Exception):
+    """The bytes stop being text at ``offset``; ``at_end``: a character cut off by the file's end."""
+
+    def __init__(self, offset: int, at_end: bool, encoding: str):
+        super().__init__(offset)
+        self.offset, self.at_end, self.encoding = offset, at_end, encoding
+
+
+def _text_pieces(fh: io.BufferedReader, utf16: str | None) -> Iterator[str]:
+    """The file's text in 1 MB pieces; the text before a bad byte, then ``_TextBreak``."""
+    encoding = "utf-16" if utf16 else "utf-8-sig"
+    dec = codecs.getincrementaldecoder(encoding)("strict")
+    done = 0  # bytes handed to the decoder so far
+    while True:
+        raw = fh.read(1 << 20)
+        try:
+            text = dec.decode(raw, final=not raw)
+        except UnicodeDecodeError as e:
+            held = len(e.object) - len(raw)  # bytes the decoder kept from the piece before
+            good = bytes(e.object[: e.start])
+            if (good[:2] in (b"\xff\xfe", b"\xfe\xff") and utf16) or good[:3] == b"\xef\xbb\xbf":
+                yield good.decode(encoding)
+            elif utf16:
+                yield good.decode("utf-16-le" if utf16 == "le" else "utf-16-be")
+            else:
+                yield good.decode("utf-8")
+            raise _TextBreak(done - held + e.start, not raw or "end of data" in e.reason,
+                             "UTF-16" if utf16 else "UTF-8") from None
+        if text:
+            yield text
+        if not raw:
+            return
+        done += len(raw)
+
+
 def read_xml_file(path: str) -> Iterator[RawRecord]:
     """Streamed: an export of any size is read in 1 MB pieces, each ``<Event>`` let go once read."""
-    with open(path, "rb") as fh:
-        head = fh.read(2)
-    encoding = "utf-16" if head in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
     try:
-        with open(path, encoding=encoding, newline="") as fh:
-            yield from read_xml_stream(fh, path)
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: an XML export must be UTF-8 or UTF-16 text") from None
+        with open(path, "rb") as fh:
+            utf16 = {b"\xff\xfe": "le", b"\xfe\xff": "be"}.get(fh.read(2))
+            fh.seek(0)
+            yield from _read_xml_pieces(_text_pieces(fh, utf16), path, "xml")
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
 
 
 def read_xml_stream(fh: TextIO, source: str, fmt: str = "xml") -> Iterator[RawRecord]:
     """Every ``<Event>`` of an export, with or without a root element (``wevtutil`` writes none)."""
+    yield from _read_xml_pieces(iter(lambda: fh.read(1 << 20), ""), source, fmt)
+
+
+_ROOT = "<pfscopeRoot>"
+
+
+def _read_xml_pieces(pieces: Iterable[str], source: str, fmt: str) -> Iterator[RawRecord]:
+    """Each record as soon as its ``</Event>`` is read; at a break, ``InputError`` naming the
+    line and column (of the file), after every complete record before it."""
     parser = ET.XMLPullParser(events=("start", "end"))
-    parser.feed("<pfscopeRoot>")
+    parser.feed(_ROOT)
     stack: list[ET.Element] = []
     n = 0
     first = True
+    seen = False  # an element besides our root
 
     def drain() -> Iterator[RawRecord]:
         nonlocal n
+        nonlocal seen
         for event, el in parser.read_events():
             if event == "start":
                 stack.append(el)
+                seen = seen or len(stack) > 1
                 continue
             stack.pop()
             if _local(el.tag) == "Event" and stack and _local(stack[-1].tag) in ("pfscopeRoot", "Events"):
@@ -216,21 +306,37 @@ def read_xml_stream(fh: TextIO, source: str, fmt: str = "xml") -> Iterator[RawRe
                 yield record_from_event_element(el, source, n, fmt)
                 stack[-1].remove(el)
 
+    def where() -> str:
+        inside = any(_local(el.tag) == "Event" for el in stack)
+        return f"inside record {n + 1}" if inside else f"after record {n}" if n else "before any record"
+
+    at_end = False
     try:
-        while True:
-            chunk = fh.read(1 << 20)
-            if not chunk:
-                break
-            if first:
-                chunk = _DECL_RE.sub("", chunk.lstrip("\ufeff"), count=1)
+        for piece in pieces:
+            if first:  # the declaration may not follow our root: blanked, so columns stay true
+                piece = _DECL_RE.sub(lambda m: " " * len(m.group()), piece.lstrip("\ufeff"), count=1)
                 first = False
-            parser.feed(chunk)
+            parser.feed(piece)
             yield from drain()
+        at_end = True
         parser.feed("</pfscopeRoot>")
         parser.close()
         yield from drain()
+        if not seen:
+            raise InputError(f"{source}: no XML element (an empty file, or one cut off before its first)")
     except ET.ParseError as e:
-        raise InputError(f"{source}: not well-formed XML ({e})") from None
+        line, col = e.position
+        col = col - len(_ROOT) if line == 1 else col
+        if at_end:
+            raise InputError(f"{source}: not well-formed XML: the file ends {where()}, at line {line}, "
+                             f"column {col + 1} (cut off?)") from None
+        raise InputError(f"{source}: not well-formed XML at line {line}, column {col + 1}, {where()} "
+                         f"({ErrorString(e.code)})") from None
+    except _TextBreak as e:
+        if e.at_end:
+            raise InputError(f"{source}: the file ends part-way through a character at byte {e.offset:,}, "
+                             f"{where()} (cut off?)") from None
+        raise InputError(f"{source}: not {e.encoding} text at byte {e.offset:,}, {where()}") from None
 
 
 # --------------------------------------------------------------------------------------------
@@ -246,7 +352,16 @@ _COLUMNS = {
 }
 
 
-def read_csv_text(text: str, source: str) -> Iterator[RawRecord]:
+def read_csv_file(path: str) -> Iterator[RawRecord]:
+    text, cut_in_character = _read_text(path)
+    if not text.strip("\ufeff \r\n\t"):
+        return  # nothing exported (blank lines only): no records, nothing lost
+    yield from read_csv_text(text, path, cut_in_character=cut_in_character)
+
+
+def read_csv_text(text: str, source: str, *, cut_in_character: bool = False) -> Iterator[RawRecord]:
+    """Rows to records. Exporters end every row with a line break: a last row without one, or a
+    file that ends inside a quoted field, was cut off there (``InputError`` after the rows before)."""
     lines = text.lstrip("\ufeff").splitlines(keepends=True)
     skip = 0
     while skip < len(lines) and (lines[skip].startswith("#TYPE") or not lines[skip].strip()):
@@ -258,7 +373,7 @@ def read_csv_text(text: str, source: str) -> Iterator[RawRecord]:
     try:
         header = next(reader)
     except StopIteration:
-        return
+        raise InputError(f"{source}: no header line") from None
     names = [h.strip().lower() for h in header]
     col: dict[str, int] = {}
     for key, aliases in _COLUMNS.items():
@@ -267,9 +382,16 @@ def read_csv_text(text: str, source: str) -> Iterator[RawRecord]:
                 col[key] = names.index(a)
                 break
     if "time" not in col or "event_id" not in col:
-        raise InputError(f"{source}: a CSV export needs a time and an event ID column; found {', '.join(header)}")
+        found = ", ".join(header)
+        found = found if len(found) <= 120 else found[:120] + "…"
+        raise InputError(f"{source}: a CSV export needs a time and an event ID column; found {found}")
     no_message_column = "message" not in col  # Event Viewer: the description is an unnamed last column
+    fields = len(header) + 1 if no_message_column else len(header)
+    unterminated = not body.endswith(("\n", "\r"))
+    in_quotes = body.count('"') % 2 == 1  # a quote inside a quoted field is doubled
     n = 0
+    pending: tuple[list[str], int] | None = None  # one row held back: the last one may be cut off
+    blank_after = False  # blank lines (or a cut-off empty field) after the held row
     while True:
         line_before = reader.line_num
         try:
@@ -277,60 +399,167 @@ def read_csv_text(text: str, source: str) -> Iterator[RawRecord]:
         except StopIteration:
             break
         except csv.Error as e:
+            if pending is not None:
+                n += 1
+                yield _csv_record(pending[0], header, col, no_message_column, source, n)
+                pending = None
             n += 1
             yield RawRecord(source, n, "csv", None, None, None, None, None,
                             problem=f"unreadable CSV row near line {skip + line_before + 1}: {e}")
             continue
         if not any(c.strip() for c in row):
+            blank_after = True
             continue
+        if pending is not None:
+            n += 1
+            yield _csv_record(pending[0], header, col, no_message_column, source, n)
+        pending = (row, skip + line_before + 1)
+        blank_after = False
+    if pending is not None and blank_after:  # a line followed: the held row was whole
         n += 1
+        yield _csv_record(pending[0], header, col, no_message_column, source, n)
+        pending = None
+        if in_quotes or unterminated:  # ... and what followed is a row cut off at its start
+            raise InputError(f"{source}: the file ends at the start of record {n + 1} (cut off?)")
+    if pending is not None:
+        row, line = pending
+        if in_quotes or unterminated:  # a closing quote and half of an escaped one look alike
+            what = "inside a quoted field" if in_quotes else \
+                f"without a line break, in its field {min(len(row), fields)} of {fields}"
+            raise InputError(f"{source}: the file ends {what}, inside record {n + 1} (line {line}; cut off?)")
+        n += 1
+        yield _csv_record(row, header, col, no_message_column, source, n)
+    elif n == 0 and (in_quotes or unterminated):
+        raise InputError(f"{source}: the file ends inside its header line (line {skip + 1}; cut off?)")
+    if cut_in_character:  # after a complete row: the next one had begun
+        raise InputError(f"{source}: the file ends part-way through a character, after record {n} (cut off?)")
 
-        def get(key: str, row: list[str] = row) -> str | None:
-            i = col.get(key)
-            return row[i] if i is not None and i < len(row) else None
 
-        if no_message_column:
-            message = row[len(header)] if len(row) > len(header) else None
-        else:
-            message = get("message")
-        eid = (get("event_id") or "").strip()
-        event_id = int(eid) & 0xFFFF if eid.isdigit() else None
-        rid = (get("record_id") or "").strip()
-        yield RawRecord(
-            source, n, "csv", (get("server") or "").strip() or None, (get("provider") or "").strip() or None,
-            event_id, (get("time") or "").strip() or None, message, None, int(rid) if rid.isdigit() else None,
-            problem=None if eid.isdigit() else f"event ID {eid[:20]!r} is not a number",
-        )
+def _csv_record(row: list[str], header: list[str], col: dict[str, int], no_message_column: bool,
+                source: str, n: int) -> RawRecord:
+    def get(key: str) -> str | None:
+        i = col.get(key)
+        return row[i] if i is not None and i < len(row) else None
+
+    if no_message_column:
+        message = row[len(header)] if len(row) > len(header) else None
+    else:
+        message = get("message")
+    eid = (get("event_id") or "").strip()
+    event_id = int(eid) & 0xFFFF if eid.isdigit() else None
+    rid = (get("record_id") or "").strip()
+    return RawRecord(
+        source, n, "csv", (get("server") or "").strip() or None, (get("provider") or "").strip() or None,
+        event_id, (get("time") or "").strip() or None, message, None, int(rid) if rid.isdigit() else None,
+        problem=None if eid.isdigit() else f"event ID {eid[:20]!r} is not a number",
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # EVTX
 # --------------------------------------------------------------------------------------------
+EVTX_HEADER = 4096  # the file header block
+EVTX_CHUNK = 65536  # records never span chunks
+_EVTX_RECORD = 0x2A2A
+
+
 def read_evtx(path: str) -> Iterator[RawRecord]:
-    """Records of a ``.evtx`` file through pyevtx-rs; each comes as the XML of ``/f:xml``."""
+    """Records of a ``.evtx`` file through pyevtx-rs; each comes as the XML of ``/f:xml``.
+
+    pyevtx-rs passes over a chunk cut short without a word, so a file whose size is not its
+    header plus whole chunks is salvaged here: the complete records of the cut chunk are read
+    from a copy of that chunk filled out with zeros, then ``InputError`` says where it ends."""
     try:
         from evtx import PyEvtxParser
     except ImportError:
         raise InputError("reading .evtx needs the 'evtx' package (pip install evtx)") from None
     try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as fh:
+            head = fh.read(EVTX_HEADER)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
+    if not head.startswith(b"ElfFile\x00"):
+        raise InputError(f"{path}: not a readable .evtx file (no ElfFile signature)")
+    if len(head) < EVTX_HEADER:
+        raise InputError(f"{path}: not a readable .evtx file (it ends at byte {size:,}, inside its "
+                         f"{EVTX_HEADER:,}-byte file header: cut off?)")
+    try:
         parser = PyEvtxParser(path)
     except Exception as e:
         raise InputError(f"{path}: not a readable .evtx file ({str(e).splitlines()[0]})") from None
+    whole, tail = divmod(size - EVTX_HEADER, EVTX_CHUNK)
+    declared = int.from_bytes(head[42:44], "little")
     n = 0
-    it = parser.records()
-    while True:
+    for r in _evtx_records(parser.records(), path):
+        n = r.record
+        yield r
+    if not tail and whole >= declared:
+        return
+    chunks = max(declared, whole + (1 if tail else 0))
+    salvaged = 0
+    if tail >= 512:
+        with open(path, "rb") as fh:
+            fh.seek(EVTX_HEADER + whole * EVTX_CHUNK)
+            chunk = fh.read(tail)
+        complete, end = _complete_records(chunk)
+        if complete:
+            for r in _evtx_records(PyEvtxParser(io.BytesIO(_one_chunk_file(head, chunk[:end])),
+                                                validate_checksums=False).records(), path, n, complete):
+                n = r.record
+                salvaged += 1
+                yield r
+    if tail:
+        raise InputError(f"{path}: the file ends at byte {size:,}, inside chunk {whole + 1} of {chunks}, "
+                         f"after record {n} ({salvaged} records of that chunk read; cut off?)")
+    raise InputError(f"{path}: the file ends at byte {size:,}, after chunk {whole} of the {declared} its "
+                     f"header counts, after record {n} (cut off?)")
+
+
+def _complete_records(chunk: bytes) -> tuple[int, int]:
+    """How many whole records a cut chunk holds, and where the last one ends."""
+    if not chunk.startswith(b"ElfChnk\x00"):
+        return 0, 0
+    count, off = 0, 512
+    while off + 24 <= len(chunk):
+        magic, size = struct.unpack_from("<II", chunk, off)
+        if magic != _EVTX_RECORD or size < 28 or off + size > len(chunk):
+            break
+        if struct.unpack_from("<I", chunk, off + size - 4)[0] != size:  # the size is repeated at the end
+            break
+        count, off = count + 1, off + size
+    return count, off
+
+
+def _one_chunk_file(head: bytes, chunk: bytes) -> bytes:
+    """A file of one chunk: the cut chunk's complete records, then zeros."""
+    h = bytearray(head)
+    struct.pack_into("<QQ", h, 8, 0, 0)  # first and last chunk
+    struct.pack_into("<H", h, 42, 1)  # chunk count
+    struct.pack_into("<I", h, 124, zlib.crc32(bytes(h[:120])))
+    return bytes(h) + chunk + bytes(EVTX_CHUNK - len(chunk))
+
+
+def _evtx_records(it: Iterator[dict[str, object]], path: str, n: int = 0,
+                  limit: int | None = None) -> Iterator[RawRecord]:
+    taken = 0
+    while limit is None or taken < limit:
         try:
             rec = next(it)
         except StopIteration:
             break
-        except Exception as e:  # one broken record is a reject, not the end of the file
+        except BaseException as e:  # one broken record is a reject, not the end of the file
+            if not isinstance(e, Exception) and type(e).__name__ != "PanicException":
+                raise  # KeyboardInterrupt and the like; a Rust panic is one record's problem
             n += 1
+            taken += 1
             yield RawRecord(path, n, "evtx", None, None, None, None, None,
                             problem=f"unreadable .evtx record: {str(e).splitlines()[0][:200]}")
             continue
         n += 1
+        taken += 1
         try:
-            el = ET.fromstring(_DECL_RE.sub("", rec["data"]))
+            el = ET.fromstring(_DECL_RE.sub("", str(rec["data"])))
         except ET.ParseError as e:
             yield RawRecord(path, n, "evtx", None, None, None, None, None,
                             record_id=rec.get("event_record_id"), problem=f"record XML not readable: {e}")

@@ -22,8 +22,12 @@ def _rows(rows: list[dict], drop: tuple[str, ...] = ()) -> list[str]:
 
 def test_three_server_samples(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    assert main(["ingest", "--logs", str(FIXTURES / "EX07.xml"), str(FIXTURES / "*.csv"), "--out", str(out),
-                 "--replids", str(FIXTURES / "replids.csv"), "--time-offset=+01:00"]) == 2  # replids.csv is no export
+    glob_all = ["ingest", "--logs", str(FIXTURES / "EX07.xml"), str(FIXTURES / "*.csv"), "--out", str(out),
+                "--replids", str(FIXTURES / "replids.csv"), "--time-offset=+01:00"]
+    assert main([*glob_all, "--strict"]) == 2  # replids.csv is no export
+    assert main(glob_all) == 3  # ... so it is rejected whole and the rest ingested: partial
+    s = json.loads((out / "ingest_summary.json").read_text(encoding="utf-8"))
+    assert [b["file"] for b in s["files_broken"]] == [str(FIXTURES / "replids.csv")] and s["accounted"]
     assert main(["ingest", "--logs", str(FIXTURES / "EX07.xml"), str(FIXTURES / "LDNPF1_application.csv"),
                  str(FIXTURES / "PARPF2.csv"), "--out", str(out), "--replids", str(FIXTURES / "replids.csv"),
                  "--time-offset=+01:00"]) == 0
