@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from app.data import RunData, require_run
@@ -47,6 +48,13 @@ def _wait_for(what: str, check, proc: subprocess.Popen[str], timeout: float = 60
             raise AssertionError(f"compute exited {proc.returncode} before {what}: {proc.stderr.read()[-2000:]}")
         time.sleep(0.05)
     raise AssertionError(f"no {what} within {timeout} s")
+
+
+def _jvm_running(pid: int) -> bool:
+    try:
+        return any(c.name() == "java" for c in psutil.Process(pid).children(recursive=True))
+    except psutil.Error:
+        return False
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:
@@ -81,7 +89,13 @@ def test_killed_runs_leave_latest_and_the_next_run_clears_them(baseline: tuple[P
     [run] = _wait_for("run folder", lambda: [r for r in _new_runs(out, first) if (r / WRITER).exists()], proc)
     _kill(proc)
     leftovers.append(run)
-    # 2. killed mid-write: the first tables are being written (Spark's _temporary or a table folder)
+    # 2. killed while Spark runs (its JVM started), before any table is written
+    proc = _compute(out, source)
+    _wait_for("Spark's JVM", lambda: _jvm_running(proc.pid), proc)
+    [run] = _new_runs(out, first | {p.name for p in leftovers})
+    _kill(proc)
+    leftovers.append(run)
+    # 3. killed mid-write: the first tables are being written (Spark's _temporary or a table folder)
     proc = _compute(out, source)
     [run] = _wait_for("table being written",
                       lambda: [r for r in _new_runs(out, first | {p.name for p in leftovers})
@@ -100,7 +114,7 @@ def test_killed_runs_leave_latest_and_the_next_run_clears_them(baseline: tuple[P
          "--events", str(source / "events.jsonl"), "--out", str(out), "--keep", "2"],
         cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr
-    assert "removed 0 older run(s) (keeping 2) and 2 left by interrupted runs" in done.stdout
+    assert "removed 0 older run(s) (keeping 2) and 3 left by interrupted runs" in done.stdout
     assert not any(r.exists() for r in leftovers)
     pointer = json.loads((out / LATEST).read_text())
     assert pointer["previous_run_id"] == json.loads(latest)["run_id"]
