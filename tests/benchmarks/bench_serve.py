@@ -258,8 +258,11 @@ def main() -> None:
     print(f"{'page':34} {'n':>6} {'p50':>8} {'p95':>8} {'max':>8}")
     for kind, ms in first.items():
         print(row(kind, ms, 0)[:-8])
+    n_load = sum(1 for s in samples if s.phase != "cold, 1 user")
     print(f"\nper callback (ms), {args.users} concurrent users: cold pass {wall_cold:.0f} s, "
-          f"{args.rounds} warm passes {wall_warm:.0f} s; server CPU {cpu_load:.1f} s, client CPU {cpu_client:.1f} s")
+          f"{args.rounds} warm passes {wall_warm:.0f} s; {n_load:,} callbacks, "
+          f"{n_load / (wall_cold + wall_warm):.1f}/s; server CPU {cpu_load:.1f} s "
+          f"({cpu_load / max(n_load, 1) * 1000:.1f} ms per callback), client CPU {cpu_client:.1f} s")
     print(f"{'phase / page':34} {'n':>6} {'p50':>8} {'p95':>8} {'max':>8} {'errors':>7}")
     for phase, cold in (("cold, 1 user", True), (f"{args.users} users", True), (f"{args.users} users", False)):
         group = [s for s in samples if s.phase == phase and s.cold == cold]
