@@ -172,7 +172,8 @@ def run_lock(out: str | os.PathLike[str], wait: float | None = None) -> Iterator
             pass
         os.close(fd)
     try:
-        me = {"pid": os.getpid(), "host": socket.gethostname(), "since": datetime.now(UTC).isoformat()}
+        me = {"pid": os.getpid(), "host": socket.gethostname(),
+              "since": datetime.now(UTC).replace(microsecond=0).isoformat()}
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
         yield lock
