@@ -54,6 +54,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="Spark master URL (default: $PFSCOPE_SPARK_MASTER, spark-submit's, else local[*])")
     c.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
     c.add_argument("--partitions", type=int, help="partitions for the fold (default: 2 x cores)")
+    c.add_argument("--keep", type=int, metavar="N",
+                   help="after publishing, keep the newest N published runs, never fewer than the published one "
+                        "and the one before it (default: $PFSCOPE_KEEP, else 5; 0 keeps every run); folders "
+                        "left by killed runs are removed either way")
+    c.add_argument("--wait-lock", type=float, nargs="?", const=-1, metavar="SECONDS",
+                   help="when another run holds DIR/.lock: wait for it (as long as it takes, or SECONDS) "
+                        "instead of exiting with status 75")
 
     v = sub.add_parser("serve", help="the dashboard")
     v.add_argument("--data", help="folder of published runs, as given to compute --out "
@@ -61,6 +68,10 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--host", help="address to bind (default: $PFSCOPE_HOST, else 127.0.0.1; any other needs "
                                   "PFSCOPE_USER and PFSCOPE_PASSWORD)")
     v.add_argument("--port", type=int, help="port (default: $PFSCOPE_PORT, else 8050)")
+    v.add_argument("--workers", type=int, help="gunicorn worker processes (default: $PFSCOPE_WORKERS, "
+                                               "else 2 x cores + 1, at most 12)")
+    v.add_argument("--dev", action="store_true", help="Flask's development server instead (one process, "
+                                                      "for working on the dashboard; never in production)")
 
     o = sub.add_parser("report", help="a standalone HTML report (one file, opens offline)")
     o.add_argument("--data", required=True, help="folder of published runs (reads the one LATEST points at)")
@@ -125,20 +136,35 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from app.serve import serve, workers_from
     from app.settings import SettingsError, load_settings
 
     try:
         settings = load_settings(data_dir=args.data, host=args.host, port=args.port)
+        workers = workers_from(args.workers)
     except SettingsError as e:
         raise UsageError(str(e)) from None
     if not settings.data_dir.is_dir():
         raise UsageError(f"{settings.data_dir}: no such folder of published runs")
-    from app.main import create_app
+    _check_bind(settings.host, settings.port)
+    return serve(settings, workers=workers, dev=args.dev, access_log=os.environ.get("PFSCOPE_ACCESS_LOG") or None)
 
-    app = create_app(settings)
-    print(f"pfscope: serving {settings.data_dir} on http://{settings.host}:{settings.port}/", flush=True)
-    app.run(host=settings.host, port=settings.port, debug=False)
-    return 0
+
+def _check_bind(host: str, port: int) -> None:
+    """A taken port or an address not on this machine is one line, not a server retrying."""
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as e:
+        raise UsageError(f"cannot serve on {host}: {e.strerror or e}") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(address)
+        except OSError as e:
+            raise UsageError(f"cannot serve on {host}:{port}: {e.strerror or e}") from None
 
 
 def _replay(args: argparse.Namespace) -> int:

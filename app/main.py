@@ -184,10 +184,9 @@ class _BoundCache:
 
 
 def server() -> Flask:
-    """gunicorn's entry (``app.main:server()``): settings from ``PFSCOPE_*`` variables.
-
-    The Procfile binds gunicorn to ``PFSCOPE_HOST``, so the same check as ``pfscope serve`` applies:
-    off loopback without credentials, one line and exit status 2.
+    """For a WSGI server of your own (``gunicorn "app.main:server()"``): settings from ``PFSCOPE_*``
+    variables, with the same check as ``pfscope serve`` (which embeds gunicorn itself, see
+    ``app.serve``): off loopback without credentials, one line and exit status 2.
     """
     try:
         settings = load_settings()

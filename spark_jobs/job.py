@@ -14,7 +14,19 @@ from typing import Any
 
 from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
 from spark_jobs.model.topology import TopologyError, load_topology
-from spark_jobs.publish import PublishError, abandon, publish, start_run
+from spark_jobs.publish import (
+    EXIT_LOCKED,
+    Pruning,
+    PublishError,
+    RunLocked,
+    abandon,
+    keep_from,
+    prune_runs,
+    publish,
+    run_lock,
+    start_run,
+    wait_seconds,
+)
 
 SMALL_TABLES = {"stores", "folders", "summary", "replicas", "rejects", "backfill_entries", "responders"}
 #: tables the dashboard reads one folder at a time: written sorted by fid (see ``fold_groups``)
@@ -39,7 +51,13 @@ def parse_conf(pairs: list[str]) -> dict[str, str]:
 
 def run_job(args: argparse.Namespace) -> int:
     try:
-        pointer = _run(args)
+        keep = keep_from(getattr(args, "keep", None))
+        with run_lock(args.out, wait=wait_seconds(getattr(args, "wait_lock", None))):
+            pointer = _run(args)
+            pruned = prune_runs(args.out, keep, pointer)
+    except RunLocked as e:
+        print(f"pfscope compute: {e}", file=sys.stderr)
+        return EXIT_LOCKED
     except (JobError, TopologyError, TimeError, PublishError, FileNotFoundError) as e:
         print(f"pfscope compute: {e}", file=sys.stderr)
         return 2
@@ -52,7 +70,18 @@ def run_job(args: argparse.Namespace) -> int:
     print(f"published run {pointer['run_id']} as of {pointer['as_of']}: {s['lines_read']:,} lines read, "
           f"{s['accepted']:,} accepted, {s['duplicates']:,} duplicates, {s['rejected']:,} rejected "
           f"in {pointer['seconds']:.1f} s -> {args.out}/{pointer['path']}")
+    _report_pruning(pruned, keep)
     return 0
+
+
+def _report_pruning(p: Pruning, keep: int) -> None:
+    if p.old or p.leftovers:
+        print(f"removed {len(p.old)} older run(s) (keeping {keep or 'all'}) and {len(p.leftovers)} left by "
+              "interrupted runs")
+    for run_id in p.spared:
+        print(f"kept unfinished run {run_id}: its writer may still be running", file=sys.stderr)
+    for line in p.failed:
+        print(f"pfscope compute: could not remove {line}", file=sys.stderr)
 
 
 def _run(args: argparse.Namespace) -> dict[str, Any]:

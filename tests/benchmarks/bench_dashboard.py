@@ -83,7 +83,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True, type=Path)
     ap.add_argument("--folders", type=int, default=25)
-    ap.add_argument("--workers", type=int, default=0, help="gunicorn workers (0: pfscope serve)")
+    ap.add_argument("--workers", type=int, default=0, help="gunicorn workers (0: pfscope serve with its default)")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 

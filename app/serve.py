@@ -1,0 +1,116 @@
+"""``pfscope serve``: gunicorn embedded through its application API, the app factory in each worker.
+
+One code path for every way of serving: the console (``pfscope serve``), the ``Procfile``
+(which runs ``pfscope serve``) and systemd. The settings are checked before any socket is opened
+(the credentials rule: one line, exit status 2); each worker builds its own app with
+:func:`app.main.create_app`, so nothing is shared between workers but the file (or Redis) cache.
+
+SIGTERM stops gracefully (requests in flight finish, at most ``GRACEFUL_SECONDS``), SIGINT
+(Ctrl-C) at once; both exit 0. Flask's development server runs only with ``--dev``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from gunicorn.app.base import BaseApplication
+
+from app.settings import Settings, SettingsError
+
+GRACEFUL_SECONDS = 10
+#: a first visit of a folder at 100,000 folders reads several tables: well under this, even loaded
+TIMEOUT_SECONDS = 120
+
+
+def default_workers() -> int:
+    """gunicorn's rule of thumb, 2 x cores + 1, capped so a big machine does not fork dozens of
+    copies of pandas and Dash (each worker holds its own tables between cache hits)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return min(2 * cores + 1, 12)
+
+
+def workers_from(flag: int | None, env: dict[str, str] | os._Environ[str] | None = None) -> int:
+    """``--workers`` wins over ``PFSCOPE_WORKERS``, which wins over :func:`default_workers`."""
+    env = os.environ if env is None else env
+    if flag is None:
+        raw = env.get("PFSCOPE_WORKERS", "")
+        if raw.strip() == "":
+            return default_workers()
+        try:
+            flag = int(raw)
+        except ValueError:
+            raise SettingsError(f"PFSCOPE_WORKERS={raw!r} is not a whole number") from None
+    if flag < 1:
+        raise SettingsError(f"workers: {flag} (need at least 1)")
+    return flag
+
+
+def listening_line(settings: Settings, workers: int | None) -> str:
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    how = f"{workers} worker{'s' if workers != 1 else ''}" if workers else "Flask development server"
+    auth = ", HTTP Basic auth" if settings.auth_required else ""
+    return f"pfscope: serving {settings.data_dir} on http://{host}:{settings.port}/ ({how}{auth})"
+
+
+class PfscopeServer(BaseApplication):  # type: ignore[misc]
+    """gunicorn with pfscope's configuration; ``load()`` runs the app factory in each worker."""
+
+    def __init__(self, settings: Settings, workers: int, access_log: str | None = None):
+        self.settings = settings
+        self.workers = workers
+        self.access_log = access_log
+        super().__init__()
+
+    def load_config(self) -> None:
+        host = f"[{self.settings.host}]" if ":" in self.settings.host else self.settings.host
+        line = listening_line(self.settings, self.workers)
+
+        def when_ready(_arbiter: Any) -> None:  # after the socket is bound: the address is real
+            print(line, flush=True)
+
+        options: dict[str, Any] = {
+            "bind": f"{host}:{self.settings.port}",
+            "workers": self.workers,
+            "worker_class": "sync",
+            "timeout": TIMEOUT_SECONDS,
+            "graceful_timeout": GRACEFUL_SECONDS,
+            "keepalive": 5,
+            "loglevel": "warning",  # the one line above, then only problems
+            "errorlog": "-",
+            "accesslog": self.access_log,
+            "proc_name": "pfscope-serve",
+            "when_ready": when_ready,
+            "forwarded_allow_ips": os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1"),
+        }
+        for key, value in options.items():
+            self.cfg.set(key, value)
+
+    def load(self) -> Any:
+        from app.main import create_app
+
+        return create_app(self.settings).server
+
+
+def serve(settings: Settings, *, workers: int, dev: bool = False, access_log: str | None = None) -> int:
+    """Serve until SIGTERM or Ctrl-C; the exit status (0 after a clean stop)."""
+    if dev:
+        from app.main import create_app
+
+        app = create_app(settings)
+        print(listening_line(settings, None), flush=True)
+        app.run(host=settings.host, port=settings.port, debug=False)
+        return 0
+    try:
+        PfscopeServer(settings, workers, access_log).run()
+    except SystemExit as e:  # the arbiter exits through sys.exit
+        code = e.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover - python -m app.serve is pfscope serve
+    from app.cli import main
+
+    sys.exit(main(["serve", *sys.argv[1:]]))
