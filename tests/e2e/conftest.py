@@ -42,7 +42,8 @@ class Server:
 
 def start_server(data: Path, cache: Path, log: Path, extra_env: dict[str, str] | None = None) -> Server:
     port = free_port()
-    env = {**_env(), "PFSCOPE_CACHE_DIR": str(cache), **(extra_env or {})}
+    # two gunicorn workers: the production path with its shared cache, without five per server
+    env = {**_env(), "PFSCOPE_CACHE_DIR": str(cache), "PFSCOPE_WORKERS": "2", **(extra_env or {})}
     with log.open("wb") as out:
         proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--data", str(data), "--port", str(port)],
                                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
