@@ -18,6 +18,7 @@ from flask import Flask, Response, request
 from flask_caching import Cache
 
 from app import components
+from app.compression import install_compression
 from app.metrics import install_metrics_route
 from app.runtime import EXTENSION, current_data
 from app.settings import Settings, SettingsError, load_settings
@@ -159,6 +160,7 @@ def create_app(settings: Settings) -> dash.Dash:
         _install_auth(server, settings)
     _install_report_route(server)
     install_metrics_route(server)
+    install_compression(server)
     app = dash.Dash(
         "pfscope", server=server, use_pages=True, pages_folder=str(ROOT / "app" / "pages"),
         assets_folder=str(ROOT / "assets"), title="pfscope", update_title=None,
