@@ -32,7 +32,9 @@ HEALTH_COLOURS: dict[str, str] = {
 #: who-knows-what cell states (see :func:`who_knows_what`)
 CELL_STATES: dict[str, str] = {
     "current": "knows the subject's real state",
-    "not_told": "the subject holds CNs the observer has not heard of yet",
+    "not_told": "the subject holds CNs the observer has not heard of yet, and the observer lacks some of them",
+    "told_later": "the subject holds CNs the observer has not heard it holds, all of which the observer holds "
+                  "itself: nothing is missing (normal between status messages)",
     "lacks": "the observer is current, and the subject really lacks CNs other replicas hold",
     "owned": "the observer's own row (owned set, last sent CN)",
     "unknown": "the observer never heard from this subject",
@@ -40,11 +42,13 @@ CELL_STATES: dict[str, str] = {
 #: a cell state's name on screen, and its glossary anchor
 CELL_LABELS: dict[str, tuple[str, str | None]] = {
     "current": ("current", "current"), "not_told": ("not told yet", "not-told"),
+    "told_later": ("not told, holds them", "told-later"),
     "lacks": ("really lacks", "really-lacks"), "owned": ("owned", "owned"), "unknown": ("no row", None),
 }
 CELL_COLOURS: dict[str, str] = {
     "current": "#009e73",
     "not_told": "#e69f00",
+    "told_later": "#56b4e9",
     "lacks": "#d55e00",
     "owned": "#0072b2",
     "unknown": "#999999",
@@ -182,7 +186,13 @@ GLOSSARY: dict[str, tuple[str, str]] = {
     "lag": ("knowledge lag", "The CNs a subject really owns that the observer's believed row lacks, both as of "
                              "the same time."),
     "not-told": ("not told yet", "A who-knows-what cell whose observer lags: the subject holds CNs the observer "
-                                 "has not heard of yet (knowledge lag)."),
+                                 "has not heard of yet (knowledge lag), and the observer itself lacks some of "
+                                 "them: it does not know this subject could backfill it (amber)."),
+    "told-later": ("not told, holds them", "A who-knows-what cell whose observer lags (knowledge lag), but holds "
+                                           "every CN it was not told of itself: nothing is missing. The usual "
+                                           "state between status messages, above all in the hierarchy 1-1, "
+                                           "where a store tells its partners what it received only in its next "
+                                           "message (shown healthy)."),
     "really-lacks": ("really lacks", "A who-knows-what cell whose observer is current, while the subject really "
                                      "lacks CNs some other replica holds."),
     "current": ("current", "The observer's believed row equals the subject's owned set, and the subject lacks "
@@ -509,7 +519,8 @@ def who_knows_what(cells: pd.DataFrame, observers: Iterable[str] | None = None) 
     Each cell gets the subject's real state (its own owned row at the same time), the knowledge
     ``lag`` (owned(subject) minus believed), what the subject really ``lacks`` (CNs some replica
     of the matrix owns that the subject does not) and a ``state``: ``owned`` on the diagonal,
-    ``not_told`` when the observer lags, ``lacks`` when the observer is current but the subject
+    ``not_told`` when the observer lags and lacks some of those CNs itself, ``told_later`` when it
+    lags but holds them all (harmless: nothing missing), ``lacks`` when the observer is current but the subject
     really lacks CNs, ``current`` otherwise, ``unknown`` when the observer has no row. ``derived``:
     the cell's CN set is a lower bound that ingest derived (the figures built on it are too).
     """
@@ -548,7 +559,8 @@ def who_knows_what(cells: pd.DataFrame, observers: Iterable[str] | None = None) 
                 state = "owned"
                 lag = CNSet.empty()
             elif lag:
-                state = "not_told"
+                mine = owned.get(o, CNSet.empty())
+                state = "not_told" if lag.difference(mine) else "told_later"
             elif lacks:
                 state = "lacks"
             else:
@@ -593,8 +605,9 @@ def fig_who_knows_what(matrix: pd.DataFrame) -> go.Figure:
                 label = f"{DERIVED_MARK} {label}"
             if c["state"] == "owned":
                 label = f"owned: {label}<br>last sent {esc(s)}:{c['last_sent_cn']}"
-            elif c["state"] == "not_told":
-                label = f"{label}<br>not told yet: {esc(c['lag_cnset'])}"
+            elif c["state"] in ("not_told", "told_later"):
+                words = "not told yet" if c["state"] == "not_told" else "not told, holds them"
+                label = f"{label}<br>{words}: {esc(c['lag_cnset'])}"
             elif c["state"] == "lacks":
                 label = f"{label}<br>really lacks: {esc(c['lacks_cnset'])}"
             if c.get("derived"):
@@ -837,7 +850,7 @@ def backfill_rows(entries: pd.DataFrame, folders: pd.DataFrame, as_of: Any,
     rows = entries.merge(folders[["fid", "path"]], on="fid", how="left")
     rows["path"] = [folder_label(a, b) for a, b in zip(rows["fid"], rows["path"], strict=True)]
     ref = pd.Timestamp(as_of) if as_of is not None else None
-    rows["open_for_s"] = [(ref - t).total_seconds() if ref is not None and not pd.isna(t) else None
+    rows["open_for_s"] = [int((ref - t).total_seconds()) if ref is not None and not pd.isna(t) else None
                           for t in rows["opened_at"]]
     rows["open_for"] = [fmt_age(s) for s in rows["open_for_s"]]
     rows["overdue"] = [yes_no(int(n or 0) >= 2) for n in rows["requests"].fillna(0)]

@@ -32,6 +32,7 @@ def report_error_page(data: RunData, fid: str | None, at: str | None, reason: st
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>pfscope · {escape(title)}</title>
+<link rel="icon" type="image/svg+xml" href="/assets/favicon.svg">
 <style>body{{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;padding:0 1rem;line-height:1.5}}
 @media (prefers-color-scheme:dark){{body{{background:#111;color:#eee}}a{{color:#8cf}}}}</style></head>
 <body><main class="pf-not-found">

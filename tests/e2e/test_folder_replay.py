@@ -90,3 +90,29 @@ def test_the_slider_replays_replicas_entries_timeline_and_says_what_happened(dem
     page.wait_for_function("() => document.querySelector('#folder-at').innerText === 'as of the run'")
     page.wait_for_load_state("networkidle")
     assert {r["entry_id"]: r["state"] for r in rows(page, "pf-entries", ["entry_id", "state"])} == as_of_entries
+
+
+def test_the_hierarchy_matrix_reads_healthy_where_nothing_is_missing(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    from spark_jobs.model.cnset import CNSet
+
+    state = table(demo_server.data, "state_table")
+    state = state[state["fid"] == "1-1"]
+    owned = {r.subject: CNSet.parse(r.cnset or "") for r in state.itertuples(index=False) if r.is_self}
+    amber_want, healthy_lag = set(), set()
+    for r in state[~state["is_self"]].itertuples(index=False):
+        lag = owned[r.subject].difference(CNSet.parse(r.cnset or ""))
+        if lag and lag.difference(owned.get(r.observer, CNSet.empty())):
+            amber_want.add((r.observer, r.subject))
+        elif lag:
+            healthy_lag.add((r.observer, r.subject))
+    open_page(page, demo_server.base + "/folder/1-1")
+    cells = page.locator("#pf-matrix td.pf-cell").evaluate_all(
+        "cs => cs.map(c => [c.dataset.observer, c.dataset.subject, c.dataset.state, getComputedStyle(c).borderLeftColor])")
+    amber = "rgb(230, 159, 0)"
+    shown_amber = {(o, s) for o, s, _, colour in cells if colour == amber}
+    assert shown_amber == amber_want
+    assert {(o, s) for o, s, st, _ in cells if st == "told_later"} == healthy_lag
+    off_diagonal = [c for c in cells if c[0] != c[1]]
+    assert len(shown_amber) < len(off_diagonal) / 3  # the common case (a lag the observer holds) is not amber
+    green = {colour for o, s, st, colour in cells if st in ("told_later", "current")}
+    assert len(green) == 1 and amber not in green
