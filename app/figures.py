@@ -1065,8 +1065,8 @@ def fig_backfill_trend(trend: pd.DataFrame) -> go.Figure:
 
 #: what the folder page cannot replay exactly from the published tables, said on the page
 REPLAY_LIMITS = ("Replayed from state_history, backfill_entries and backfill_requests. Missing CNs use the "
-                 "replica list as of the run (the tables do not record earlier lists); unique CNs and "
-                 "next status are shown only as of the run.")
+                 "replica list as of the run (the tables do not record earlier lists). Unique CNs and "
+                 "next status are blank at a past step: the published tables hold them only as of the run.")
 
 
 def _owned_at(cells: pd.DataFrame) -> dict[str, CNSet]:
@@ -1122,7 +1122,8 @@ def replicas_at(replicas: pd.DataFrame, entries: pd.DataFrame, cells: pd.DataFra
     """The folder's replicas at ``at``: health (the model's order: deleted, delete pending, overdue,
     backfilling, in sync), open entries and missing CNs, from the entries at ``at``
     (:func:`entries_at`) and the state rows at ``at``. Missing uses ``replica_list`` (as of the
-    run); for the hierarchy every store counts (``every_store``)."""
+    run); for the hierarchy every store counts (``every_store``). Unique CNs and next status are
+    published only as of the run: blank here, not invented."""
     t = pd.Timestamp(at)
     owned = _owned_at(cells)
     believed: dict[str, list[tuple[str, CNSet]]] = {}
@@ -1147,7 +1148,8 @@ def replicas_at(replicas: pd.DataFrame, entries: pd.DataFrame, cells: pd.DataFra
         else:
             missing = CNSet.empty()
         rows.append({**r, "health": health, "open_entries": n_open, "missing_cnset": missing.text(),
-                     "missing_count": missing.count()})
+                     "missing_count": missing.count(), "unique_count": None, "unique_cnset": None,
+                     "next_status_at": pd.NaT})
     return pd.DataFrame(rows, columns=list(replicas.columns))
 
 

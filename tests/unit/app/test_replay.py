@@ -65,6 +65,7 @@ def test_an_entry_replays_open_then_overdue_then_satisfied() -> None:
     e, r = at("2026-11-02T03:00:00Z")
     assert e.loc[0, "state"] == "satisfied" and list(r["health"]) == ["in_sync", "in_sync"]
     assert list(r["missing_count"]) == [0, 0]
+    assert r["unique_count"].isna().all() and r["next_status_at"].isna().all()  # not published at a past step
 
 
 def test_a_step_says_who_learned_what_from_which_message() -> None:
