@@ -43,6 +43,7 @@ REQUESTS = pd.DataFrame({
 })
 REPLICAS = pd.DataFrame({"store": ["A", "B"], "fid": ["1-2", "1-2"], "health": ["in_sync", "in_sync"],
                          "open_entries": [0, 0], "missing_count": [0, 0], "missing_cnset": ["", ""],
+                         "unique_count": [0, 0], "unique_cnset": ["", ""], "next_status_at": [pd.NaT, pd.NaT],
                          "delete_pending_since": [pd.NaT, pd.NaT], "deleted_at": [pd.NaT, pd.NaT]})
 
 
