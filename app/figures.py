@@ -1162,7 +1162,8 @@ def step_changes(history: pd.DataFrame, at: Any) -> list[str]:
     for r in rows.itertuples(index=False):
         cause = str(r.cause) if isinstance(r.cause, str) else "?"
         if r.observer == r.subject:
-            out.append(f"{r.observer}'s own content became {r.cnset or '∅'} ({'a change' if cause == 'change' else cause})")
+            how = "a change" if cause == "change" else f"from message {cause}"
+            out.append(f"{r.observer}'s own content became {r.cnset or '∅'} ({how})")
         else:
             how = "a change" if cause == "change" else f"message {cause}"
             out.append(f"{r.observer} learned that {r.subject} holds {r.cnset or '∅'} (from {how})")
