@@ -29,6 +29,8 @@ def title(fid: str | None = None, **_: Any) -> str:
 dash.register_page(__name__, path_template="/folder/<fid>", name="Folder", title=title)
 
 MAX_SLIDER_MARKS = 8
+#: the time strip under the slider draws at most one tick per 1/MAX_STRIP_TICKS of its width
+MAX_STRIP_TICKS = 400
 
 
 def ts_text(ts: Any) -> str:
@@ -152,9 +154,15 @@ def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, 
 def time_strip(times: list[pd.Timestamp], end: Any, index: int) -> html.Div:
     """The change times on a time axis (ticks spaced by time); the slider's step highlighted."""
     fractions = f.time_ticks(times, end)
-    ticks = [html.Span(className="pf-tick" + (" pf-tick-on" if i == index else ""),
-                       style={"left": f"{100 * x:.3f}%"}, title=ts_text(t), **{"data-at": ts_text(t)})
-             for i, (t, x) in enumerate(zip(times, fractions, strict=True))]
+    seen: set[int] = set()
+    ticks = []
+    for i, (t, x) in enumerate(zip(times, fractions, strict=True)):
+        slot = round(x * MAX_STRIP_TICKS)
+        if slot in seen and i != index:  # one tick per slot of the strip: a long history stays light
+            continue
+        seen.add(slot)
+        ticks.append(html.Span(className="pf-tick" + (" pf-tick-on" if i == index else ""),
+                               style={"left": f"{100 * x:.3f}%"}, title=ts_text(t), **{"data-at": ts_text(t)}))
     return html.Div(ticks, className="pf-time-strip", id="folder-time-strip",
                     title="each change of the folder's state tables, placed by time")
 
