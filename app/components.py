@@ -254,6 +254,9 @@ def matrix_cell(cell: dict[str, Any]) -> html.Td:
         if state == "not_told":
             parts.append(html.Div(["not told yet ", term_link("not-told"), ": ", cnset_text(cell.get("lag_cnset")),
                                    f" ({plural(lag, 'CN')} behind)"], className="pf-cell-lag"))
+        elif state == "told_later":
+            parts.append(html.Div(["not told, holds them ", term_link("told-later"), ": ",
+                                   cnset_text(cell.get("lag_cnset"))], className="pf-cell-lag pf-cell-harmless"))
         elif state == "lacks":
             parts.append(html.Div(["subject really lacks ", term_link("really-lacks"), ": ",
                                    cnset_text(cell.get("lacks_cnset"))], className="pf-cell-lag"))

@@ -32,7 +32,9 @@ HEALTH_COLOURS: dict[str, str] = {
 #: who-knows-what cell states (see :func:`who_knows_what`)
 CELL_STATES: dict[str, str] = {
     "current": "knows the subject's real state",
-    "not_told": "the subject holds CNs the observer has not heard of yet",
+    "not_told": "the subject holds CNs the observer has not heard of yet, and the observer lacks some of them",
+    "told_later": "the subject holds CNs the observer has not heard it holds, all of which the observer holds "
+                  "itself: nothing is missing (normal between status messages)",
     "lacks": "the observer is current, and the subject really lacks CNs other replicas hold",
     "owned": "the observer's own row (owned set, last sent CN)",
     "unknown": "the observer never heard from this subject",
@@ -40,11 +42,13 @@ CELL_STATES: dict[str, str] = {
 #: a cell state's name on screen, and its glossary anchor
 CELL_LABELS: dict[str, tuple[str, str | None]] = {
     "current": ("current", "current"), "not_told": ("not told yet", "not-told"),
+    "told_later": ("not told, holds them", "told-later"),
     "lacks": ("really lacks", "really-lacks"), "owned": ("owned", "owned"), "unknown": ("no row", None),
 }
 CELL_COLOURS: dict[str, str] = {
     "current": "#009e73",
     "not_told": "#e69f00",
+    "told_later": "#56b4e9",
     "lacks": "#d55e00",
     "owned": "#0072b2",
     "unknown": "#999999",
@@ -182,7 +186,13 @@ GLOSSARY: dict[str, tuple[str, str]] = {
     "lag": ("knowledge lag", "The CNs a subject really owns that the observer's believed row lacks, both as of "
                              "the same time."),
     "not-told": ("not told yet", "A who-knows-what cell whose observer lags: the subject holds CNs the observer "
-                                 "has not heard of yet (knowledge lag)."),
+                                 "has not heard of yet (knowledge lag), and the observer itself lacks some of "
+                                 "them: it does not know this subject could backfill it (amber)."),
+    "told-later": ("not told, holds them", "A who-knows-what cell whose observer lags (knowledge lag), but holds "
+                                           "every CN it was not told of itself: nothing is missing. The usual "
+                                           "state between status messages, above all in the hierarchy 1-1, "
+                                           "where a store tells its partners what it received only in its next "
+                                           "message (shown healthy)."),
     "really-lacks": ("really lacks", "A who-knows-what cell whose observer is current, while the subject really "
                                      "lacks CNs some other replica holds."),
     "current": ("current", "The observer's believed row equals the subject's owned set, and the subject lacks "
@@ -509,7 +519,8 @@ def who_knows_what(cells: pd.DataFrame, observers: Iterable[str] | None = None) 
     Each cell gets the subject's real state (its own owned row at the same time), the knowledge
     ``lag`` (owned(subject) minus believed), what the subject really ``lacks`` (CNs some replica
     of the matrix owns that the subject does not) and a ``state``: ``owned`` on the diagonal,
-    ``not_told`` when the observer lags, ``lacks`` when the observer is current but the subject
+    ``not_told`` when the observer lags and lacks some of those CNs itself, ``told_later`` when it
+    lags but holds them all (harmless: nothing missing), ``lacks`` when the observer is current but the subject
     really lacks CNs, ``current`` otherwise, ``unknown`` when the observer has no row. ``derived``:
     the cell's CN set is a lower bound that ingest derived (the figures built on it are too).
     """
@@ -548,7 +559,8 @@ def who_knows_what(cells: pd.DataFrame, observers: Iterable[str] | None = None) 
                 state = "owned"
                 lag = CNSet.empty()
             elif lag:
-                state = "not_told"
+                mine = owned.get(o, CNSet.empty())
+                state = "not_told" if lag.difference(mine) else "told_later"
             elif lacks:
                 state = "lacks"
             else:
@@ -593,8 +605,9 @@ def fig_who_knows_what(matrix: pd.DataFrame) -> go.Figure:
                 label = f"{DERIVED_MARK} {label}"
             if c["state"] == "owned":
                 label = f"owned: {label}<br>last sent {esc(s)}:{c['last_sent_cn']}"
-            elif c["state"] == "not_told":
-                label = f"{label}<br>not told yet: {esc(c['lag_cnset'])}"
+            elif c["state"] in ("not_told", "told_later"):
+                words = "not told yet" if c["state"] == "not_told" else "not told, holds them"
+                label = f"{label}<br>{words}: {esc(c['lag_cnset'])}"
             elif c["state"] == "lacks":
                 label = f"{label}<br>really lacks: {esc(c['lacks_cnset'])}"
             if c.get("derived"):
@@ -837,7 +850,7 @@ def backfill_rows(entries: pd.DataFrame, folders: pd.DataFrame, as_of: Any,
     rows = entries.merge(folders[["fid", "path"]], on="fid", how="left")
     rows["path"] = [folder_label(a, b) for a, b in zip(rows["fid"], rows["path"], strict=True)]
     ref = pd.Timestamp(as_of) if as_of is not None else None
-    rows["open_for_s"] = [(ref - t).total_seconds() if ref is not None and not pd.isna(t) else None
+    rows["open_for_s"] = [int((ref - t).total_seconds()) if ref is not None and not pd.isna(t) else None
                           for t in rows["opened_at"]]
     rows["open_for"] = [fmt_age(s) for s in rows["open_for_s"]]
     rows["overdue"] = [yes_no(int(n or 0) >= 2) for n in rows["requests"].fillna(0)]
@@ -1046,3 +1059,126 @@ def fig_backfill_trend(trend: pd.DataFrame) -> go.Figure:
     fig = _layout(fig, height=500)
     fig.update_layout(margin={"t": 80}, legend={"y": 1.08})  # the legend above the first panel's title
     return fig
+
+
+# -- the folder page replayed at a step of its history -----------------------------------------
+
+#: what the folder page cannot replay exactly from the published tables, said on the page
+REPLAY_LIMITS = ("Replayed from state_history, backfill_entries and backfill_requests. Missing CNs use the "
+                 "replica list as of the run (the tables do not record earlier lists). Unique CNs and "
+                 "next status are blank at a past step: the published tables hold them only as of the run.")
+
+
+def _owned_at(cells: pd.DataFrame) -> dict[str, CNSet]:
+    """Each store's own row (observer == subject) in ``cells``: what it owned then."""
+    return {o: CNSet.parse(t or "") for o, s, t in zip(cells["observer"], cells["subject"], cells["cnset"], strict=True)
+            if o == s}
+
+
+def entries_at(entries: pd.DataFrame, requests: pd.DataFrame, cells: pd.DataFrame, at: Any) -> pd.DataFrame:
+    """The folder's backfill entries as they stood at ``at``: those opened by then, open unless
+    closed by then, requests made by then, remaining = opened minus what the observer owned then
+    (CNs that arrive leave an entry), next due = the due time of its first request after ``at``.
+
+    ``cells`` are the state rows at ``at`` (:func:`cells_at`)."""
+    t = pd.Timestamp(at)
+    e = entries[entries["opened_at"] <= t].copy()
+    if e.empty:
+        return e
+    owned = _owned_at(cells)
+    done = e["closed_at"].notna() & (e["closed_at"] <= t)
+    open_at_run = (e["state"] == "open").tolist()
+    e["state"] = e["state"].where(done, "open")
+    e["closed_at"] = e["closed_at"].where(done, pd.NaT)
+    made = requests[requests["entry_id"].notna() & (requests["at"] <= t)]
+    later = requests[requests["entry_id"].notna() & (requests["at"] > t)].sort_values("at", kind="stable")
+    count = made.groupby("entry_id")["attempt"].nunique()
+    last = made.groupby("entry_id")["at"].max()
+    next_due = later.groupby("entry_id")["due_at"].first()
+    e["requests"] = [int(count.get(i, 0)) for i in e["entry_id"]]
+    e["last_request_at"] = pd.to_datetime([last.get(i, pd.NaT) for i in e["entry_id"]], utc=True)
+    remaining, remaining_n, due = [], [], []
+    for r, still_open in zip(e.to_dict("records"), open_at_run, strict=True):
+        if r["state"] != "open":
+            remaining.append(r["cnset_remaining"])
+            remaining_n.append(r["cnset_remaining_count"])
+            due.append(pd.NaT)
+            continue
+        left = CNSet.parse(r["cnset_opened"] or "").difference(owned.get(r["observer"], CNSet.empty()))
+        remaining.append(left.text())
+        remaining_n.append(left.count())
+        nd = next_due.get(r["entry_id"], pd.NaT)
+        if pd.isna(nd) and still_open:  # no request after ``at``: the run's next due time still holds
+            nd = r["next_due_at"]
+        due.append(nd)
+    e["cnset_remaining"] = remaining
+    e["cnset_remaining_count"] = remaining_n
+    e["next_due_at"] = pd.to_datetime(due, utc=True)
+    return e.reset_index(drop=True)
+
+
+def replicas_at(replicas: pd.DataFrame, entries: pd.DataFrame, cells: pd.DataFrame, at: Any,
+                replica_list: Sequence[str], every_store: bool = False) -> pd.DataFrame:
+    """The folder's replicas at ``at``: health (the model's order: deleted, delete pending, overdue,
+    backfilling, in sync), open entries and missing CNs, from the entries at ``at``
+    (:func:`entries_at`) and the state rows at ``at``. Missing uses ``replica_list`` (as of the
+    run); for the hierarchy every store counts (``every_store``). Unique CNs and next status are
+    published only as of the run: blank here, not invented."""
+    t = pd.Timestamp(at)
+    owned = _owned_at(cells)
+    believed: dict[str, list[tuple[str, CNSet]]] = {}
+    for o, s, txt in zip(cells["observer"], cells["subject"], cells["cnset"], strict=True):
+        if o != s:
+            believed.setdefault(o, []).append((s, CNSet.parse(txt or "")))
+    on_list = set(replica_list)
+    open_e = entries[entries["state"] == "open"] if not entries.empty else entries
+    rows = []
+    for r in replicas.to_dict("records"):
+        store = r["store"]
+        mine = open_e[open_e["observer"] == store] if not open_e.empty else open_e
+        n_open = len(mine)
+        overdue = bool(n_open and (mine["requests"] >= 2).any())
+        deleted = pd.notna(r.get("deleted_at")) and r["deleted_at"] <= t
+        pending = pd.notna(r.get("delete_pending_since")) and r["delete_pending_since"] <= t
+        health = ("deleted" if deleted else "delete_pending" if pending else "overdue" if overdue
+                  else "backfilling" if n_open else "in_sync")
+        if store in on_list or every_store:
+            others = [b for s, b in believed.get(store, []) if every_store or s in on_list]
+            missing = union_all(others).difference(owned.get(store, CNSet.empty()))
+        else:
+            missing = CNSet.empty()
+        rows.append({**r, "health": health, "open_entries": n_open, "missing_cnset": missing.text(),
+                     "missing_count": missing.count(), "unique_count": None, "unique_cnset": None,
+                     "next_status_at": pd.NaT})
+    return pd.DataFrame(rows, columns=list(replicas.columns))
+
+
+def step_changes(history: pd.DataFrame, at: Any) -> list[str]:
+    """What happened at ``at``: one sentence per state_history row stamped then (who learned
+    what, from which message; or whose own content changed)."""
+    t = pd.Timestamp(at)
+    rows = history[history["at"] == t]
+    out = []
+    for r in rows.itertuples(index=False):
+        cause = str(r.cause) if isinstance(r.cause, str) else "?"
+        if r.observer == r.subject:
+            how = "a change" if cause == "change" else f"from message {cause}"
+            out.append(f"{r.observer}'s own content became {r.cnset or '∅'} ({how})")
+        else:
+            how = "a change" if cause == "change" else f"message {cause}"
+            out.append(f"{r.observer} learned that {r.subject} holds {r.cnset or '∅'} (from {how})")
+    return out
+
+
+def time_ticks(times: Sequence[Any], end: Any = None) -> list[float]:
+    """Where each change time sits on a time axis from the first change to ``end`` (default: the
+    last change), as fractions 0..1: ticks spaced by time, not by event."""
+    if not times:
+        return []
+    ts = [pd.Timestamp(x) for x in times]
+    last = pd.Timestamp(end) if end is not None and not pd.isna(end) else ts[-1]
+    last = max(last, ts[-1])
+    span = (last - ts[0]).total_seconds()
+    if span <= 0:
+        return [0.0 for _ in ts]
+    return [(x - ts[0]).total_seconds() / span for x in ts]

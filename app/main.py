@@ -18,6 +18,7 @@ from flask import Flask, Response, request
 from flask_caching import Cache
 
 from app import components
+from app.compression import install_compression
 from app.metrics import install_metrics_route
 from app.runtime import EXTENSION, current_data
 from app.settings import Settings, SettingsError, load_settings
@@ -80,8 +81,11 @@ def _install_report_route(server: Flask) -> None:
             return Response("pfscope: no run is published yet\n", 404, {"Content-Type": "text/plain; charset=utf-8"})
         try:
             payload = report_download(data, fid=request.args.get("fid") or None, at=request.args.get("at") or None)
-        except ReportError as e:  # plain text: nothing from the URL is ever interpreted as HTML
-            return Response(f"pfscope: {e}\n", 400, {"Content-Type": "text/plain; charset=utf-8"})
+        except ReportError as e:  # a helpful page; everything from the URL is escaped
+            from app.report.not_found import report_error_page
+
+            status, page = report_error_page(data, request.args.get("fid") or None, request.args.get("at"), str(e))
+            return Response(page, status, {"Content-Type": "text/html; charset=utf-8"})
         return Response(payload["content"], 200, {
             "Content-Type": "text/html; charset=utf-8",
             "Content-Disposition": f'attachment; filename="{payload["filename"]}"',
@@ -156,6 +160,7 @@ def create_app(settings: Settings) -> dash.Dash:
         _install_auth(server, settings)
     _install_report_route(server)
     install_metrics_route(server)
+    install_compression(server)
     app = dash.Dash(
         "pfscope", server=server, use_pages=True, pages_folder=str(ROOT / "app" / "pages"),
         assets_folder=str(ROOT / "assets"), title="pfscope", update_title=None,

@@ -33,6 +33,8 @@ COLUMNS: list[dict[str, Any]] = [
     {"field": "open_for", "headerName": "open for", "width": 150, "sort": "desc", "sortIndex": 1,
      "comparator": {"function": "PfOpenFor"},
      "headerTooltip": "time from opening to the run's as-of; sorts as a duration"},
+    {"field": "open_for_s", "headerName": "open for (s)", "hide": True,
+     "headerTooltip": "open for, in seconds (the CSV export's sortable duration)"},
     {"field": "requests", "headerName": "requests", "filter": "agNumberColumnFilter", "width": 110},
     {"field": "cnset_remaining_count", "headerName": "CNs remaining", "filter": "agNumberColumnFilter", "width": 130},
     {"field": "next_due_at", "headerName": "next due (UTC)", "width": 175},
@@ -44,8 +46,8 @@ COLUMNS: list[dict[str, Any]] = [
     {"field": "cnset_remaining", "headerName": "remaining", "flex": 2, "minWidth": 200,
      "tooltipField": "cnset_remaining"},
 ]
-#: fields sent to the browser but not shown (sort keys)
-HIDDEN = ["open_for_s"]
+#: fields sent to the browser but not shown (sort keys); hidden columns are still exported to CSV
+HIDDEN: list[str] = []
 
 
 def grid_rows(entries: pd.DataFrame, folders: pd.DataFrame, as_of: Any,
@@ -108,7 +110,7 @@ def layout(observer: str | None = None, overdue: str | None = None, **_query: An
                            "minWidth": 80, "cellDataType": False},
             dashGridOptions={"pagination": True, "paginationPageSize": 100, "enableCellTextSelection": True,
                              "animateRows": False, "tooltipShowDelay": 300},
-            csvExportParams={"fileName": f"pfscope-backfill{'-' + observer if observer else ''}"
+            csvExportParams={"allColumns": True, "fileName": f"pfscope-backfill{'-' + observer if observer else ''}"
                                          f"{'-overdue' if only_overdue else ''}.csv"},
             className="ag-theme-quartz pf-grid",
             style={"height": "70vh"},

@@ -29,6 +29,8 @@ def title(fid: str | None = None, **_: Any) -> str:
 dash.register_page(__name__, path_template="/folder/<fid>", name="Folder", title=title)
 
 MAX_SLIDER_MARKS = 8
+#: the time strip under the slider draws at most one tick per 1/MAX_STRIP_TICKS of its width
+MAX_STRIP_TICKS = 400
 
 
 def ts_text(ts: Any) -> str:
@@ -95,6 +97,74 @@ def _entries_section(entries: pd.DataFrame) -> html.Div:
          "new_replica": c.as_yes_no},
         id="pf-entries",
     )
+
+
+def _replicas_table(replicas: pd.DataFrame, down: set[str]) -> html.Div:
+    replicas = replicas.assign(store_status=["down" if s in down else "up" for s in replicas["store"]])
+    return c.table(
+        replicas.sort_values("store") if not replicas.empty else replicas,
+        [("store", "store"), ("health", "health"), ("on_list", c.with_term("on list", "replica-list")),
+         ("open_entries", "open entries"),
+         ("missing_count", c.with_term("missing CNs", "missing")), ("missing_cnset", "missing"),
+         ("unique_count", c.with_term("unique CNs", "content-at-risk")),
+         ("next_status_at", c.with_term("next status", "next-status"))],
+        {"store": c.link_store, "health": c.as_health, "missing_cnset": c.as_cnset}, id="pf-replicas")
+
+
+def step_view(history: pd.DataFrame, at: pd.Timestamp | None) -> html.Div:
+    """The line saying what happened at the slider's step (its state_history rows)."""
+    if at is None:
+        return html.Div(html.P("As of the run: replicas, entries and the timeline show the published tables.",
+                               className="pf-muted"), id="pf-step")
+    lines = f.step_changes(history, at)
+    return html.Div([
+        html.P(f"At {ts_text(at)}:" if lines else f"Nothing changed at {ts_text(at)}."),
+        html.Ul([html.Li(line) for line in lines], className="pf-step-lines"),
+        html.P(f.REPLAY_LIMITS, className="pf-help"),
+    ], id="pf-step")
+
+
+def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, Any, Any]:
+    """Every section that follows the slider, at ``at`` (None: as of the run): replicas, backfill
+    entries, the step's line, the entry timeline with a cursor at ``at``."""
+    entries = data.backfill_entries(fid=fid)
+    requests = data.backfill_requests(fid=fid)
+    replicas = data.replicas(fid=fid)
+    history = data.state_history(fid)
+    down = set(data.stores().query("status == 'down'")["store"])
+    marks = f.entry_timeline_marks(entries, requests)
+    if at is not None:
+        cells = f.cells_at(history, at)
+        entries = f.entries_at(entries, requests, cells, at)
+        folder = data.folder(fid) or {}
+        replicas = f.replicas_at(replicas, entries, cells, at, folder.get("replicas", []),
+                                 every_store=fid == f.HIERARCHY_FID)
+        down = set()  # the stores' status is published as of the run only
+    timeline, left_off = f.fig_entry_timeline(marks)
+    if at is not None and not marks.empty:
+        timeline.add_vline(x=at, line={"color": f.VERMILLION, "width": 2}, name="step")
+        timeline.add_annotation(x=at, y=1, yref="paper", text="step", showarrow=False, yanchor="bottom")
+    timeline_children = [
+        dcc.Graph(id="folder-timeline", figure=timeline, config={"displaylogo": False}, className="pf-figure"),
+        html.P(f"{left_off:,} older entries not drawn (mark limit).", className="pf-muted") if left_off else "",
+    ]
+    return (_replicas_table(replicas, down), _entries_section(entries), step_view(history, at), timeline_children)
+
+
+def time_strip(times: list[pd.Timestamp], end: Any, index: int) -> html.Div:
+    """The change times on a time axis (ticks spaced by time); the slider's step highlighted."""
+    fractions = f.time_ticks(times, end)
+    seen: set[int] = set()
+    ticks = []
+    for i, (t, x) in enumerate(zip(times, fractions, strict=True)):
+        slot = round(x * MAX_STRIP_TICKS)
+        if slot in seen and i != index:  # one tick per slot of the strip: a long history stays light
+            continue
+        seen.add(slot)
+        ticks.append(html.Span(className="pf-tick" + (" pf-tick-on" if i == index else ""),
+                               style={"left": f"{100 * x:.3f}%"}, title=ts_text(t), **{"data-at": ts_text(t)}))
+    return html.Div(ticks, className="pf-time-strip", id="folder-time-strip",
+                    title="each change of the folder's state tables, placed by time")
 
 
 def non_candidates_view(data: RunData, entry_id: str, cand: pd.DataFrame) -> list[Any]:
@@ -189,10 +259,9 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
     time_texts = [ts_text(t) for t in times]
     summary = data.summary()
     matrix = matrix_frame(data, fid, at_ts)
-    entries = data.backfill_entries(fid=fid)
     requests = data.backfill_requests(fid=fid)
-    marks = f.entry_timeline_marks(entries, requests)
-    timeline, left_off = f.fig_entry_timeline(marks)
+    replicas_view, entries_view, step, timeline_view = replay(data, fid, at_ts)
+    events = set(f.entry_timeline_marks(data.backfill_entries(fid=fid), requests)["event"])
     options = f.request_options(requests)
     if request and request not in {o["value"] for o in options}:
         request_note = html.P(f"request={request!r} is not a request of this folder.", className="pf-error")
@@ -200,8 +269,6 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
     else:
         request_note = html.Div()
     replicas = data.replicas(fid=fid)
-    down = set(data.stores().query("status == 'down'")["store"])
-    replicas = replicas.assign(store_status=["down" if s in down else "up" for s in replicas["store"]])
     pending = replicas[replicas["health"] == "delete_pending"] if not replicas.empty else replicas
     crumbs = data.breadcrumb(fid)
 
@@ -227,35 +294,33 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
                            marks=_slider_marks(time_texts), updatemode="mouseup", allow_direct_input=False),
                 html.P(id="folder-at", className="pf-at",
                        children=f"at {ts_text(at_ts)}" if at_ts is not None else "as of the run"),
+                time_strip(times, summary.get("as_of"), _slider_index(times, at_ts)),
+                step,
             ]) if times else html.P("This folder has no history rows."),
             html.Div(c.matrix_table(matrix), id="folder-matrix"),
             id="pf-who", help="One column per observer (its replication state table), one row per subject. "
                               "Lag is against the subject's own row at the same time.",
         ),
-        c.section("Replicas", c.table(
-            replicas.sort_values("store") if not replicas.empty else replicas,
-            [("store", "store"), ("health", "health"), ("on_list", c.with_term("on list", "replica-list")),
-             ("open_entries", "open entries"),
-             ("missing_count", c.with_term("missing CNs", "missing")), ("missing_cnset", "missing"),
-             ("unique_count", c.with_term("unique CNs", "content-at-risk")),
-             ("next_status_at", c.with_term("next status", "next-status"))],
-            {"store": c.link_store, "health": c.as_health, "missing_cnset": c.as_cnset}, id="pf-replicas"),
-            help="Health as of the run; on a store that is down, the health is as last known.", term="overdue"),
+        c.section("Replicas", html.Div(replicas_view, id="folder-replicas"),
+                  help="Health at the slider's step (as of the run: on a store that is down, the health is "
+                       "as last known).", term="overdue"),
         c.section("Delete-pending replicas", c.table(
             pending, [("store", "store"), ("delete_pending_since", "pending since"), ("unique_count", "unique CNs"),
                       ("unique_cnset", c.with_term("content at risk", "content-at-risk"))],
             {"store": c.link_store, "unique_cnset": c.as_cnset}, id="pf-pending"),
             help="Content only this replica holds: the replica is deleted once none is left.",
             term="delete-pending"),
-        c.section("Backfill entries", _entries_section(entries), id="pf-entries-section"),
+        c.section("Backfill entries", html.Div(entries_view, id="folder-entries"), id="pf-entries-section",
+                  help="At the slider's step: entries opened by then, open unless closed by then, requests "
+                       "made by then."),
         c.section(
             "Entry timelines",
-            dcc.Graph(id="folder-timeline", figure=timeline, config={"displaylogo": False}, className="pf-figure"),
-            html.P(f"{left_off:,} older entries not drawn (mark limit).", className="pf-muted") if left_off else "",
+            html.Div(timeline_view, id="folder-timeline-wrap"),
             help="Solid line: local entry, dotted: remote. Filled diamond: observed request (in the log); "
                  "open diamond: expected (the model's)."
-                 + (" Grey ticks: due times." if (marks["event"] == "due").any() else "")
-                 + (" Triangle: next due." if (marks["event"] == "next due").any() else ""),
+                 + (" Grey ticks: due times." if "due" in events else "")
+                 + (" Triangle: next due." if "next due" in events else "")
+                 + " A red line marks the slider's step.",
         ),
         c.section(
             "Backfill requests and their candidates",
@@ -297,22 +362,30 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
     Output("folder-matrix", "children"),
     Output("folder-at", "children"),
     Output("folder-report-link", "href"),
+    Output("folder-replicas", "children"),
+    Output("folder-entries", "children"),
+    Output("pf-step", "children"),
+    Output("folder-timeline-wrap", "children"),
+    Output("folder-time-strip", "children"),
     Input("folder-slider", "value"),
     State("folder-fid", "data"),
     State("folder-times", "data"),
     prevent_initial_call=True,
 )
-def replay_matrix(index: int | None, fid: str, times: list[str]) -> tuple[Any, str, str]:
-    """Slider moved: the matrix at that change time (the last position: as of the run); the
-    download link follows, so the report shows what the page shows."""
+def replay_matrix(index: int | None, fid: str, times: list[str]) -> tuple[Any, ...]:
+    """Slider moved: the matrix, replicas, entries and timeline at that change time (the last
+    position: as of the run); the download link follows, so the report shows what the page shows."""
     data = current_data()
     if data is None or index is None:
-        return dash.no_update, dash.no_update, dash.no_update
+        return (dash.no_update,) * 8
     i = int(index)
     at = parse_at(times[i]) if 0 <= i < len(times) else None
     label = f"at {times[i]}" if at is not None else "as of the run"
     matrix = data.memo("folder_matrix", (fid, label), lambda: c.matrix_table(matrix_frame(data, fid, at)))
-    return matrix, label, c.report_href(fid, times[i] if at is not None else None)
+    replicas, entries, step, timeline = data.memo("folder_replay", (fid, label), lambda: replay(data, fid, at))
+    strip = time_strip([parse_at(t) for t in times], data.summary().get("as_of"), i).children
+    return (matrix, label, c.report_href(fid, times[i] if at is not None else None), replicas, entries,
+            step.children, timeline, strip)
 
 
 @callback(

@@ -53,10 +53,19 @@ def test_folder_download_follows_the_time_slider(we_server: Server, page, tmp_pa
     assert got == command_report(we_server.data, tmp_path / "past-cmd.html", "--fid", WE_FID, "--at", at)
 
 
-def test_a_bad_report_url_is_a_plain_one_line_answer(we_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+def test_a_bad_report_url_answers_a_helpful_page(we_server: Server, page) -> None:  # type: ignore[no-untyped-def]
     hostile = "<script>alert(1)</script>"
     response = page.request.get(we_server.base + "/report", params={"fid": hostile})
-    assert response.status == 400
-    assert response.headers["content-type"].startswith("text/plain")
-    body = response.text()
-    assert body.startswith("pfscope: ") and body.count("\n") == 1
+    assert response.status == 404
+    assert response.headers["content-type"].startswith("text/html")
+    assert "<script>alert" not in response.text() and "&lt;script&gt;" in response.text()
+    # an unknown FID close to a real one: a 404 page whose first suggestion downloads that report
+    page.goto(we_server.base + "/report?fid=" + WE_FID[:-1])
+    assert page.locator("h1").inner_text() == "Report: folder not found"
+    assert WE_FID[:-1] in page.locator("#pf-report-reason").inner_text()
+    hrefs = page.locator("main li a").evaluate_all("as => as.map(a => a.getAttribute('href'))")
+    assert f"/report?fid={WE_FID}" in hrefs and hrefs[-1] == "/report"
+    # a bad time: 400, with the folder's report as of the run and its page
+    response = page.request.get(we_server.base + "/report", params={"fid": WE_FID, "at": "yesterday"})
+    assert response.status == 400 and "RFC 3339" in response.text()
+    assert f'href="/folder/{WE_FID}"' in response.text()

@@ -276,3 +276,18 @@ def test_backfill_trend_figure_draws_a_line_per_store_in_both_panels() -> None:
     assert "<" not in fig.data[0].hovertemplate.replace("<extra></extra>", "")  # the name is not in the markup
     empty = f.fig_backfill_trend(f.backfill_trend(entries.iloc[0:0]))
     assert empty.layout.annotations[0].text == "No backfill entry in this run"
+
+
+def test_a_lag_the_observer_holds_itself_reads_healthy_not_amber() -> None:
+    cells = pd.DataFrame({
+        "observer": ["A", "A", "B", "B", "C", "C"], "subject": ["A", "B", "B", "A", "C", "A"],
+        # B received C:1-2 after its last message to A; A holds C:1-2 itself. C was not told of A:2
+        # and lacks it.
+        "cnset": ["A:1-2;C:1-2", "B:1", "B:1;C:1-2", "A:1-2;C:1-2", "A:1;C:1-2", "A:1"],
+        "cnset_count": [4, 1, 3, 4, 3, 1], "heard_at": [pd.NaT] * 6, "derived": [False] * 6,
+    })
+    m = f.who_knows_what(cells).set_index(["observer", "subject"])
+    assert m.loc[("A", "B"), "state"] == "told_later" and m.loc[("A", "B"), "lag_cnset"] == "C:1-2"
+    assert m.loc[("C", "A"), "state"] == "not_told" and m.loc[("C", "A"), "lag_cnset"] == "A:2;C:1-2"
+    assert f.CELL_COLOURS["told_later"] != f.CELL_COLOURS["not_told"]
+    assert f.CELL_LABELS["told_later"][1] in f.GLOSSARY

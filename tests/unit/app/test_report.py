@@ -636,3 +636,15 @@ def test_org_report_backfill_trend_counts_the_entries_of_the_tables(demo: Path, 
             mine_open = open_now[open_now["observer"] == t["name"]]
             assert y[-1] == int((mine_open["requests"] >= 2).sum())
     assert any(int(values(t["y"])[-1]) > 0 for t in traces if t["yaxis"] == "y2")  # the demo has overdue entries
+
+
+def test_an_unknown_report_fid_answers_404_with_close_matches(we_run: RunData) -> None:
+    from app.report.not_found import report_error_page
+
+    status, page = report_error_page(we_run, "1-12", None, "no folder with FID '1-12'")
+    assert status == 404 and "<h1>Report: folder not found</h1>" in page
+    assert 'href="/report?fid=1-123"' in page and page.index("1-123") < page.index('href="/report"')
+    status, page = report_error_page(we_run, "<b>x</b>", None, "no folder with FID '<b>x</b>'")
+    assert status == 404 and "<b>x" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
+    status, page = report_error_page(we_run, "1-123", "soon", "--at: not RFC 3339")
+    assert status == 400 and 'href="/report?fid=1-123"' in page and 'href="/folder/1-123"' in page

@@ -1,0 +1,108 @@
+"""The folder page replayed at a step: entries, replicas and the step's line derived from the
+published tables (state_history, backfill_entries, backfill_requests, replicas)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from app import figures as f
+from app.data import RunData, find_run
+from spark_jobs.model.cnset import CNSet
+from tests.published import published
+
+
+def ts(text: str) -> pd.Timestamp:
+    return pd.Timestamp(text, tz="UTC")
+
+
+def history(rows: list[tuple[str, str, str, str, str]]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["observer", "subject", "at", "cnset", "cause"]).assign(
+        at=lambda d: pd.to_datetime(d["at"], utc=True), fid="1-2", derived=False,
+        cnset_count=lambda d: [CNSet.parse(t).count() for t in d["cnset"]])
+
+
+HISTORY = history([
+    ("A", "A", "2026-11-02T01:00:00Z", "A:1-3", "change"),
+    ("B", "A", "2026-11-02T01:10:00Z", "A:1-3", "<m1@X>"),
+    ("B", "B", "2026-11-02T01:10:00Z", "", "change"),
+    ("B", "B", "2026-11-02T02:00:00Z", "A:1-2", "<m2@X>"),
+    ("B", "B", "2026-11-02T03:00:00Z", "A:1-3", "<m3@X>"),
+])
+ENTRIES = pd.DataFrame({
+    "entry_id": ["B/1-2/1"], "observer": ["B"], "fid": ["1-2"], "opened_at": [ts("2026-11-02T01:10:00Z")],
+    "opened_by": ["<m1@X>"], "cnset_opened": ["A:1-3"], "cnset_opened_count": [3], "cnset_remaining": [""],
+    "cnset_remaining_count": [0], "locality": ["local"], "new_replica": [True], "state": ["satisfied"],
+    "closed_at": [ts("2026-11-02T03:00:00Z")], "requests": [2], "last_request_at": [ts("2026-11-02T02:40:00Z")],
+    "next_due_at": [pd.NaT],
+})
+REQUESTS = pd.DataFrame({
+    "entry_id": ["B/1-2/1", "B/1-2/1"], "observer": ["B", "B"], "fid": ["1-2", "1-2"], "attempt": [1, 2],
+    "at": [ts("2026-11-02T01:25:00Z"), ts("2026-11-02T02:40:00Z")], "kind": ["observed", "observed"],
+    "due_at": [ts("2026-11-02T01:25:00Z"), ts("2026-11-02T02:40:00Z")],
+})
+REPLICAS = pd.DataFrame({"store": ["A", "B"], "fid": ["1-2", "1-2"], "health": ["in_sync", "in_sync"],
+                         "open_entries": [0, 0], "missing_count": [0, 0], "missing_cnset": ["", ""],
+                         "unique_count": [0, 0], "unique_cnset": ["", ""], "next_status_at": [pd.NaT, pd.NaT],
+                         "delete_pending_since": [pd.NaT, pd.NaT], "deleted_at": [pd.NaT, pd.NaT]})
+
+
+def at(text: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    cells = f.cells_at(HISTORY, ts(text))
+    entries = f.entries_at(ENTRIES, REQUESTS, cells, ts(text))
+    return entries, f.replicas_at(REPLICAS, entries, cells, ts(text), ["A", "B"])
+
+
+def test_an_entry_replays_open_then_overdue_then_satisfied() -> None:
+    assert at("2026-11-02T01:05:00Z")[0].empty  # not opened yet
+    e, r = at("2026-11-02T01:30:00Z")
+    assert e.loc[0, "state"] == "open" and e.loc[0, "requests"] == 1 and pd.isna(e.loc[0, "closed_at"])
+    assert e.loc[0, "cnset_remaining"] == "A:1-3" and e.loc[0, "next_due_at"] == ts("2026-11-02T02:40:00Z")
+    assert r.set_index("store").loc["B", "health"] == "backfilling"
+    assert r.set_index("store").loc["B", "missing_count"] == 3
+    e, r = at("2026-11-02T02:45:00Z")  # two requests, A:1-2 arrived: A:3 remains
+    assert e.loc[0, "requests"] == 2 and e.loc[0, "cnset_remaining"] == "A:3"
+    assert r.set_index("store").loc["B", "health"] == "overdue" and r.set_index("store").loc["B", "open_entries"] == 1
+    e, r = at("2026-11-02T03:00:00Z")
+    assert e.loc[0, "state"] == "satisfied" and list(r["health"]) == ["in_sync", "in_sync"]
+    assert list(r["missing_count"]) == [0, 0]
+    assert r["unique_count"].isna().all() and r["next_status_at"].isna().all()  # not published at a past step
+
+
+def test_a_step_says_who_learned_what_from_which_message() -> None:
+    lines = f.step_changes(HISTORY, ts("2026-11-02T01:10:00Z"))
+    assert lines == ["B learned that A holds A:1-3 (from message <m1@X>)", "B's own content became ∅ (a change)"]
+    assert f.step_changes(HISTORY, ts("2026-11-02T01:11:00Z")) == []
+
+
+def test_ticks_are_spaced_by_time_not_by_event() -> None:
+    times = f.history_times(HISTORY)
+    assert f.time_ticks(times) == pytest.approx([0.0, 1 / 12, 0.5, 1.0])
+    assert f.time_ticks(times, ts("2026-11-02T05:00:00Z")) == pytest.approx([0.0, 1 / 24, 0.25, 0.5])
+    assert f.time_ticks([]) == [] and f.time_ticks(times[:1]) == [0.0]
+
+
+@pytest.mark.parametrize("scenario", ["worked-example", "demo"])
+def test_replayed_at_the_as_of_time_every_entry_and_replica_equals_the_published_row(scenario: str) -> None:
+    data = RunData(find_run(published(scenario)))
+    as_of = data.summary()["as_of"]
+    entries, requests = data.table("backfill_entries"), data.table("backfill_requests")
+    checked = 0
+    for fid in sorted(set(entries["fid"]) | set(data.replicas()["fid"]))[:80]:
+        cells = f.cells_at(data.state_history(fid), as_of)
+        published_e = entries[entries["fid"] == fid].set_index("entry_id")
+        mine = f.entries_at(published_e.reset_index(), requests[requests["fid"] == fid], cells, as_of)
+        assert sorted(mine["entry_id"]) == sorted(published_e.index)
+        for r in mine.to_dict("records"):
+            p = published_e.loc[r["entry_id"]]
+            assert (r["state"], r["requests"]) == (p["state"], int(p["requests"] or 0))
+            assert CNSet.parse(r["cnset_remaining"] or "") == CNSet.parse(p["cnset_remaining"] or "")
+            assert (pd.isna(r["next_due_at"]) and pd.isna(p["next_due_at"])) or r["next_due_at"] == p["next_due_at"]
+            checked += 1
+        reps = data.replicas(fid=fid)
+        folder = data.folder(fid) or {}
+        again = f.replicas_at(reps, mine, cells, as_of, folder.get("replicas", []), every_store=fid == "1-1")
+        assert list(again["health"]) == list(reps["health"])
+        assert list(again["missing_count"]) == list(reps["missing_count"].fillna(0).astype(int))
+        assert list(again["open_entries"]) == list(reps["open_entries"].fillna(0).astype(int))
+    assert checked > 0
