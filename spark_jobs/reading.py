@@ -8,11 +8,12 @@
   Its output is cached: the log is parsed once.
 - Stage 2 (rules between lines: duplicates by meaning, message ids, receives against their
   sends, change numbers increasing) is Spark SQL: windows and joins over a few narrow columns
-  of the whole log (never the line text or message bodies), run once and cached, with one job
-  for the three counts. The verdicts are then joined back to the lines by ``seq``: broadcast,
-  since the counts say how many lines were dropped (usually few).
-- The accepted events and the rejects are materialised with their lineage cut
-  (``localCheckpoint``): later queries plan against a plain scan, not this whole plan.
+  of the whole log (never the line text or message bodies), cached, with one job for the counts
+  (and the last accepted time and the up/down timeline the fold needs). The verdicts are joined
+  back to the lines by ``seq`` only when some line was dropped: broadcast, since the counts say
+  how many (usually few).
+- The accepted events are cached, not materialised here: the first query over them (the fold)
+  fills the cache, so they cost no job of their own.
 
 The result equals ``read_event_log`` line for line; the Spark tests check it.
 """
