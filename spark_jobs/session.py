@@ -13,6 +13,7 @@ LOG4J = Path(__file__).with_name("log4j2.properties")
 #: seconds on the worked example) does not pay back on a small log; on the 1M log (131 MB)
 #: C1 alone cost 319 s wall against 217 s with C2
 C1_ONLY_BELOW_BYTES = 32 << 20
+BYTES_PER_SHUFFLE_PARTITION = 8 << 20
 
 
 def spark_session(
@@ -48,8 +49,12 @@ def spark_session(
         "spark.driver.memory": os.environ.get("PFSCOPE_DRIVER_MEMORY", "4g"),
     }
     if local:
-        # 200 shuffle partitions of a few rows each cost more than they bring on one machine
-        settings["spark.sql.shuffle.partitions"] = str(max(4, 2 * (os.cpu_count() or 2)))
+        # 200 shuffle partitions of a few rows each cost more than they bring on one machine;
+        # on a small log, one per 8 MB of it (a task's fixed cost outweighs its share of work)
+        parts = max(4, 2 * (os.cpu_count() or 2))
+        if input_bytes is not None:
+            parts = max(1, min(parts, input_bytes // BYTES_PER_SHUFFLE_PARTITION))
+        settings["spark.sql.shuffle.partitions"] = str(parts)
         # one Spark job per action: adaptive execution runs each shuffle and each broadcast of
         # a query as a job of its own (23 jobs for the reading's counts of 128 lines), and on
         # one machine's few partitions it has little to adapt; the job's few small joins
