@@ -95,6 +95,11 @@ def list_files(paths: Sequence[str]) -> list[str]:
 # --------------------------------------------------------------------------------------------
 def numbered_lines(spark: SparkSession, files: list[str]) -> DataFrame:
     """source, line (1-based per file), seq (input order), text (null when not UTF-8)."""
+    return counted_lines(spark, files)[0]
+
+
+def counted_lines(spark: SparkSession, files: list[str]) -> tuple[DataFrame, int]:
+    """``numbered_lines`` and how many lines there are (known from the file blocks' counts)."""
     raw = (
         spark.read.option("lineSep", "\n").text(files)
         .select(
@@ -128,7 +133,7 @@ def numbered_lines(spark: SparkSession, files: list[str]) -> DataFrame:
         line_no.alias("line"),
         (F.col("file_index").cast("long") * F.lit(1 << 32) + line_no).alias("seq"),
         F.when(F.expr("is_valid_utf8(value)"), text).alias("text"),
-    )
+    ), sum(n for blist in by_file.values() for _, n, _ in blist)
 
 
 def _match_names(files: list[str], uris: list[str]) -> dict[str, int]:
@@ -260,7 +265,7 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     files = list_files(paths)
     if not files:
         raise FileNotFoundError(f"{', '.join(paths)}: no event log files")
-    lines = numbered_lines(spark, files)
+    lines, lines_read = counted_lines(spark, files)
     parsed = lines.mapInArrow(_parse_partitions(json.dumps(topo.to_json()), files), schema=PARSED_DDL)
     parsed = parsed.withColumnRenamed("source_store", "src").cache()
     ok = parsed.filter(F.col("reason").isNull())
@@ -270,8 +275,8 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     # every line that passed stage 1 takes the verdict of its meaning's first occurrence
     judged = seen.select("seq", "first_seq", "ts", "kind", "store", "status").join(
         bad.withColumnRenamed("seq", "first_seq"), "first_seq", "left")
-    counts = tally(parsed, judged)
-    lines_read, duplicates, stage2 = counts["lines"], counts["duplicates"], counts["rejected"]
+    counts = tally(judged)
+    duplicates, stage2 = counts["duplicates"], counts["rejected"]
     n_rejects = lines_read - counts["ok"] + stage2
 
     # rejects: stage 1's as parsed; stage 2's with their text, by seq (no join when there are none)
@@ -309,26 +314,22 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
                       [parsed, seen, bad, events])
 
 
-def tally(parsed: DataFrame, judged: DataFrame) -> dict[str, Any]:
-    """Everything the driver needs from the reading, in one job (and no broadcast): lines
-    read, lines past stage 1, duplicates, stage-2 rejects, the last accepted event's time and
-    the accepted up/down lines (few: one per outage edge)."""
+def tally(judged: DataFrame) -> dict[str, Any]:
+    """Everything the driver needs from the verdicts, in one job (and no broadcast): lines past
+    stage 1, duplicates, stage-2 rejects, the last accepted event's time and the accepted
+    up/down lines (few: one per outage edge). The lines read are known from the file blocks:
+    a second branch over the parsed lines would parse them twice (both branches' tasks run at
+    once and each fills the cache)."""
     accepted = F.col("why").isNull() & (F.col("seq") == F.col("first_seq"))
-    is_line = F.col("is_line")
-    rows = parsed.select(F.lit(True).alias("is_line"), *[F.lit(None).cast(t).alias(c) for c, t in (
-        ("seq", "long"), ("first_seq", "long"), ("why", "string"), ("ts", "long"), ("kind", "string"),
-        ("store", "string"), ("status", "string"))]).unionByName(
-        judged.select(F.lit(False).alias("is_line"), "seq", "first_seq", "why", "ts", "kind", "store", "status"))
-    row = rows.agg(
-        F.count_if(is_line).alias("lines"),
-        F.count_if(~is_line).alias("ok"),
-        F.count_if(~is_line & F.col("why").isNull() & (F.col("seq") != F.col("first_seq"))).alias("duplicates"),
-        F.count_if(~is_line & F.col("why").isNotNull()).alias("rejected"),
-        F.max(F.when(~is_line & accepted, F.col("ts"))).alias("last_ts"),
-        F.collect_list(F.when(~is_line & accepted & (F.col("kind") == "store_status"),
+    row = judged.agg(
+        F.count(F.lit(1)).alias("ok"),
+        F.count_if(F.col("why").isNull() & (F.col("seq") != F.col("first_seq"))).alias("duplicates"),
+        F.count_if(F.col("why").isNotNull()).alias("rejected"),
+        F.max(F.when(accepted, F.col("ts"))).alias("last_ts"),
+        F.collect_list(F.when(accepted & (F.col("kind") == "store_status"),
                               F.struct("ts", "seq", "store", "status"))).alias("status"),
     ).first()
     assert row is not None
     status = sorted((s.ts, s.seq, s.store, s.status == "down") for s in row["status"])
-    return {"lines": int(row["lines"]), "ok": int(row["ok"]), "duplicates": int(row["duplicates"]),
-            "rejected": int(row["rejected"]), "last_ts": row["last_ts"], "status": status}
+    return {"ok": int(row["ok"]), "duplicates": int(row["duplicates"]), "rejected": int(row["rejected"]),
+            "last_ts": row["last_ts"], "status": status}
