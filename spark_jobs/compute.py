@@ -2,9 +2,14 @@
 
 Reading, validation, de-duplication and the send/receive join are Spark SQL
 (``spark_jobs.reading``). Groups are repartitioned by folder, sorted by (folder, observer, time)
-within partitions, and streamed through the plain-Python fold (``spark_jobs.stream``); the two figures
-that compare folds (knowledge lag, should-respond) are joins afterwards. Each step is a function
+within partitions, and streamed through the plain-Python fold (``spark_jobs.stream``). A folder's
+observers are folded in one task, so the two figures that compare folds of one folder (knowledge
+lag, should-respond) are made there too, by the replay's own functions. Each step is a function
 from DataFrames to a DataFrame.
+
+Few Spark jobs: one for the reading's counts (with the as-of time and the up/down timeline), then
+one per table written; the parsed lines, the events and the fold's output are cached, never
+materialised by an action of their own.
 """
 
 from __future__ import annotations
@@ -14,28 +19,33 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import pandas as pd
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.functions import pandas_udf
-from pyspark.sql.types import BooleanType, LongType
 
-from .model.cnset import CNSet
-from .model.rules.should_respond import should_respond
 from .model.tables import TABLES
 from .model.timeutil import US
 from .model.topology import HIERARCHY_FID, Topology
 from .reading import ReadResult, read_events
-from .stream import FOLD_TABLES, GROUP_START, fold_partitions, org_payload, wide_ddl
+from .stream import GROUP_START, OUT_TABLES, STREAM_COLUMNS, fold_partitions, org_payload, wide_ddl
 
 MIN_LONG = -(1 << 63)
 
 
 @dataclass
 class JobResult:
-    tables: dict[str, DataFrame]
+    tables: dict[str, DataFrame]  # in the order to write them: the rejects first, from the cached lines
     as_of: int
     read: ReadResult
+
+    def written(self, table: str) -> None:
+        """Drop what the tables left to write no longer read: once the first fold table is
+        written, the events and the fold's output are cached, and the parsed lines are not
+        needed; after the last, nothing is."""
+        names = list(self.tables)
+        if table == FIRST_FOLD_TABLE:
+            self.read.release_lines()
+        if table == names[-1]:
+            self.read.release()
 
 
 # --------------------------------------------------------------------------------------------
@@ -71,17 +81,35 @@ def group_stream(events: DataFrame, obs: DataFrame) -> DataFrame:
         F.lit(MIN_LONG).cast("long").alias("ts"), F.lit(MIN_LONG).cast("long").alias("seq"),
     )
     rows = own.unionByName(lists, allowMissingColumns=True).unionByName(starts, allowMissingColumns=True)
-    cols = ["observer", "fid", "kind", "ts", "seq", "cn", "msg", "type", "sender", "sent_at", "msg_seq",
-            "to", "cnset", "changes", "requested", "source", "responders", "replicas", "path", "event_store", "derived"]
-    return rows.select(*cols)
+    return rows.select(*[_only_where_read(c) for c in STREAM_COLUMNS])
+
+
+#: the kinds of rows whose column the fold reads (``None``: every kind); the rest go as nulls,
+#: so the shuffle into the fold and the Arrow batches carry no column the fold ignores
+_READ_BY = {"cn": ("change",), "msg": ("send", "receive"), "type": ("send", "receive"),
+            "sender": ("receive",), "sent_at": ("receive",), "msg_seq": ("receive",), "to": ("send",),
+            "changes": ("receive",), "requested": ("send",), "source": ("send",), "responders": ("send",),
+            "replicas": ("replicas",), "event_store": ("replicas",), "derived": ("change", "receive")}
+
+
+def _only_where_read(column: str) -> Column:
+    kinds = _READ_BY.get(column)
+    if column == "cnset":  # a receive's set; a send's only in a status request (the requester's)
+        read = (F.col("kind") == "receive") | ((F.col("kind") == "send") & (F.col("type") == "status_request"))
+    elif kinds is None:
+        return F.col(column)
+    else:
+        read = F.col("kind").isin(*kinds)
+    return F.when(read, F.col(column)).alias(column)
 
 
 def fold_groups(stream: DataFrame, payload: str, as_of: int, partitions: int) -> DataFrame:
     """Stream sorted partitions through the fold; one wide frame of every fold table.
 
     Partitioned by folder and sorted by folder first: every observer of a folder is folded in
-    the same task, so the published files come out sorted by ``fid`` and the dashboard, which
-    reads one folder at a time, skips all row groups but the folder's own."""
+    the same task (the comparisons between its folds need them all), the published files come
+    out sorted by ``fid``, and the dashboard, which reads one folder at a time, skips all row
+    groups but the folder's own."""
     ordered = stream.repartition(partitions, "fid").sortWithinPartitions("fid", "observer", "ts", "seq")
     return ordered.mapInArrow(fold_partitions(payload, as_of), schema=wide_ddl())
 
@@ -97,59 +125,6 @@ def fold_table(wide: DataFrame, table: str) -> DataFrame:
             c = c.cast("long")
         cols.append(c.alias(name))
     return wide.filter(F.col("table") == table).select(*cols)
-
-
-# --------------------------------------------------------------------------------------------
-# the two comparisons between folds
-# --------------------------------------------------------------------------------------------
-@pandas_udf(LongType())  # type: ignore[call-overload]
-def _missing_count(real: pd.Series, believed: pd.Series) -> pd.Series:
-    return pd.Series(
-        [CNSet.parse(a or "").difference(CNSet.parse(b or "")).count() for a, b in zip(real, believed, strict=True)],
-        dtype="int64",
-    )
-
-
-@pandas_udf(BooleanType())  # type: ignore[call-overload]
-def _should_respond(request: pd.Series, held: pd.Series) -> pd.Series:
-    return pd.Series(
-        [should_respond(CNSet.parse(a or ""), CNSet.parse(b or "")) for a, b in zip(request, held, strict=True)],
-        dtype="bool",
-    )
-
-
-def owned_sets(state_table: DataFrame) -> DataFrame:
-    return state_table.filter("is_self").select(
-        F.col("observer").alias("subject"), "fid", F.col("cnset").alias("owned")
-    )
-
-
-def with_lag(state_table: DataFrame) -> DataFrame:
-    """Knowledge lag of R about T: CNs of owned(T, F) that believed(R, F, T) lacks."""
-    joined = state_table.join(owned_sets(state_table), ["subject", "fid"], "left")
-    lag = F.when(F.col("is_self"), F.lit(0).cast("long")).otherwise(
-        _missing_count(F.coalesce(F.col("owned"), F.lit("")), F.col("cnset"))
-    )
-    return joined.withColumn("lag_count", lag).select(*[n for n, _ in TABLES["state_table"]])
-
-
-def with_should_respond(responders: DataFrame, processed: DataFrame, state_table: DataFrame) -> DataFrame:
-    """Strict subset against the responder's owned when it processed the request, else as of."""
-    at_processing = processed.select(
-        "msg", "responder", F.col("processed_at").alias("p_at"), F.col("owned").alias("p_owned")
-    )
-    now = owned_sets(state_table).select(
-        F.col("subject").alias("responder"), "fid", F.col("owned").alias("now_owned")
-    )
-    joined = (
-        responders.drop("should_respond", "responder_processed_at")
-        .join(at_processing, ["msg", "responder"], "left")
-        .join(now, ["responder", "fid"], "left")
-    )
-    held = F.coalesce(F.col("p_owned"), F.col("now_owned"), F.lit(""))
-    return joined.withColumn("should_respond", _should_respond(F.col("requester_cnset"), held)).withColumn(
-        "responder_processed_at", F.timestamp_micros("p_at")
-    ).select(*[n for n, _ in TABLES["responders"]])
 
 
 # --------------------------------------------------------------------------------------------
@@ -201,26 +176,13 @@ def with_paths(replicas: DataFrame, folders: DataFrame) -> DataFrame:
 # --------------------------------------------------------------------------------------------
 # the whole job
 # --------------------------------------------------------------------------------------------
+FIRST_FOLD_TABLE = "state_history"
 ROWS_PER_FOLD_PARTITION = 250_000  # bounds each task's sort buffer and Python memory
 
 
 def fold_partitions_for(spark: SparkSession, accepted: int) -> int:
     """Partitions for the fold: two per core, more when the log is large."""
     return max(2, spark.sparkContext.defaultParallelism * 2, -(-accepted // ROWS_PER_FOLD_PARTITION))
-
-
-def as_of_and_status(events: DataFrame, as_of: int | None) -> tuple[int, list[tuple[str, int, int, bool]]]:
-    """The as-of time (default: the last event's) and the up/down timeline up to it, in one job."""
-    is_status = F.col("kind") == "store_status"
-    row = events.agg(
-        F.max("ts").alias("last"),
-        F.collect_list(F.when(is_status, F.struct("ts", "seq", "store", "status"))).alias("status"),
-    ).first()
-    assert row is not None
-    if as_of is None:
-        as_of = row["last"] or 0
-    timeline = sorted((s.ts, s.seq, s.store, s.status == "down") for s in row["status"] if s.ts <= as_of)
-    return as_of, [(store, ts, seq, down) for ts, seq, store, down in timeline]
 
 
 def compute(
@@ -234,24 +196,25 @@ def compute(
 ) -> JobResult:
     started = time.time()
     read = read_events(spark, paths, topo)
-    events = read.events  # materialised by the reading: no re-reading of the log
-    as_of, status = as_of_and_status(events, as_of)
-    applied = events.filter(F.col("ts") <= as_of)
+    if as_of is None:
+        as_of = read.last_ts or 0
+    status = [(store, ts, seq, down) for ts, seq, store, down in read.status if ts <= as_of]
+    applied = read.events.filter(F.col("ts") <= as_of)
     payload = org_payload(topo.to_json(), status)
     obs = observers(spark, topo, applied)
     n = partitions or fold_partitions_for(spark, read.accepted)
-    wide = fold_groups(group_stream(applied, obs), payload, as_of, n).localCheckpoint()  # the fold runs here
+    # cached, not checkpointed: the first table written runs the fold and fills the cache
+    wide = fold_groups(group_stream(applied, obs), payload, as_of, n).cache()
+    read.cached.append(wide)
 
-    t: dict[str, DataFrame] = {name: fold_table(wide, name) for name in FOLD_TABLES if name in TABLES}
-    processed = wide.filter(F.col("table") == "processed_status_requests").select(
-        "msg", "responder", "processed_at", "owned"
-    )
-    t["state_table"] = with_lag(t["state_table"])
-    t["responders"] = with_should_respond(t["responders"], processed, t["state_table"])
+    # the rejects first (from the cached lines), then a fold table that is not coalesced into
+    # one task, so that the fold runs in parallel and fills the cache the other tables read
+    t: dict[str, DataFrame] = {"rejects": read.rejects.select(*[n for n, _ in TABLES["rejects"]])}
+    t[FIRST_FOLD_TABLE] = fold_table(wide, FIRST_FOLD_TABLE)
+    t |= {name: fold_table(wide, name) for name in OUT_TABLES if name != FIRST_FOLD_TABLE}
     t["stores"] = stores_table(spark, topo, applied)
     t["folders"] = folders_table(spark, topo, applied)
     t["replicas"] = with_paths(t["replicas"], t["folders"])
-    t["rejects"] = read.rejects.select(*[n for n, _ in TABLES["rejects"]])
     t["summary"] = spark.createDataFrame(
         [(run_id, as_of, read.lines_read, read.accepted, read.duplicates,
           read.lines_read - read.accepted - read.duplicates, int(started * US), int(time.time() * US))],

@@ -8,10 +8,12 @@ With spark-submit (the package installed on the cluster's Python, or shipped as 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from typing import Any
 
+from spark_jobs.model.events import expand_paths
 from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
 from spark_jobs.model.topology import TopologyError, load_topology
 from spark_jobs.publish import (
@@ -47,6 +49,16 @@ def parse_conf(pairs: list[str]) -> dict[str, str]:
             raise JobError(f"--conf {p!r}: expected KEY=VALUE")
         conf[key.strip()] = value.strip()
     return conf
+
+
+def input_bytes(paths: list[str]) -> int | None:
+    """The log's size in bytes, known before the JVM starts; None when some of it is remote."""
+    if any("://" in p for p in paths):
+        return None
+    try:
+        return sum(os.path.getsize(f) for f in expand_paths(paths))
+    except OSError:
+        return None
 
 
 def run_job(args: argparse.Namespace) -> int:
@@ -94,16 +106,16 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
         from spark_jobs.compute import compute
         from spark_jobs.session import spark_session
 
-        spark = spark_session(master=args.master, conf=conf, progress=sys.stderr.isatty())
+        spark = spark_session(master=args.master, conf=conf, progress=sys.stderr.isatty(),
+                              input_bytes=input_bytes(args.events))
         result = compute(spark, topo, args.events, as_of=as_of, run_id=run.run_id, partitions=args.partitions)
-        for name, df in result.tables.items():
+        for name, df in result.tables.items():  # one Spark job each
             out = df.coalesce(1) if name in SMALL_TABLES else df
-            if name == "state_table":  # the lag join reshuffled it; the history keeps the fold's order
-                out = out.sortWithinPartitions("fid", "observer")
             writer = out.write.mode("error")
             if name in FOLDER_TABLES:
                 writer = writer.option("parquet.block.size", ROW_GROUP_BYTES)
             writer.parquet(run.table_path(name))
+            result.written(name)
     except BaseException:
         abandon(run)
         raise

@@ -8,11 +8,12 @@
   Its output is cached: the log is parsed once.
 - Stage 2 (rules between lines: duplicates by meaning, message ids, receives against their
   sends, change numbers increasing) is Spark SQL: windows and joins over a few narrow columns
-  of the whole log (never the line text or message bodies), run once and cached, with one job
-  for the three counts. The verdicts are then joined back to the lines by ``seq``: broadcast,
-  since the counts say how many lines were dropped (usually few).
-- The accepted events and the rejects are materialised with their lineage cut
-  (``localCheckpoint``): later queries plan against a plain scan, not this whole plan.
+  of the whole log (never the line text or message bodies), cached, with one job for the counts
+  (and the last accepted time and the up/down timeline the fold needs). The verdicts are joined
+  back to the lines by ``seq`` only when some line was dropped: broadcast, since the counts say
+  how many (usually few).
+- The accepted events are cached, not materialised here: the first query over them (the fold)
+  fills the cache, so they cost no job of their own.
 
 The result equals ``read_event_log`` line for line; the Spark tests check it.
 """
@@ -67,6 +68,19 @@ class ReadResult:
     lines_read: int
     duplicates: int
     accepted: int
+    last_ts: int | None  # the last accepted event's time
+    status: list[tuple[int, int, str, bool]]  # accepted store_status lines: (ts, seq, store, down)
+    cached: list[DataFrame]
+
+    def release_lines(self) -> None:
+        """Drop the parsed lines and the verdicts (once the events are cached)."""
+        for df in self.cached[:3]:
+            df.unpersist()
+
+    def release(self) -> None:
+        """Drop everything cached (once every table is written)."""
+        for df in self.cached:
+            df.unpersist()
 
 
 def list_files(paths: Sequence[str]) -> list[str]:
@@ -81,6 +95,11 @@ def list_files(paths: Sequence[str]) -> list[str]:
 # --------------------------------------------------------------------------------------------
 def numbered_lines(spark: SparkSession, files: list[str]) -> DataFrame:
     """source, line (1-based per file), seq (input order), text (null when not UTF-8)."""
+    return counted_lines(spark, files)[0]
+
+
+def counted_lines(spark: SparkSession, files: list[str]) -> tuple[DataFrame, int]:
+    """``numbered_lines`` and how many lines there are (known from the file blocks' counts)."""
     raw = (
         spark.read.option("lineSep", "\n").text(files)
         .select(
@@ -91,19 +110,22 @@ def numbered_lines(spark: SparkSession, files: list[str]) -> DataFrame:
         )
     )
     blocks = raw.groupBy("file_path", "block").agg(F.count("*").alias("n"), F.min("mid").alias("first_mid"))
-    offsets: list[tuple[str, int, int, int, int]] = []
     by_file: dict[str, list[tuple[int, int, int]]] = {}
     for r in blocks.collect():  # one row per file block: small
         by_file.setdefault(r.file_path, []).append((r.block, r.n, r.first_mid))
     names = _match_names(files, list(by_file))
+    shift: dict[str, int] = {}  # line number - mid, per (file, block)
     for path, blist in by_file.items():
         before = 0
         for block, n, first_mid in sorted(blist):
-            offsets.append((path, block, before, first_mid, names[path]))
+            shift[f"{block}:{path}"] = before - first_mid + 1
             before += n
-    off = spark.createDataFrame(offsets, "file_path string, block long, before long, first_mid long, file_index int")
-    lines = raw.join(F.broadcast(off), ["file_path", "block"])
-    line_no = F.col("before") + F.col("mid") - F.col("first_mid") + 1
+    # literal maps, not a join: a broadcast join would cost a job of its own
+    by_block = F.create_map(*[c for k, v in shift.items() for c in (F.lit(k), F.lit(v).cast("long"))])
+    by_name = F.create_map(*[c for k, v in names.items() for c in (F.lit(k), F.lit(v).cast("int"))])
+    lines = raw.select("value", "file_path", by_name[F.col("file_path")].alias("file_index"),
+                       by_block[F.concat_ws(":", F.col("block").cast("string"), "file_path")].alias("shift"), "mid")
+    line_no = F.col("mid") + F.col("shift")
     text = F.regexp_replace("value", "\r+$", "")
     return lines.select(
         F.col("file_path").alias("source_uri"),
@@ -111,7 +133,7 @@ def numbered_lines(spark: SparkSession, files: list[str]) -> DataFrame:
         line_no.alias("line"),
         (F.col("file_index").cast("long") * F.lit(1 << 32) + line_no).alias("seq"),
         F.when(F.expr("is_valid_utf8(value)"), text).alias("text"),
-    )
+    ), sum(n for blist in by_file.values() for _, n, _ in blist)
 
 
 def _match_names(files: list[str], uris: list[str]) -> dict[str, int]:
@@ -184,7 +206,7 @@ def parsed_row(topo: Topology, source: str, line: int, seq: int, text: str | Non
 # --------------------------------------------------------------------------------------------
 #: what the rules between lines look at: the verdicts are computed on these alone, so the
 #: windows and joins shuffle a few short columns, never the line text or the message bodies
-NARROW = ("seq", "key", "kind", "store", "ts", "msg", "fid", "cn", "to")
+NARROW = ("seq", "key", "kind", "store", "ts", "msg", "fid", "cn", "to", "status")
 #: a side of a join below this many rows is broadcast (its size is known from the counts)
 BROADCAST_ROWS = 2_000_000
 
@@ -237,12 +259,13 @@ def verdicts(seen: DataFrame) -> DataFrame:
 
 
 def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> ReadResult:
-    """Parse every line once (cached), judge the rules between lines on narrow columns, count
-    lines read, duplicates and rejects in one job, then build the accepted events."""
+    """Parse every line once (cached), judge the rules between lines on narrow columns, and
+    count lines read, duplicates and rejects, the last accepted time and the up/down timeline
+    in one job; the accepted events and the rejects are then plans over the cached lines."""
     files = list_files(paths)
     if not files:
         raise FileNotFoundError(f"{', '.join(paths)}: no event log files")
-    lines = numbered_lines(spark, files)
+    lines, lines_read = counted_lines(spark, files)
     parsed = lines.mapInArrow(_parse_partitions(json.dumps(topo.to_json()), files), schema=PARSED_DDL)
     parsed = parsed.withColumnRenamed("source_store", "src").cache()
     ok = parsed.filter(F.col("reason").isNull())
@@ -250,26 +273,25 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     seen = occurrences(ok).cache()
     bad = verdicts(seen).cache()
     # every line that passed stage 1 takes the verdict of its meaning's first occurrence
-    judged = seen.select("seq", "first_seq").join(bad.withColumnRenamed("seq", "first_seq"), "first_seq", "left")
-    tally = judged.agg(
-        F.count(F.lit(1)).alias("ok"),
-        F.count_if(F.col("why").isNull() & (F.col("seq") != F.col("first_seq"))).alias("duplicates"),
-        F.count_if(F.col("why").isNotNull()).alias("rejected"),
-    ).crossJoin(parsed.agg(F.count(F.lit(1)).alias("lines")))
-    counts = tally.first()
-    assert counts is not None
-    lines_read, duplicates, stage2 = int(counts.lines), int(counts.duplicates), int(counts.rejected)
-    n_rejects = lines_read - int(counts.ok) + stage2
+    judged = seen.select("seq", "first_seq", "ts", "kind", "store", "status").join(
+        bad.withColumnRenamed("seq", "first_seq"), "first_seq", "left")
+    counts = tally(judged)
+    duplicates, stage2 = counts["duplicates"], counts["rejected"]
+    n_rejects = lines_read - counts["ok"] + stage2
 
-    # rejects: stage 1's as parsed; stage 2's with their text, by seq
-    rejected = judged.filter(F.col("why").isNotNull()).select("seq", "why")
-    rejects = parsed.filter(F.col("reason").isNotNull()).select("source", "line", "reason", "text").unionByName(
-        parsed.join(_small(rejected, stage2), "seq").select("source", "line", F.col("why").alias("reason"), "text")
-    )
+    # rejects: stage 1's as parsed; stage 2's with their text, by seq (no join when there are none)
+    rejects = parsed.filter(F.col("reason").isNotNull()).select("source", "line", "reason", "text")
+    if stage2:
+        rejected = judged.filter(F.col("why").isNotNull()).select("seq", "why")
+        rejects = rejects.unionByName(
+            parsed.join(_small(rejected, stage2), "seq").select("source", "line", F.col("why").alias("reason"), "text")
+        )
 
     # accepted: first occurrences not rejected; a receive takes its message's columns
-    dropped = judged.filter(F.col("why").isNotNull() | (F.col("seq") != F.col("first_seq"))).select("seq")
-    accepted = ok.join(_small(dropped, duplicates + stage2), "seq", "left_anti")
+    accepted = ok
+    if duplicates + stage2:
+        dropped = judged.filter(F.col("why").isNotNull() | (F.col("seq") != F.col("first_seq"))).select("seq")
+        accepted = ok.join(_small(dropped, duplicates + stage2), "seq", "left_anti")
     message_cols = {"fid": "fid", "type": "type", "to": "to", "cnset": "cnset", "changes": "changes",
                     "requested": "requested", "src": "source", "responders": "responders", "derived": "derived"}
     messages = accepted.filter(F.col("kind") == "send").select(
@@ -284,11 +306,30 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
         *own, F.lit(None).cast("string").alias("sender"), F.lit(None).cast("long").alias("sent_at"),
         F.lit(None).cast("long").alias("msg_seq"), *[F.col(c).alias(out) for c, out in message_cols.items()],
     )
-    # materialised now, with their lineage cut: every later query plans against a plain scan of
-    # these rows instead of the whole reading plan (planning cost grows with the plan's size)
-    events = others.unionByName(receives).select(*EVENT_COLUMNS).localCheckpoint()
-    rejects = rejects.localCheckpoint()
-    for df in (parsed, seen, bad):
-        df.unpersist()
+    # cached, not materialised here: the first query over them (the fold) fills the cache, so
+    # no job of its own; ``release`` drops the parsed lines once the tables are written
+    events = others.unionByName(receives).select(*EVENT_COLUMNS).cache()
     accepted_n = lines_read - duplicates - n_rejects
-    return ReadResult(events, rejects, lines_read, duplicates, accepted_n)
+    return ReadResult(events, rejects, lines_read, duplicates, accepted_n, counts["last_ts"], counts["status"],
+                      [parsed, seen, bad, events])
+
+
+def tally(judged: DataFrame) -> dict[str, Any]:
+    """Everything the driver needs from the verdicts, in one job (and no broadcast): lines past
+    stage 1, duplicates, stage-2 rejects, the last accepted event's time and the accepted
+    up/down lines (few: one per outage edge). The lines read are known from the file blocks:
+    a second branch over the parsed lines would parse them twice (both branches' tasks run at
+    once and each fills the cache)."""
+    accepted = F.col("why").isNull() & (F.col("seq") == F.col("first_seq"))
+    row = judged.agg(
+        F.count(F.lit(1)).alias("ok"),
+        F.count_if(F.col("why").isNull() & (F.col("seq") != F.col("first_seq"))).alias("duplicates"),
+        F.count_if(F.col("why").isNotNull()).alias("rejected"),
+        F.max(F.when(accepted, F.col("ts"))).alias("last_ts"),
+        F.collect_list(F.when(accepted & (F.col("kind") == "store_status"),
+                              F.struct("ts", "seq", "store", "status"))).alias("status"),
+    ).first()
+    assert row is not None
+    status = sorted((s.ts, s.seq, s.store, s.status == "down") for s in row["status"])
+    return {"ok": int(row["ok"]), "duplicates": int(row["duplicates"]), "rejected": int(row["rejected"]),
+            "last_ts": row["last_ts"], "status": status}

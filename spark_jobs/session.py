@@ -9,6 +9,11 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 LOG4J = Path(__file__).with_name("log4j2.properties")
+#: below this much input the JVM runs the C1 compiler only: C2's warm-up (38 of 105 JVM CPU
+#: seconds on the worked example) does not pay back on a small log; on the 1M log (131 MB)
+#: C1 alone cost 319 s wall against 217 s with C2
+C1_ONLY_BELOW_BYTES = 32 << 20
+BYTES_PER_SHUFFLE_PARTITION = 8 << 20
 
 
 def spark_session(
@@ -18,9 +23,11 @@ def spark_session(
     *,
     progress: bool = False,
     for_tests: bool = False,
+    input_bytes: int | None = None,
 ) -> SparkSession:
     """Build (or reuse) the session. ``conf`` overrides any default. With no ``master``: the one
-    spark-submit was given when running under it, else ``local[*]``."""
+    spark-submit was given when running under it, else ``local[*]``. ``input_bytes`` (the log's
+    size, when known before the JVM starts) chooses the JIT compiler."""
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # the JVM launched this Python
     if master is None and not under_submit:
         master = "local[*]"
@@ -30,10 +37,7 @@ def spark_session(
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     local = master is not None and master.startswith("local")
     java_opts = f"-Dlog4j2.configurationFile=file:{LOG4J.resolve()}"
-    if for_tests:
-        # C1 only: saves the C2 compiler's warm-up (38 of 105 JVM CPU seconds on the worked
-        # example) on tiny logs; on the 1M benchmark it cost 319 s wall against 217 s with C2,
-        # so the job itself keeps the default JIT.
+    if for_tests or (input_bytes is not None and input_bytes < C1_ONLY_BELOW_BYTES):
         java_opts += " -XX:TieredStopAtLevel=1"
     settings = {
         "spark.driver.extraJavaOptions": java_opts,
@@ -45,8 +49,18 @@ def spark_session(
         "spark.driver.memory": os.environ.get("PFSCOPE_DRIVER_MEMORY", "4g"),
     }
     if local:
-        # 200 shuffle partitions of a few rows each cost more than they bring on one machine
-        settings["spark.sql.shuffle.partitions"] = str(max(4, 2 * (os.cpu_count() or 2)))
+        # 200 shuffle partitions of a few rows each cost more than they bring on one machine;
+        # on a small log, one per 8 MB of it (a task's fixed cost outweighs its share of work)
+        parts = max(4, 2 * (os.cpu_count() or 2))
+        if input_bytes is not None:
+            parts = max(1, min(parts, input_bytes // BYTES_PER_SHUFFLE_PARTITION))
+        settings["spark.sql.shuffle.partitions"] = str(parts)
+        # one Spark job per action: adaptive execution runs each shuffle and each broadcast of
+        # a query as a job of its own (23 jobs for the reading's counts of 128 lines), and on
+        # one machine's few partitions it has little to adapt; the job's few small joins
+        # shuffle within the query instead of broadcasting (a broadcast is a job too)
+        settings["spark.sql.adaptive.enabled"] = "false"
+        settings["spark.sql.autoBroadcastJoinThreshold"] = "-1"
     if for_tests:
         settings |= {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4",
                      "spark.default.parallelism": "4"}

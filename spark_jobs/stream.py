@@ -1,9 +1,12 @@
 """Streaming sorted groups through the fold, for ``mapInArrow``.
 
-Spark hands a partition as a sequence of Arrow record batches, sorted by (observer, fid, ts, seq).
-Groups are cut where the key changes, carried across batch boundaries, and each group's rows of
-every table come out in one wide frame with a ``table`` column, so one pass yields all tables.
-Per-group Python calls are what cost here (stack notes): this pays per batch instead.
+Spark hands a partition as a sequence of Arrow record batches, sorted by (fid, observer, ts, seq):
+every group of a folder is in the same partition, one after the other. Groups are cut where the
+key changes, carried across batch boundaries, and each group's rows of every table come out in
+one wide frame with a ``table`` column, so one pass yields all tables. When a folder's last group
+is folded, the comparisons between its folds (knowledge lag, should-respond) are made with the
+replay's own functions. Per-group Python calls are what cost here (stack notes): this pays per
+batch instead.
 
 Arrow batches go in and out as plain Python lists (no pandas frame per batch: building and
 converting those cost more than the fold's own work on small groups). Plain Python and pyarrow:
@@ -20,25 +23,28 @@ from typing import Any
 
 import pyarrow as pa
 
-from .model.cnset import CNSet
+from .model.cnset import EMPTY, CNSet
 from .model.events import Event, Message
 from .model.fold import FolderFold, Rows
 from .model.org import OrgContext
+from .model.replay import add_lag, add_should_respond
 from .model.tables import TABLES
 from .model.topology import topology_from_json
 
 GROUP_START = "group"  # a row that only says "this group exists" (it may have no events)
 
-#: fold tables carried through the stream, and the extra one the joins need afterwards
+#: the fold's tables, and those of them the stream hands out (processed status requests are
+#: only read inside it, by the should-respond comparison)
 FOLD_TABLES = tuple(f.name for f in fields(Rows))
-_EXTRA = {"processed_status_requests": (("msg", "string"), ("responder", "string"),
-                                        ("processed_at", "long"), ("owned", "string"))}
+OUT_TABLES = tuple(name for name in FOLD_TABLES if name in TABLES)
+#: the tables whose rows wait for their folder's last group (the comparisons between folds)
+_HELD = ("state_table", "responders", "processed_status_requests")
 
 
 def _wide_columns() -> dict[str, str]:
     cols: dict[str, str] = {"table": "string"}
-    for name in FOLD_TABLES:
-        for col, kind in _EXTRA.get(name) or TABLES[name]:
+    for name in OUT_TABLES:
+        for col, kind in TABLES[name]:
             kind = "long" if kind == "timestamp" else kind
             if col == "group":
                 kind = "string"  # a number in candidates, a word in responders
@@ -75,20 +81,28 @@ def _tuple(v: Any) -> tuple[str, ...] | None:
     return None if v is None else tuple(v)
 
 
-def event_from_row(r: Any, cn: _CNCache) -> Event:
-    """One stream row (a group's event, receives joined with their message) to a model Event."""
+def event_from_row(r: Any, cn: _CNCache, messages: dict[tuple[str, str], Message] | None = None) -> Event:
+    """One stream row (a group's event, receives joined with their message) to a model Event.
+
+    ``messages``: the Messages already built for this folder (a message reaches the groups of
+    all its addressees, folded in the same task), by (id, kind): built once each."""
     kind = r.kind
     if kind == "change":
         return Event(ts=r.ts, seq=r.seq, store=r.observer, kind=kind, fid=r.fid, cn=int(r.cn),
                      derived=_tuple(r.derived) or ())
     if kind == "replicas":
         return Event(ts=r.ts, seq=r.seq, store=r.event_store, kind=kind, fid=r.fid,
-                     replicas=_tuple(r.replicas), path=r.path)
-    sender = r.observer if kind == "send" else r.sender
-    sent_at = r.ts if kind == "send" else int(r.sent_at)
-    msg_seq = r.seq if kind == "send" else int(r.msg_seq)
-    m = Message(r.msg, sender, r.type, r.fid, _tuple(r.to) or (), cn(r.cnset) or CNSet(), cn(r.changes),
-                cn(r.requested), r.source, _tuple(r.responders), sent_at, msg_seq, _tuple(r.derived) or ())
+                     replicas=_tuple(r.replicas))
+    m = None if messages is None else messages.get((r.msg, kind))
+    if m is None:
+        if kind == "send":
+            sender, sent_at, msg_seq = r.observer, r.ts, r.seq
+        else:
+            sender, sent_at, msg_seq = r.sender, int(r.sent_at), int(r.msg_seq)
+        m = Message(r.msg, sender, r.type, r.fid, _tuple(r.to) or (), cn(r.cnset) or EMPTY, cn(r.changes),
+                    cn(r.requested), r.source, _tuple(r.responders), sent_at, msg_seq, _tuple(r.derived) or ())
+        if messages is not None:
+            messages[(r.msg, kind)] = m
     return Event(ts=r.ts, seq=r.seq, store=r.observer, kind=kind, fid=r.fid, message=m)
 
 
@@ -103,33 +117,41 @@ def arrow_schema(columns: dict[str, str]) -> pa.Schema:
 
 WIDE_SCHEMA = arrow_schema(WIDE_COLUMNS)
 #: the wide columns each fold table fills (the others are null in its rows)
-TABLE_COLUMNS = {name: frozenset(c for c, _ in _EXTRA.get(name) or TABLES[name]) for name in FOLD_TABLES}
+TABLE_COLUMNS = {name: frozenset(c for c, _ in TABLES[name]) for name in OUT_TABLES}
+
+
+def _own_schema(name: str) -> pa.Schema:
+    """The table's own wide columns, as the fold's rows hold them (``group``: a number in
+    candidates, cast to text after the conversion)."""
+    own = TABLE_COLUMNS[name]
+    return pa.schema([pa.field(f.name, pa.int64()) if f.name == "group" and name == "backfill_candidates" else f
+                      for f in WIDE_SCHEMA if f.name in own])
+
+
+OWN_SCHEMAS = {name: _own_schema(name) for name in OUT_TABLES}
 
 
 def table_batch(name: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
-    """One fold table's rows as a wide record batch: only the table's own columns are read from
-    the rows (a row-by-row pass over all 72 wide columns cost a quarter of the fold's time)."""
+    """One fold table's rows as a wide record batch: the table's own columns converted from the
+    row dicts by Arrow in one call, the other wide columns all null."""
     n = len(rows)
-    own = TABLE_COLUMNS[name]
+    own = pa.RecordBatch.from_pylist(rows, schema=OWN_SCHEMAS[name])
     arrays = []
     for field in WIDE_SCHEMA:
         c = field.name
         if c == "table":
             arrays.append(pa.array([name] * n, type=field.type))
-        elif c not in own:
+        elif c not in TABLE_COLUMNS[name]:
             arrays.append(pa.nulls(n, type=field.type))
-        elif c == "owned":
-            arrays.append(pa.array([r["owned"].text() for r in rows], type=field.type))
-        elif c == "group":  # a number in candidates, a word in responders
-            arrays.append(pa.array([None if r.get("group") is None else str(r["group"]) for r in rows],
-                                   type=field.type))
         else:
-            arrays.append(pa.array([r.get(c) for r in rows], type=field.type))
+            column = own.column(c)
+            arrays.append(column if column.type == field.type else column.cast(field.type))
     return pa.RecordBatch.from_arrays(arrays, schema=WIDE_SCHEMA)
 
-#: the columns of a group stream row, as ``compute.group_stream`` selects them
+
+#: the columns of a group stream row, as ``compute.group_stream`` selects them (what the fold reads)
 STREAM_COLUMNS = ("observer", "fid", "kind", "ts", "seq", "cn", "msg", "type", "sender", "sent_at", "msg_seq",
-                  "to", "cnset", "changes", "requested", "source", "responders", "replicas", "path", "event_store",
+                  "to", "cnset", "changes", "requested", "source", "responders", "replicas", "event_store",
                   "derived")
 StreamRow = namedtuple("StreamRow", STREAM_COLUMNS)  # type: ignore[misc]
 
@@ -158,38 +180,64 @@ def fold_partitions(payload: str, as_of: int, flush_rows: int = 20_000):  # type
         cn = _CNCache()
         fold: FolderFold | None = None
         key: tuple[str, str] | None = None
-        pending = Rows()
+        pending = Rows()  # rows ready to go out
+        folder = Rows()  # the current folder's rows that wait for its last group
+        owned: dict[tuple[str, str], CNSet] = {}  # the current folder's folds: (observer, fid) -> owned
+        messages: dict[tuple[str, str], Message] = {}  # the current folder's messages
+        done: set[str] = set()  # folders finished in this partition
         held = 0
         for r in stream_rows(batches):
             k = (r.observer, r.fid)
             if k != key:
                 if fold is not None:
-                    held += _collect(pending, fold.finish(as_of))
+                    held += _finish(fold, as_of, pending, folder, owned)
+                    if r.fid != fold.fid:
+                        held += _compare(folder, owned, pending, done, fold.fid)
+                        folder, owned, messages = Rows(), {}, {}
                     if held >= flush_rows:
                         yield from _flush(pending)
                         pending, held = Rows(), 0
+                if r.fid in done:
+                    raise ValueError(f"the rows of folder {r.fid!r} are not contiguous in the partition")
                 fold, key = FolderFold(org, r.observer, r.fid), k
             if r.kind != GROUP_START:
                 assert fold is not None
-                fold.apply(event_from_row(r, cn))
+                fold.apply(event_from_row(r, cn, messages))
         if fold is not None:
-            _collect(pending, fold.finish(as_of))
+            _finish(fold, as_of, pending, folder, owned)
+            _compare(folder, owned, pending, done, fold.fid)
         yield from _flush(pending)
 
     return run
 
 
-def _collect(into: Rows, rows: Rows) -> int:
+def _finish(fold: FolderFold, as_of: int, pending: Rows, folder: Rows, owned: dict[tuple[str, str], CNSet]) -> int:
+    """A group's rows: those of the held tables wait for the folder, the rest go out."""
+    rows = fold.finish(as_of)
+    owned[(fold.observer, fold.fid)] = fold.owned
     n = 0
     for name in FOLD_TABLES:
         chunk = getattr(rows, name)
-        getattr(into, name).extend(chunk)
-        n += len(chunk)
+        if name in _HELD:
+            getattr(folder, name).extend(chunk)
+        else:
+            getattr(pending, name).extend(chunk)
+            n += len(chunk)
     return n
 
 
+def _compare(folder: Rows, owned: dict[tuple[str, str], CNSet], pending: Rows, done: set[str], fid: str) -> int:
+    """A folder's last group is folded: its lag and should-respond figures, as the replay makes them."""
+    done.add(fid)
+    add_lag(folder.state_table, owned)
+    add_should_respond(folder.responders, folder.processed_status_requests, owned)
+    pending.state_table.extend(folder.state_table)
+    pending.responders.extend(folder.responders)
+    return len(folder.state_table) + len(folder.responders)
+
+
 def _flush(rows: Rows) -> Iterator[pa.RecordBatch]:
-    for name in FOLD_TABLES:
+    for name in OUT_TABLES:
         chunk = getattr(rows, name)
         if chunk:
             yield table_batch(name, chunk)

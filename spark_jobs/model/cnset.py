@@ -43,8 +43,12 @@ def _union(a: Ranges, b: Ranges) -> Ranges:
         return a
     if a[-1][1] + 1 < b[0][0]:  # the common case in a fold: newer CNs after all known ones
         return a + b
+    if a[-1][1] + 1 == b[0][0]:  # ... or right after them: the last range grows
+        return (*a[:-1], (a[-1][0], b[0][1]), *b[1:])
     if b[-1][1] + 1 < a[0][0]:
         return b + a
+    if b[-1][1] + 1 == a[0][0]:
+        return (*b[:-1], (b[-1][0], a[0][1]), *a[1:])
     if len(a) + len(b) <= 16:  # small lists: the built-in sort beats a Python-level merge
         return _merge_sorted(sorted(a + b))
     return _merge_sorted(heapq.merge(a, b))
@@ -291,6 +295,14 @@ class CNSet:
         if not changed:
             return self
         return CNSet(out, _trusted=True) if out else EMPTY
+
+    def union_disjoint(self, other: CNSet) -> CNSet:
+        """The union with a set that shares no CN with this one (the caller knows, e.g. it is a
+        difference against this set): its count is the sum, not recounted."""
+        out = self.union(other)
+        if out._count is None and self._count is not None and other._count is not None:
+            out._count = self._count + other._count
+        return out
 
     def add(self, origin: str, cn: int) -> CNSet:
         """This set with one more CN (the common case: a local change)."""

@@ -262,7 +262,8 @@ class FolderFold:
         new = cns.difference(self.owned)
         if not new:
             return
-        self.owned = self.owned.union(new)
+        self.owned.count(), new.count()  # counted once here, summed from here on
+        self.owned = self.owned.union_disjoint(new)
         self.owned_derived = self.owned_derived or derived
         self._history(self.observer, ts, self.owned, cause, self.owned_derived)
         for e in list(self.open):

@@ -1,15 +1,16 @@
 """The Spark job against its floor and its oracle, measured in one run. Prints; asserts nothing.
 
     PYTHONPATH=. python tests/benchmarks/bench_compute.py [--events 1000000] [--events 10000000]
-        [--cache DIR] [--skip-local1]
+        [--scenario worked-example] [--scenario demo] [--cache DIR] [--skip-local1]
 
 For each size a ``scale`` log is simulated once and cached on disk (``--cache``, default
-``$PFSCOPE_BENCH_CACHE`` or ``/tmp/pfscope-bench``; a log is reused when its folder holds it).
+``$PFSCOPE_BENCH_CACHE`` or ``/tmp/pfscope-bench``; a log is reused when its folder holds it);
+``--scenario`` adds a named scenario's log (the worked example, the demo).
 Then, each in its own process so that peak memory is its own: Spark reading the JSONL and
 counting it (the floor), the job on ``local[1]`` and on ``local[2]``, and the reference replay.
-Printed per run: wall seconds, events/s, CPU seconds and peak RSS of the whole process tree, and
-the load average around it (the machine may be shared: a load above the core count means the
-wall times are inflated).
+Printed per run: wall seconds, events/s, CPU seconds and peak RSS of the whole process tree, the
+number of Spark jobs it ran (from its Spark event log), and the load average around it (the
+machine may be shared: a load above the core count means the wall times are inflated).
 
 The replay holds every row in memory (about 1.9 GB per million events), so it is not run on
 logs above ``REPLAY_LIMIT`` events: it would exhaust a 24 GiB machine.
@@ -19,8 +20,10 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,9 +36,20 @@ EVENTS_PER_FOLDER = 230  # scale, 14 days, 4 changes per folder-day, 3 replicas 
 FLOOR = """
 import sys
 from spark_jobs.session import spark_session
-spark = spark_session(sys.argv[1])
+spark = spark_session(sys.argv[1], conf=dict(c.split("=", 1) for c in sys.argv[3:]))
 print(spark.read.text(sys.argv[2]).count())
 """
+
+
+def event_log_conf(folder: Path) -> list[str]:
+    """Settings that make a run write its Spark event log (uncompressed) into ``folder``."""
+    return ["spark.eventLog.enabled=true", "spark.eventLog.compress=false", f"spark.eventLog.dir=file://{folder}"]
+
+
+def spark_jobs(folder: Path) -> int:
+    """Spark jobs recorded in the event logs under ``folder``."""
+    return sum(line.count('"Event":"SparkListenerJobStart"')
+               for f in folder.rglob("*") if f.is_file() for line in f.open(errors="replace"))
 
 
 def scale_options(events: int) -> list[str]:
@@ -80,42 +94,52 @@ def measure(cmd: list[str]) -> tuple[float, float, float, str]:
     return time.perf_counter() - start, cpu, peak / 1e9, out
 
 
-def simulate(data: Path, size: int) -> None:
+def simulate(data: Path, size: int | str) -> None:
+    """A scale log of about ``size`` events, or the named scenario's log."""
     if (data / "events.jsonl").exists():
         return
-    print(f"simulating a scale log of about {size:,} events into {data} ...", flush=True)
-    subprocess.run([sys.executable, "-m", "app.cli", "simulate", "--scenario", "scale", "--out", str(data),
-                    "--no-progress", *scale_options(size)], check=True, stdout=subprocess.DEVNULL, env=env(),
-                   cwd=ROOT)
+    if isinstance(size, str):
+        print(f"simulating the {size} scenario into {data} ...", flush=True)
+        options = ["--scenario", size]
+    else:
+        print(f"simulating a scale log of about {size:,} events into {data} ...", flush=True)
+        options = ["--scenario", "scale", *scale_options(size)]
+    subprocess.run([sys.executable, "-m", "app.cli", "simulate", "--out", str(data), "--no-progress", *options],
+                   check=True, stdout=subprocess.DEVNULL, env=env(), cwd=ROOT)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, action="append", help="target log size (repeatable; default 1M)")
+    ap.add_argument("--scenario", action="append", default=[], choices=["worked-example", "demo"],
+                    help="also a named scenario's log (repeatable)")
     ap.add_argument("--cache", default=os.environ.get("PFSCOPE_BENCH_CACHE", "/tmp/pfscope-bench"),
                     help="folder keeping the simulated logs between runs")
     ap.add_argument("--skip-local1", action="store_true", help="do not run the job on local[1]")
     args = ap.parse_args()
-    sizes = args.events or [1_000_000]
+    sizes: list[int | str] = [*args.scenario, *(args.events or ([] if args.scenario else [1_000_000]))]
     root = Path(args.cache)
     py = sys.executable
     cpu_model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                       if line.startswith("model name")), "?")
     print(f"machine: {os.cpu_count()} cores ({cpu_model}), {psutil.virtual_memory().total / 2**30:.0f} GiB, "
           f"Python {sys.version.split()[0]}")
-    print(f"{'events':>12} {'what':<24} {'seconds':>8} {'events/s':>10} {'cpu s':>7} {'peak GB':>8} {'load':>10}")
+    print(f"{'events':>12} {'what':<24} {'seconds':>8} {'events/s':>10} {'cpu s':>7} {'peak GB':>8} "
+          f"{'jobs':>5} {'load':>10}")
     for size in sizes:
-        data = root / f"scale-{size}"
+        data = root / (size if isinstance(size, str) else f"scale-{size}")
         simulate(data, size)
         with open(data / "events.jsonl", "rb") as fh:
             n = sum(1 for _ in fh)
         topo, events = str(data / "topology.json"), str(data / "events.jsonl")
+        logs = Path(tempfile.mkdtemp(prefix="pfscope-evlog-"))
         job = [py, "-m", "app.cli", "compute", "--topology", topo, "--events", events]
+        job_conf = [x for c in event_log_conf(logs) for x in ("--conf", c)]
         runs: dict[str, list[str] | str] = {
-            "floor: read + count": [py, "-c", FLOOR, "local[2]", events],
-            "job local[2]": [*job, "--out", str(data / "runs2"), "--master", "local[2]"],
+            "floor: read + count": [py, "-c", FLOOR, "local[2]", events, *event_log_conf(logs)],
+            "job local[2]": [*job, "--out", str(data / "runs2"), "--master", "local[2]", *job_conf],
             "job local[1]": "skipped (--skip-local1)" if args.skip_local1 else
-                            [*job, "--out", str(data / "runs1"), "--master", "local[1]"],
+                            [*job, "--out", str(data / "runs1"), "--master", "local[1]", *job_conf],
             "replay (plain Python)": f"not run: above {REPLAY_LIMIT:,} events it needs ~1.9 GB per million "
                                      "events and would exhaust the machine" if n > REPLAY_LIMIT else
                                      [py, "-m", "app.cli", "replay", "--topology", topo, "--events", events],
@@ -125,10 +149,14 @@ def main() -> None:
                 print(f"{n:>12,} {what:<24} {cmd}", flush=True)
                 continue
             before = os.getloadavg()[0]
+            shutil.rmtree(logs, ignore_errors=True)
+            logs.mkdir()
             seconds, cpu, peak, _ = measure(cmd)
             load = f"{before:.1f}/{os.getloadavg()[0]:.1f}"
-            print(f"{n:>12,} {what:<24} {seconds:>8.1f} {n / seconds:>10,.0f} {cpu:>7.0f} {peak:>8.2f} {load:>10}",
-                  flush=True)
+            jobs = str(spark_jobs(logs)) if "replay" not in what else "-"
+            print(f"{n:>12,} {what:<24} {seconds:>8.1f} {n / seconds:>10,.0f} {cpu:>7.0f} {peak:>8.2f} {jobs:>5} "
+                  f"{load:>10}", flush=True)
+        shutil.rmtree(logs, ignore_errors=True)
     print(f"logs kept in {root}")
 
 

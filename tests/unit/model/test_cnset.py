@@ -586,3 +586,13 @@ def test_parse_rejects_non_strings(value: object) -> None:
 def test_bad_json_raises(value: object) -> None:
     with pytest.raises(CNSetError):
         CNSet.from_json(value)
+
+
+def test_union_grows_an_adjacent_range_and_a_disjoint_union_adds_counts() -> None:
+    a = CNSet.parse("A:1-5,8-10")
+    later = CNSet.parse("A:11-12,20")
+    assert a.union(later).text() == later.union(a).text() == "A:1-5,8-12,20"
+    assert CNSet.parse("A:3-4").union(CNSet.parse("A:1-2")).text() == "A:1-4"
+    b = a.union_disjoint(CNSet.parse("A:11;B:1-3"))
+    assert b.text() == "A:1-5,8-11;B:1-3"
+    assert b.count() == a.count() + 4 == CNSet.parse(b.text()).count() == 12
