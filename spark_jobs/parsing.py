@@ -42,7 +42,6 @@ from .model.events import (
     R_BAD_TS,
     R_EMPTY,
     R_HIERARCHY_REPLICAS,
-    R_NOT_OBJECT,
     R_NOT_UTF8,
     R_SOURCE_NOT_IN_TO,
     R_TO_SENDER,
@@ -73,7 +72,8 @@ FIELDS = ("kind", "ts", "store", "derived", "fid", "cn", "op", "item", "bytes", 
           "changes", "requested", "source", "responders", "replicas", "path", "status")
 TS_RE = r"^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.(\d{1,6}))?([Zz]|([+-])(\d{2}):(\d{2}))$"
 LIST_FIELDS = ("derived", "to", "responders", "replicas")
-_INNERMOST = r"\[[^\[\]{}]*\]|\{[^\[\]{}]*\}"
+#: an object with no braces inside and arrays of depth 1 (brackets inside strings count too: rare)
+_FLAT_OBJECT = r"^ *\{[^{}\[\]]*(\[[^{}\[\]]*\][^{}\[\]]*)*\} *$"
 US_PER_DAY = 86_400_000_000
 
 
@@ -341,13 +341,11 @@ def judged(lines: DataFrame, topo: Topology, files: Sequence[str] = ()) -> DataF
     if none, ``TO_PYTHON`` where ``parse_line`` must judge)."""
     stores = sorted(topo.stores)
     text = F.col("text")
-    plain = text.rlike(r"^[\x20-\x7e]*$") & ~text.contains("\\")
-    skeleton = F.regexp_replace(text, r'"[^"]*"', '""')
-    reduced = skeleton
-    for _ in range(4):  # an event nests 4 deep at most: {"cnset": {"S": [[1, 2]]}}
-        reduced = F.regexp_replace(reduced, _INNERMOST, "0")
-    v = F.col("_v")
-    readable = v.isNotNull() & (F.trim(reduced) == "0") & ~skeleton.rlike(r"\d{19}")
+    # one pass each: outside printable ASCII, a backslash or a run of 19 digits is for Python;
+    # an object whose only braces are its own and whose arrays are flat has no text after its
+    # value (``try_parse_json`` would read ``{} x``) and nests no deeper than either parser goes
+    plain = ~text.rlike(r"[^\x20-\x7e]|\\|\d{19}")
+    flat_object = text.rlike(_FLAT_OBJECT)
 
     source = F.col("source_uri")
     if files:
@@ -355,12 +353,11 @@ def judged(lines: DataFrame, topo: Topology, files: Sequence[str] = ()) -> DataF
         source = F.when(F.col("file_index") < len(files), named).otherwise(source)
     df = lines.select(
         "seq", source.alias("source"), "line", "text", plain.alias("_plain"),
-        F.when(plain, F.expr("try_parse_json(text)")).alias("_v"),
+        F.when(plain & flat_object, F.expr("try_parse_json(text)")).alias("_v"),
     ).select(
         "seq", "source", "line", "text", "_v",
-        # parsed JSON is an object exactly when it starts with a brace
-        F.ltrim(text).startswith("{").alias("_object"),
-        F.when(F.col("_plain"), F.when(text.rlike("^ *$"), F.lit("empty")).when(readable, F.lit("json")))
+        # JSON that is not an object (``[]``, ``5``) goes to Python too: rare
+        F.when(F.col("_plain"), F.when(F.trim(text) == "", F.lit("empty")).when(F.col("_v").isNotNull(), F.lit("json")))
         .alias("_shape"),
     )
     df = df.select(
@@ -396,7 +393,6 @@ def judged(lines: DataFrame, topo: Topology, files: Sequence[str] = ()) -> DataF
     common = [
         (F.col("_shape").isNull(), F.lit(TO_PYTHON)),
         (F.col("_shape") == "empty", _r(R_EMPTY)),
-        (~F.col("_object"), _r(R_NOT_OBJECT)),
         *_required("kind"),
         (~_is_str("kind") | ~kind.isin(list(KINDS)), _r(R_UNKNOWN_KIND)),
         *_ts_checks(),
@@ -482,7 +478,7 @@ def parse_lines(lines: DataFrame, topo: Topology, files: Sequence[str] = ()) -> 
     df = df.select(
         *_but(df, "_t_kind", "_t_ts", "_t_store", "_t_derived", "_t_fid", "_t_cn", "_t_msg", "_t_type", "_t_to",
               "_t_cnset", "_t_changes", "_t_requested", "_t_responders", "_t_replicas", "_t_status", "_u_",
-              "_object", "_shape", "_s_ts", "_l_to", "_l_responders", "_l_replicas"),
+              "_shape", "_s_ts", "_l_to", "_l_responders", "_l_replicas"),
         *[F.when(accepted_send, _cn_text(F.col(f"_i_{f}"))).alias(f"_c_{f}") for f in ("cnset", "changes", "requested")],
         F.array_sort(F.array_distinct(F.coalesce(derived, F.array().cast("array<string>")))).alias("_derived_set"),
         *[F.array_sort(F.col(f"_a_{f}")).alias(f"_sorted_{f}") for f in ("to", "replicas", "responders")],

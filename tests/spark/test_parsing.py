@@ -69,6 +69,8 @@ RAW = [
     json.dumps({**BASES[0], "cn": 10**19 - 1}), '{"cn": 1e400, "kind": "change"}',
     json.dumps({**BASES[0], "cn": 2**63 - 1, "bytes": 2**63 - 1}), json.dumps({**BASES[0], "cn": 2**63}),
     json.dumps({**BASES[0], "bytes": 2**63}), json.dumps({**BASES[0], "cn": 10**18, "bytes": 10**30}),
+    json.dumps({**BASES[0], "item": "a{b}[c]"}), json.dumps({**BASES[0], "item": "[x]"}), " " + json.dumps(BASES[8]) + "  ",
+    json.dumps({**BASES[2], "to": ["PFS2", ["PFS3"]]}), '{"kind": "receive"} {}', '{"kind": "receive"}]',
     json.dumps(BASES[0])[:-1] + ', "cn": 6}', json.dumps(BASES[0]).replace('"cn": 5', '"cn": 5.0'),
     json.dumps(BASES[0]).replace('"cn": 5', '"cn": 5e0'), json.dumps(BASES[0]).replace('"cn": 5', '"cn": -0'),
     json.dumps({**BASES[2], "cnset": {"PFS1": [[1, 3], [5, 5]], "PFS2": []}}),
@@ -133,9 +135,10 @@ def test_every_mutation_and_raw_line_equals_parse_line(spark, topo) -> None:  # 
 def test_common_lines_stay_in_the_jvm(spark, topo) -> None:  # type: ignore[no-untyped-def]
     """Valid lines and ordinary rejects never reach Python; the unusual ones do."""
     common = [json.dumps(b) for b in BASES] + [json.dumps({**BASES[0], "cn": 0}), json.dumps({**BASES[2], "to": []}),
-                                                "", "[]", json.dumps({**BASES[2], "cnset": "PFS1:0"})]
+                                                "", "  ", json.dumps({**BASES[2], "cnset": "PFS1:0"})]
     unusual = ["{not json", "\ufeff{}", '{"a": 1, "a": 2}', json.dumps({**BASES[0], "ts": "2026-11-02T08:00:00+0100"}),
-               json.dumps({**BASES[2], "cnset": {"PFS1": [[1, 2]]}})]
+               json.dumps({**BASES[2], "cnset": {"PFS1": [[1, 2]]}}), "[]", "{} x", json.dumps({**BASES[0], "item": "{x}"}),
+               json.dumps({**BASES[2], "to": [["PFS2"]]}), json.dumps({**BASES[0], "cn": 10**19})]
     df = judged(numbered(spark, common + unusual), topo)
     routed = {r.seq for r in df.filter(df["_reason"] == TO_PYTHON).select("seq").collect()}
     assert routed == set(range(len(common) + 1, len(common) + len(unusual) + 1))
