@@ -26,7 +26,7 @@ on the demo log it costs several times the CPU of the Python path on this stack 
 ``tests/benchmarks/bench_parsing.py``). Measured warm, per 40k lines, on a loaded 2-core
 machine: ``try_parse_json`` alone 0.2-0.3 CPU s; the twenty ``schema_of_variant``/
 ``try_variant_get`` reads 0.6-0.9; the verdict (``judged``) about 3; the whole (keys, CN text,
-lists) about 6, against about 1.5 for ``parse_line`` in Python workers. The Python UDF for the
+lists) 5-7, against 0.7-1.5 for ``parse_line`` in Python workers. The Python UDF for the
 rare lines costs nothing measurable (the same run with it replaced by a null: no change), nor do
 the codegen settings: ``methodSplitThreshold=256``, ``wholeStage=false`` and
 ``-XX:-DontCompileHugeMethods`` (the generated methods above the JIT's 8 KB limit compiled)
