@@ -77,6 +77,14 @@ def r_lo_above_hi(f: str) -> str:
     return f"range with lo > hi in field: {f}"
 
 
+def r_out_of_range(f: str) -> str:
+    return f"number out of range in field: {f}"
+
+
+#: the largest integer a line's ``cn`` or ``bytes`` may carry: the tables store them as 64-bit integers
+MAX_INT = 2**63 - 1
+
+
 class Reject(Exception):
     """A line that cannot be used, with one of the fixed reasons above."""
 
@@ -208,6 +216,8 @@ def _int(obj: dict[str, Any], f: str, *, minimum: int) -> int:
     v = _req(obj, f)
     if not isinstance(v, int) or isinstance(v, bool) or v < minimum:
         raise Reject(r_ill_typed(f))
+    if v > MAX_INT:
+        raise Reject(r_out_of_range(f))
     return v
 
 
@@ -262,6 +272,8 @@ def parse_line(text: str, topo: Topology, seq: int) -> Event:
         ev.bytes = _opt(obj, "bytes", int)
         if ev.bytes is not None and ev.bytes < 0:
             raise Reject(r_ill_typed("bytes"))
+        if ev.bytes is not None and ev.bytes > MAX_INT:
+            raise Reject(r_out_of_range("bytes"))
         # ``derived`` is part of the meaning where the model reads it (change and send lines):
         # the same CN known or only inferred gives different tables
         ev.key = (kind, ts, store, ev.fid, ev.cn, ev.op, ev.item, ev.bytes, ev.derived)

@@ -62,6 +62,8 @@ SECOND = [
     change("2026-11-02T11:00:00Z", 1, store="PFS2"),
     send("m1"),  # a repeat of the first send: a duplicate
     "",
+    change("2026-11-02T12:00:00Z", 2**63),  # beyond a long: rejected, not an overflow of the job
+    change("2026-11-02T12:00:00Z", 2**63 - 1),  # the largest CN
 ]
 
 
@@ -93,6 +95,7 @@ def test_every_rule_between_lines_as_the_reference_reader(spark, log_dir: Path) 
     reasons = {r.reason for r in expected.rejects}
     assert reasons >= {ev.R_RECEIVED_TWICE, ev.R_BEFORE_SEND, ev.R_NOT_ADDRESSEE, ev.R_NEVER_SENT,
                        ev.R_MSG_REUSED, ev.R_CN_NOT_INCREASING, ev.R_NOT_JSON, ev.R_EMPTY}
+    assert ev.r_out_of_range("cn") in reasons
     assert expected.duplicates == 2
 
     assert (got.lines_read, got.accepted, got.duplicates) == (

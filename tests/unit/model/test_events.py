@@ -146,6 +146,8 @@ CASES: list[tuple[str, str | bytes, str]] = [
     ("change-cn-text", change(cn="5"), ev.r_ill_typed("cn")),
     ("change-cn-bool", change(cn=True), ev.r_ill_typed("cn")),
     ("change-cn-float", change(cn=2.5), ev.r_ill_typed("cn")),
+    ("change-cn-2-63", change(cn=2**63), ev.r_out_of_range("cn")),
+    ("change-cn-huge", change(cn=10**30), ev.r_out_of_range("cn")),
     ("change-op-unknown", change(op="rename"), ev.r_ill_typed("op")),
     ("change-op-number", change(op=1), ev.r_ill_typed("op")),
     ("change-item-number", change(item=5), ev.r_ill_typed("item")),
@@ -153,6 +155,7 @@ CASES: list[tuple[str, str | bytes, str]] = [
     ("change-bytes-text", change(bytes="10"), ev.r_ill_typed("bytes")),
     ("change-bytes-float", change(bytes=1.5), ev.r_ill_typed("bytes")),
     ("change-bytes-bool", change(bytes=True), ev.r_ill_typed("bytes")),
+    ("change-bytes-2-63", change(bytes=2**63), ev.r_out_of_range("bytes")),
     # send
     ("send-msg-missing", send(msg=DROP), ev.r_missing("msg")),
     ("send-msg-empty", send(msg=""), ev.r_ill_typed("msg")),
@@ -291,7 +294,7 @@ def test_every_reason_constant_and_function_is_covered() -> None:
     assert constants <= reasons, constants - reasons
     functions = [f for k, f in vars(ev).items() if k.startswith("r_") and callable(f)]
     assert {f.__name__ for f in functions} == {"r_missing", "r_ill_typed", "r_unknown_store", "r_cn_below_1",
-                                                "r_lo_above_hi"}
+                                                "r_lo_above_hi", "r_out_of_range"}
     for f in functions:
         prefix = f("FIELD").replace("FIELD", "")
         assert any(r.startswith(prefix) for r in reasons), f.__name__
@@ -304,6 +307,7 @@ def test_reason_texts_are_fixed() -> None:
     assert ev.r_unknown_store("to") == "unknown store in field: to"
     assert ev.r_cn_below_1("cnset") == "CN below 1 in field: cnset"
     assert ev.r_lo_above_hi("changes") == "range with lo > hi in field: changes"
+    assert ev.r_out_of_range("bytes") == "number out of range in field: bytes"
     assert (ev.R_EMPTY, ev.R_NOT_UTF8, ev.R_NOT_JSON, ev.R_NOT_OBJECT) == (
         "empty line", "not UTF-8", "not JSON", "not a JSON object")
     assert (ev.R_UNKNOWN_KIND, ev.R_UNKNOWN_TYPE, ev.R_BAD_TS) == ("unknown kind", "unknown type", "bad timestamp")
@@ -321,6 +325,7 @@ ACCEPTED = [
     ("change-minimal", change()),
     ("change-full", change(op="create", item="item-1", bytes=0)),
     ("change-modify", change(op="modify", bytes=2048)),
+    ("change-largest-numbers", change(cn=2**63 - 1, bytes=2**63 - 1)),
     ("change-delete", change(op="delete")),
     ("change-null-optionals", change(op=None, item=None, bytes=None)),
     ("change-lower-case-fid", change(fid="1-abc")),
