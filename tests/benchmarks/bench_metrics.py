@@ -26,18 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from app import figures as f
 from app.data import RunData, require_run
 from app.metrics import exposition
-
-
-class DictCache:
-    def __init__(self) -> None:
-        self.store: dict[str, Any] = {}
-
-    def get(self, key: str) -> Any:
-        return self.store.get(key)
-
-    def set(self, key: str, value: Any, timeout: int | None = None) -> bool:
-        self.store[key] = value
-        return True
+from tests.unit.app.test_metrics import DictCache
 
 
 def measure(label: str, fn: Callable[[], Any]) -> Any:

@@ -29,18 +29,7 @@ from spark_jobs.parsing import PARSED_COLUMNS, PARSED_DDL, parse_lines, verdict_
 from spark_jobs.reading import list_files, numbered_lines
 from spark_jobs.session import spark_session
 from spark_jobs.stream import arrow_schema
-
-
-def tree_cpu() -> float:
-    me = psutil.Process()
-    total = 0.0
-    for p in [me, *me.children(recursive=True)]:
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system + t.children_user + t.children_system
-        except psutil.Error:
-            pass
-    return total
+from tests.benchmarks.bench_compute import tree_cpu
 
 
 def python_stage1(topology: dict, files: list[str]):  # type: ignore[no-untyped-def]
@@ -87,9 +76,9 @@ def main() -> None:
     for r in range(a.rounds):
         for name, make in runs.items():
             load = os.getloadavg()[0]
-            c0, t0 = tree_cpu(), time.perf_counter()
+            c0, t0 = tree_cpu(psutil.Process()), time.perf_counter()
             make().write.format("noop").mode("overwrite").save()
-            wall, cpu = time.perf_counter() - t0, tree_cpu() - c0
+            wall, cpu = time.perf_counter() - t0, tree_cpu(psutil.Process()) - c0
             print(f"round {r + 1} {name:6s}: {wall:6.1f} s wall, {cpu:6.1f} CPU s, {n / cpu:9.0f} lines/CPU s,"
                   f" load {load:.1f}", flush=True)
     spark.stop()
