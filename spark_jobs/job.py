@@ -66,7 +66,11 @@ def run_job(args: argparse.Namespace) -> int:
         keep = keep_from(getattr(args, "keep", None))
         with run_lock(args.out, wait=wait_seconds(getattr(args, "wait_lock", None))):
             pointer = _run(args)
-            pruned = prune_runs(args.out, keep, pointer)
+            try:  # the run is published: a failed clean-up is said, never reported as a failed run
+                pruned: Pruning | None = prune_runs(args.out, keep, pointer)
+            except OSError as e:
+                print(f"pfscope compute: published, but old runs could not be removed: {e}", file=sys.stderr)
+                pruned = None
     except RunLocked as e:
         print(f"pfscope compute: {e}", file=sys.stderr)
         return EXIT_LOCKED
@@ -82,7 +86,8 @@ def run_job(args: argparse.Namespace) -> int:
     print(f"published run {pointer['run_id']} as of {pointer['as_of']}: {s['lines_read']:,} lines read, "
           f"{s['accepted']:,} accepted, {s['duplicates']:,} duplicates, {s['rejected']:,} rejected "
           f"in {pointer['seconds']:.1f} s -> {args.out}/{pointer['path']}")
-    _report_pruning(pruned, keep)
+    if pruned is not None:
+        _report_pruning(pruned, keep)
     return 0
 
 

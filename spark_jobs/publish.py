@@ -250,7 +250,7 @@ def plan_pruning(runs: Sequence[RunFolder], keep: int, current: str, previous: s
             kept.add(previous)
         plan.old = [r for r in reversed(published) if r not in kept]  # oldest first
     for r in sorted(runs, key=lambda r: r.run_id):
-        if r.published or r.run_id == current:
+        if r.published or r.run_id in (current, previous):  # the previous run stays, whatever its markers
             continue
         if _started_second(r.run_id) > _started_second(current) or r.writer_alive or (r.writer_host and r.writer_host != socket.gethostname()):
             plan.spared.append(r.run_id)

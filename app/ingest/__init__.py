@@ -13,6 +13,7 @@ operator's to fix: nothing is written either.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -41,14 +42,12 @@ def _all_records(files: Sequence[str], broken: list[dict[str, Any]], strict: boo
             if n == 0:
                 empty.append(f)
         except Exception as e:
-            if strict:
-                if isinstance(e, InputError):
-                    raise InputError(f"{e} (--strict: nothing written)") from None
-                raise
             if isinstance(e, InputError):
                 cause = str(e).removeprefix(f"{f}: ")
             else:  # a reader's own failure: still only this file's, and said so
                 cause = f"unexpected {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
+            if strict:  # any file not read whole is the operator's to fix (exit 2), whatever broke
+                raise InputError(f"{f}: {cause} (--strict: nothing written)") from None
             reason = f"unreadable file: {cause}" if n == 0 else f"unreadable after record {n}: {cause}"
             broken.append({"file": f, "complete_records": n, "reason": reason})
             fmt = EXTENSIONS.get(os.path.splitext(f)[1].lower(), "unknown")
@@ -111,21 +110,29 @@ def _format_of(path: str) -> str:
 
 
 def write_outputs(result: IngestResult, out: str | os.PathLike[str]) -> None:
+    """Every file is written beside its place first, and only when all five are complete are they
+    renamed in: a full disk leaves what ``out`` held, never a new log beside an old topology."""
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
-    _jsonl(d / "events.jsonl", result.events)
-    _jsonl(d / "ingest_rejects.jsonl", result.rejects)
-    _jsonl(d / "ingest_errors.jsonl", result.errors)
-    _write(d / "topology.json", json.dumps(result.topology, indent=2, ensure_ascii=False) + "\n")
-    _write(d / "ingest_summary.json", json.dumps(result.summary, indent=2, ensure_ascii=False) + "\n")
+    texts = {
+        "events.jsonl": _jsonl(result.events),
+        "ingest_rejects.jsonl": _jsonl(result.rejects),
+        "ingest_errors.jsonl": _jsonl(result.errors),
+        "topology.json": json.dumps(result.topology, indent=2, ensure_ascii=False) + "\n",
+        "ingest_summary.json": json.dumps(result.summary, indent=2, ensure_ascii=False) + "\n",
+    }
+    partial = {name: d / (name + ".partial") for name in texts}
+    try:
+        for name, text in texts.items():
+            partial[name].write_text(text, encoding="utf-8")
+    except BaseException:
+        for tmp in partial.values():
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+        raise
+    for name, tmp in partial.items():
+        tmp.replace(d / name)
 
 
-def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
-    _write(path, "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows))
-
-
-def _write(path: Path, text: str) -> None:
-    """Written beside, then renamed: a reader never sees half a file."""
-    tmp = path.with_name(path.name + ".partial")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+def _jsonl(rows: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows)

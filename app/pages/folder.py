@@ -378,12 +378,16 @@ def replay_matrix(index: int | None, fid: str, times: list[str]) -> tuple[Any, .
     data = current_data()
     if data is None or index is None:
         return (dash.no_update,) * 8
-    i = int(index)
-    at = parse_at(times[i]) if 0 <= i < len(times) else None
+    try:  # the times come back from the browser: a tampered request gets no update, not a 500
+        i = int(index)
+        at = parse_at(times[i]) if 0 <= i < len(times) else None
+        moments = [parse_at(t) for t in times]
+    except (TimeError, TypeError, ValueError):
+        return (dash.no_update,) * 8
     label = f"at {times[i]}" if at is not None else "as of the run"
     matrix = data.memo("folder_matrix", (fid, label), lambda: c.matrix_table(matrix_frame(data, fid, at)))
     replicas, entries, step, timeline = data.memo("folder_replay", (fid, label), lambda: replay(data, fid, at))
-    strip = time_strip([parse_at(t) for t in times], data.summary().get("as_of"), i).children
+    strip = time_strip(moments, data.summary().get("as_of"), i).children
     return (matrix, label, c.report_href(fid, times[i] if at is not None else None), replicas, entries,
             step.children, timeline, strip)
 

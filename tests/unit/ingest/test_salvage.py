@@ -319,3 +319,17 @@ def test_cut_exports_keep_the_accounting(tmp_path: Path, case: str) -> None:
                 and r["reason"].startswith("unreadable")]
         assert [r["record"] for r in tail] == [len(expected) + 1]
         assert tail[0]["reason"] == b["reason"] and err.removeprefix(f"{cut_path}: ") in b["reason"]
+
+
+def test_a_write_that_fails_part_way_leaves_the_previous_output_whole(tmp_path: Path) -> None:
+    """A full disk on the fourth file must not leave a new log beside an old topology."""
+    (tmp_path / "replids.csv").write_text(fx.REPLIDS_CSV, encoding="utf-8")
+    common = ["--replids", str(tmp_path / "replids.csv"), "--time-offset=-05:00"]
+    good = sorted(_good_logs(tmp_path / "logs"))
+    out = tmp_path / "out"
+    assert main(["ingest", "--logs", str(good[0]), "--out", str(out), *common]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    (out / "topology.json.partial").mkdir()  # writing the fourth file fails
+    assert main(["ingest", "--logs", *map(str, good), "--out", str(out), *common]) != 0
+    (out / "topology.json.partial").rmdir()
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing renamed in, nothing left beside

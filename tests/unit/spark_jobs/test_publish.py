@@ -93,6 +93,11 @@ def test_plan_never_removes_the_published_run_nor_the_one_before_it() -> None:
     # the current run stays even when newer published folders exist (a clock set back)
     plan = plan_pruning(runs, 2, current=ids[0], previous=None)
     assert ids[0] not in plan.old and plan.old == ids[1:4]
+    # the run before stays even when its folder does not look published (written before the
+    # markers, by a committer that leaves no _SUCCESS): a reader may still hold it
+    unmarked = [*[RunFolder(r, True) for r in ids[:4]], RunFolder(ids[4], False), RunFolder(ids[5], True)]
+    plan = plan_pruning(unmarked, 1, current=ids[5], previous=ids[4])
+    assert ids[4] not in plan.old + plan.leftovers and ids[5] not in plan.old + plan.leftovers
 
 
 def test_plan_removes_only_dead_older_leftovers() -> None:
