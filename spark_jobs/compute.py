@@ -15,7 +15,7 @@ materialised by an action of their own.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -194,9 +194,15 @@ def compute(
     as_of: int | None = None,
     run_id: str = "run",
     partitions: int | None = None,
+    on_rejects: Callable[[DataFrame], None] | None = None,
 ) -> JobResult:
+    """``on_rejects``: handed the rejects table as soon as the reading is done (it reads only
+    the cached lines), so its write can start while the fold's plans are built."""
     started = time.time()
     read = read_events(spark, paths, topo)
+    rejects = conform(read.rejects.select(*[n for n, _ in TABLES["rejects"]]), "rejects")
+    if on_rejects is not None:
+        on_rejects(rejects)
     if as_of is None:
         as_of = read.last_ts or 0
     status = [(store, ts, seq, down) for ts, seq, store, down in read.status if ts <= as_of]
@@ -210,7 +216,7 @@ def compute(
 
     # the rejects first (from the cached lines), then a fold table that is not coalesced into
     # one task, so that the fold runs in parallel and fills the cache the other tables read
-    t: dict[str, DataFrame] = {"rejects": read.rejects.select(*[n for n, _ in TABLES["rejects"]])}
+    t: dict[str, DataFrame] = {"rejects": rejects}
     t[FIRST_FOLD_TABLE] = fold_table(wide, FIRST_FOLD_TABLE)
     t |= {name: fold_table(wide, name) for name in OUT_TABLES if name != FIRST_FOLD_TABLE}
     t["stores"] = stores_table(spark, topo, applied)

@@ -12,7 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
 from spark_jobs.model.events import expand_paths
@@ -114,25 +114,27 @@ def write_table(df: DataFrame, name: str, path: str) -> None:
     writer.parquet(path)
 
 
-def write_tables(result: JobResult, table_path: Callable[[str], str]) -> None:
+def write_tables(result: JobResult, table_path: Callable[[str], str], pool: ThreadPoolExecutor,
+                 started: dict[str, Future[None]]) -> None:
     """Write every table, several Spark jobs at once from threads (Spark schedules concurrent
     jobs): each small table's job is mostly fixed latency (planning, task launch, commit), which
     runs side by side instead of one after the other. Two rounds: the rejects and the first fold
     table (which runs the fold and fills the cache), then all the others, which read the cache.
-    Every write finishes before this returns or raises, so a failed run is abandoned whole."""
+    ``started``: writes already running in ``pool`` (the rejects, started while the fold's
+    plans were built). Every write finishes before this returns or raises, so a failed run is
+    abandoned whole."""
     from spark_jobs.compute import FIRST_FOLD_TABLE
 
     names = list(result.tables)
     rounds = [[n for n in names if n in ("rejects", FIRST_FOLD_TABLE)]]
     rounds.append([n for n in names if n not in rounds[0]])
-    with ThreadPoolExecutor(max_workers=WRITER_THREADS, thread_name_prefix="pfscope-write") as pool:
-        for batch in rounds:
-            futures = [pool.submit(write_table, result.tables[n], n, table_path(n)) for n in batch]
-            wait(futures)
-            for f in futures:
-                f.result()  # the first failure, once none is still writing
-            for n in batch:
-                result.written(n)
+    for batch in rounds:
+        futures = [started.get(n) or pool.submit(write_table, result.tables[n], n, table_path(n)) for n in batch]
+        wait(futures)
+        for f in futures:
+            f.result()  # the first failure, once none is still writing
+        for n in batch:
+            result.written(n)
 
 
 def _run(args: argparse.Namespace) -> dict[str, Any]:
@@ -147,8 +149,16 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
 
         spark = spark_session(master=args.master, conf=conf, progress=sys.stderr.isatty(),
                               input_bytes=input_bytes(args.events))
-        result = compute(spark, topo, args.events, as_of=as_of, run_id=run.run_id, partitions=args.partitions)
-        write_tables(result, run.table_path)
+        # leaving the pool waits for every write it runs, so nothing writes into an abandoned run
+        with ThreadPoolExecutor(max_workers=WRITER_THREADS, thread_name_prefix="pfscope-write") as pool:
+            started_writes: dict[str, Future[None]] = {}
+
+            def start_rejects(df: DataFrame) -> None:
+                started_writes["rejects"] = pool.submit(write_table, df, "rejects", run.table_path("rejects"))
+
+            result = compute(spark, topo, args.events, as_of=as_of, run_id=run.run_id,
+                             partitions=args.partitions, on_rejects=start_rejects)
+            write_tables(result, run.table_path, pool, started_writes)
     except BaseException:
         abandon(run)
         raise
