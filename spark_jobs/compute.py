@@ -15,12 +15,13 @@ materialised by an action of their own.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 from .model.tables import TABLES
 from .model.timeutil import US
@@ -193,9 +194,15 @@ def compute(
     as_of: int | None = None,
     run_id: str = "run",
     partitions: int | None = None,
+    on_rejects: Callable[[DataFrame], None] | None = None,
 ) -> JobResult:
+    """``on_rejects``: handed the rejects table as soon as the reading is done (it reads only
+    the cached lines), so its write can start while the fold's plans are built."""
     started = time.time()
     read = read_events(spark, paths, topo)
+    rejects = conform(read.rejects.select(*[n for n, _ in TABLES["rejects"]]), "rejects")
+    if on_rejects is not None:
+        on_rejects(rejects)
     if as_of is None:
         as_of = read.last_ts or 0
     status = [(store, ts, seq, down) for ts, seq, store, down in read.status if ts <= as_of]
@@ -209,7 +216,7 @@ def compute(
 
     # the rejects first (from the cached lines), then a fold table that is not coalesced into
     # one task, so that the fold runs in parallel and fills the cache the other tables read
-    t: dict[str, DataFrame] = {"rejects": read.rejects.select(*[n for n, _ in TABLES["rejects"]])}
+    t: dict[str, DataFrame] = {"rejects": rejects}
     t[FIRST_FOLD_TABLE] = fold_table(wide, FIRST_FOLD_TABLE)
     t |= {name: fold_table(wide, name) for name in OUT_TABLES if name != FIRST_FOLD_TABLE}
     t["stores"] = stores_table(spark, topo, applied)
@@ -228,9 +235,21 @@ def compute(
     return JobResult({name: conform(df, name) for name, df in t.items()}, as_of, read)
 
 
+#: the declared column kinds as Spark types (what ``Column.cast(kind)`` gives)
+_SPARK_TYPES = {"string": T.StringType(), "long": T.LongType(), "boolean": T.BooleanType(),
+                "double": T.DoubleType(), "timestamp": T.TimestampType(),
+                "array<string>": T.ArrayType(T.StringType(), containsNull=True)}
+
+
 def conform(df: DataFrame, table: str) -> DataFrame:
-    """The table in its declared column order and types (a cast where Spark inferred another)."""
-    return df.select(*[F.col(f"`{n}`").cast(k).alias(n) for n, k in TABLES[table]])
+    """The table in its declared column order and types (a cast where Spark inferred another).
+    A frame already in that shape is returned as it is: one schema lookup instead of a
+    projection of casts built column by column over Py4J (the planning is the fixed cost)."""
+    declared = TABLES[table]
+    have = [(f.name, f.dataType) for f in df.schema.fields]
+    if have == [(n, _SPARK_TYPES[k]) for n, k in declared]:
+        return df
+    return df.select(*[F.col(f"`{n}`").cast(k).alias(n) for n, k in declared])
 
 
 def rows_of(df: DataFrame) -> list[dict[str, Any]]:

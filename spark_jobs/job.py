@@ -11,7 +11,9 @@ import argparse
 import os
 import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import TYPE_CHECKING, Any
 
 from spark_jobs.model.events import expand_paths
 from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
@@ -30,11 +32,18 @@ from spark_jobs.publish import (
     wait_seconds,
 )
 
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from spark_jobs.compute import JobResult
+
 SMALL_TABLES = {"stores", "folders", "summary", "replicas", "rejects", "backfill_entries", "responders"}
 #: tables the dashboard reads one folder at a time: written sorted by fid (see ``fold_groups``)
 #: in row groups of about 1 MB, so a reader's ``fid ==`` filter skips the rest by statistics
 FOLDER_TABLES = {"state_history", "state_table"}
 ROW_GROUP_BYTES = 1 << 20
+#: tables written at once (each a Spark job): their fixed latencies overlap
+WRITER_THREADS = 4
 
 
 class JobError(Exception):
@@ -101,6 +110,38 @@ def _report_pruning(p: Pruning, keep: int) -> None:
         print(f"pfscope compute: could not remove {line}", file=sys.stderr)
 
 
+def write_table(df: DataFrame, name: str, path: str) -> None:
+    """One table, one Spark job."""
+    out = df.coalesce(1) if name in SMALL_TABLES else df
+    writer = out.write.mode("error")
+    if name in FOLDER_TABLES:
+        writer = writer.option("parquet.block.size", ROW_GROUP_BYTES)
+    writer.parquet(path)
+
+
+def write_tables(result: JobResult, table_path: Callable[[str], str], pool: ThreadPoolExecutor,
+                 started: dict[str, Future[None]]) -> None:
+    """Write every table, several Spark jobs at once from threads (Spark schedules concurrent
+    jobs): each small table's job is mostly fixed latency (planning, task launch, commit), which
+    runs side by side instead of one after the other. Two rounds: the rejects and the first fold
+    table (which runs the fold and fills the cache), then all the others, which read the cache.
+    ``started``: writes already running in ``pool`` (the rejects, started while the fold's
+    plans were built). Every write finishes before this returns or raises, so a failed run is
+    abandoned whole."""
+    from spark_jobs.compute import FIRST_FOLD_TABLE
+
+    names = list(result.tables)
+    rounds = [[n for n in names if n in ("rejects", FIRST_FOLD_TABLE)]]
+    rounds.append([n for n in names if n not in rounds[0]])
+    for batch in rounds:
+        futures = [started.get(n) or pool.submit(write_table, result.tables[n], n, table_path(n)) for n in batch]
+        wait(futures)
+        for f in futures:
+            f.result()  # the first failure, once none is still writing
+        for n in batch:
+            result.written(n)
+
+
 def _run(args: argparse.Namespace) -> dict[str, Any]:
     started = time.perf_counter()
     topo = load_topology(args.topology)
@@ -113,14 +154,16 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
 
         spark = spark_session(master=args.master, conf=conf, progress=sys.stderr.isatty(),
                               input_bytes=input_bytes(args.events))
-        result = compute(spark, topo, args.events, as_of=as_of, run_id=run.run_id, partitions=args.partitions)
-        for name, df in result.tables.items():  # one Spark job each
-            out = df.coalesce(1) if name in SMALL_TABLES else df
-            writer = out.write.mode("error")
-            if name in FOLDER_TABLES:
-                writer = writer.option("parquet.block.size", ROW_GROUP_BYTES)
-            writer.parquet(run.table_path(name))
-            result.written(name)
+        # leaving the pool waits for every write it runs, so nothing writes into an abandoned run
+        with ThreadPoolExecutor(max_workers=WRITER_THREADS, thread_name_prefix="pfscope-write") as pool:
+            started_writes: dict[str, Future[None]] = {}
+
+            def start_rejects(df: DataFrame) -> None:
+                started_writes["rejects"] = pool.submit(write_table, df, "rejects", run.table_path("rejects"))
+
+            result = compute(spark, topo, args.events, as_of=as_of, run_id=run.run_id,
+                             partitions=args.partitions, on_rejects=start_rejects)
+            write_tables(result, run.table_path, pool, started_writes)
     except BaseException:
         abandon(run)
         raise
