@@ -17,6 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from spark_jobs.model.cnset import CNSet, union_all
+from spark_jobs.model.rules.health import OVERDUE_REQUESTS, entry_overdue, replica_health
 
 #: the most marks (points, bars, cells) one figure sends to a browser
 MAX_MARKS = 10_000
@@ -853,7 +854,7 @@ def backfill_rows(entries: pd.DataFrame, folders: pd.DataFrame, as_of: Any,
     rows["open_for_s"] = [int((ref - t).total_seconds()) if ref is not None and not pd.isna(t) else None
                           for t in rows["opened_at"]]
     rows["open_for"] = [fmt_age(s) for s in rows["open_for_s"]]
-    rows["overdue"] = [yes_no(int(n or 0) >= 2) for n in rows["requests"].fillna(0)]
+    rows["overdue"] = [yes_no(entry_overdue(int(n or 0))) for n in rows["requests"].fillna(0)]
     down = set(stores.loc[stores["status"] == "down", "store"]) if stores is not None and not stores.empty else set()
     if replicas is not None and not replicas.empty:
         health = replicas[["store", "fid", "health"]].rename(columns={"store": "observer"})
@@ -972,7 +973,7 @@ def overdue_since(entries: pd.DataFrame, attempts: pd.DataFrame) -> pd.Series:
     request, is when it was overdue at the latest (exact whenever the entry had exactly two
     requests or its second request left a row).
     """
-    later = attempts[attempts["attempt"].fillna(0) >= 2]
+    later = attempts[attempts["attempt"].fillna(0) >= OVERDUE_REQUESTS]
     first_later = pd.Series(_ns(later["at"]), index=later["entry_id"].to_numpy()).groupby(level=0).min()
     known = entries["entry_id"].map(first_later.astype("Int64")).astype("Int64").fillna(_NAT).to_numpy(dtype="int64")
     last = _ns(entries["last_request_at"])
@@ -1137,11 +1138,10 @@ def replicas_at(replicas: pd.DataFrame, entries: pd.DataFrame, cells: pd.DataFra
         store = r["store"]
         mine = open_e[open_e["observer"] == store] if not open_e.empty else open_e
         n_open = len(mine)
-        overdue = bool(n_open and (mine["requests"] >= 2).any())
         deleted = pd.notna(r.get("deleted_at")) and r["deleted_at"] <= t
         pending = pd.notna(r.get("delete_pending_since")) and r["delete_pending_since"] <= t
-        health = ("deleted" if deleted else "delete_pending" if pending else "overdue" if overdue
-                  else "backfilling" if n_open else "in_sync")
+        lifecycle = "deleted" if deleted else "delete_pending" if pending else "active"
+        health = replica_health(lifecycle, (int(n) for n in mine["requests"].fillna(0)))
         if store in on_list or every_store:
             others = [b for s, b in believed.get(store, []) if every_store or s in on_list]
             missing = union_all(others).difference(owned.get(store, CNSet.empty()))

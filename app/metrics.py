@@ -21,7 +21,7 @@ from prometheus_client.registry import Collector
 
 from app.data import RunData
 from app.runtime import current_data
-from spark_jobs.model.rules.health import HEALTH_STATES
+from spark_jobs.model.rules.health import HEALTH_STATES, OVERDUE_REQUESTS
 
 #: the ``outcome`` label of ``pfscope_input_lines`` and the summary column it reads
 INPUT_OUTCOMES: tuple[tuple[str, str], ...] = (
@@ -38,9 +38,6 @@ METRIC_NAMES: tuple[str, ...] = (
 #: the classic text format every Prometheus 2.x parses (the names here need none of 1.0.0's escaping)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-#: an open entry is overdue once it has had this many requests (its first did not fill it): the
-#: same rule as the ``overdue`` replica health
-OVERDUE_REQUESTS = 2
 
 
 def _epoch(value: Any) -> float | None:

@@ -18,6 +18,7 @@ from app import components as c
 from app import figures as f
 from app.data import RunData, matrix_frame
 from app.runtime import current_data, settings
+from spark_jobs.model.rules.health import entry_overdue
 from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
 
 
@@ -82,7 +83,7 @@ def _entries_section(entries: pd.DataFrame) -> html.Div:
         e = e.assign(_open=e["state"] != "open", _retried=e["requests"].fillna(0) < 2,
                      _n=[f.natural_key(x) for x in e["entry_id"]])
         e = e.sort_values(["_open", "_retried", "observer", "_n"], kind="stable")
-        e = e.assign(overdue=[f.yes_no(s == "open" and int(n or 0) >= 2) for s, n in zip(e["state"],
+        e = e.assign(overdue=[f.yes_no(s == "open" and entry_overdue(int(n or 0))) for s, n in zip(e["state"],
                                                                                             e["requests"].fillna(0),
                                                                                             strict=True)])
     return c.table(

@@ -13,6 +13,7 @@ from app import components as c
 from app import figures as f
 from app.data import RunData
 from app.runtime import current_data, settings
+from spark_jobs.model.rules.health import entry_overdue
 
 
 def title(name: str | None = None, **_: Any) -> str:
@@ -51,8 +52,8 @@ def store_page(data: RunData, name: str) -> html.Main:
                                                                           strict=True)])
     queue = data.backfill_entries(observer=name, state="open")
     if not queue.empty:  # attention first: overdue (retried) entries, then the longest open
-        queue = queue.assign(_retried=queue["requests"].fillna(0) >= 2,
-                             overdue=[f.yes_no(n >= 2) for n in queue["requests"].fillna(0)])
+        queue = queue.assign(_retried=[entry_overdue(int(n)) for n in queue["requests"].fillna(0)])
+        queue = queue.assign(overdue=[f.yes_no(r) for r in queue["_retried"]])
         queue = queue.sort_values(["_retried", "opened_at", "next_due_at"], ascending=[False, True, True],
                                   na_position="last", kind="stable")
     requests = data.backfill_requests(observer=name)

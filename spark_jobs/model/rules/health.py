@@ -11,6 +11,14 @@ BACKFILLING = "backfilling"
 IN_SYNC = "in_sync"
 HEALTH_STATES = (DELETED, DELETE_PENDING, OVERDUE, BACKFILLING, IN_SYNC)
 
+#: an open entry is overdue once it has had this many requests (its first did not fill it)
+OVERDUE_REQUESTS = 2
+
+
+def entry_overdue(requests: int) -> bool:
+    """The one place the dashboard, the metrics and the health rule learn what overdue means."""
+    return requests >= OVERDUE_REQUESTS
+
 
 def replica_health(lifecycle: str, open_entry_requests: Iterable[int]) -> str:
     """``lifecycle`` is ``active``, ``delete_pending`` or ``deleted``; the open entries give their
@@ -20,7 +28,7 @@ def replica_health(lifecycle: str, open_entry_requests: Iterable[int]) -> str:
     if lifecycle == DELETE_PENDING:
         return DELETE_PENDING
     counts = list(open_entry_requests)
-    if any(n >= 2 for n in counts):
+    if any(entry_overdue(n) for n in counts):
         return OVERDUE
     if counts:
         return BACKFILLING
