@@ -332,7 +332,7 @@ def worst_folders(
     if replicas.empty:
         return pd.DataFrame(columns=cols)
     r = replicas.copy()
-    r["at_risk"] = r["unique_count"].fillna(0).where(r["health"] == "delete_pending", 0)
+    r["at_risk"] = at_risk_cns(r)
     r["is_overdue"] = (r["health"] == "overdue").astype("int64")
     per = r.groupby("fid").agg(
         path=("path", "first"), missing_count=("missing_count", "sum"),
@@ -437,6 +437,11 @@ class Headline:
         return self.count > 0
 
 
+def at_risk_cns(replicas: pd.DataFrame) -> pd.Series:
+    """Per replica row, the CNs at risk: a delete-pending replica's unique CNs (0 for any other)."""
+    return replicas["unique_count"].fillna(0).where(replicas["health"] == "delete_pending", 0)
+
+
 def headline_counts(
     stores: pd.DataFrame, replicas: pd.DataFrame, entries: pd.DataFrame, rejected: Any
 ) -> list[Headline]:
@@ -446,8 +451,7 @@ def headline_counts(
     """
     down = int((stores["status"] == "down").sum()) if "status" in stores.columns else 0
     overdue = int((replicas["health"] == "overdue").sum()) if not replicas.empty else 0
-    pending = replicas[replicas["health"] == "delete_pending"] if not replicas.empty else replicas
-    at_risk = int(pending["unique_count"].fillna(0).sum()) if not pending.empty else 0
+    at_risk = int(at_risk_cns(replicas).sum()) if not replicas.empty else 0
     rejected_n = int(rejected or 0)
     return [
         Headline("stores-down", down, "store down" if down == 1 else "stores down", "/?status=down#pf-stores",

@@ -20,6 +20,7 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from app.data import RunData
+from app.figures import at_risk_cns
 from app.runtime import current_data
 from spark_jobs.model.rules.health import HEALTH_STATES, OVERDUE_REQUESTS
 
@@ -60,7 +61,7 @@ def snapshot(data: RunData) -> dict[str, Any]:
     site = {str(r["store"]): str(r["site"]) for r in stores.to_dict("records")}
     names = sorted(set(site) | set(replicas["store"].astype(str)))
     counts = replicas.groupby(["store", "health"]).size()
-    at_risk = replicas[replicas["health"] == "delete_pending"].groupby("store")["unique_count"].sum()
+    at_risk = at_risk_cns(replicas).groupby(replicas["store"]).sum()
     requests = entries["requests"].fillna(0).astype("int64")
     open_n = entries.groupby("observer").size()
     overdue_n = entries[requests >= OVERDUE_REQUESTS].groupby("observer").size()
