@@ -27,7 +27,16 @@ from .model.tables import TABLES
 from .model.timeutil import US
 from .model.topology import HIERARCHY_FID, Topology
 from .reading import ReadResult, read_events
-from .stream import GROUP_START, OUT_TABLES, STREAM_COLUMNS, fold_partitions, org_payload, wide_ddl
+from .stream import (
+    GROUP_START,
+    HISTORY,
+    OUT_TABLES,
+    STREAM_COLUMNS,
+    fold_partitions,
+    folded_ddl,
+    org_payload,
+    row_ddl,
+)
 
 MIN_LONG = -(1 << 63)
 
@@ -105,27 +114,28 @@ def _only_where_read(column: str) -> Column:
 
 
 def fold_groups(stream: DataFrame, payload: str, as_of: int, partitions: int) -> DataFrame:
-    """Stream sorted partitions through the fold; one wide frame of every fold table.
+    """Stream sorted partitions through the fold; one frame of every fold table (``stream.FOLDED_COLUMNS``).
 
     Partitioned by folder and sorted by folder first: every observer of a folder is folded in
     the same task (the comparisons between its folds need them all), the published files come
     out sorted by ``fid``, and the dashboard, which reads one folder at a time, skips all row
     groups but the folder's own."""
     ordered = stream.repartition(partitions, "fid").sortWithinPartitions("fid", "observer", "ts", "seq")
-    return ordered.mapInArrow(fold_partitions(payload, as_of), schema=wide_ddl())
+    return ordered.mapInArrow(fold_partitions(payload, as_of), schema=folded_ddl())
 
 
-def fold_table(wide: DataFrame, table: str) -> DataFrame:
-    """One table out of the wide frame, with the published types (times as timestamps)."""
+def fold_table(folded: DataFrame, table: str) -> DataFrame:
+    """One table out of the folded frame, with the published types (times as timestamps): the
+    history from its columns, any other table from its JSON rows (read strictly: a row that
+    does not fit the schema fails the job rather than becoming nulls)."""
+    rows = folded.filter(F.col("table") == table)
+    if table != HISTORY:
+        rows = rows.select(F.from_json("row", row_ddl(table), {"mode": "FAILFAST"}).alias("r")).select("r.*")
     cols = []
     for name, kind in TABLES[table]:
         c = F.col(f"`{name}`")
-        if kind == "timestamp":
-            c = F.timestamp_micros(c)
-        elif name == "group" and kind == "long":
-            c = c.cast("long")
-        cols.append(c.alias(name))
-    return wide.filter(F.col("table") == table).select(*cols)
+        cols.append((F.timestamp_micros(c) if kind == "timestamp" else c).alias(name))
+    return rows.select(*cols)
 
 
 # --------------------------------------------------------------------------------------------
@@ -211,14 +221,14 @@ def compute(
     obs = observers(spark, topo, applied)
     n = partitions or fold_partitions_for(spark, read.accepted)
     # cached, not checkpointed: the first table written runs the fold and fills the cache
-    wide = fold_groups(group_stream(applied, obs), payload, as_of, n).cache()
-    read.cached.append(wide)
+    folded = fold_groups(group_stream(applied, obs), payload, as_of, n).cache()
+    read.cached.append(folded)
 
     # the rejects first (from the cached lines), then a fold table that is not coalesced into
     # one task, so that the fold runs in parallel and fills the cache the other tables read
     t: dict[str, DataFrame] = {"rejects": rejects}
-    t[FIRST_FOLD_TABLE] = fold_table(wide, FIRST_FOLD_TABLE)
-    t |= {name: fold_table(wide, name) for name in OUT_TABLES if name != FIRST_FOLD_TABLE}
+    t[FIRST_FOLD_TABLE] = fold_table(folded, FIRST_FOLD_TABLE)
+    t |= {name: fold_table(folded, name) for name in OUT_TABLES if name != FIRST_FOLD_TABLE}
     t["stores"] = stores_table(spark, topo, applied)
     t["folders"] = folders_table(spark, topo, applied)
     t["replicas"] = with_paths(t["replicas"], t["folders"])

@@ -168,6 +168,15 @@ class CNSet:
         return cls({o: _normalise(r) for o, r in acc.items()}, _trusted=True)
 
     @classmethod
+    def parse_canonical(cls, text: str) -> CNSet:
+        """``parse`` for text that ``text()`` wrote (the job's event columns): kept as the set's
+        text, so a message's set reaching many groups is never formatted again."""
+        s = cls.parse(text)
+        if s._by_origin:
+            s._text = text
+        return s
+
+    @classmethod
     def from_json(cls, value: Any) -> CNSet:
         """Read either form of the data contract: canonical text or ``{"S": [[lo, hi], ...]}``."""
         if isinstance(value, str):
