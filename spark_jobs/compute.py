@@ -181,8 +181,11 @@ ROWS_PER_FOLD_PARTITION = 250_000  # bounds each task's sort buffer and Python m
 
 
 def fold_partitions_for(spark: SparkSession, accepted: int) -> int:
-    """Partitions for the fold: two per core, more when the log is large."""
-    return max(2, spark.sparkContext.defaultParallelism * 2, -(-accepted // ROWS_PER_FOLD_PARTITION))
+    """Partitions for the fold: two per core, more when the log is large, and a whole number
+    of waves (5 tasks on 2 cores leave one core idle for the last one's whole length)."""
+    cores = max(1, spark.sparkContext.defaultParallelism)
+    wanted = max(2, cores * 2, -(-accepted // ROWS_PER_FOLD_PARTITION))
+    return -(-wanted // cores) * cores
 
 
 def compute(
