@@ -19,17 +19,28 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from .model.tables import TABLES
 from .model.timeutil import US
 from .model.topology import HIERARCHY_FID, Topology
 from .reading import ReadResult, read_events
-from .stream import GROUP_START, OUT_TABLES, STREAM_COLUMNS, fold_partitions, org_payload, wide_ddl
+from .stream import (
+    GROUP_START,
+    HISTORY,
+    OUT_TABLES,
+    STREAM_COLUMNS,
+    fold_partitions,
+    folded_ddl,
+    org_payload,
+    row_ddl,
+)
 
 MIN_LONG = -(1 << 63)
+MIN_LONG_SQL = f"CAST({MIN_LONG} AS BIGINT)"
+#: the kinds of event that belong to their own store's group
+_GROUP_KINDS = "kind IN ('change', 'send', 'receive')"
 
 
 @dataclass
@@ -58,31 +69,19 @@ def observers(spark: SparkSession, topo: Topology, events: DataFrame) -> DataFra
     initial += [(s, f.fid) for f in topo.folders.values() for s in f.replicas]
     folders_only = [(None, f.fid) for f in topo.folders.values() if not f.replicas]
     base = spark.createDataFrame(initial + folders_only, "observer string, fid string")
-    own = events.filter(F.col("kind").isin("change", "send", "receive")).select(
-        F.col("store").alias("observer"), "fid"
-    )
-    listed = events.filter(F.col("kind") == "replicas").select(
-        F.explode("replicas").alias("observer"), "fid"
-    )
-    return base.unionByName(own).unionByName(listed).filter(F.col("observer").isNotNull()).distinct()
+    own = events.filter(_GROUP_KINDS).selectExpr("store AS observer", "fid")
+    listed = events.filter("kind = 'replicas'").selectExpr("explode(replicas) AS observer", "fid")
+    return base.unionByName(own).unionByName(listed).filter("observer IS NOT NULL").distinct()
 
 
 def group_stream(events: DataFrame, obs: DataFrame) -> DataFrame:
     """Each group's rows: a start row, its own events, its folder's replica-list changes."""
-    own = events.filter(F.col("kind").isin("change", "send", "receive")).withColumn(
-        "observer", F.col("store")
-    )
-    lists = (
-        events.filter(F.col("kind") == "replicas")
-        .withColumnRenamed("store", "event_store")
-        .join(obs, "fid")
-    )
-    starts = obs.select(
-        "observer", "fid", F.lit(GROUP_START).alias("kind"),
-        F.lit(MIN_LONG).cast("long").alias("ts"), F.lit(MIN_LONG).cast("long").alias("seq"),
-    )
+    own = events.filter(_GROUP_KINDS).selectExpr("*", "store AS observer")
+    lists = events.filter("kind = 'replicas'").withColumnRenamed("store", "event_store").join(obs, "fid")
+    starts = obs.selectExpr("observer", "fid", f"'{GROUP_START}' AS kind", f"{MIN_LONG_SQL} AS ts",
+                            f"{MIN_LONG_SQL} AS seq")
     rows = own.unionByName(lists, allowMissingColumns=True).unionByName(starts, allowMissingColumns=True)
-    return rows.select(*[_only_where_read(c) for c in STREAM_COLUMNS])
+    return rows.selectExpr(*[_only_where_read(c) for c in STREAM_COLUMNS])
 
 
 #: the kinds of rows whose column the fold reads (``None``: every kind); the rest go as nulls,
@@ -93,57 +92,59 @@ _READ_BY = {"cn": ("change",), "msg": ("send", "receive"), "type": ("send", "rec
             "replicas": ("replicas",), "event_store": ("replicas",), "derived": ("change", "receive")}
 
 
-def _only_where_read(column: str) -> Column:
+def _only_where_read(column: str) -> str:
+    """The column as a SQL expression: null in the rows of kinds the fold does not read it in
+    (and an empty ``derived`` list null too: the fold reads null as empty)."""
     kinds = _READ_BY.get(column)
+    name = f"`{column}`"
     if column == "cnset":  # a receive's set; a send's only in a status request (the requester's)
-        read = (F.col("kind") == "receive") | ((F.col("kind") == "send") & (F.col("type") == "status_request"))
+        read = "kind = 'receive' OR (kind = 'send' AND type = 'status_request')"
     elif kinds is None:
-        return F.col(column)
+        return name
     else:
-        read = F.col("kind").isin(*kinds)
-    return F.when(read, F.col(column)).alias(column)
+        read = f"kind IN ({', '.join(repr(k) for k in kinds)})"
+    if column == "derived":
+        read = f"({read}) AND size(derived) > 0"
+    return f"CASE WHEN {read} THEN {name} END AS {name}"
 
 
 def fold_groups(stream: DataFrame, payload: str, as_of: int, partitions: int) -> DataFrame:
-    """Stream sorted partitions through the fold; one wide frame of every fold table.
+    """Stream sorted partitions through the fold; one frame of every fold table (``stream.FOLDED_COLUMNS``).
 
     Partitioned by folder and sorted by folder first: every observer of a folder is folded in
     the same task (the comparisons between its folds need them all), the published files come
     out sorted by ``fid``, and the dashboard, which reads one folder at a time, skips all row
     groups but the folder's own."""
     ordered = stream.repartition(partitions, "fid").sortWithinPartitions("fid", "observer", "ts", "seq")
-    return ordered.mapInArrow(fold_partitions(payload, as_of), schema=wide_ddl())
+    return ordered.mapInArrow(fold_partitions(payload, as_of), schema=folded_ddl())
 
 
-def fold_table(wide: DataFrame, table: str) -> DataFrame:
-    """One table out of the wide frame, with the published types (times as timestamps)."""
-    cols = []
-    for name, kind in TABLES[table]:
-        c = F.col(f"`{name}`")
-        if kind == "timestamp":
-            c = F.timestamp_micros(c)
-        elif name == "group" and kind == "long":
-            c = c.cast("long")
-        cols.append(c.alias(name))
-    return wide.filter(F.col("table") == table).select(*cols)
+def fold_table(folded: DataFrame, table: str) -> DataFrame:
+    """One table out of the folded frame, with the published types (times as timestamps): the
+    history from its columns, any other table from its JSON rows (read strictly: a row that
+    does not fit the schema fails the job rather than becoming nulls)."""
+    rows = folded.filter(f"`table` = '{table}'")
+    if table != HISTORY:
+        rows = rows.selectExpr(f"from_json(`row`, '{row_ddl(table)}', map('mode', 'FAILFAST')) AS r").selectExpr("r.*")
+    return rows.selectExpr(*[f"timestamp_micros(`{n}`) AS `{n}`" if kind == "timestamp" else f"`{n}`"
+                             for n, kind in TABLES[table]])
 
 
 # --------------------------------------------------------------------------------------------
 # org-wide tables
 # --------------------------------------------------------------------------------------------
 def _latest(df: DataFrame, by: str) -> DataFrame:
-    w = Window.partitionBy(by).orderBy(F.col("ts").desc(), F.col("seq").desc())
-    return df.withColumn("_n", F.row_number().over(w)).filter("_n = 1").drop("_n")
+    return (df.selectExpr("*", f"row_number() OVER (PARTITION BY {by} ORDER BY ts DESC, seq DESC) AS _n")
+            .filter("_n = 1").drop("_n"))
 
 
 def stores_table(spark: SparkSession, topo: Topology, events: DataFrame) -> DataFrame:
     rows = [(s.name, s.server, s.site, s.version, s.preferred_backfill_source) for s in topo.stores.values()]
     base = spark.createDataFrame(rows, "store string, server string, site string, version string, "
                                        "preferred_backfill_source string")
-    last = _latest(events.filter(F.col("kind") == "store_status"), "store").select("store", "status")
-    return base.join(last, "store", "left").select(
-        "store", "server", "site", "version", F.coalesce("status", F.lit("up")).alias("status"),
-        "preferred_backfill_source",
+    last = _latest(events.filter("kind = 'store_status'"), "store").selectExpr("store", "status")
+    return base.join(last, "store", "left").selectExpr(
+        "store", "server", "site", "version", "coalesce(status, 'up') AS status", "preferred_backfill_source",
     )
 
 
@@ -151,25 +152,23 @@ def folders_table(spark: SparkSession, topo: Topology, events: DataFrame) -> Dat
     rows = [(HIERARCHY_FID, "", None, list(topo.store_names()))]
     rows += [(f.fid, f.path, f.parent, list(f.replicas)) for f in topo.folders.values()]
     base = spark.createDataFrame(rows, "fid string, path string, parent string, replicas array<string>")
-    seen = events.filter(F.col("kind").isin("replicas", "change", "send")).select("fid").distinct()
-    lists = events.filter(F.col("kind") == "replicas")
-    last_list = _latest(lists, "fid").select("fid", F.col("replicas").alias("new_replicas"))
-    last_path = _latest(lists.filter(F.col("path").isNotNull()), "fid").select("fid", F.col("path").alias("new_path"))
+    seen = events.filter("kind IN ('replicas', 'change', 'send')").selectExpr("fid").distinct()
+    lists = events.filter("kind = 'replicas'")
+    last_list = _latest(lists, "fid").selectExpr("fid", "replicas AS new_replicas")
+    last_path = _latest(lists.filter("path IS NOT NULL"), "fid").selectExpr("fid", "path AS new_path")
     return (
         base.join(seen, "fid", "full")
         .join(last_list, "fid", "left")
         .join(last_path, "fid", "left")
-        .select(
-            "fid",
-            F.coalesce("new_path", "path", F.lit("")).alias("path"),
-            "parent",
-            F.coalesce("new_replicas", "replicas", F.array().cast("array<string>")).alias("replicas"),
+        .selectExpr(
+            "fid", "coalesce(new_path, path, '') AS path", "parent",
+            "coalesce(new_replicas, replicas, CAST(array() AS array<string>)) AS replicas",
         )
     )
 
 
 def with_paths(replicas: DataFrame, folders: DataFrame) -> DataFrame:
-    return replicas.drop("path").join(folders.select("fid", "path"), "fid", "left").select(
+    return replicas.drop("path").join(folders.selectExpr("fid", "path"), "fid", "left").selectExpr(
         *[n for n, _ in TABLES["replicas"]]
     )
 
@@ -182,8 +181,11 @@ ROWS_PER_FOLD_PARTITION = 250_000  # bounds each task's sort buffer and Python m
 
 
 def fold_partitions_for(spark: SparkSession, accepted: int) -> int:
-    """Partitions for the fold: two per core, more when the log is large."""
-    return max(2, spark.sparkContext.defaultParallelism * 2, -(-accepted // ROWS_PER_FOLD_PARTITION))
+    """Partitions for the fold: two per core, more when the log is large, and a whole number
+    of waves (5 tasks on 2 cores leave one core idle for the last one's whole length)."""
+    cores = max(1, spark.sparkContext.defaultParallelism)
+    wanted = max(2, cores * 2, -(-accepted // ROWS_PER_FOLD_PARTITION))
+    return -(-wanted // cores) * cores
 
 
 def compute(
@@ -206,19 +208,19 @@ def compute(
     if as_of is None:
         as_of = read.last_ts or 0
     status = [(store, ts, seq, down) for ts, seq, store, down in read.status if ts <= as_of]
-    applied = read.events.filter(F.col("ts") <= as_of)
+    applied = read.events.filter(f"ts <= {int(as_of)}")
     payload = org_payload(topo.to_json(), status)
     obs = observers(spark, topo, applied)
     n = partitions or fold_partitions_for(spark, read.accepted)
     # cached, not checkpointed: the first table written runs the fold and fills the cache
-    wide = fold_groups(group_stream(applied, obs), payload, as_of, n).cache()
-    read.cached.append(wide)
+    folded = fold_groups(group_stream(applied, obs), payload, as_of, n).cache()
+    read.cached.append(folded)
 
     # the rejects first (from the cached lines), then a fold table that is not coalesced into
     # one task, so that the fold runs in parallel and fills the cache the other tables read
     t: dict[str, DataFrame] = {"rejects": rejects}
-    t[FIRST_FOLD_TABLE] = fold_table(wide, FIRST_FOLD_TABLE)
-    t |= {name: fold_table(wide, name) for name in OUT_TABLES if name != FIRST_FOLD_TABLE}
+    t[FIRST_FOLD_TABLE] = fold_table(folded, FIRST_FOLD_TABLE)
+    t |= {name: fold_table(folded, name) for name in OUT_TABLES if name != FIRST_FOLD_TABLE}
     t["stores"] = stores_table(spark, topo, applied)
     t["folders"] = folders_table(spark, topo, applied)
     t["replicas"] = with_paths(t["replicas"], t["folders"])
@@ -227,10 +229,9 @@ def compute(
           read.lines_read - read.accepted - read.duplicates, int(started * US), int(time.time() * US))],
         "run_id string, as_of long, lines_read long, accepted long, duplicates long, rejected long, "
         "started_at long, finished_at long",
-    ).select(
-        "run_id", F.timestamp_micros("as_of").alias("as_of"), "lines_read", "accepted", "duplicates",
-        "rejected", F.timestamp_micros("started_at").alias("started_at"),
-        F.timestamp_micros("finished_at").alias("finished_at"),
+    ).selectExpr(
+        "run_id", "timestamp_micros(as_of) AS as_of", "lines_read", "accepted", "duplicates", "rejected",
+        "timestamp_micros(started_at) AS started_at", "timestamp_micros(finished_at) AS finished_at",
     )
     return JobResult({name: conform(df, name) for name, df in t.items()}, as_of, read)
 
@@ -249,7 +250,7 @@ def conform(df: DataFrame, table: str) -> DataFrame:
     have = [(f.name, f.dataType) for f in df.schema.fields]
     if have == [(n, _SPARK_TYPES[k]) for n, k in declared]:
         return df
-    return df.select(*[F.col(f"`{n}`").cast(k).alias(n) for n, k in declared])
+    return df.selectExpr(*[f"CAST(`{n}` AS {k}) AS `{n}`" for n, k in declared])
 
 
 def rows_of(df: DataFrame) -> list[dict[str, Any]]:

@@ -3,7 +3,7 @@
 Spark hands a partition as a sequence of Arrow record batches, sorted by (fid, observer, ts, seq):
 every group of a folder is in the same partition, one after the other. Groups are cut where the
 key changes, carried across batch boundaries, and each group's rows of every table come out in
-one wide frame with a ``table`` column, so one pass yields all tables. When a folder's last group
+one frame with a ``table`` column (``FOLDED_COLUMNS``), so one pass yields all tables. When a folder's last group
 is folded, the comparisons between its folds (knowledge lag, should-respond) are made with the
 replay's own functions. Per-group Python calls are what cost here (stack notes): this pays per
 batch instead.
@@ -41,23 +41,29 @@ OUT_TABLES = tuple(name for name in FOLD_TABLES if name in TABLES)
 _HELD = ("state_table", "responders", "processed_status_requests")
 
 
-def _wide_columns() -> dict[str, str]:
-    cols: dict[str, str] = {"table": "string"}
-    for name in OUT_TABLES:
-        for col, kind in TABLES[name]:
-            kind = "long" if kind == "timestamp" else kind
-            if col == "group":
-                kind = "string"  # a number in candidates, a word in responders
-            if cols.setdefault(col, kind) != kind:
-                raise TypeError(f"column {col} has two types in the fold tables")
-    return cols
+#: the table whose rows are most of the fold's output (one per change of belief: a million at
+#: a million events): its rows travel in columns of their own
+HISTORY = "state_history"
 
 
-WIDE_COLUMNS = _wide_columns()
+def row_columns(table: str) -> dict[str, str]:
+    """A fold table's columns as the fold holds them (times as epoch microseconds)."""
+    return {c: "long" if k == "timestamp" else k for c, k in TABLES[table]}
 
 
-def wide_ddl() -> str:
-    return ", ".join(f"`{c}` {k}" for c, k in WIDE_COLUMNS.items())
+def row_ddl(table: str) -> str:
+    """The schema a fold table's JSON row is read back with."""
+    return ", ".join(f"`{c}` {k}" for c, k in row_columns(table).items())
+
+
+#: the fold's output frame: ``table``, the history's columns, and ``row``: every other table's
+#: row as one JSON text (a few per cent of the rows: columns of their own would be nulls in all
+#: the rest, and a null costs in every Arrow batch, every cached row and every projection)
+FOLDED_COLUMNS = {"table": "string", **row_columns(HISTORY), "row": "string"}
+
+
+def folded_ddl() -> str:
+    return ", ".join(f"`{c}` {k}" for c, k in FOLDED_COLUMNS.items())
 
 
 class _CNCache:
@@ -73,7 +79,7 @@ class _CNCache:
         if s is None:
             if len(self._seen) > 200_000:
                 self._seen.clear()
-            s = self._seen[text] = CNSet.parse(text)
+            s = self._seen[text] = CNSet.parse_canonical(text)
         return s
 
 
@@ -115,38 +121,26 @@ def arrow_schema(columns: dict[str, str]) -> pa.Schema:
     return pa.schema([(c, _ARROW_TYPES[k]) for c, k in columns.items()])
 
 
-WIDE_SCHEMA = arrow_schema(WIDE_COLUMNS)
-#: the wide columns each fold table fills (the others are null in its rows)
-TABLE_COLUMNS = {name: frozenset(c for c, _ in TABLES[name]) for name in OUT_TABLES}
-
-
-def _own_schema(name: str) -> pa.Schema:
-    """The table's own wide columns, as the fold's rows hold them (``group``: a number in
-    candidates, cast to text after the conversion)."""
-    own = TABLE_COLUMNS[name]
-    return pa.schema([pa.field(f.name, pa.int64()) if f.name == "group" and name == "backfill_candidates" else f
-                      for f in WIDE_SCHEMA if f.name in own])
-
-
-OWN_SCHEMAS = {name: _own_schema(name) for name in OUT_TABLES}
+FOLDED_SCHEMA = arrow_schema(FOLDED_COLUMNS)
+_HISTORY_SCHEMA = arrow_schema(row_columns(HISTORY))
+_ROW_COLUMNS = {name: tuple(row_columns(name)) for name in OUT_TABLES}
 
 
 def table_batch(name: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
-    """One fold table's rows as a wide record batch: the table's own columns converted from the
-    row dicts by Arrow in one call, the other wide columns all null."""
+    """One fold table's rows as a record batch of the folded frame: the history's rows
+    converted by Arrow in one call; any other table's rows as JSON texts."""
     n = len(rows)
-    own = pa.RecordBatch.from_pylist(rows, schema=OWN_SCHEMAS[name])
-    arrays = []
-    for field in WIDE_SCHEMA:
-        c = field.name
-        if c == "table":
-            arrays.append(pa.array([name] * n, type=field.type))
-        elif c not in TABLE_COLUMNS[name]:
-            arrays.append(pa.nulls(n, type=field.type))
-        else:
-            column = own.column(c)
-            arrays.append(column if column.type == field.type else column.cast(field.type))
-    return pa.RecordBatch.from_arrays(arrays, schema=WIDE_SCHEMA)
+    arrays: list[pa.Array] = [pa.array([name] * n, type=pa.string())]
+    if name == HISTORY:
+        own = pa.RecordBatch.from_pylist(rows, schema=_HISTORY_SCHEMA)
+        arrays += own.columns
+        arrays.append(pa.nulls(n, type=pa.string()))
+    else:
+        arrays += [pa.nulls(n, type=f.type) for f in _HISTORY_SCHEMA]
+        cols = _ROW_COLUMNS[name]
+        arrays.append(pa.array([json.dumps({c: r.get(c) for c in cols}, ensure_ascii=False, separators=(",", ":"))
+                                for r in rows], type=pa.string()))
+    return pa.RecordBatch.from_arrays(arrays, schema=FOLDED_SCHEMA)
 
 
 #: the columns of a group stream row, as ``compute.group_stream`` selects them (what the fold reads)
@@ -169,7 +163,7 @@ def org_payload(topology_json: dict[str, Any], status: list[tuple[str, int, int,
 
 
 def fold_partitions(payload: str, as_of: int, flush_rows: int = 20_000):  # type: ignore[no-untyped-def]
-    """The ``mapInArrow`` function: sorted group rows in, wide table rows out."""
+    """The ``mapInArrow`` function: sorted group rows in, folded table rows out."""
     data = json.loads(payload)
     topo = topology_from_json(data["topology"])
 

@@ -9,11 +9,18 @@ sorted by name, a single CN without a dash, the empty set as the empty string).
 from __future__ import annotations
 
 import heapq
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 Range = tuple[int, int]
 Ranges = tuple[Range, ...]
+
+
+_RANGE = r"[1-9][0-9]*(?:-[1-9][0-9]*)?"
+_SECTION = rf"[^\s;:,](?:[^;:,]*[^\s;:,])?:{_RANGE}(?:,{_RANGE})*"
+#: how ``CNSet.text`` writes (the order of origins and ranges is checked apart)
+_CANONICAL_SHAPE = re.compile(rf"{_SECTION}(?:;{_SECTION})*")
 
 
 class CNSetError(ValueError):
@@ -166,6 +173,38 @@ class CNSet:
                 _check_range(origin, lo, hi)
                 acc.setdefault(origin, []).append((lo, hi))
         return cls({o: _normalise(r) for o, r in acc.items()}, _trusted=True)
+
+    @classmethod
+    def parse_canonical(cls, text: str) -> CNSet:
+        """``parse`` for text that ``text()`` wrote (the job's event columns): read without
+        sorting or merging, and kept as the set's text, so a message's set reaching many groups
+        is never formatted again. Any other text (ranges out of order, spaces, leading zeros) is
+        read by ``parse``: the set is the same either way."""
+        if not text:
+            return EMPTY
+        if not _CANONICAL_SHAPE.fullmatch(text):
+            return cls.parse(text)
+        by_origin: dict[str, Ranges] = {}
+        previous = ""
+        for part in text.split(";"):
+            origin, _, body = part.partition(":")
+            if origin <= previous:
+                return cls.parse(text)
+            previous = origin
+            ranges = []
+            last = -1
+            for item in body.split(","):
+                lo_s, dash, hi_s = item.partition("-")
+                lo = int(lo_s)
+                hi = int(hi_s) if dash else lo
+                if lo <= last + 1 or hi < lo or (dash and hi == lo):
+                    return cls.parse(text)
+                ranges.append((lo, hi))
+                last = hi
+            by_origin[origin] = tuple(ranges)
+        s = cls(by_origin, _trusted=True)
+        s._text = text
+        return s
 
     @classmethod
     def from_json(cls, value: Any) -> CNSet:

@@ -398,6 +398,30 @@ def test_json_example() -> None:
 def test_parse_examples(text: str, canonical: str) -> None:
     s = CNSet.parse(text)
     assert s.text() == canonical
+    # the job's reader of canonical text gives the same set, and its text, from any text
+    fast = CNSet.parse_canonical(text)
+    assert fast == s
+    assert fast.text() == canonical
+    assert fast.count() == s.count()
+
+
+@SETTINGS
+@given(cnsets(), st.integers(min_value=0, max_value=5))
+def test_parse_canonical_equals_parse(sp: tuple[CNSet, Pairs], bend: int) -> None:
+    """Canonical text is read as is; a text bent out of canonical form (spaces, leading zeros,
+    a dash on a single CN, origins or ranges out of order) is read as ``parse`` reads it."""
+    s, _ = sp
+    text = s.text()
+    if text and bend:
+        sections = text.split(";")
+        text = {1: lambda: text.replace(":", ": "), 2: lambda: text.replace(":", ":0"),
+                3: lambda: ";".join(reversed(sections)), 4: lambda: ";".join(f"{x},{x.split(':')[1].split(',')[0]}"
+                                                                             for x in sections),
+                5: lambda: text + ";" + sections[0]}[bend]()
+    fast = CNSet.parse_canonical(text)
+    assert fast == CNSet.parse(text) == s
+    assert fast.text() == s.text()
+    assert fast.count() == s.count()
     assert_canonical(s)
 
 

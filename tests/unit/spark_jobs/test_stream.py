@@ -6,6 +6,7 @@ Batches are cut in the middle of groups on purpose: a group must be carried acro
 from __future__ import annotations
 
 import io
+import json
 
 import pandas as pd
 import pyarrow as pa
@@ -14,7 +15,15 @@ import pytest
 from spark_jobs.model.events import event_log_from_lines
 from spark_jobs.model.replay import group_events, replay
 from spark_jobs.simulator import build, run_scenario
-from spark_jobs.stream import GROUP_START, OUT_TABLES, WIDE_COLUMNS, fold_partitions, org_payload
+from spark_jobs.stream import (
+    FOLDED_COLUMNS,
+    GROUP_START,
+    HISTORY,
+    OUT_TABLES,
+    fold_partitions,
+    org_payload,
+    row_columns,
+)
 
 
 def stream_rows(topo, log, as_of):  # type: ignore[no-untyped-def]
@@ -65,21 +74,28 @@ def test_stream_equals_replay(demo, batch: int) -> None:  # type: ignore[no-unty
     out_batches = list(fold_partitions(org_payload(topo.to_json(), status), as_of, flush_rows=500)(iter(batches)))
     assert len(out_batches) > 1  # flushed as it went, not held to the end
     out = pa.Table.from_batches(out_batches).to_pandas()
-    assert list(out.columns) == list(WIDE_COLUMNS)
+    assert list(out.columns) == list(FOLDED_COLUMNS)
     assert set(out["table"]) == set(OUT_TABLES)
     for table in OUT_TABLES:
-        got = [_row(r) for r in out[out["table"] == table].to_dict("records")]
+        mine = out[out["table"] == table]
+        if table == HISTORY:
+            assert mine["row"].isna().all()
+            got = [_row(r) for r in mine.to_dict("records")]
+        else:  # the JSON row holds exactly the table's columns; the history's columns are null
+            assert mine[list(row_columns(HISTORY))].isna().all().all()
+            got = [json.loads(t) for t in mine["row"]]
+            assert all(list(r) == list(row_columns(table)) for r in got)
         want = expected[table]
         cols = sorted(want[0]) if want else []
-        cols = [c for c in cols if c in WIDE_COLUMNS and c != "path"]  # the path: joined from the folders
+        cols = [c for c in cols if c in row_columns(table) and c != "path"]  # the path: joined from the folders
         if table == "state_table":
             assert any(r["lag_count"] for r in want)  # the lags compared are not all zero
         if table == "responders":
             assert {r["should_respond"] for r in want} == {True, False}
         assert len(got) == len(want), table
+
         def as_tuple(r, cols=cols):  # type: ignore[no-untyped-def]
-            # the wide frame carries `group` as text (a number in candidates, a word in responders)
-            return tuple(str(v) if c == "group" and v is not None else v for c, v in ((c, _plain(r.get(c))) for c in cols))
+            return tuple(_plain(r.get(c)) for c in cols)
 
         assert sorted(map(as_tuple, got), key=repr) == sorted(map(as_tuple, want), key=repr), table
 
