@@ -19,6 +19,7 @@ from flask_caching import Cache
 
 from app import components
 from app.compression import install_compression
+from app.lazy_grid import defer_ag_grid
 from app.metrics import install_metrics_route
 from app.runtime import EXTENSION, current_data
 from app.settings import Settings, SettingsError, load_settings
@@ -167,6 +168,7 @@ def create_app(settings: Settings) -> dash.Dash:
         suppress_callback_exceptions=True,
     )
     _install_not_found_status(server)
+    defer_ag_grid(app)  # AG Grid's bundle only on pages with a grid (assets/pfscope-grid.js)
     app.index_string = INDEX
     app.layout = _shell
     return app
