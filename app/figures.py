@@ -1084,6 +1084,8 @@ UNIQUE_REPLAYED = ("Unique CNs at this step: the store's own row minus every oth
 NEXT_STATUS_NOT_REPLAYED = ("Next status is not replayed: it counts 24 h from the last change the store made or "
                             "received, and receiving changes it already held leaves no row in state_history, "
                             "so that time cannot be read from the published tables.")
+#: the hierarchy at a past step: no replica of it is ever delete pending
+PENDING_NEVER = "No replica of the hierarchy is ever delete pending: every store is on its list at every time."
 #: which delete-pending periods a past step can show
 PENDING_REPLAYED = ("Delete pending at this step by each replica's last delete-pending period (pending since, "
                     "until deleted): an earlier period that ended when the store rejoined the list is not "

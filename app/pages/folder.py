@@ -123,8 +123,9 @@ def replay_notes(fid: str, at: pd.Timestamp | None) -> list[str]:
     """What a past step shows of unique CNs, next status and delete pending, and why not more."""
     if at is None:
         return []
-    unique = f.UNIQUE_REPLAYED if fid == f.HIERARCHY_FID else f.UNIQUE_NOT_REPLAYED
-    return [unique, f.NEXT_STATUS_NOT_REPLAYED, f.PENDING_REPLAYED]
+    if fid == f.HIERARCHY_FID:
+        return [f.UNIQUE_REPLAYED, f.NEXT_STATUS_NOT_REPLAYED, f.PENDING_NEVER]
+    return [f.UNIQUE_NOT_REPLAYED, f.NEXT_STATUS_NOT_REPLAYED, f.PENDING_REPLAYED]
 
 
 def step_view(history: pd.DataFrame, at: pd.Timestamp | None) -> html.Div:
@@ -170,7 +171,7 @@ def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, 
         html.P(f"{left_off:,} older entries not drawn (mark limit).", className="pf-muted") if left_off else "",
     ]
     replicas_view = html.Div([_replicas_table(replicas, down), *_notes(fid, at, (0, 1))])
-    pending_view = html.Div([_pending_table(replicas), *_notes(fid, at, (2, 0))])
+    pending_view = html.Div([_pending_table(replicas), *_notes(fid, at, (2,) if fid == f.HIERARCHY_FID else (2, 0))])
     return (replicas_view, _entries_section(entries), step_view(history, at), timeline_children, pending_view)
 
 

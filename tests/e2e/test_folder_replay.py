@@ -224,6 +224,8 @@ def test_a_past_step_replays_the_hierarchys_unique_cns_and_says_what_is_not_repl
     assert all(r["next_status_at"] == "" for r in shown)  # not derivable: blank, and said why
     text = page.locator("#folder-replicas").inner_text()
     assert "Next status is not replayed" in text and "every store is on the hierarchy's list" in text
+    assert page.locator("#pf-pending").inner_text() == "None."  # never delete pending, and said why
+    assert "ever delete pending" in page.locator("#folder-pending").inner_text()
     # as of the run the published figures come back
     thumb.press("End")
     page.wait_for_function("() => document.querySelector('#folder-at').innerText === 'as of the run'")
