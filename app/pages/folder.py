@@ -277,7 +277,9 @@ def layout(fid: str | None = None, at: str | None = None, request: str | None = 
         return c.no_run(str(settings().data_dir))
     fid = fid or ""
     # the page is a function of the run and the URL: built once, then served from the shared cache
-    return data.memo("folder_page", (fid, at or "", request or ""), lambda: folder_page(data, fid, at, request))
+    # (the names changed with the slider placed by time: a shared cache kept across an upgrade
+    # holds pages and sections of the old shape under the old names)
+    return data.memo("folder_page_by_time", (fid, at or "", request or ""), lambda: folder_page(data, fid, at, request))
 
 
 def folder_page(data: RunData, fid: str, at: str | None, request: str | None) -> html.Main:
@@ -430,8 +432,8 @@ def replay_matrix(value: float | None, fid: str, times: list[str], positions: li
     except (TimeError, TypeError, ValueError):
         return (dash.no_update,) * 9
     label = f"at {times[i]}" if at is not None else "as of the run"
-    matrix = data.memo("folder_matrix", (fid, label), lambda: matrix_view(data, fid, at))
-    replicas, entries, step, timeline, pending = data.memo("folder_replay", (fid, label),
+    matrix = data.memo("folder_matrix_framed", (fid, label), lambda: matrix_view(data, fid, at))
+    replicas, entries, step, timeline, pending = data.memo("folder_replay_sections", (fid, label),
                                                            lambda: replay(data, fid, at))
     strip = time_strip(moments, data.summary().get("as_of"), i).children
     return (matrix, label, c.report_href(fid, times[i] if at is not None else None), replicas, entries,
