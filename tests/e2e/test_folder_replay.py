@@ -251,3 +251,31 @@ def test_a_past_step_of_a_folder_says_its_unique_cns_are_not_replayed(demo_serve
     assert "Unique CNs are not replayed for this folder" in text and "folders.replicas" in text
     pending = page.locator("#folder-pending").inner_text()
     assert "last delete-pending period" in pending
+
+
+def test_the_delete_pending_section_follows_the_slider(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    """A replica is listed at a step inside its delete-pending period (pending since, until
+    deleted) and not before it or once deleted; its unique CNs are not replayed (blank)."""
+    data = demo_server.data
+    reps = table(data, "replicas")
+    history = table(data, "state_history")
+    pending = reps[reps["delete_pending_since"].notna()]
+    assert len(pending) > 0
+    checked = []
+    for r in pending.itertuples(index=False):
+        times = sorted(history[history["fid"] == r.fid]["at"].unique())
+        end = r.deleted_at if pd.notna(r.deleted_at) else None
+        inside = [t for t in times if t >= r.delete_pending_since and (end is None or t < end)]
+        before = [t for t in times if t < r.delete_pending_since]
+        after = [t for t in times if end is not None and t >= end]
+        for steps, listed in ((inside, True), (before, False), (after, False)):
+            if not steps:
+                continue
+            at = pd.Timestamp(steps[len(steps) // 2]).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            open_page(page, demo_server.base + f"/folder/{r.fid}?at={at}")
+            shown = rows(page, "pf-pending", ["store", "unique_count"]) if page.locator(
+                "#pf-pending tbody").count() else []
+            assert (r.store in {s["store"] for s in shown}) == listed, (r.store, r.fid, at)
+            assert all(s["unique_count"] == "" for s in shown)
+            checked.append(listed)
+    assert True in checked and False in checked
