@@ -4,6 +4,7 @@ grid still draws, from a first load and from a link followed inside the app."""
 from __future__ import annotations
 
 import pytest
+from plotly.offline import get_plotlyjs_version
 
 from tests.e2e.conftest import Server
 from tests.e2e.test_dashboard import busiest_folder, open_page, table
@@ -64,3 +65,23 @@ def test_the_backfill_grid_loads_its_bundle_and_draws(demo_server: Server, brows
             assert errors == []
         finally:
             context.close()
+
+
+def test_charts_draw_with_plotlyjss_cartesian_bundle(demo_server: Server, browser) -> None:  # type: ignore[no-untyped-def]
+    fid = busiest_folder(demo_server.data)
+    context = browser.new_context()
+    try:
+        pg = context.new_page()
+        bundles: list[tuple[str, str | None, int]] = []
+        pg.on("response", lambda r: bundles.append((r.url, r.headers.get("x-plotly-bundle"), len(r.body())))
+              if "plotly.min.js" in r.url else None)
+        for path in ("/", f"/folder/{fid}"):
+            open_page(pg, demo_server.base + path)  # waits for every chart's SVG
+            drawn = pg.evaluate("() => Array.from(document.querySelectorAll('main .pf-figure')).map("
+                                "g => g.querySelectorAll('.main-svg .trace, .main-svg .hm, .main-svg image').length)")
+            assert drawn and all(n > 0 for n in drawn), (path, drawn)
+        assert bundles and all(kind == "cartesian" for _url, kind, _size in bundles)
+        assert 0 < bundles[0][2] < 2_000_000  # the full bundle is 4.8 MB
+        assert pg.evaluate("() => window.Plotly.version") == get_plotlyjs_version()
+    finally:
+        context.close()

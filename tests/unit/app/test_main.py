@@ -109,3 +109,21 @@ def test_ag_grids_bundle_is_served_but_not_put_in_every_page(client) -> None:  #
     r = client.get(src, headers={**basic("ops", "pw"), "Accept-Encoding": "gzip"})
     assert r.status_code == 200 and "javascript" in r.headers["Content-Type"]
     assert len(r.get_data()) > 100_000
+
+
+def test_charts_get_plotlyjss_cartesian_bundle_after_the_credentials(client) -> None:  # type: ignore[no-untyped-def]
+    """app.plotly_bundle: the address dash-renderer gives dcc.Graph answers the vendored cartesian
+    bundle (the plotly package's own plotly.js version), behind the same auth, revalidated by ETag."""
+    from plotly.offline import get_plotlyjs_version
+
+    from app.plotly_bundle import PLOTLY_PATH, VENDORED, bundle_version
+
+    assert bundle_version() == get_plotlyjs_version()
+    assert client.get("/" + PLOTLY_PATH).status_code == 401
+    r = client.get("/" + PLOTLY_PATH, headers=basic("ops", "pw"))
+    assert r.status_code == 200 and r.headers["X-Plotly-Bundle"] == "cartesian"
+    assert r.get_data() == VENDORED.read_bytes()
+    assert len(r.get_data()) < 2_000_000  # the full bundle is 4.8 MB
+    again = client.get("/" + PLOTLY_PATH, headers={**basic("ops", "pw"), "If-None-Match": r.headers["ETag"]})
+    assert again.status_code == 304
+    assert bundle_version(VENDORED.with_name("missing.js")) is None
