@@ -1255,3 +1255,26 @@ def slider_labels(positions: Sequence[float], texts: Sequence[str], min_gap: flo
         labels.append(text[5:16].replace("T", " ") if keep else "")
         last = x if keep else last
     return [*labels, "as of"]
+
+
+#: dcc.Slider draws at most 500 marks (more: it warns and draws its own); kept below that
+MAX_SLIDER_MARKS = 480
+
+
+def slider_mark_indices(positions: Sequence[float], keep: Iterable[int] = (), limit: int = MAX_SLIDER_MARKS) -> list[int]:
+    """Which stops get a mark: the first, the last (as-of), ``keep`` (labelled ones, the current
+    step) and the first stop in each 1/``limit`` of the slider, so a long history stays under
+    Dash's limit. The keyboard still visits every stop (assets/pfscope-slider.js); a drag snaps
+    to the marks, at most 1/``limit`` of the width apart."""
+    n = len(positions)
+    if n == 0:
+        return []
+    end = positions[-1] or 1.0
+    picked = {0, n - 1, *(i for i in keep if 0 <= i < n)}
+    seen: set[int] = set()
+    for i, p in enumerate(positions):
+        slot = round(p / end * limit)
+        if slot not in seen:
+            seen.add(slot)
+            picked.add(i)
+    return sorted(picked)

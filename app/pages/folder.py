@@ -51,9 +51,12 @@ def parse_at(text: str | None) -> pd.Timestamp | None:
     return pd.Timestamp(parse_ts(text), unit="us", tz="UTC")
 
 
-def _slider_marks(positions: list[float], times: list[str]) -> dict[float, str]:
-    """Every stop of the slider is a mark (``step=None`` snaps to marks); most are unlabelled."""
-    return dict(zip(positions, f.slider_labels(positions, times, MIN_LABEL_GAP), strict=True))
+def _slider_marks(positions: list[float], times: list[str], index: int) -> dict[float, str]:
+    """The slider's marks (``step=None``: a drag snaps to them), most unlabelled: every stop, or
+    for a long history one per 1/480 of the width plus the labelled ones and the current step."""
+    labels = f.slider_labels(positions, times, MIN_LABEL_GAP)
+    keep = [i for i, label in enumerate(labels) if label] + [index]
+    return {positions[i]: labels[i] for i in f.slider_mark_indices(positions, keep)}
 
 
 def _slider_index(times: list[pd.Timestamp], at: pd.Timestamp | None) -> int:
@@ -335,7 +338,7 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
                 # placed by time: seconds since the first change; step=None stops only at the
                 # changes and the as-of (the keyboard steps from change to change: assets/pfscope-slider.js)
                 dcc.Slider(id="folder-slider", min=0, max=positions[-1], step=None, value=positions[index],
-                           marks=_slider_marks(positions, time_texts), updatemode="mouseup",
+                           marks=_slider_marks(positions, time_texts, index), updatemode="mouseup",
                            allow_direct_input=False),
                 html.P(id="folder-at", className="pf-at", **{"aria-live": "polite"},
                        children=f"at {ts_text(at_ts)}" if at_ts is not None else "as of the run"),

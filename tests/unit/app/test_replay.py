@@ -159,3 +159,14 @@ def test_replayed_at_the_as_of_time_every_entry_and_replica_equals_the_published
                 CNSet.parse(t or "") for t in reps["unique_cnset"]]
             hierarchy = True
     assert checked > 0 and hierarchy
+
+
+def test_a_long_history_keeps_the_slider_under_dashs_500_marks() -> None:
+    positions = [float(i) for i in range(1600)] + [1700.0]
+    picked = f.slider_mark_indices(positions, keep=[3, 1599])
+    assert len(picked) <= 500 and picked[0] == 0 and picked[-1] == 1600 and {3, 1599} <= set(picked)
+    marks = [positions[i] for i in picked]
+    assert all(min(abs(p - m) for m in marks) <= 1700 / 480 for p in positions)  # every stop has a mark near
+    short = [0.0, 5.0, 10.0, 20.0]
+    assert f.slider_mark_indices(short) == [0, 1, 2, 3]  # a short history: every stop
+    assert f.slider_mark_indices([]) == []
