@@ -2,7 +2,7 @@
 
 Dash puts every imported component library's bundle in every page (there is no per-page
 loading in Dash 4: its ``dynamic_loading`` option was removed). dash-ag-grid's main bundle is
-1.3 MB (about 380 KB compressed) that the overview, the folder pages and most others never run.
+1.3 MB (0.3 MB compressed) that the overview, the folder pages and most others never run.
 :func:`defer_ag_grid` marks that bundle ``dynamic`` (still served, no longer in the page) and
 names its address in a ``<meta>`` tag; ``assets/pfscope-grid.js`` stands in for the library: its
 ``AgGrid`` loads the bundle the first time a grid is drawn, then draws the real grid (the
