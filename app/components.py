@@ -272,12 +272,16 @@ def matrix_cell(cell: dict[str, Any]) -> html.Td:
                       "data-state": state, "data-derived": "true" if derived else "false"})
 
 
-def matrix_table(matrix: pd.DataFrame, *, id: str = "pf-matrix") -> html.Div:
-    """Seed 004's layout: one column per observer (whose state table), one row per subject."""
-    if matrix.empty:
+def matrix_table(matrix: pd.DataFrame, *, id: str = "pf-matrix", observers: Sequence[str] | None = None,
+                 subjects: Sequence[str] | None = None) -> html.Div:
+    """Seed 004's layout: one column per observer (whose state table), one row per subject.
+    ``observers``/``subjects``: the folder's stores at any time, so a replayed step keeps the same
+    columns and rows (an observer with no row yet shows empty cells) and the table its width."""
+    if matrix.empty and not observers:
         return html.P("No state table rows for this folder at this time.", className="pf-muted", id=id)
-    observers = sorted(matrix["observer"].unique())
-    subjects = sorted(matrix["subject"].unique())
+    have = not matrix.empty
+    observers = sorted(set(observers or ()) | (set(matrix["observer"]) if have else set()))
+    subjects = sorted(set(subjects or ()) | (set(matrix["subject"]) if have else set()))
     by = {(r["observer"], r["subject"]): r for r in matrix.to_dict("records")}
     head = html.Thead(html.Tr([html.Th("subject \\ observer", scope="col"),
                                *[html.Th(o, scope="col") for o in observers]]))

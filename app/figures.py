@@ -17,6 +17,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from spark_jobs.model.cnset import CNSet, union_all
+from spark_jobs.model.rules.deletion import unique_cns
 from spark_jobs.model.rules.health import OVERDUE_REQUESTS, entry_overdue, replica_health
 
 #: the most marks (points, bars, cells) one figure sends to a browser
@@ -1069,9 +1070,26 @@ def fig_backfill_trend(trend: pd.DataFrame) -> go.Figure:
 # -- the folder page replayed at a step of its history -----------------------------------------
 
 #: what the folder page cannot replay exactly from the published tables, said on the page
-REPLAY_LIMITS = ("Replayed from state_history, backfill_entries and backfill_requests. Missing CNs use the "
-                 "replica list as of the run (the tables do not record earlier lists). Unique CNs and "
-                 "next status are blank at a past step: the published tables hold them only as of the run.")
+REPLAY_LIMITS = ("Replayed from state_history, backfill_entries, backfill_requests and each replica's last "
+                 "delete-pending period. Missing CNs use the replica list as of the run (the tables do not "
+                 "record earlier lists).")
+#: why unique CNs are blank at a past step of a folder other than the hierarchy
+UNIQUE_NOT_REPLAYED = ("Unique CNs are not replayed for this folder: they are counted against the replica list "
+                       "at that time, and the published tables hold the list only as of the run "
+                       "(folders.replicas).")
+#: the hierarchy: every store is always on its list, so its unique CNs replay exactly
+UNIQUE_REPLAYED = ("Unique CNs at this step: the store's own row minus every other store's row in its state "
+                   "table at that time (every store is on the hierarchy's list).")
+#: why next status is blank at a past step
+NEXT_STATUS_NOT_REPLAYED = ("Next status is not replayed: it counts 24 h from the last change the store made or "
+                            "received, and receiving changes it already held leaves no row in state_history, "
+                            "so that time cannot be read from the published tables.")
+#: the hierarchy at a past step: no replica of it is ever delete pending
+PENDING_NEVER = "No replica of the hierarchy is ever delete pending: every store is on its list at every time."
+#: which delete-pending periods a past step can show
+PENDING_REPLAYED = ("Delete pending at this step by each replica's last delete-pending period (pending since, "
+                    "until deleted): an earlier period that ended when the store rejoined the list is not "
+                    "recorded in the published tables.")
 
 
 def _owned_at(cells: pd.DataFrame) -> dict[str, CNSet]:
@@ -1127,8 +1145,11 @@ def replicas_at(replicas: pd.DataFrame, entries: pd.DataFrame, cells: pd.DataFra
     """The folder's replicas at ``at``: health (the model's order: deleted, delete pending, overdue,
     backfilling, in sync), open entries and missing CNs, from the entries at ``at``
     (:func:`entries_at`) and the state rows at ``at``. Missing uses ``replica_list`` (as of the
-    run); for the hierarchy every store counts (``every_store``). Unique CNs and next status are
-    published only as of the run: blank here, not invented."""
+    run); for the hierarchy every store counts (``every_store``). Unique CNs (the model's
+    :func:`unique_cns`) only for the hierarchy, whose list is every store at every time; for any
+    other folder they rest on the list at ``at``, which no table records, and next status on
+    receipts that leave no row: blank here, not invented (:data:`UNIQUE_NOT_REPLAYED`,
+    :data:`NEXT_STATUS_NOT_REPLAYED`)."""
     t = pd.Timestamp(at)
     owned = _owned_at(cells)
     believed: dict[str, list[tuple[str, CNSet]]] = {}
@@ -1151,8 +1172,13 @@ def replicas_at(replicas: pd.DataFrame, entries: pd.DataFrame, cells: pd.DataFra
             missing = union_all(others).difference(owned.get(store, CNSet.empty()))
         else:
             missing = CNSet.empty()
+        unique = None
+        if every_store and not deleted:
+            unique = unique_cns(owned.get(store, CNSet.empty()), (b for _s, b in believed.get(store, [])))
         rows.append({**r, "health": health, "open_entries": n_open, "missing_cnset": missing.text(),
-                     "missing_count": missing.count(), "unique_count": None, "unique_cnset": None,
+                     "missing_count": missing.count(),
+                     "unique_count": None if unique is None else unique.count(),
+                     "unique_cnset": None if unique is None else unique.text(),
                      "next_status_at": pd.NaT})
     return pd.DataFrame(rows, columns=list(replicas.columns))
 
@@ -1186,3 +1212,69 @@ def time_ticks(times: Sequence[Any], end: Any = None) -> list[float]:
     if span <= 0:
         return [0.0 for _ in ts]
     return [(x - ts[0]).total_seconds() / span for x in ts]
+
+
+def slider_positions(times: Sequence[Any], end: Any = None) -> list[float]:
+    """The folder slider's positions: seconds since the first change for each change time, then
+    the run's as-of (``end``) last, so the thumb sits where in time the change happened. An as-of
+    at the last change (or before it) is put just after it, so the two steps stay apart."""
+    if not times:
+        return []
+    ts = [pd.Timestamp(x) for x in times]
+    out = [round((x - ts[0]).total_seconds(), 6) for x in ts]
+    last = out[-1]
+    as_of = round((pd.Timestamp(end) - ts[0]).total_seconds(), 6) if end is not None and not pd.isna(end) else last
+    return [*out, as_of if as_of > last else last + max(1.0, last / 50)]
+
+
+def position_index(value: Any, positions: Sequence[float], tolerance: float = 1e-3) -> int | None:
+    """The step a slider value stands for (its nearest position), or None when no position is
+    within ``tolerance`` seconds: a value the page never offered."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    if not positions or v != v:
+        return None
+    i = min(range(len(positions)), key=lambda k: abs(positions[k] - v))
+    return i if abs(positions[i] - v) <= tolerance else None
+
+
+def slider_labels(positions: Sequence[float], texts: Sequence[str], min_gap: float = 1 / 8) -> list[str]:
+    """One label per change position (``texts``: their RFC 3339 times) and "as of" for the last:
+    a change keeps its label only when it is ``min_gap`` of the slider from the previous labelled
+    one and from "as of", so labels placed by time never overlap; the others are blank (the thumb
+    still stops there)."""
+    if not positions:
+        return []
+    end = positions[-1] or 1.0
+    labels, last = [], None
+    for p, text in zip(positions[:-1], texts, strict=True):
+        x = p / end
+        keep = (last is None or x - last >= min_gap) and 1 - x >= min_gap
+        labels.append(text[5:16].replace("T", " ") if keep else "")
+        last = x if keep else last
+    return [*labels, "as of"]
+
+
+#: dcc.Slider draws at most 500 marks (more: it warns and draws its own); kept below that
+MAX_SLIDER_MARKS = 480
+
+
+def slider_mark_indices(positions: Sequence[float], keep: Iterable[int] = (), limit: int = MAX_SLIDER_MARKS) -> list[int]:
+    """Which stops get a mark: the first, the last (as-of), ``keep`` (labelled ones, the current
+    step) and the first stop in each 1/``limit`` of the slider, so a long history stays under
+    Dash's limit. The keyboard still visits every stop (assets/pfscope-slider.js); a drag snaps
+    to the marks, at most 1/``limit`` of the width apart."""
+    n = len(positions)
+    if n == 0:
+        return []
+    end = positions[-1] or 1.0
+    picked = {0, n - 1, *(i for i in keep if 0 <= i < n)}
+    seen: set[int] = set()
+    for i, p in enumerate(positions):
+        slot = round(p / end * limit)
+        if slot not in seen:
+            seen.add(slot)
+            picked.add(i)
+    return sorted(picked)

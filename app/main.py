@@ -19,7 +19,9 @@ from flask_caching import Cache
 
 from app import components
 from app.compression import install_compression
+from app.lazy_grid import defer_ag_grid
 from app.metrics import install_metrics_route
+from app.plotly_bundle import serve_cartesian_plotly
 from app.runtime import EXTENSION, current_data
 from app.settings import Settings, SettingsError, load_settings
 
@@ -161,12 +163,14 @@ def create_app(settings: Settings) -> dash.Dash:
     _install_report_route(server)
     install_metrics_route(server)
     install_compression(server)
+    serve_cartesian_plotly(server)  # after the auth hook: charts draw with plotly.js's cartesian bundle
     app = dash.Dash(
         "pfscope", server=server, use_pages=True, pages_folder=str(ROOT / "app" / "pages"),
         assets_folder=str(ROOT / "assets"), title="pfscope", update_title=None,
         suppress_callback_exceptions=True,
     )
     _install_not_found_status(server)
+    defer_ag_grid(app)  # AG Grid's bundle only on pages with a grid (assets/pfscope-grid.js)
     app.index_string = INDEX
     app.layout = _shell
     return app

@@ -1,13 +1,16 @@
 """``/folder/<FID>``: who knows what (seed 004's matrix) replayed in time, and the folder's backfill.
 
-URL state: ``?at=<RFC 3339>`` replays the matrix through ``state_history`` (absent: the run's
-as-of); ``?request=<entry_id>:<attempt>`` selects a request whose candidates are explained.
+URL state: ``?at=<RFC 3339>`` replays the page through ``state_history`` (absent: the run's
+as-of; a time between changes: the change at or before it); ``?request=<entry_id>:<attempt>``
+selects a request whose candidates are explained. The slider's value is seconds since the
+folder's first change: its stops (one per change, then the as-of) are spaced by time.
 Controls update their sections by callback and mirror their state into the URL (replaceState),
 so the address bar is always a link to what is on screen.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import dash
@@ -29,7 +32,9 @@ def title(fid: str | None = None, **_: Any) -> str:
 
 dash.register_page(__name__, path_template="/folder/<fid>", name="Folder", title=title)
 
-MAX_SLIDER_MARKS = 8
+#: a change keeps its slider label only this far (a fraction of the slider) from the previous
+#: labelled one and from "as of": at most 8 labels, ~128 px apart at 1440 px
+MIN_LABEL_GAP = 1 / 8
 #: the time strip under the slider draws at most one tick per 1/MAX_STRIP_TICKS of its width
 MAX_STRIP_TICKS = 400
 
@@ -46,15 +51,12 @@ def parse_at(text: str | None) -> pd.Timestamp | None:
     return pd.Timestamp(parse_ts(text), unit="us", tz="UTC")
 
 
-def _slider_marks(times: list[str]) -> dict[int, dict[str, Any]]:
-    n = len(times)
-    if n == 0:
-        return {}
-    picks = sorted({round(i * (n - 1) / max(1, MAX_SLIDER_MARKS - 1)) for i in range(min(n, MAX_SLIDER_MARKS))})
-    picks = [i for i in picks if i == 0 or n - i > n / (2 * MAX_SLIDER_MARKS)]  # keep clear of "as of"
-    marks = {i: {"label": times[i][5:16].replace("T", " ")} for i in picks}
-    marks[n] = {"label": "as of"}
-    return marks
+def _slider_marks(positions: list[float], times: list[str], index: int) -> dict[float, str]:
+    """The slider's marks (``step=None``: a drag snaps to them), most unlabelled: every stop, or
+    for a long history one per 1/480 of the width plus the labelled ones and the current step."""
+    labels = f.slider_labels(positions, times, MIN_LABEL_GAP)
+    keep = [i for i, label in enumerate(labels) if label] + [index]
+    return {positions[i]: labels[i] for i in f.slider_mark_indices(positions, keep)}
 
 
 def _slider_index(times: list[pd.Timestamp], at: pd.Timestamp | None) -> int:
@@ -112,6 +114,23 @@ def _replicas_table(replicas: pd.DataFrame, down: set[str]) -> html.Div:
         {"store": c.link_store, "health": c.as_health, "missing_cnset": c.as_cnset}, id="pf-replicas")
 
 
+def _pending_table(replicas: pd.DataFrame) -> html.Div:
+    pending = replicas[replicas["health"] == "delete_pending"] if not replicas.empty else replicas
+    return c.table(
+        pending, [("store", "store"), ("delete_pending_since", "pending since"), ("unique_count", "unique CNs"),
+                  ("unique_cnset", c.with_term("content at risk", "content-at-risk"))],
+        {"store": c.link_store, "unique_cnset": c.as_cnset}, id="pf-pending")
+
+
+def replay_notes(fid: str, at: pd.Timestamp | None) -> list[str]:
+    """What a past step shows of unique CNs, next status and delete pending, and why not more."""
+    if at is None:
+        return []
+    if fid == f.HIERARCHY_FID:
+        return [f.UNIQUE_REPLAYED, f.NEXT_STATUS_NOT_REPLAYED, f.PENDING_NEVER]
+    return [f.UNIQUE_NOT_REPLAYED, f.NEXT_STATUS_NOT_REPLAYED, f.PENDING_REPLAYED]
+
+
 def step_view(history: pd.DataFrame, at: pd.Timestamp | None) -> html.Div:
     """The line saying what happened at the slider's step (its state_history rows)."""
     if at is None:
@@ -125,9 +144,14 @@ def step_view(history: pd.DataFrame, at: pd.Timestamp | None) -> html.Div:
     ], id="pf-step")
 
 
-def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, Any, Any]:
+def _notes(fid: str, at: pd.Timestamp | None, which: tuple[int, ...]) -> list[Any]:
+    notes = replay_notes(fid, at)
+    return [html.P(notes[i], className="pf-help pf-replay-note") for i in which if notes]
+
+
+def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, Any, Any, Any]:
     """Every section that follows the slider, at ``at`` (None: as of the run): replicas, backfill
-    entries, the step's line, the entry timeline with a cursor at ``at``."""
+    entries, the step's line, the entry timeline with a cursor at ``at``, delete-pending replicas."""
     entries = data.backfill_entries(fid=fid)
     requests = data.backfill_requests(fid=fid)
     replicas = data.replicas(fid=fid)
@@ -149,7 +173,25 @@ def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, 
         dcc.Graph(id="folder-timeline", figure=timeline, config={"displaylogo": False}, className="pf-figure"),
         html.P(f"{left_off:,} older entries not drawn (mark limit).", className="pf-muted") if left_off else "",
     ]
-    return (_replicas_table(replicas, down), _entries_section(entries), step_view(history, at), timeline_children)
+    replicas_view = html.Div([_replicas_table(replicas, down), *_notes(fid, at, (0, 1))])
+    pending_view = html.Div([_pending_table(replicas), *_notes(fid, at, (2,) if fid == f.HIERARCHY_FID else (2, 0))])
+    return (replicas_view, _entries_section(entries), step_view(history, at), timeline_children, pending_view)
+
+
+def folder_axes(data: RunData, fid: str) -> tuple[list[str], list[str]]:
+    """Every observer and subject the folder's state tables ever had: the matrix's fixed frame."""
+    def compute() -> tuple[list[str], list[str]]:
+        history, state = data.state_history(fid), data.state_table(fid=fid)
+        observers = set(history["observer"]) | set(state["observer"])
+        subjects = set(history["subject"]) | set(state["subject"])
+        return sorted(observers), sorted(subjects)
+
+    return data.memo("folder_axes", (fid,), compute)
+
+
+def matrix_view(data: RunData, fid: str, at: pd.Timestamp | None) -> html.Div:
+    observers, subjects = folder_axes(data, fid)
+    return c.matrix_table(matrix_frame(data, fid, at), observers=observers, subjects=subjects)
 
 
 def time_strip(times: list[pd.Timestamp], end: Any, index: int) -> html.Div:
@@ -238,7 +280,9 @@ def layout(fid: str | None = None, at: str | None = None, request: str | None = 
         return c.no_run(str(settings().data_dir))
     fid = fid or ""
     # the page is a function of the run and the URL: built once, then served from the shared cache
-    return data.memo("folder_page", (fid, at or "", request or ""), lambda: folder_page(data, fid, at, request))
+    # (the names changed with the slider placed by time: a shared cache kept across an upgrade
+    # holds pages and sections of the old shape under the old names)
+    return data.memo("folder_page_by_time", (fid, at or "", request or ""), lambda: folder_page(data, fid, at, request))
 
 
 def folder_page(data: RunData, fid: str, at: str | None, request: str | None) -> html.Main:
@@ -259,9 +303,10 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
     times = f.history_times(history)
     time_texts = [ts_text(t) for t in times]
     summary = data.summary()
-    matrix = matrix_frame(data, fid, at_ts)
+    positions = f.slider_positions(times, summary.get("as_of"))
+    index = _slider_index(times, at_ts)
     requests = data.backfill_requests(fid=fid)
-    replicas_view, entries_view, step, timeline_view = replay(data, fid, at_ts)
+    replicas_view, entries_view, step, timeline_view, pending_view = replay(data, fid, at_ts)
     events = set(f.entry_timeline_marks(data.backfill_entries(fid=fid), requests)["event"])
     options = f.request_options(requests)
     if request and request not in {o["value"] for o in options}:
@@ -269,13 +314,12 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
         request = None
     else:
         request_note = html.Div()
-    replicas = data.replicas(fid=fid)
-    pending = replicas[replicas["health"] == "delete_pending"] if not replicas.empty else replicas
     crumbs = data.breadcrumb(fid)
 
     return html.Main(className="pf-page", children=[
         dcc.Store(id="folder-fid", data=fid),
         dcc.Store(id="folder-times", data=time_texts),
+        dcc.Store(id="folder-positions", data=positions),
         dcc.Store(id="folder-url-sync"),
         html.Nav(html.Ol([html.Li(dcc.Link(f.folder_label(f_id, path if path != f_id else None) or f_id,
                                            href=c.folder_href(f_id))) for f_id, path in crumbs]),
@@ -289,28 +333,28 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
                 f" · run as of {f.fmt_time(summary.get('as_of'))}"]),
         c.section(
             "Who knows what",
-            html.Div(className="pf-slider", children=[
+            html.Div(className="pf-slider", **{"data-positions": json.dumps(positions)}, children=[
                 html.Label("Replay the state tables at", htmlFor="folder-slider"),
-                dcc.Slider(id="folder-slider", min=0, max=len(times), step=1, value=_slider_index(times, at_ts),
-                           marks=_slider_marks(time_texts), updatemode="mouseup", allow_direct_input=False),
-                html.P(id="folder-at", className="pf-at",
+                # placed by time: seconds since the first change; step=None stops only at the
+                # changes and the as-of (the keyboard steps from change to change: assets/pfscope-slider.js)
+                dcc.Slider(id="folder-slider", min=0, max=positions[-1], step=None, value=positions[index],
+                           marks=_slider_marks(positions, time_texts, index), updatemode="mouseup",
+                           allow_direct_input=False),
+                html.P(id="folder-at", className="pf-at", **{"aria-live": "polite"},
                        children=f"at {ts_text(at_ts)}" if at_ts is not None else "as of the run"),
-                time_strip(times, summary.get("as_of"), _slider_index(times, at_ts)),
+                time_strip(times, summary.get("as_of"), index),
                 step,
             ]) if times else html.P("This folder has no history rows."),
-            html.Div(c.matrix_table(matrix), id="folder-matrix"),
+            html.Div(matrix_view(data, fid, at_ts), id="folder-matrix"),
             id="pf-who", help="One column per observer (its replication state table), one row per subject. "
                               "Lag is against the subject's own row at the same time.",
         ),
         c.section("Replicas", html.Div(replicas_view, id="folder-replicas"),
                   help="Health at the slider's step (as of the run: on a store that is down, the health is "
                        "as last known).", term="overdue"),
-        c.section("Delete-pending replicas", c.table(
-            pending, [("store", "store"), ("delete_pending_since", "pending since"), ("unique_count", "unique CNs"),
-                      ("unique_cnset", c.with_term("content at risk", "content-at-risk"))],
-            {"store": c.link_store, "unique_cnset": c.as_cnset}, id="pf-pending"),
-            help="Content only this replica holds: the replica is deleted once none is left.",
-            term="delete-pending"),
+        c.section("Delete-pending replicas", html.Div(pending_view, id="folder-pending"),
+                  help="Content only this replica holds: the replica is deleted once none is left.",
+                  term="delete-pending"),
         c.section("Backfill entries", html.Div(entries_view, id="folder-entries"), id="pf-entries-section",
                   help="At the slider's step: entries opened by then, open unless closed by then, requests "
                        "made by then."),
@@ -368,29 +412,35 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
     Output("pf-step", "children"),
     Output("folder-timeline-wrap", "children"),
     Output("folder-time-strip", "children"),
+    Output("folder-pending", "children"),
     Input("folder-slider", "value"),
     State("folder-fid", "data"),
     State("folder-times", "data"),
+    State("folder-positions", "data"),
     prevent_initial_call=True,
 )
-def replay_matrix(index: int | None, fid: str, times: list[str]) -> tuple[Any, ...]:
-    """Slider moved: the matrix, replicas, entries and timeline at that change time (the last
-    position: as of the run); the download link follows, so the report shows what the page shows."""
+def replay_matrix(value: float | None, fid: str, times: list[str], positions: list[float]) -> tuple[Any, ...]:
+    """Slider moved: the matrix, replicas, entries, timeline and delete-pending replicas at that
+    change time (the last stop: as of the run); the download link follows, so the report shows
+    what the page shows."""
     data = current_data()
-    if data is None or index is None:
-        return (dash.no_update,) * 8
+    if data is None or value is None:
+        return (dash.no_update,) * 9
     try:  # the times come back from the browser: a tampered request gets no update, not a 500
-        i = int(index)
-        at = parse_at(times[i]) if 0 <= i < len(times) else None
+        i = f.position_index(value, positions)
+        if i is None or len(positions) != len(times) + 1:
+            return (dash.no_update,) * 9
+        at = parse_at(times[i]) if i < len(times) else None
         moments = [parse_at(t) for t in times]
     except (TimeError, TypeError, ValueError):
-        return (dash.no_update,) * 8
+        return (dash.no_update,) * 9
     label = f"at {times[i]}" if at is not None else "as of the run"
-    matrix = data.memo("folder_matrix", (fid, label), lambda: c.matrix_table(matrix_frame(data, fid, at)))
-    replicas, entries, step, timeline = data.memo("folder_replay", (fid, label), lambda: replay(data, fid, at))
+    matrix = data.memo("folder_matrix_framed", (fid, label), lambda: matrix_view(data, fid, at))
+    replicas, entries, step, timeline, pending = data.memo("folder_replay_sections", (fid, label),
+                                                           lambda: replay(data, fid, at))
     strip = time_strip(moments, data.summary().get("as_of"), i).children
     return (matrix, label, c.report_href(fid, times[i] if at is not None else None), replicas, entries,
-            step.children, timeline, strip)
+            step.children, timeline, strip, pending)
 
 
 @callback(
@@ -408,9 +458,13 @@ def show_candidates(request: str | None) -> Any:
 # Mirror the controls into the address bar without re-rendering the page (shareable URL).
 clientside_callback(
     """
-    function(index, request, times) {
+    function(value, request, times, positions) {
         const params = new URLSearchParams(window.location.search);
-        if (index !== null && index !== undefined && index < times.length) { params.set('at', times[index]); }
+        let index = -1;
+        if (value !== null && value !== undefined && positions) {
+            index = positions.reduce((best, p, k) => Math.abs(p - value) < Math.abs(positions[best] - value) ? k : best, 0);
+        }
+        if (index >= 0 && index < times.length) { params.set('at', times[index]); }
         else { params.delete('at'); }
         if (request) { params.set('request', request); } else { params.delete('request'); }
         const q = params.toString();
@@ -425,5 +479,6 @@ clientside_callback(
     Input("folder-slider", "value"),
     Input("folder-request", "value"),
     State("folder-times", "data"),
+    State("folder-positions", "data"),
     prevent_initial_call=True,
 )

@@ -127,8 +127,12 @@ def main() -> None:
                     if thumb.count():
                         label["now"] = "slider"
                         thumb.focus()
-                        for key in ["Home", *["ArrowRight"] * 5, "End"]:
-                            thumb.press(key)
+                        changes = len(json.loads(page.locator(".pf-slider").get_attribute("data-positions"))) - 1
+                        for key in ["Home", *["ArrowRight"] * min(5, changes - 1), "End"]:  # each a new step
+                            before = page.locator("#folder-at").inner_text()
+                            thumb.press(key)  # the page replays when the keys pause: wait for each step
+                            page.wait_for_function("t => document.querySelector('#folder-at').innerText !== t", arg=before,
+                                                   timeout=120_000)
                             page.wait_for_load_state("networkidle")
                     options = page.locator("#pf-request-list a")
                     if options.count():

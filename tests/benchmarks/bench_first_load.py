@@ -31,6 +31,7 @@ import psutil
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from tests.benchmarks.bench_compute import tree_cpu  # noqa: E402
 from tests.benchmarks.bench_dashboard import CHROMIUM_ARGS, start  # noqa: E402
 
 
@@ -78,7 +79,7 @@ def main() -> None:
         proc, base = start(args.data, Path(cache), args.workers)
         server = psutil.Process(proc.pid)
         try:
-            cpu0 = sum(server.cpu_times()[:2])
+            cpu0 = tree_cpu(server)  # pfscope serve's gunicorn workers are its children
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
                 # the server's own cache warmed once per page: the figures measure the browser's first load
@@ -106,7 +107,7 @@ def main() -> None:
                     print(f"{name:<10} {statistics.median(cold):>15.2f} {max(cold):>9.2f} {statistics.median(warm):>7.2f} "
                           f"{last['requests']:>8} {last['wire_kb']:>9.0f} {last['decoded_kb']:>11.0f}")
                 browser.close()
-            cpu = sum(server.cpu_times()[:2]) - cpu0
+            cpu = tree_cpu(server) - cpu0
             print(f"server CPU {cpu:.1f} s; load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; "
                   f"cores {os.cpu_count()}")
         finally:

@@ -155,7 +155,10 @@ def capture(data: Path, folders: list[str], stores: list[str]) -> list[Visit]:
                     if v.kind == "folder" and thumb.count():
                         thumb.focus()
                         for key in ("Home", "End"):
-                            thumb.press(key)
+                            before = page.locator("#folder-at").inner_text()
+                            thumb.press(key)  # the page replays when the keys pause: wait for each step
+                            page.wait_for_function("t => document.querySelector('#folder-at').innerText !== t", arg=before,
+                                                   timeout=120_000)
                             page.wait_for_load_state("networkidle")
                     current.clear()
                 browser.close()

@@ -484,3 +484,8 @@ def test_the_matrix_keeps_its_size_while_the_slider_replays(we_server: Server, p
     assert len(widths_now) == 1 and widths_then == widths_now
     assert round(boxes(page, "#pf-matrix thead th")[0]["w"]) == round(columns[0]["w"])
     assert before["w"] > 0
+    # the same columns and rows at every step (an observer with no row yet has empty cells): the
+    # table's own width and the step's columns do not change either
+    assert len(boxes(page, "#pf-matrix thead th")) == len(columns)
+    assert round(boxes(page, "#pf-matrix")[0]["w"]) == round(before["w"])
+    assert page.locator("#pf-matrix tbody td:not(.pf-cell)").count() > 0

@@ -66,3 +66,23 @@ def test_the_matrix_legend_explains_the_mark_only_when_a_cell_has_it() -> None:
                                                        pd.Timestamp("2026-11-03", tz="UTC"))))
     assert any(t.startswith("derived:") for t in _texts(marked.children[1]))
     assert not any(t.startswith("derived:") for t in _texts(plain.children[1]))
+
+
+def test_the_matrix_keeps_the_folders_observers_and_subjects_at_an_early_step() -> None:
+    """A replayed step draws every store the folder's tables ever had (a store with no row yet:
+    empty cells), so the table keeps its columns and width from step to step."""
+    from app import figures as f
+
+    hist = pd.DataFrame([{"observer": "A", "subject": "A", "at": pd.Timestamp("2026-11-02", tz="UTC"),
+                          "cnset": "A:1", "cnset_count": 1, "derived": False}])
+    early = f.who_knows_what(f.cells_at(hist, pd.Timestamp("2026-11-03", tz="UTC")))
+    table = c.matrix_table(early, observers=["A", "B", "C"], subjects=["A", "B", "C"]).children[0]
+    head, body = table.children
+    assert [th.children for th in head.children.children] == ["subject \\ observer", "A", "B", "C"]
+    assert len(body.children) == 3 and all(len(tr.children) == 4 for tr in body.children)
+    assert sum(td.className.startswith("pf-cell") for tr in body.children for td in tr.children[1:]
+               if hasattr(td, "className") and td.className) == 1
+    # nothing at all yet: still the frame, not "no rows"
+    empty = c.matrix_table(early.iloc[0:0], observers=["A", "B"], subjects=["A", "B"])
+    assert empty.children[0].id == "pf-matrix"
+    assert c.matrix_table(early.iloc[0:0]).className == "pf-muted"

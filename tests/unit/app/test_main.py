@@ -92,3 +92,38 @@ def test_an_address_that_is_no_page_answers_404(client, path: str, status: int) 
     r = client.get(path, headers=basic("ops", "pw"))
     assert r.status_code == status
     assert "<!DOCTYPE html>" in r.get_data(as_text=True)  # still the app: the page says what is close
+
+
+def test_ag_grids_bundle_is_served_but_not_put_in_every_page(client) -> None:  # type: ignore[no-untyped-def]
+    """app.lazy_grid: no script tag for dash_ag_grid's bundle; its address in the meta tag that
+    assets/pfscope-grid.js reads, served (compressed, cacheable) like any Dash bundle."""
+    import re
+
+    html = client.get("/", headers=basic("ops", "pw")).get_data(as_text=True)
+    scripts = re.findall(r'<script[^>]+src="([^"]+)"', html)
+    assert any("dash_core_components" in s for s in scripts)  # the other libraries are still there
+    assert not any("dash_ag_grid" in s for s in scripts)
+    (src,) = re.findall(r'<meta name="pfscope-grid-src" content="([^"]+)"', html)
+    assert "/_dash-component-suites/dash_ag_grid/dash_ag_grid.v" in src and src.endswith(".min.js")
+    assert any(s.startswith("/assets/pfscope-grid.js") for s in scripts)
+    r = client.get(src, headers={**basic("ops", "pw"), "Accept-Encoding": "gzip"})
+    assert r.status_code == 200 and "javascript" in r.headers["Content-Type"]
+    assert len(r.get_data()) > 100_000
+
+
+def test_charts_get_plotlyjss_cartesian_bundle_after_the_credentials(client) -> None:  # type: ignore[no-untyped-def]
+    """app.plotly_bundle: the address dash-renderer gives dcc.Graph answers the vendored cartesian
+    bundle (the plotly package's own plotly.js version), behind the same auth, revalidated by ETag."""
+    from plotly.offline import get_plotlyjs_version
+
+    from app.plotly_bundle import PLOTLY_PATH, VENDORED, bundle_version
+
+    assert bundle_version() == get_plotlyjs_version()
+    assert client.get("/" + PLOTLY_PATH).status_code == 401
+    r = client.get("/" + PLOTLY_PATH, headers=basic("ops", "pw"))
+    assert r.status_code == 200 and r.headers["X-Plotly-Bundle"] == "cartesian"
+    assert r.get_data() == VENDORED.read_bytes()
+    assert len(r.get_data()) < 2_000_000  # the full bundle is 4.8 MB
+    again = client.get("/" + PLOTLY_PATH, headers={**basic("ops", "pw"), "If-None-Match": r.headers["ETag"]})
+    assert again.status_code == 304
+    assert bundle_version(VENDORED.with_name("missing.js")) is None

@@ -3,6 +3,8 @@ published tables (state_history, backfill_entries, backfill_requests, replicas).
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pandas as pd
 import pytest
 
@@ -69,6 +71,52 @@ def test_an_entry_replays_open_then_overdue_then_satisfied() -> None:
     assert r["unique_count"].isna().all() and r["next_status_at"].isna().all()  # not published at a past step
 
 
+def test_the_hierarchys_unique_cns_replay_by_the_models_rule() -> None:
+    """1-1: every store is on the list at every time, so unique CNs at a step are the store's own
+    row minus the other rows of its state table then; any other folder's are left blank."""
+    h = HISTORY.assign(fid="1-1")
+    reps = REPLICAS.assign(fid="1-1")
+    for when, want in [("2026-11-02T01:05:00Z", {"A": "A:1-3", "B": ""}),  # B has no row yet
+                       ("2026-11-02T02:00:00Z", {"A": "A:1-3", "B": ""}),  # A has no row of B: all A's own
+                       ("2026-11-02T03:00:00Z", {"A": "A:1-3", "B": ""})]:
+        cells = f.cells_at(h, ts(when))
+        entries = f.entries_at(ENTRIES.iloc[0:0], REQUESTS.iloc[0:0], cells, ts(when))
+        r = f.replicas_at(reps, entries, cells, ts(when), ["A", "B"], every_store=True).set_index("store")
+        assert r["unique_cnset"].to_dict() == want
+        assert r["unique_count"].to_dict() == {k: CNSet.parse(v).count() for k, v in want.items()}
+    two = history([("A", "A", "2026-11-02T01:00:00Z", "A:1-3", "change"),
+                   ("A", "B", "2026-11-02T01:30:00Z", "A:1-2;B:1", "<m@B>"),
+                   ("B", "B", "2026-11-02T01:20:00Z", "A:1-2;B:1", "change")]).assign(fid="1-1")
+    cells = f.cells_at(two, ts("2026-11-02T02:00:00Z"))
+    r = f.replicas_at(reps, ENTRIES.iloc[0:0], cells, ts("2026-11-02T02:00:00Z"), ["A", "B"],
+                      every_store=True).set_index("store")
+    assert r.loc["A", "unique_cnset"] == "A:3" and r.loc["A", "unique_count"] == 1  # B is believed to hold A:1-2
+    assert r["next_status_at"].isna().all()  # never replayed (receipts of held changes leave no row)
+
+
+def test_slider_positions_are_seconds_since_the_first_change_then_the_as_of() -> None:
+    times = f.history_times(HISTORY)
+    assert f.slider_positions(times, ts("2026-11-02T05:00:00Z")) == [0.0, 600.0, 3600.0, 7200.0, 14400.0]
+    # the as-of at the last change: put just after it, so the two stops stay apart
+    assert f.slider_positions(times, ts("2026-11-02T03:00:00Z"))[-2:] == [7200.0, 7200.0 + 7200 / 50]
+    assert f.slider_positions(times[:1], None) == [0.0, 1.0]
+    assert f.slider_positions([], None) == []
+    positions = f.slider_positions(times, ts("2026-11-02T05:00:00Z"))
+    assert [f.position_index(v, positions) for v in (0, 600.0004, 3600, 14400)] == [0, 1, 2, 4]
+    assert f.position_index(601, positions) is None and f.position_index("x", positions) is None
+    assert f.position_index(None, positions) is None and f.position_index(float("nan"), positions) is None
+
+
+def test_slider_labels_keep_apart_and_as_of_is_last() -> None:
+    texts = ["2026-11-02T01:00:00Z", "2026-11-02T01:10:00Z", "2026-11-02T02:00:00Z", "2026-11-02T03:00:00Z"]
+    positions = [0.0, 600.0, 3600.0, 7200.0, 14400.0]
+    assert f.slider_labels(positions, texts, 1 / 8) == ["11-02 01:00", "", "11-02 02:00", "11-02 03:00", "as of"]
+    # within 1/8 of the end: no label (it would touch "as of")
+    assert f.slider_labels([0.0, 95.0, 100.0], texts[:2], 1 / 8) == ["11-02 01:00", "", "as of"]
+    labelled = [i for i, x in enumerate(f.slider_labels([float(i) for i in range(101)], [texts[0]] * 100, 1 / 8)) if x]
+    assert len(labelled) == 8 and all(b - a >= 12.5 for a, b in pairwise(labelled))
+
+
 def test_a_step_says_who_learned_what_from_which_message() -> None:
     lines = f.step_changes(HISTORY, ts("2026-11-02T01:10:00Z"))
     assert lines == ["B learned that A holds A:1-3 (from message <m1@X>)", "B's own content became ∅ (a change)"]
@@ -87,7 +135,7 @@ def test_replayed_at_the_as_of_time_every_entry_and_replica_equals_the_published
     data = RunData(find_run(published(scenario)))
     as_of = data.summary()["as_of"]
     entries, requests = data.table("backfill_entries"), data.table("backfill_requests")
-    checked = 0
+    checked, hierarchy = 0, False
     for fid in sorted(set(entries["fid"]) | set(data.replicas()["fid"]))[:80]:
         cells = f.cells_at(data.state_history(fid), as_of)
         published_e = entries[entries["fid"] == fid].set_index("entry_id")
@@ -105,4 +153,20 @@ def test_replayed_at_the_as_of_time_every_entry_and_replica_equals_the_published
         assert list(again["health"]) == list(reps["health"])
         assert list(again["missing_count"]) == list(reps["missing_count"].fillna(0).astype(int))
         assert list(again["open_entries"]) == list(reps["open_entries"].fillna(0).astype(int))
-    assert checked > 0
+        if fid == "1-1":  # the hierarchy's unique CNs replay (every store is always on its list)
+            assert list(again["unique_count"]) == list(reps["unique_count"].fillna(0).astype(int))
+            assert [CNSet.parse(t or "") for t in again["unique_cnset"]] == [
+                CNSet.parse(t or "") for t in reps["unique_cnset"]]
+            hierarchy = True
+    assert checked > 0 and hierarchy
+
+
+def test_a_long_history_keeps_the_slider_under_dashs_500_marks() -> None:
+    positions = [float(i) for i in range(1600)] + [1700.0]
+    picked = f.slider_mark_indices(positions, keep=[3, 1599])
+    assert len(picked) <= 500 and picked[0] == 0 and picked[-1] == 1600 and {3, 1599} <= set(picked)
+    marks = [positions[i] for i in picked]
+    assert all(min(abs(p - m) for m in marks) <= 1700 / 480 for p in positions)  # every stop has a mark near
+    short = [0.0, 5.0, 10.0, 20.0]
+    assert f.slider_mark_indices(short) == [0, 1, 2, 3]  # a short history: every stop
+    assert f.slider_mark_indices([]) == []
