@@ -23,7 +23,7 @@ unchanged. ``tests/spark/test_fastparse.py`` holds the two paths equal line by l
 
 from __future__ import annotations
 
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from .model.events import OPS
@@ -105,18 +105,35 @@ def _n(n: Column) -> Column:
     return F.coalesce(n.cast("string"), F.lit("None"))
 
 
-def fast_columns(text: Column) -> dict[str, Column]:
-    """The parsed columns of an admitted line (``reading.PARSED_DDL`` less ``seq``; the ones
-    these kinds never fill are left out: the caller makes them null)."""
-    j = F.from_json(text, SCHEMA)
-    ts = ts_micros(j["ts"])
-    kind, store = j["kind"], j["store"]
-    head = [F.lit("('"), kind, F.lit("', "), ts.cast("string"), F.lit(", "), _q(store), F.lit(", ")]
-    change_key = F.concat(*head, _q(j["fid"]), F.lit(", "), _n(j["cn"]), F.lit(", "), _q(j["op"]), F.lit(", "),
-                          _q(j["item"]), F.lit(", "), _n(j["bytes"]), F.lit(", ())"))
-    receive_key = F.concat(*head, _q(j["msg"]), F.lit(")"))
-    return {
-        "key": F.when(kind == "change", change_key).otherwise(receive_key),
-        "ts": ts, "store": store, "kind": kind, "fid": j["fid"], "cn": j["cn"], "op": j["op"], "item": j["item"],
-        "bytes": j["bytes"], "msg": j["msg"], "derived": F.array().cast("array<string>"),
-    }
+def read_json(text: Column) -> Column:
+    """One ``from_json`` of an admitted line with the schema the pattern fixed. An option (the
+    default mode) keeps Spark from splitting the read into one ``from_json`` per field (its JSON
+    optimisation applies to a read without options): each line is parsed once."""
+    return F.from_json(text, SCHEMA, {"mode": "PERMISSIVE"})
+
+
+#: the parsed columns the fast path fills (``reading.PARSED_DDL``'s names; the others are null)
+FILLED = ("key", "ts", "store", "kind", "fid", "cn", "op", "item", "bytes", "msg", "derived")
+
+
+def fast_rows(df: DataFrame) -> DataFrame:
+    """``df`` with a struct column ``j`` (``read_json``; null where the line was not admitted)
+    gets the columns ``FILLED`` as ``f_<name>`` in place of ``j``. The JSON read and the time
+    are columns of their own steps, so each is computed once per line (a nested expression would
+    be repeated in every column that reads it)."""
+    rest = [c for c in df.columns if c != "j"]
+    fields = ("ts", "store", "kind", "fid", "cn", "op", "item", "bytes", "msg")
+    timed = df.select(*rest, *[F.col("j")[f].alias(f"f_{f}") for f in fields])
+    timed = timed.select(*rest, *[c for c in timed.columns if c.startswith("f_") and c != "f_ts"],
+                         ts_micros(F.col("f_ts")).alias("f_ts"))
+
+    def c(f: str) -> Column:
+        return F.col(f"f_{f}")
+
+    head = [F.lit("('"), c("kind"), F.lit("', "), c("ts").cast("string"), F.lit(", "), _q(c("store")), F.lit(", ")]
+    change_key = F.concat(*head, _q(c("fid")), F.lit(", "), _n(c("cn")), F.lit(", "), _q(c("op")), F.lit(", "),
+                          _q(c("item")), F.lit(", "), _n(c("bytes")), F.lit(", ())"))
+    receive_key = F.concat(*head, _q(c("msg")), F.lit(")"))
+    key = F.when(c("kind") == "change", change_key).when(c("kind") == "receive", receive_key)
+    return timed.select("*", key.alias("f_key"), F.when(c("kind").isNotNull(), F.array()).cast("array<string>")
+                        .alias("f_derived"))

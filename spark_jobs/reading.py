@@ -3,15 +3,20 @@
 - Files are read by Spark's text source; each line's number is exact per file, from the
   hidden ``_metadata`` columns (splits are packed into partitions by size, not by offset, so
   lines are numbered per file block, blocks ordered by their start).
-- Stage 1 (one line on its own) runs ``spark_jobs.model.events.parse_line`` on the executors
-  through ``mapInArrow``: the reject rules exist once, and this scales out with the cluster.
-  Its output is cached: the log is parsed once.
+- Stage 1 (one line on its own), in one pass over the lines: the lines ``spark_jobs.fastparse``
+  proves certain (the writers' canonical receive and change lines: most of a log) are parsed in
+  the JVM; every other line goes to ``spark_jobs.model.events.parse_line`` in Python workers
+  through an Arrow UDF, which is handed only those lines' text (nulls for the rest) and sends
+  back the text of rejects only. The reject rules exist once. Its output is cached (without
+  the lines' text or sources: a line's file and number are in its ``seq``): the log is parsed
+  once.
 - Stage 2 (rules between lines: duplicates by meaning, message ids, receives against their
   sends, change numbers increasing) is Spark SQL: windows and joins over a few narrow columns
   of the whole log (never the line text or message bodies), cached, with one job for the counts
   (and the last accepted time and the up/down timeline the fold needs). The verdicts are joined
   back to the lines by ``seq`` only when some line was dropped: broadcast, since the counts say
-  how many (usually few).
+  how many (usually few). A stage-2 reject takes its text from the lines, read again, and only
+  when there is one.
 - The accepted events are cached, not materialised here: the first query over them (the fold)
   fills the cache, so they cost no job of their own.
 
@@ -21,13 +26,16 @@ The result equals ``read_event_log`` line for line; the Spark tests check it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
@@ -124,7 +132,8 @@ def counted_lines(spark: SparkSession, files: list[str]) -> tuple[DataFrame, int
     by_name = F.create_map(*[c for k, v in names.items() for c in (F.lit(k), F.lit(v).cast("long"))])
     line_no = F.col("mid") + by_block[F.concat_ws(":", F.col("block").cast("string"), "file_path")]
     # ``\z``, not ``$``: Java's ``$`` also matches before a final line terminator (U+2028, ...)
-    text = F.regexp_replace("value", "\r+\\z", "")
+    value = F.col("value")
+    text = F.when(value.endswith("\r"), F.regexp_replace(value, "\r+\\z", "")).otherwise(value)
     lines = raw.select(
         (by_name[F.col("file_path")] * F.lit(1 << 32) + line_no).alias("seq"),
         F.when(F.expr("is_valid_utf8(value)"), text).alias("text"),
@@ -160,6 +169,8 @@ def _match_names(files: list[str], uris: list[str]) -> dict[str, int]:
 # --------------------------------------------------------------------------------------------
 PARSED_COLUMNS = {c.split(" ")[0].strip("`"): c.split(" ", 1)[1] for c in PARSED_DDL.split(", ")}
 _NO_EVENT = (None,) * (len(PARSED_COLUMNS) - 3)  # key ... derived: a rejected line has none
+PYTHON_COLUMNS = tuple(PARSED_COLUMNS)[1:]
+PYTHON_DDL = ", ".join(f"`{c}` {PARSED_COLUMNS[c]}" for c in PYTHON_COLUMNS)
 
 
 def _parse_partitions(topology_json: str):  # type: ignore[no-untyped-def]
@@ -200,22 +211,51 @@ def parsed_row(topo: Topology, seq: int, text: str | None) -> tuple[Any, ...]:
             list(m.responders) if m.responders is not None else None, None, None, None, list(m.derived))
 
 
+def _parse_arrow(topology_json: str) -> Callable[[pa.Array, pa.Array], pa.Array]:
+    """The Arrow UDF: ``parsed_row`` (less ``seq``) for the lines given a seq, all-null fields
+    for the others (the lines the fast path took: nulls cross to Python and back at no cost)."""
+    struct = pa.struct(list(arrow_schema({c: PARSED_COLUMNS[c] for c in PYTHON_COLUMNS})))
+    skipped = (None,) * len(PYTHON_COLUMNS)
+    cache: list[Topology] = []
+
+    def run(seqs: pa.Array, texts: pa.Array) -> pa.Array:
+        if not cache:
+            cache.append(topology_from_json(json.loads(topology_json)))
+        topo = cache[0]
+        # Python work only for the lines given a seq: their rows, one all-null row after them,
+        # and a ``take`` that puts each line's row in its place
+        at = pc.indices_nonzero(seqs.is_valid())
+        rows = [parsed_row(topo, seq, text)[1:]
+                for seq, text in zip(seqs.take(at).to_pylist(), texts.take(at).to_pylist(), strict=True)]
+        rows.append(skipped)
+        cols = list(zip(*rows, strict=True))
+        which = pa.array(np.full(len(seqs), len(rows) - 1, dtype=np.int64))
+        which = pc.replace_with_mask(which, seqs.is_valid(), pa.array(np.arange(len(rows) - 1, dtype=np.int64)))
+        packed = pa.StructArray.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, struct, strict=True)],
+                                            fields=list(struct))
+        return packed.take(which)
+
+    return run
+
+
 def parse_stage1(lines: DataFrame, topo: Topology, *, fast: bool = True) -> DataFrame:
     """``lines`` (seq, text) as ``PARSED_DDL`` rows: the lines ``fastparse`` proves certain in
-    the JVM, every other one by ``parse_line`` in Python workers (with ``fast=False``: all)."""
-    to_python = lines.select("seq", "text")
-    if fast:
-        certain = fastparse.fast_condition(F.col("text"), topo)
-        to_python = to_python.filter(~certain)
-    parsed = to_python.mapInArrow(_parse_partitions(json.dumps(topo.to_json())), schema=PARSED_DDL)
+    the JVM, every other one by ``parse_line`` in Python workers (with ``fast=False``: all).
+    One pass over the lines: the pattern is matched once, and the Python UDF is handed only the
+    other lines' text (nulls for the rest)."""
+    topology_json = json.dumps(topo.to_json())
     if not fast:
-        return parsed
-    cols = fastparse.fast_columns(F.col("text"))
-    in_jvm = lines.filter(certain).select(*[
-        (F.col("seq") if c == "seq" else cols[c] if c in cols else F.lit(None)).cast(PARSED_COLUMNS[c]).alias(c)
-        for c in PARSED_COLUMNS
+        return lines.select("seq", "text").mapInArrow(_parse_partitions(topology_json), schema=PARSED_DDL)
+    ok = F.col("ok")
+    marked = lines.select("seq", "text", fastparse.fast_condition(F.col("text"), topo).alias("ok"))
+    python = F.arrow_udf(_parse_arrow(topology_json), PYTHON_DDL)
+    both = marked.select("seq", "ok", F.when(ok, fastparse.read_json(F.col("text"))).alias("j"),
+                         python(F.when(~ok, F.col("seq")), F.when(~ok, F.col("text"))).alias("py"))
+    both = fastparse.fast_rows(both)
+    return both.select("seq", *[
+        (F.when(ok, F.col(f"f_{c}")).otherwise(F.col("py")[c]) if c in fastparse.FILLED else F.col("py")[c])
+        .cast(PARSED_COLUMNS[c]).alias(c) for c in PYTHON_COLUMNS
     ])
-    return in_jvm.unionByName(parsed)
 
 
 # --------------------------------------------------------------------------------------------
@@ -283,7 +323,8 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     if not files:
         raise FileNotFoundError(f"{', '.join(paths)}: no event log files")
     lines, lines_read, sources = counted_lines(spark, files)
-    parsed = parse_stage1(lines, topo).cache()
+    # PFSCOPE_FAST_PARSE=0: every line by ``parse_line`` (to measure the fast path against)
+    parsed = parse_stage1(lines, topo, fast=os.environ.get("PFSCOPE_FAST_PARSE", "1") != "0").cache()
     ok = parsed.filter(F.col("reason").isNull())
 
     seen = occurrences(ok).cache()
