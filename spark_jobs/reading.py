@@ -3,13 +3,13 @@
 - Files are read by Spark's text source; each line's number is exact per file, from the
   hidden ``_metadata`` columns (splits are packed into partitions by size, not by offset, so
   lines are numbered per file block, blocks ordered by their start).
-- Stage 1 (one line on its own), in one pass over the lines: the lines ``spark_jobs.fastparse``
-  proves certain (the writers' canonical receive and change lines: most of a log) are parsed in
-  the JVM; every other line goes to ``spark_jobs.model.events.parse_line`` in Python workers
-  through an Arrow UDF, which is handed only those lines' text (nulls for the rest) and sends
-  back the text of rejects only. The reject rules exist once. Its output is cached (without
-  the lines' text or sources: a line's file and number are in its ``seq``): the log is parsed
-  once.
+- Stage 1 (one line on its own) runs ``spark_jobs.model.events.parse_line`` in Python workers,
+  which get (seq, text) and send back the text of rejects only: the reject rules exist once.
+  With ``PFSCOPE_FAST_PARSE=1``, in the same pass, the lines ``spark_jobs.fastparse`` proves
+  certain (the writers' canonical receive and change lines: most of a log) are parsed in the
+  JVM and the Python UDF is handed only the others' text (off by default: measured slower in a
+  fresh job here). Its output is cached (without the lines' text or sources: a line's file and
+  number are in its ``seq``): the log is parsed once.
 - Stage 2 (rules between lines: duplicates by meaning, message ids, receives against their
   sends, change numbers increasing) is Spark SQL: windows and joins over a few narrow columns
   of the whole log (never the line text or message bodies), cached, with one job for the counts
@@ -323,8 +323,9 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     if not files:
         raise FileNotFoundError(f"{', '.join(paths)}: no event log files")
     lines, lines_read, sources = counted_lines(spark, files)
-    # PFSCOPE_FAST_PARSE=0: every line by ``parse_line`` (to measure the fast path against)
-    parsed = parse_stage1(lines, topo, fast=os.environ.get("PFSCOPE_FAST_PARSE", "1") != "0").cache()
+    # the fast path only with PFSCOPE_FAST_PARSE=1: in a fresh job on 2 cores it measured slower
+    # than parse_line for every line (the JIT's first pass over the pattern and the JSON read)
+    parsed = parse_stage1(lines, topo, fast=os.environ.get("PFSCOPE_FAST_PARSE", "0") == "1").cache()
     ok = parsed.filter(F.col("reason").isNull())
 
     seen = occurrences(ok).cache()
