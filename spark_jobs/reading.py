@@ -3,15 +3,20 @@
 - Files are read by Spark's text source; each line's number is exact per file, from the
   hidden ``_metadata`` columns (splits are packed into partitions by size, not by offset, so
   lines are numbered per file block, blocks ordered by their start).
-- Stage 1 (one line on its own) runs ``spark_jobs.model.events.parse_line`` on the executors
-  through ``mapInArrow``: the reject rules exist once, and this scales out with the cluster.
-  Its output is cached: the log is parsed once.
+- Stage 1 (one line on its own) runs ``spark_jobs.model.events.parse_line`` in Python workers,
+  which get (seq, text) and send back the text of rejects only: the reject rules exist once.
+  With ``PFSCOPE_FAST_PARSE=1``, in the same pass, the lines ``spark_jobs.fastparse`` proves
+  certain (the writers' canonical receive and change lines: most of a log) are parsed in the
+  JVM and the Python UDF is handed only the others' text (off by default: measured slower in a
+  fresh job here). Its output is cached (without the lines' text or sources: a line's file and
+  number are in its ``seq``): the log is parsed once.
 - Stage 2 (rules between lines: duplicates by meaning, message ids, receives against their
   sends, change numbers increasing) is Spark SQL: windows and joins over a few narrow columns
   of the whole log (never the line text or message bodies), cached, with one job for the counts
   (and the last accepted time and the up/down timeline the fold needs). The verdicts are joined
   back to the lines by ``seq`` only when some line was dropped: broadcast, since the counts say
-  how many (usually few).
+  how many (usually few). A stage-2 reject takes its text from the lines, read again, and only
+  when there is one.
 - The accepted events are cached, not materialised here: the first query over them (the fold)
   fills the cache, so they cost no job of their own.
 
@@ -21,16 +26,20 @@ The result equals ``read_event_log`` line for line; the Spark tests check it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
+import numpy as np
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession, Window
+import pyarrow.compute as pc
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from . import fastparse
 from .model.events import (
     R_BEFORE_SEND,
     R_CN_NOT_INCREASING,
@@ -41,17 +50,18 @@ from .model.events import (
     R_RECEIVED_TWICE,
     Reject,
     expand_paths,
-    make_seq,
     parse_line,
 )
 from .model.topology import Topology, topology_from_json
 from .stream import arrow_schema
 
+#: stage 1's output: a line's verdict and fields by ``seq`` (its file and line number are in
+#: ``seq``); ``text`` only on a rejected line (the rejects table needs it, nothing else does)
 PARSED_DDL = (
-    "seq long, source string, line long, text string, reason string, key string, "
+    "seq long, reason string, text string, key string, "
     "ts long, store string, kind string, fid string, cn long, op string, item string, bytes long, "
     "msg string, type string, `to` array<string>, cnset string, changes string, requested string, "
-    "source_store string, responders array<string>, replicas array<string>, path string, status string, "
+    "src string, responders array<string>, replicas array<string>, path string, status string, "
     "derived array<string>"
 )
 EVENT_COLUMNS = (
@@ -93,13 +103,10 @@ def list_files(paths: Sequence[str]) -> list[str]:
 # --------------------------------------------------------------------------------------------
 # lines with their numbers
 # --------------------------------------------------------------------------------------------
-def numbered_lines(spark: SparkSession, files: list[str]) -> DataFrame:
-    """source, line (1-based per file), seq (input order), text (null when not UTF-8)."""
-    return counted_lines(spark, files)[0]
-
-
-def counted_lines(spark: SparkSession, files: list[str]) -> tuple[DataFrame, int]:
-    """``numbered_lines`` and how many lines there are (known from the file blocks' counts)."""
+def counted_lines(spark: SparkSession, files: list[str]) -> tuple[DataFrame, int, dict[int, str]]:
+    """seq (input order: the file's index, then the line number), text (null when not UTF-8);
+    how many lines there are (known from the file blocks' counts); each file index's source as
+    the reference reader names it (a URI that matches no listed file: as Spark gives it)."""
     raw = (
         spark.read.option("lineSep", "\n").text(files)
         .select(
@@ -122,18 +129,23 @@ def counted_lines(spark: SparkSession, files: list[str]) -> tuple[DataFrame, int
             before += n
     # literal maps, not a join: a broadcast join would cost a job of its own
     by_block = F.create_map(*[c for k, v in shift.items() for c in (F.lit(k), F.lit(v).cast("long"))])
-    by_name = F.create_map(*[c for k, v in names.items() for c in (F.lit(k), F.lit(v).cast("int"))])
-    lines = raw.select("value", "file_path", by_name[F.col("file_path")].alias("file_index"),
-                       by_block[F.concat_ws(":", F.col("block").cast("string"), "file_path")].alias("shift"), "mid")
-    line_no = F.col("mid") + F.col("shift")
-    text = F.regexp_replace("value", "\r+$", "")
-    return lines.select(
-        F.col("file_path").alias("source_uri"),
-        "file_index",
-        line_no.alias("line"),
-        (F.col("file_index").cast("long") * F.lit(1 << 32) + line_no).alias("seq"),
+    by_name = F.create_map(*[c for k, v in names.items() for c in (F.lit(k), F.lit(v).cast("long"))])
+    line_no = F.col("mid") + by_block[F.concat_ws(":", F.col("block").cast("string"), "file_path")]
+    # ``\z``, not ``$``: Java's ``$`` also matches before a final line terminator (U+2028, ...)
+    value = F.col("value")
+    text = F.when(value.endswith("\r"), F.regexp_replace(value, "\r+\\z", "")).otherwise(value)
+    lines = raw.select(
+        (by_name[F.col("file_path")] * F.lit(1 << 32) + line_no).alias("seq"),
         F.when(F.expr("is_valid_utf8(value)"), text).alias("text"),
-    ), sum(n for blist in by_file.values() for _, n, _ in blist)
+    )
+    sources = {i: files[i] if i < len(files) else uri for uri, i in names.items()}
+    return lines, sum(n for blist in by_file.values() for _, n, _ in blist), sources
+
+
+def source_and_line(seq: Column, sources: dict[int, str]) -> list[Column]:
+    """A line's ``source`` and ``line`` from its ``seq`` (``make_seq``: file index, line)."""
+    by_index = F.create_map(*[c for i, name in sources.items() for c in (F.lit(i).cast("long"), F.lit(name))])
+    return [by_index[F.shiftright(seq, 32)].alias("source"), seq.bitwiseAND(F.lit(0xFFFFFFFF)).alias("line")]
 
 
 def _match_names(files: list[str], uris: list[str]) -> dict[str, int]:
@@ -156,23 +168,21 @@ def _match_names(files: list[str], uris: list[str]) -> dict[str, int]:
 # stage 1: every line alone, on the executors
 # --------------------------------------------------------------------------------------------
 PARSED_COLUMNS = {c.split(" ")[0].strip("`"): c.split(" ", 1)[1] for c in PARSED_DDL.split(", ")}
-_NO_EVENT = (None,) * (len(PARSED_COLUMNS) - 5)  # key ... derived: a rejected line has none
+_NO_EVENT = (None,) * (len(PARSED_COLUMNS) - 3)  # key ... derived: a rejected line has none
+PYTHON_COLUMNS = tuple(PARSED_COLUMNS)[1:]
+PYTHON_DDL = ", ".join(f"`{c}` {PARSED_COLUMNS[c]}" for c in PYTHON_COLUMNS)
 
 
-def _parse_partitions(topology_json: str, files: list[str]):  # type: ignore[no-untyped-def]
-    """The ``mapInArrow`` function: numbered lines in, one parsed row per line out (an event's
-    columns, or a reject reason). Plain lists in and out: no pandas frame per batch."""
+def _parse_partitions(topology_json: str):  # type: ignore[no-untyped-def]
+    """The ``mapInArrow`` function: (seq, text) in, one parsed row per line out (an event's
+    columns, or a reject reason and the text). Plain lists in and out: no pandas frame per batch."""
     schema = arrow_schema(PARSED_COLUMNS)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         topo = topology_from_json(json.loads(topology_json))
         for batch in batches:
-            d = batch.to_pydict()
-            rows = [
-                parsed_row(topo, files[i] if i < len(files) else uri, line, seq, text, make_seq(i, line))
-                for seq, i, uri, line, text in zip(d["seq"], d["file_index"], d["source_uri"], d["line"], d["text"],
-                                                   strict=True)
-            ]
+            seqs, texts = batch.column(0).to_pylist(), batch.column(1).to_pylist()
+            rows = [parsed_row(topo, seq, text) for seq, text in zip(seqs, texts, strict=True)]
             if rows:
                 cols = list(zip(*rows, strict=True))
                 yield pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, schema, strict=True)],
@@ -181,24 +191,71 @@ def _parse_partitions(topology_json: str, files: list[str]):  # type: ignore[no-
     return run
 
 
-def parsed_row(topo: Topology, source: str, line: int, seq: int, text: str | None, model_seq: int) -> tuple[Any, ...]:
+def parsed_row(topo: Topology, seq: int, text: str | None) -> tuple[Any, ...]:
     """One line as a row of ``PARSED_DDL``: ``parse_line`` decides (the rules exist once)."""
     if text is None:
-        return (seq, source, line, "", R_NOT_UTF8, *_NO_EVENT)
+        return (seq, R_NOT_UTF8, "", *_NO_EVENT)
     try:
-        ev = parse_line(text, topo, model_seq)
+        ev = parse_line(text, topo, seq)
     except Reject as e:
-        return (seq, source, line, text, e.reason, *_NO_EVENT)
+        return (seq, e.reason, text, *_NO_EVENT)
     m = ev.message
     if m is None:
-        return (seq, source, line, text, None, repr(ev.key), ev.ts, ev.store, ev.kind, ev.fid, ev.cn, ev.op, ev.item,
+        return (seq, None, None, repr(ev.key), ev.ts, ev.store, ev.kind, ev.fid, ev.cn, ev.op, ev.item,
                 ev.bytes, ev.msg_id, None, None, None, None, None, None, None,
                 list(ev.replicas) if ev.replicas is not None else None, ev.path, ev.status, list(ev.derived))
-    return (seq, source, line, text, None, repr(ev.key), ev.ts, ev.store, ev.kind, ev.fid, ev.cn, ev.op, ev.item,
+    return (seq, None, None, repr(ev.key), ev.ts, ev.store, ev.kind, ev.fid, ev.cn, ev.op, ev.item,
             ev.bytes, m.msg, m.type, list(m.to), m.cnset.text(),
             m.changes.text() if m.changes is not None else None,
             m.requested.text() if m.requested is not None else None, m.source,
             list(m.responders) if m.responders is not None else None, None, None, None, list(m.derived))
+
+
+def _parse_arrow(topology_json: str) -> Callable[[pa.Array, pa.Array], pa.Array]:
+    """The Arrow UDF: ``parsed_row`` (less ``seq``) for the lines given a seq, all-null fields
+    for the others (the lines the fast path took: nulls cross to Python and back at no cost)."""
+    struct = pa.struct(list(arrow_schema({c: PARSED_COLUMNS[c] for c in PYTHON_COLUMNS})))
+    skipped = (None,) * len(PYTHON_COLUMNS)
+    cache: list[Topology] = []
+
+    def run(seqs: pa.Array, texts: pa.Array) -> pa.Array:
+        if not cache:
+            cache.append(topology_from_json(json.loads(topology_json)))
+        topo = cache[0]
+        # Python work only for the lines given a seq: their rows, one all-null row after them,
+        # and a ``take`` that puts each line's row in its place
+        at = pc.indices_nonzero(seqs.is_valid())
+        rows = [parsed_row(topo, seq, text)[1:]
+                for seq, text in zip(seqs.take(at).to_pylist(), texts.take(at).to_pylist(), strict=True)]
+        rows.append(skipped)
+        cols = list(zip(*rows, strict=True))
+        which = pa.array(np.full(len(seqs), len(rows) - 1, dtype=np.int64))
+        which = pc.replace_with_mask(which, seqs.is_valid(), pa.array(np.arange(len(rows) - 1, dtype=np.int64)))
+        packed = pa.StructArray.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, struct, strict=True)],
+                                            fields=list(struct))
+        return packed.take(which)
+
+    return run
+
+
+def parse_stage1(lines: DataFrame, topo: Topology, *, fast: bool = True) -> DataFrame:
+    """``lines`` (seq, text) as ``PARSED_DDL`` rows: the lines ``fastparse`` proves certain in
+    the JVM, every other one by ``parse_line`` in Python workers (with ``fast=False``: all).
+    One pass over the lines: the pattern is matched once, and the Python UDF is handed only the
+    other lines' text (nulls for the rest)."""
+    topology_json = json.dumps(topo.to_json())
+    if not fast:
+        return lines.select("seq", "text").mapInArrow(_parse_partitions(topology_json), schema=PARSED_DDL)
+    ok = F.col("ok")
+    marked = lines.select("seq", "text", fastparse.fast_condition(F.col("text"), topo).alias("ok"))
+    python = F.arrow_udf(_parse_arrow(topology_json), PYTHON_DDL)
+    both = marked.select("seq", "ok", F.when(ok, fastparse.read_json(F.col("text"))).alias("j"),
+                         python(F.when(~ok, F.col("seq")), F.when(~ok, F.col("text"))).alias("py"))
+    both = fastparse.fast_rows(both)
+    return both.select("seq", *[
+        (F.when(ok, F.col(f"f_{c}")).otherwise(F.col("py")[c]) if c in fastparse.FILLED else F.col("py")[c])
+        .cast(PARSED_COLUMNS[c]).alias(c) for c in PYTHON_COLUMNS
+    ])
 
 
 # --------------------------------------------------------------------------------------------
@@ -265,9 +322,10 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     files = list_files(paths)
     if not files:
         raise FileNotFoundError(f"{', '.join(paths)}: no event log files")
-    lines, lines_read = counted_lines(spark, files)
-    parsed = lines.mapInArrow(_parse_partitions(json.dumps(topo.to_json()), files), schema=PARSED_DDL)
-    parsed = parsed.withColumnRenamed("source_store", "src").cache()
+    lines, lines_read, sources = counted_lines(spark, files)
+    # the fast path only with PFSCOPE_FAST_PARSE=1: in a fresh job on 2 cores it measured slower
+    # than parse_line for every line (the JIT's first pass over the pattern and the JSON read)
+    parsed = parse_stage1(lines, topo, fast=os.environ.get("PFSCOPE_FAST_PARSE", "0") == "1").cache()
     ok = parsed.filter(F.col("reason").isNull())
 
     seen = occurrences(ok).cache()
@@ -279,13 +337,14 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     duplicates, stage2 = counts["duplicates"], counts["rejected"]
     n_rejects = lines_read - counts["ok"] + stage2
 
-    # rejects: stage 1's as parsed; stage 2's with their text, by seq (no join when there are none)
-    rejects = parsed.filter(F.col("reason").isNotNull()).select("source", "line", "reason", "text")
+    # rejects: stage 1's as parsed (with their text); stage 2's take their text from the lines
+    # (read again), by seq (no join when there are none)
+    seq = F.col("seq")
+    rejects = parsed.filter(F.col("reason").isNotNull()).select(*source_and_line(seq, sources), "reason", "text")
     if stage2:
         rejected = judged.filter(F.col("why").isNotNull()).select("seq", "why")
-        rejects = rejects.unionByName(
-            parsed.join(_small(rejected, stage2), "seq").select("source", "line", F.col("why").alias("reason"), "text")
-        )
+        rejects = rejects.unionByName(lines.join(_small(rejected, stage2), "seq").select(
+            *source_and_line(seq, sources), F.col("why").alias("reason"), "text"))
 
     # accepted: first occurrences not rejected; a receive takes its message's columns
     accepted = ok
