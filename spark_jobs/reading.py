@@ -5,11 +5,12 @@
   lines are numbered per file block, blocks ordered by their start).
 - Stage 1 (one line on its own) runs ``spark_jobs.model.events.parse_line`` in Python workers,
   which get (seq, text) and send back the text of rejects only: the reject rules exist once.
-  With ``PFSCOPE_FAST_PARSE=1``, in the same pass, the lines ``spark_jobs.fastparse`` proves
-  certain (the writers' canonical receive and change lines: most of a log) are parsed in the
-  JVM and the Python UDF is handed only the others' text (off by default: measured slower in a
-  fresh job here). Its output is cached (without the lines' text or sources: a line's file and
-  number are in its ``seq``): the log is parsed once.
+  (Two exact JVM versions were measured, Spark SQL over VARIANT and a whole-line pattern with
+  ``from_json`` for the writers' canonical lines: both cost more CPU than ``parse_line`` in a
+  one-shot job here.) Its output is cached (without the lines' text or sources: a line's file
+  and number are in its ``seq``): the log is parsed once.
+- The plans are built from SQL expression text (``selectExpr``, filter strings): each Column
+  object built in Python is a dozen round trips to the JVM, the job's fixed cost on a small log.
 - Stage 2 (rules between lines: duplicates by meaning, message ids, receives against their
   sends, change numbers increasing) is Spark SQL: windows and joins over a few narrow columns
   of the whole log (never the line text or message bodies), cached, with one job for the counts
@@ -26,20 +27,16 @@ The result equals ``read_event_log`` line for line; the Spark tests check it.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from . import fastparse
 from .model.events import (
     R_BEFORE_SEND,
     R_CN_NOT_INCREASING,
@@ -211,51 +208,9 @@ def parsed_row(topo: Topology, seq: int, text: str | None) -> tuple[Any, ...]:
             list(m.responders) if m.responders is not None else None, None, None, None, list(m.derived))
 
 
-def _parse_arrow(topology_json: str) -> Callable[[pa.Array, pa.Array], pa.Array]:
-    """The Arrow UDF: ``parsed_row`` (less ``seq``) for the lines given a seq, all-null fields
-    for the others (the lines the fast path took: nulls cross to Python and back at no cost)."""
-    struct = pa.struct(list(arrow_schema({c: PARSED_COLUMNS[c] for c in PYTHON_COLUMNS})))
-    skipped = (None,) * len(PYTHON_COLUMNS)
-    cache: list[Topology] = []
-
-    def run(seqs: pa.Array, texts: pa.Array) -> pa.Array:
-        if not cache:
-            cache.append(topology_from_json(json.loads(topology_json)))
-        topo = cache[0]
-        # Python work only for the lines given a seq: their rows, one all-null row after them,
-        # and a ``take`` that puts each line's row in its place
-        at = pc.indices_nonzero(seqs.is_valid())
-        rows = [parsed_row(topo, seq, text)[1:]
-                for seq, text in zip(seqs.take(at).to_pylist(), texts.take(at).to_pylist(), strict=True)]
-        rows.append(skipped)
-        cols = list(zip(*rows, strict=True))
-        which = pa.array(np.full(len(seqs), len(rows) - 1, dtype=np.int64))
-        which = pc.replace_with_mask(which, seqs.is_valid(), pa.array(np.arange(len(rows) - 1, dtype=np.int64)))
-        packed = pa.StructArray.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, struct, strict=True)],
-                                            fields=list(struct))
-        return packed.take(which)
-
-    return run
-
-
-def parse_stage1(lines: DataFrame, topo: Topology, *, fast: bool = True) -> DataFrame:
-    """``lines`` (seq, text) as ``PARSED_DDL`` rows: the lines ``fastparse`` proves certain in
-    the JVM, every other one by ``parse_line`` in Python workers (with ``fast=False``: all).
-    One pass over the lines: the pattern is matched once, and the Python UDF is handed only the
-    other lines' text (nulls for the rest)."""
-    topology_json = json.dumps(topo.to_json())
-    if not fast:
-        return lines.select("seq", "text").mapInArrow(_parse_partitions(topology_json), schema=PARSED_DDL)
-    ok = F.col("ok")
-    marked = lines.select("seq", "text", fastparse.fast_condition(F.col("text"), topo).alias("ok"))
-    python = F.arrow_udf(_parse_arrow(topology_json), PYTHON_DDL)
-    both = marked.select("seq", "ok", F.when(ok, fastparse.read_json(F.col("text"))).alias("j"),
-                         python(F.when(~ok, F.col("seq")), F.when(~ok, F.col("text"))).alias("py"))
-    both = fastparse.fast_rows(both)
-    return both.select("seq", *[
-        (F.when(ok, F.col(f"f_{c}")).otherwise(F.col("py")[c]) if c in fastparse.FILLED else F.col("py")[c])
-        .cast(PARSED_COLUMNS[c]).alias(c) for c in PYTHON_COLUMNS
-    ])
+def parse_stage1(lines: DataFrame, topo: Topology) -> DataFrame:
+    """``lines`` (seq, text) as ``PARSED_DDL`` rows, by ``parse_line`` in Python workers."""
+    return lines.select("seq", "text").mapInArrow(_parse_partitions(json.dumps(topo.to_json())), schema=PARSED_DDL)
 
 
 # --------------------------------------------------------------------------------------------
@@ -269,8 +224,12 @@ BROADCAST_ROWS = 2_000_000
 
 
 def _first(df: DataFrame, by: Sequence[str], order: Sequence[str] = ("seq",)) -> DataFrame:
-    w = Window.partitionBy(*by).orderBy(*order)
-    return df.withColumn("_n", F.row_number().over(w))
+    return df.selectExpr("*", f"row_number() OVER (PARTITION BY {', '.join(by)} ORDER BY {', '.join(order)}) AS _n")
+
+
+def _sql_text(value: str) -> str:
+    """A SQL string literal (a reject reason: fixed phrases, one with an apostrophe)."""
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _small(df: DataFrame, rows: int) -> DataFrame:
@@ -281,38 +240,37 @@ def _small(df: DataFrame, rows: int) -> DataFrame:
 def occurrences(ok: DataFrame) -> DataFrame:
     """Each line that passed stage 1 (its narrow columns) with ``first_seq``: the first line of
     its meaning, which decides for all its repeats."""
-    return ok.select(*NARROW).withColumn("first_seq", F.min("seq").over(Window.partitionBy("key")))
+    return ok.selectExpr(*NARROW, "min(seq) OVER (PARTITION BY key) AS first_seq")
 
 
 def verdicts(seen: DataFrame) -> DataFrame:
     """seq, why: the first occurrences (of ``occurrences``) that the rules between lines reject."""
-    firsts = seen.filter(F.col("seq") == F.col("first_seq")).drop("first_seq")
+    firsts = seen.filter("seq = first_seq").drop("first_seq")
 
     # messages: the first send of each id
-    messages = _first(firsts.filter(F.col("kind") == "send"), ["msg"]).filter("_n = 1").select(
-        "msg", F.col("key").alias("m_key"), F.col("ts").alias("sent_at"), F.col("to").alias("m_to"),
+    messages = _first(firsts.filter("kind = 'send'"), ["msg"]).filter("_n = 1").selectExpr(
+        "msg", "key AS m_key", "ts AS sent_at", "`to` AS m_to",
     )
-    mail = firsts.filter(F.col("kind").isin("send", "receive")).join(messages, "msg", "left")
-    receive = F.col("kind") == "receive"
+    mail = firsts.filter("kind IN ('send', 'receive')").join(messages, "msg", "left")
     why = (
-        F.when(~receive & (F.col("key") != F.col("m_key")), F.lit(R_MSG_REUSED))
-        .when(receive & F.col("m_key").isNull(), F.lit(R_NEVER_SENT))
-        .when(receive & ~F.array_contains("m_to", F.col("store")), F.lit(R_NOT_ADDRESSEE))
-        .when(receive & (F.col("ts") < F.col("sent_at")), F.lit(R_BEFORE_SEND))
+        f"CASE WHEN kind != 'receive' AND key != m_key THEN {_sql_text(R_MSG_REUSED)}"
+        f" WHEN kind = 'receive' AND m_key IS NULL THEN {_sql_text(R_NEVER_SENT)}"
+        f" WHEN kind = 'receive' AND NOT array_contains(m_to, store) THEN {_sql_text(R_NOT_ADDRESSEE)}"
+        f" WHEN kind = 'receive' AND ts < sent_at THEN {_sql_text(R_BEFORE_SEND)} END"
     )
-    mail = mail.select("seq", "kind", "store", "msg", why.alias("why"))
-    twice = _first(mail.filter(receive & F.col("why").isNull()), ["store", "msg"]).filter("_n > 1").select(
-        "seq", F.lit(R_RECEIVED_TWICE).alias("why")
+    mail = mail.selectExpr("seq", "kind", "store", "msg", f"{why} AS why")
+    twice = _first(mail.filter("kind = 'receive' AND why IS NULL"), ["store", "msg"]).filter("_n > 1").selectExpr(
+        "seq", f"{_sql_text(R_RECEIVED_TWICE)} AS why"
     )
     # change numbers only increase, in event order (the rules above never reject a change)
-    w = Window.partitionBy("store", "fid").orderBy("ts", "seq").rowsBetween(Window.unboundedPreceding, -1)
     not_increasing = (
-        firsts.filter(F.col("kind") == "change")
-        .withColumn("prev_max", F.max("cn").over(w))
-        .filter(F.col("prev_max").isNotNull() & (F.col("cn") <= F.col("prev_max")))
-        .select("seq", F.lit(R_CN_NOT_INCREASING).alias("why"))
+        firsts.filter("kind = 'change'")
+        .selectExpr("seq", "cn", "max(cn) OVER (PARTITION BY store, fid ORDER BY ts, seq "
+                                 "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_max")
+        .filter("prev_max IS NOT NULL AND cn <= prev_max")
+        .selectExpr("seq", f"{_sql_text(R_CN_NOT_INCREASING)} AS why")
     )
-    return mail.filter(F.col("why").isNotNull()).select("seq", "why").unionByName(twice).unionByName(not_increasing)
+    return mail.filter("why IS NOT NULL").selectExpr("seq", "why").unionByName(twice).unionByName(not_increasing)
 
 
 def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> ReadResult:
@@ -323,15 +281,13 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     if not files:
         raise FileNotFoundError(f"{', '.join(paths)}: no event log files")
     lines, lines_read, sources = counted_lines(spark, files)
-    # the fast path only with PFSCOPE_FAST_PARSE=1: in a fresh job on 2 cores it measured slower
-    # than parse_line for every line (the JIT's first pass over the pattern and the JSON read)
-    parsed = parse_stage1(lines, topo, fast=os.environ.get("PFSCOPE_FAST_PARSE", "0") == "1").cache()
-    ok = parsed.filter(F.col("reason").isNull())
+    parsed = parse_stage1(lines, topo).cache()
+    ok = parsed.filter("reason IS NULL")
 
     seen = occurrences(ok).cache()
     bad = verdicts(seen).cache()
     # every line that passed stage 1 takes the verdict of its meaning's first occurrence
-    judged = seen.select("seq", "first_seq", "ts", "kind", "store", "status").join(
+    judged = seen.selectExpr("seq", "first_seq", "ts", "kind", "store", "status").join(
         bad.withColumnRenamed("seq", "first_seq"), "first_seq", "left")
     counts = tally(judged)
     duplicates, stage2 = counts["duplicates"], counts["rejected"]
@@ -340,34 +296,33 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     # rejects: stage 1's as parsed (with their text); stage 2's take their text from the lines
     # (read again), by seq (no join when there are none)
     seq = F.col("seq")
-    rejects = parsed.filter(F.col("reason").isNotNull()).select(*source_and_line(seq, sources), "reason", "text")
+    rejects = parsed.filter("reason IS NOT NULL").select(*source_and_line(seq, sources), "reason", "text")
     if stage2:
-        rejected = judged.filter(F.col("why").isNotNull()).select("seq", "why")
+        rejected = judged.filter("why IS NOT NULL").selectExpr("seq", "why")
         rejects = rejects.unionByName(lines.join(_small(rejected, stage2), "seq").select(
             *source_and_line(seq, sources), F.col("why").alias("reason"), "text"))
 
     # accepted: first occurrences not rejected; a receive takes its message's columns
     accepted = ok
     if duplicates + stage2:
-        dropped = judged.filter(F.col("why").isNotNull() | (F.col("seq") != F.col("first_seq"))).select("seq")
+        dropped = judged.filter("why IS NOT NULL OR seq != first_seq").selectExpr("seq")
         accepted = ok.join(_small(dropped, duplicates + stage2), "seq", "left_anti")
     message_cols = {"fid": "fid", "type": "type", "to": "to", "cnset": "cnset", "changes": "changes",
                     "requested": "requested", "src": "source", "responders": "responders", "derived": "derived"}
-    messages = accepted.filter(F.col("kind") == "send").select(
-        "msg", F.col("store").alias("sender"), F.col("ts").alias("sent_at"), F.col("seq").alias("msg_seq"),
-        *[F.col(c).alias(f"m_{c}") for c in message_cols],
+    messages = accepted.filter("kind = 'send'").selectExpr(
+        "msg", "store AS sender", "ts AS sent_at", "seq AS msg_seq", *[f"`{c}` AS `m_{c}`" for c in message_cols],
     )
     own = ("seq", "ts", "store", "kind", "cn", "op", "item", "bytes", "msg", "replicas", "path", "status")
-    receives = accepted.filter(F.col("kind") == "receive").join(messages, "msg").select(
-        *own, "sender", "sent_at", "msg_seq", *[F.col(f"m_{c}").alias(out) for c, out in message_cols.items()],
+    receives = accepted.filter("kind = 'receive'").join(messages, "msg").selectExpr(
+        *own, "sender", "sent_at", "msg_seq", *[f"`m_{c}` AS `{out}`" for c, out in message_cols.items()],
     )
-    others = accepted.filter(F.col("kind") != "receive").select(
-        *own, F.lit(None).cast("string").alias("sender"), F.lit(None).cast("long").alias("sent_at"),
-        F.lit(None).cast("long").alias("msg_seq"), *[F.col(c).alias(out) for c, out in message_cols.items()],
+    others = accepted.filter("kind != 'receive'").selectExpr(
+        *own, "CAST(NULL AS STRING) AS sender", "CAST(NULL AS BIGINT) AS sent_at", "CAST(NULL AS BIGINT) AS msg_seq",
+        *[f"`{c}` AS `{out}`" for c, out in message_cols.items()],
     )
     # cached, not materialised here: the first query over them (the fold) fills the cache, so
     # no job of its own; ``release`` drops the parsed lines once the tables are written
-    events = others.unionByName(receives).select(*EVENT_COLUMNS).cache()
+    events = others.unionByName(receives).selectExpr(*[f"`{c}`" for c in EVENT_COLUMNS]).cache()
     accepted_n = lines_read - duplicates - n_rejects
     return ReadResult(events, rejects, lines_read, duplicates, accepted_n, counts["last_ts"], counts["status"],
                       [parsed, seen, bad, events])
@@ -379,14 +334,14 @@ def tally(judged: DataFrame) -> dict[str, Any]:
     up/down lines (few: one per outage edge). The lines read are known from the file blocks:
     a second branch over the parsed lines would parse them twice (both branches' tasks run at
     once and each fills the cache)."""
-    accepted = F.col("why").isNull() & (F.col("seq") == F.col("first_seq"))
-    row = judged.agg(
-        F.count(F.lit(1)).alias("ok"),
-        F.count_if(F.col("why").isNull() & (F.col("seq") != F.col("first_seq"))).alias("duplicates"),
-        F.count_if(F.col("why").isNotNull()).alias("rejected"),
-        F.max(F.when(accepted, F.col("ts"))).alias("last_ts"),
-        F.collect_list(F.when(accepted & (F.col("kind") == "store_status"),
-                              F.struct("ts", "seq", "store", "status"))).alias("status"),
+    accepted = "why IS NULL AND seq = first_seq"
+    row = judged.selectExpr(
+        "count(1) AS ok",
+        "count_if(why IS NULL AND seq != first_seq) AS duplicates",
+        "count_if(why IS NOT NULL) AS rejected",
+        f"max(CASE WHEN {accepted} THEN ts END) AS last_ts",
+        f"collect_list(CASE WHEN {accepted} AND kind = 'store_status' THEN struct(ts, seq, store, status) END)"
+        " AS status",
     ).first()
     assert row is not None
     status = sorted((s.ts, s.seq, s.store, s.status == "down") for s in row["status"])
