@@ -14,6 +14,10 @@ LOG4J = Path(__file__).with_name("log4j2.properties")
 #: C1 alone cost 319 s wall against 217 s with C2
 C1_ONLY_BELOW_BYTES = 32 << 20
 BYTES_PER_SHUFFLE_PARTITION = 8 << 20
+#: below this much input the cached frames are kept uncompressed: choosing and applying each
+#: column's encoding was the JVM's largest cost in the 1M job (131 MB: 50 -> 45 s) once the
+#: Arrow batches were fixed; above it the cache is compressed, so a large log spills less
+UNCOMPRESSED_CACHE_BELOW_BYTES = 256 << 20
 
 
 def spark_session(
@@ -27,7 +31,8 @@ def spark_session(
 ) -> SparkSession:
     """Build (or reuse) the session. ``conf`` overrides any default. With no ``master``: the one
     spark-submit was given when running under it, else ``local[*]``. ``input_bytes`` (the log's
-    size, when known before the JVM starts) chooses the JIT compiler."""
+    size, when known before the JVM starts) chooses the JIT compiler and whether the cache is
+    compressed."""
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # the JVM launched this Python
     if master is None and not under_submit:
         master = "local[*]"
@@ -44,10 +49,17 @@ def spark_session(
         "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J.resolve()}",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
+        # no byte limit on the Arrow batches sent to Python workers (the row limit, 10,000,
+        # stays): with one, the writer measures the batch after every row, and measuring a list
+        # column walks the whole batch (Arrow's ListVector.setValueCount): 45 % of the JVM's
+        # samples in the 1M job's fold, whose rows carry lists (``to``, ``responders``, ...)
+        "spark.sql.execution.arrow.maxBytesPerBatch": str(2**31 - 1),
         "spark.ui.showConsoleProgress": "true" if progress else "false",
         "spark.sql.adaptive.enabled": "true",
         "spark.driver.memory": os.environ.get("PFSCOPE_DRIVER_MEMORY", "4g"),
     }
+    if input_bytes is not None and input_bytes < UNCOMPRESSED_CACHE_BELOW_BYTES:
+        settings["spark.sql.inMemoryColumnarStorage.compressed"] = "false"
     if local:
         # 200 shuffle partitions of a few rows each cost more than they bring on one machine;
         # on a small log, one per 8 MB of it (a task's fixed cost outweighs its share of work)
