@@ -40,6 +40,19 @@ def spark_session(
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     if master is not None and master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    settings = session_settings(master, progress=progress, for_tests=for_tests, input_bytes=input_bytes)
+    settings |= conf or {}
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def session_settings(master: str | None, *, progress: bool = False, for_tests: bool = False,
+                     input_bytes: int | None = None) -> dict[str, str]:
+    """The job's Spark settings for this master and log size (before any ``--conf``)."""
     local = master is not None and master.startswith("local")
     java_opts = f"-Dlog4j2.configurationFile=file:{LOG4J.resolve()}"
     if for_tests or (input_bytes is not None and input_bytes < C1_ONLY_BELOW_BYTES):
@@ -76,10 +89,4 @@ def spark_session(
     if for_tests:
         settings |= {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4",
                      "spark.default.parallelism": "4"}
-    settings |= conf or {}
-    builder = SparkSession.builder.appName(app_name)
-    if master is not None:
-        builder = builder.master(master)
-    for key, value in settings.items():
-        builder = builder.config(key, value)
-    return builder.getOrCreate()
+    return settings

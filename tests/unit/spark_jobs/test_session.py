@@ -1,0 +1,36 @@
+"""The job's Spark settings, chosen from the master and the log's size before the JVM starts."""
+
+from __future__ import annotations
+
+from spark_jobs.session import (
+    C1_ONLY_BELOW_BYTES,
+    UNCOMPRESSED_CACHE_BELOW_BYTES,
+    session_settings,
+)
+
+MB = 1 << 20
+
+
+def test_arrow_batches_have_no_byte_limit_on_any_master() -> None:
+    # a byte limit makes Spark measure the batch after every row (quadratic with list columns)
+    for master in ("local[2]", "spark://127.0.0.1:7077", None):
+        assert session_settings(master)["spark.sql.execution.arrow.maxBytesPerBatch"] == str(2**31 - 1)
+
+
+def test_the_cache_is_compressed_only_for_a_large_log() -> None:
+    key = "spark.sql.inMemoryColumnarStorage.compressed"
+    assert session_settings("local[2]", input_bytes=131 * MB)[key] == "false"
+    assert key not in session_settings("local[2]", input_bytes=UNCOMPRESSED_CACHE_BELOW_BYTES)  # Spark's default: on
+    assert key not in session_settings("local[2]")  # size unknown (a remote log)
+
+
+def test_jit_and_shuffle_partitions_follow_the_log_size() -> None:
+    small = session_settings("local[2]", input_bytes=14 * 1024)
+    large = session_settings("local[2]", input_bytes=C1_ONLY_BELOW_BYTES)
+    assert "-XX:TieredStopAtLevel=1" in small["spark.driver.extraJavaOptions"]
+    assert "TieredStopAtLevel" not in large["spark.driver.extraJavaOptions"]
+    assert small["spark.sql.shuffle.partitions"] == "1"
+    assert int(large["spark.sql.shuffle.partitions"]) > 1
+    assert large["spark.sql.adaptive.enabled"] == "false"
+    cluster = session_settings("spark://127.0.0.1:7077", input_bytes=14 * 1024)
+    assert "spark.sql.shuffle.partitions" not in cluster and cluster["spark.sql.adaptive.enabled"] == "true"
