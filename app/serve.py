@@ -18,6 +18,7 @@ from typing import Any
 from gunicorn.app.base import BaseApplication
 
 from app.settings import Settings, SettingsError
+from spark_jobs.environment import env_int
 
 GRACEFUL_SECONDS = 10
 #: a first visit of a folder at 100,000 folders reads several tables: well under this, even loaded
@@ -35,13 +36,9 @@ def workers_from(flag: int | None, env: dict[str, str] | os._Environ[str] | None
     """``--workers`` wins over ``PFSCOPE_WORKERS``, which wins over :func:`default_workers`."""
     env = os.environ if env is None else env
     if flag is None:
-        raw = env.get("PFSCOPE_WORKERS", "")
-        if raw.strip() == "":
+        flag = env_int(env, "PFSCOPE_WORKERS", SettingsError)
+        if flag is None:
             return default_workers()
-        try:
-            flag = int(raw)
-        except ValueError:
-            raise SettingsError(f"PFSCOPE_WORKERS={raw!r} is not a whole number") from None
     if flag < 1:
         raise SettingsError(f"workers: {flag} (need at least 1)")
     return flag

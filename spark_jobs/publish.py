@@ -34,6 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .environment import env_int
+
 LATEST = "LATEST"
 RUNS = "runs"
 LOCK = ".lock"
@@ -200,13 +202,9 @@ def keep_from(flag: int | None, env: Mapping[str, str] | None = None) -> int:
     """``--keep`` wins over ``PFSCOPE_KEEP``, which wins over :data:`DEFAULT_KEEP`."""
     env = os.environ if env is None else env
     if flag is None:
-        raw = (env.get("PFSCOPE_KEEP") or "").strip()
-        if not raw:
+        flag = env_int(env, "PFSCOPE_KEEP", PublishError)
+        if flag is None:
             return DEFAULT_KEEP
-        try:
-            flag = int(raw)
-        except ValueError:
-            raise PublishError(f"PFSCOPE_KEEP={raw!r} is not a whole number") from None
     if flag < 0:
         raise PublishError(f"--keep {flag}: need 0 (keep every run) or more")
     return flag
