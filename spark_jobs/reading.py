@@ -12,9 +12,10 @@
 - The plans are built from SQL expression text (``selectExpr``, filter strings): each Column
   object built in Python is a dozen round trips to the JVM, the job's fixed cost on a small log.
 - Stage 2 (rules between lines: duplicates by meaning, message ids, receives against their
-  sends, change numbers increasing) is Spark SQL: windows and joins over a few narrow columns
-  of the whole log (never the line text or message bodies), cached, with one job for the counts
-  (and the last accepted time and the up/down timeline the fold needs). The verdicts are joined
+  sends, change numbers increasing) is Spark SQL: windows over a few narrow columns of the
+  whole log (never the line text or message bodies), after one shuffle by shard (each rule
+  looks within a message, a store's changes to a folder or a meaning), cached, with one job
+  for the counts (and the last accepted time and the up/down timeline the fold needs). The verdicts are joined
   back to the lines by ``seq`` only when some line was dropped: broadcast, since the counts say
   how many (usually few). A stage-2 reject takes its text from the lines, read again, and only
   when there is one.
@@ -81,7 +82,7 @@ class ReadResult:
 
     def release_lines(self) -> None:
         """Drop the parsed lines and the verdicts (once the events are cached)."""
-        for df in self.cached[:3]:
+        for df in self.cached[:2]:
             df.unpersist()
 
     def release(self) -> None:
@@ -217,14 +218,16 @@ def parse_stage1(lines: DataFrame, topo: Topology) -> DataFrame:
 # stage 2: rules between lines
 # --------------------------------------------------------------------------------------------
 #: what the rules between lines look at: the verdicts are computed on these alone, so the
-#: windows and joins shuffle a few short columns, never the line text or the message bodies
-NARROW = ("seq", "key", "kind", "store", "ts", "msg", "fid", "cn", "to", "status")
+#: windows shuffle a few short columns, never the line text or the message bodies
+NARROW = ("seq", "key", "kind", "store", "ts", "msg", "cn", "to", "status")
 #: a side of a join below this many rows is broadcast (its size is known from the counts)
 BROADCAST_ROWS = 2_000_000
-
-
-def _first(df: DataFrame, by: Sequence[str], order: Sequence[str] = ("seq",)) -> DataFrame:
-    return df.selectExpr("*", f"row_number() OVER (PARTITION BY {', '.join(by)} ORDER BY {', '.join(order)}) AS _n")
+#: every rule between lines looks within one shard: a message's sends and receives (by id), one
+#: store's changes to one folder, or one meaning (every other line). A line's meaning (``key``)
+#: names its shard, so its repeats are in it too. The length prefix keeps (store, fid) apart.
+SHARD = ("CASE WHEN kind IN ('send', 'receive') THEN concat('m', msg)"
+         " WHEN kind = 'change' THEN concat('c', length(store), ':', store, fid)"
+         " ELSE concat('k', key) END")
 
 
 def _sql_text(value: str) -> str:
@@ -237,40 +240,48 @@ def _small(df: DataFrame, rows: int) -> DataFrame:
     return F.broadcast(df) if rows <= BROADCAST_ROWS else df
 
 
-def occurrences(ok: DataFrame) -> DataFrame:
-    """Each line that passed stage 1 (its narrow columns) with ``first_seq``: the first line of
-    its meaning, which decides for all its repeats."""
-    return ok.selectExpr(*NARROW, "min(seq) OVER (PARTITION BY key) AS first_seq")
+def judge(ok: DataFrame) -> DataFrame:
+    """seq, first_seq (the first line of its meaning), ts, kind, store, status and ``why``: the
+    rules between lines' verdict on the line's meaning (null: accepted, or a duplicate when
+    ``seq != first_seq``), as ``EventLog.build`` decides it.
 
-
-def verdicts(seen: DataFrame) -> DataFrame:
-    """seq, why: the first occurrences (of ``occurrences``) that the rules between lines reject."""
-    firsts = seen.filter("seq = first_seq").drop("first_seq")
-
-    # messages: the first send of each id
-    messages = _first(firsts.filter("kind = 'send'"), ["msg"]).filter("_n = 1").selectExpr(
-        "msg", "key AS m_key", "ts AS sent_at", "`to` AS m_to",
-    )
-    mail = firsts.filter("kind IN ('send', 'receive')").join(messages, "msg", "left")
+    One shuffle, by the shard's hash, and two sorts within the partitions: every window
+    partitions by (hash, shard) first, and all but one are ordered alike (a window over a whole
+    partition that is ordered anyway costs no sort of its own)."""
+    whole = "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
+    first = "seq = first_seq"
+    # a store's change numbers to a folder only increase, in event order (the other rules never
+    # reject a change). Repeats may count in the running maximum: a repeat comes after its first
+    # occurrence (same time, later line), which already counted the same number.
+    cn_down = ("kind = 'change' AND cn <= max(CASE WHEN kind = 'change' THEN cn END) OVER (PARTITION BY h, shard"
+               " ORDER BY ts, seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)")
+    # a first occurrence against its message: the first send of its id, in input order
     why = (
-        f"CASE WHEN kind != 'receive' AND key != m_key THEN {_sql_text(R_MSG_REUSED)}"
-        f" WHEN kind = 'receive' AND m_key IS NULL THEN {_sql_text(R_NEVER_SENT)}"
-        f" WHEN kind = 'receive' AND NOT array_contains(m_to, store) THEN {_sql_text(R_NOT_ADDRESSEE)}"
-        f" WHEN kind = 'receive' AND ts < sent_at THEN {_sql_text(R_BEFORE_SEND)} END"
+        f"CASE WHEN NOT {first} THEN NULL"
+        f" WHEN cn_down THEN {_sql_text(R_CN_NOT_INCREASING)}"
+        f" WHEN kind = 'send' AND key != m.key THEN {_sql_text(R_MSG_REUSED)}"
+        f" WHEN kind = 'receive' AND m IS NULL THEN {_sql_text(R_NEVER_SENT)}"
+        f" WHEN kind = 'receive' AND NOT array_contains(m.rcpt, store) THEN {_sql_text(R_NOT_ADDRESSEE)}"
+        f" WHEN kind = 'receive' AND ts < m.ts THEN {_sql_text(R_BEFORE_SEND)} END"
     )
-    mail = mail.selectExpr("seq", "kind", "store", "msg", f"{why} AS why")
-    twice = _first(mail.filter("kind = 'receive' AND why IS NULL"), ["store", "msg"]).filter("_n > 1").selectExpr(
-        "seq", f"{_sql_text(R_RECEIVED_TWICE)} AS why"
+    # a store receives a message once: its first receive (in input order) of those that pass
+    counted = f"kind = 'receive' AND {first} AND why IS NULL"
+    twice = (f"CASE WHEN why IS NULL AND {counted} AND seq != min(CASE WHEN {counted} THEN seq END)"
+             f" OVER (PARTITION BY h, shard, store ORDER BY key {whole}) THEN {_sql_text(R_RECEIVED_TWICE)} ELSE why END")
+    return (
+        ok.selectExpr(*NARROW, f"{SHARD} AS shard").selectExpr("*", "xxhash64(shard) AS h").repartition("h")
+        .selectExpr("*", f"coalesce({cn_down}, false) AS cn_down")
+        .selectExpr(
+            "*", "min(seq) OVER (PARTITION BY h, shard, store, key) AS first_seq",
+            "min(CASE WHEN kind = 'send' THEN named_struct('seq', seq, 'key', key, 'ts', ts, 'rcpt', `to`) END)"
+            f" OVER (PARTITION BY h, shard ORDER BY store, key {whole}) AS m",
+        )
+        .selectExpr("*", f"{why} AS why")
+        .selectExpr("*", f"{twice} AS why2")
+        # the repeats of a meaning share its first occurrence's verdict
+        .selectExpr("seq", "first_seq", "ts", "kind", "store", "status",
+                    "max(why2) OVER (PARTITION BY h, shard, store, key) AS why")
     )
-    # change numbers only increase, in event order (the rules above never reject a change)
-    not_increasing = (
-        firsts.filter("kind = 'change'")
-        .selectExpr("seq", "cn", "max(cn) OVER (PARTITION BY store, fid ORDER BY ts, seq "
-                                 "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_max")
-        .filter("prev_max IS NOT NULL AND cn <= prev_max")
-        .selectExpr("seq", f"{_sql_text(R_CN_NOT_INCREASING)} AS why")
-    )
-    return mail.filter("why IS NOT NULL").selectExpr("seq", "why").unionByName(twice).unionByName(not_increasing)
 
 
 def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> ReadResult:
@@ -284,11 +295,7 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     parsed = parse_stage1(lines, topo).cache()
     ok = parsed.filter("reason IS NULL")
 
-    seen = occurrences(ok).cache()
-    bad = verdicts(seen).cache()
-    # every line that passed stage 1 takes the verdict of its meaning's first occurrence
-    judged = seen.selectExpr("seq", "first_seq", "ts", "kind", "store", "status").join(
-        bad.withColumnRenamed("seq", "first_seq"), "first_seq", "left")
+    judged = judge(ok).cache()
     counts = tally(judged)
     duplicates, stage2 = counts["duplicates"], counts["rejected"]
     n_rejects = lines_read - counts["ok"] + stage2
@@ -325,7 +332,7 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     events = others.unionByName(receives).selectExpr(*[f"`{c}`" for c in EVENT_COLUMNS]).cache()
     accepted_n = lines_read - duplicates - n_rejects
     return ReadResult(events, rejects, lines_read, duplicates, accepted_n, counts["last_ts"], counts["status"],
-                      [parsed, seen, bad, events])
+                      [parsed, judged, events])
 
 
 def tally(judged: DataFrame) -> dict[str, Any]:

@@ -35,8 +35,8 @@ def receive(msg: str, ts: str, store: str = "PFS2") -> str:
     return j(ts=ts, store=store, kind="receive", msg=msg)
 
 
-def change(ts: str, cn: int, store: str = "PFS1") -> str:
-    return j(ts=ts, store=store, kind="change", fid="1-123", cn=cn)
+def change(ts: str, cn: int, store: str = "PFS1", **over: object) -> str:
+    return j(ts=ts, store=store, kind="change", fid="1-123", cn=cn, **over)
 
 
 FIRST = [
@@ -53,6 +53,9 @@ FIRST = [
     change("2026-11-02T10:00:00Z", 5),
     change("2026-11-02T09:00:00Z", 5),
     change("2026-11-02T09:30:00Z", 7),
+    change("2026-11-02T11:30:00Z", 20, item="a"),
+    change("2026-11-02T11:30:00Z", 20, item="a"),  # its repeat, before the next line of the same time
+    change("2026-11-02T11:30:00Z", 20, item="b"),  # same time and number, another meaning: not above 20
     "{not json",
 ]
 SECOND = [
