@@ -34,3 +34,9 @@ def test_jit_and_shuffle_partitions_follow_the_log_size() -> None:
     assert large["spark.sql.adaptive.enabled"] == "false"
     cluster = session_settings("spark://127.0.0.1:7077", input_bytes=14 * 1024)
     assert "spark.sql.shuffle.partitions" not in cluster and cluster["spark.sql.adaptive.enabled"] == "true"
+
+
+def test_a_local_job_uses_the_throughput_collector() -> None:
+    # the driver is the executor: G1's concurrent threads would take the tasks' cores
+    assert "-XX:+UseParallelGC" in session_settings("local[2]")["spark.driver.extraJavaOptions"]
+    assert "UseParallelGC" not in session_settings("spark://127.0.0.1:7077")["spark.driver.extraJavaOptions"]
