@@ -63,23 +63,21 @@ class JobResult:
 # --------------------------------------------------------------------------------------------
 # groups
 # --------------------------------------------------------------------------------------------
-def observers(spark: SparkSession, topo: Topology, events: DataFrame) -> DataFrame:
-    """(observer, fid): every store ever on a folder's replica list or with an event for it."""
+def topology_groups(spark: SparkSession, topo: Topology) -> DataFrame:
+    """A start row for each group the topology names: every store on the hierarchy, each
+    folder's initial replicas. (A store with events for a folder starts its group by them; one
+    named only by a replica-list change gets its group from the fold, ``stream._Partition``.)"""
     initial = [(s, HIERARCHY_FID) for s in topo.stores]
     initial += [(s, f.fid) for f in topo.folders.values() for s in f.replicas]
-    folders_only = [(None, f.fid) for f in topo.folders.values() if not f.replicas]
-    base = spark.createDataFrame(initial + folders_only, "observer string, fid string")
-    own = events.filter(_GROUP_KINDS).selectExpr("store AS observer", "fid")
-    listed = events.filter("kind = 'replicas'").selectExpr("explode(replicas) AS observer", "fid")
-    return base.unionByName(own).unionByName(listed).filter("observer IS NOT NULL").distinct()
+    return spark.createDataFrame(initial, "observer string, fid string").selectExpr(
+        "observer", "fid", f"'{GROUP_START}' AS kind", f"{MIN_LONG_SQL} AS ts", f"{MIN_LONG_SQL} AS seq")
 
 
-def group_stream(events: DataFrame, obs: DataFrame) -> DataFrame:
-    """Each group's rows: a start row, its own events, its folder's replica-list changes."""
+def group_stream(events: DataFrame, starts: DataFrame) -> DataFrame:
+    """The fold's rows: the topology's start rows, each store's own events, and each replica-list
+    change once per folder (observer null: the fold hands it to every observer of the folder)."""
     own = events.filter(_GROUP_KINDS).selectExpr("*", "store AS observer")
-    lists = events.filter("kind = 'replicas'").withColumnRenamed("store", "event_store").join(obs, "fid")
-    starts = obs.selectExpr("observer", "fid", f"'{GROUP_START}' AS kind", f"{MIN_LONG_SQL} AS ts",
-                            f"{MIN_LONG_SQL} AS seq")
+    lists = events.filter("kind = 'replicas'").selectExpr("*", "store AS event_store", "CAST(NULL AS STRING) AS observer")
     rows = own.unionByName(lists, allowMissingColumns=True).unionByName(starts, allowMissingColumns=True)
     return rows.selectExpr(*[_only_where_read(c) for c in STREAM_COLUMNS])
 
@@ -210,10 +208,9 @@ def compute(
     status = [(store, ts, seq, down) for ts, seq, store, down in read.status if ts <= as_of]
     applied = read.events.filter(f"ts <= {int(as_of)}")
     payload = org_payload(topo.to_json(), status)
-    obs = observers(spark, topo, applied)
     n = partitions or fold_partitions_for(spark, read.accepted)
     # cached, not checkpointed: the first table written runs the fold and fills the cache
-    folded = fold_groups(group_stream(applied, obs), payload, as_of, n).cache()
+    folded = fold_groups(group_stream(applied, topology_groups(spark, topo)), payload, as_of, n).cache()
     read.cached.append(folded)
 
     # the rejects first (from the cached lines), then a fold table that is not coalesced into

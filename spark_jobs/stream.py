@@ -1,8 +1,10 @@
 """Streaming sorted groups through the fold, for ``mapInArrow``.
 
 Spark hands a partition as a sequence of Arrow record batches, sorted by (fid, observer, ts, seq):
-every group of a folder is in the same partition, one after the other. Groups are cut where the
-key changes, carried across batch boundaries, and each group's rows of every table come out in
+every group of a folder is in the same partition, one after the other, after the folder's
+replica-list changes (observer null, sent once: each observer folds them among its own events,
+and a store named only by them gets a group of them alone). Groups are cut where the key
+changes, carried across batch boundaries, and each group's rows of every table come out in
 one frame with a ``table`` column (``FOLDED_COLUMNS``), so one pass yields all tables. When a folder's last group
 is folded, the comparisons between its folds (knowledge lag, should-respond) are made with the
 replay's own functions. Per-group Python calls are what cost here (stack notes): this pays per
@@ -171,38 +173,102 @@ def fold_partitions(payload: str, as_of: int, flush_rows: int = 20_000):  # type
         org = OrgContext(topo)
         for store, ts, seq, down in data["status"]:
             org.add_status(store, ts, seq, down)
-        cn = _CNCache()
-        fold: FolderFold | None = None
-        key: tuple[str, str] | None = None
-        pending = Rows()  # rows ready to go out
-        folder = Rows()  # the current folder's rows that wait for its last group
-        owned: dict[tuple[str, str], CNSet] = {}  # the current folder's folds: (observer, fid) -> owned
-        messages: dict[tuple[str, str], Message] = {}  # the current folder's messages
-        done: set[str] = set()  # folders finished in this partition
-        held = 0
+        part = _Partition(org, as_of)
         for r in stream_rows(batches):
-            k = (r.observer, r.fid)
-            if k != key:
-                if fold is not None:
-                    held += _finish(fold, as_of, pending, folder, owned)
-                    if r.fid != fold.fid:
-                        held += _compare(folder, owned, pending, done, fold.fid)
-                        folder, owned, messages = Rows(), {}, {}
-                    if held >= flush_rows:
-                        yield from _flush(pending)
-                        pending, held = Rows(), 0
-                if r.fid in done:
-                    raise ValueError(f"the rows of folder {r.fid!r} are not contiguous in the partition")
-                fold, key = FolderFold(org, r.observer, r.fid), k
-            if r.kind != GROUP_START:
-                assert fold is not None
-                fold.apply(event_from_row(r, cn, messages))
-        if fold is not None:
-            _finish(fold, as_of, pending, folder, owned)
-            _compare(folder, owned, pending, done, fold.fid)
-        yield from _flush(pending)
+            part.row(r)
+            if part.held >= flush_rows:
+                yield from part.flush()
+        part.end_folder()
+        yield from part.flush()
 
     return run
+
+
+class _Partition:
+    """One partition's folders as their rows stream past.
+
+    A folder's rows come as its replica-list changes first (observer null: each is sent once,
+    whoever observes the folder), then each observer's group: a start row (for the stores the
+    topology lists) and its own events. Every observer folds the list changes in time order among
+    its own events; a store named only by a list change gets a group of those alone, in its
+    sorted place (the replay's ``group_events``)."""
+
+    def __init__(self, org: OrgContext, as_of: int) -> None:
+        self.org, self.as_of = org, as_of
+        self.cn = _CNCache()
+        self.pending = Rows()  # rows ready to go out
+        self.held = 0  # how many
+        self.done: set[str] = set()  # folders finished in this partition
+        self.fid: str | None = None
+        self.fold: FolderFold | None = None
+        self._start_folder(None)
+
+    def _start_folder(self, fid: str | None) -> None:
+        self.fid = fid
+        self.lists: list[Event] = []  # the folder's replica-list changes, in (ts, seq) order
+        self.listed: list[str] | None = None  # stores named by them and not folded yet, sorted
+        self.folder = Rows()  # the folder's rows that wait for its last group
+        self.owned: dict[tuple[str, str], CNSet] = {}  # the folder's folds: (observer, fid) -> owned
+        self.messages: dict[tuple[str, str], Message] = {}  # the folder's messages
+
+    def row(self, r: StreamRow) -> None:
+        if r.fid != self.fid:
+            self.end_folder()
+            if r.fid in self.done:
+                raise ValueError(f"the rows of folder {r.fid!r} are not contiguous in the partition")
+            self._start_folder(r.fid)
+        if r.observer is None:  # a replica-list change: before every group of the folder
+            if self.listed is not None:
+                raise ValueError(f"a replica-list change of folder {r.fid!r} after its groups")
+            self.lists.append(event_from_row(r, self.cn))
+            return
+        if self.fold is None or r.observer != self.fold.observer:
+            self._end_group()
+            self._fold_listed(before=r.observer)
+            self.fold, self.next_list = FolderFold(self.org, r.observer, r.fid), 0
+        if r.kind != GROUP_START:
+            ev = event_from_row(r, self.cn, self.messages)
+            self._apply_lists(until=(ev.ts, ev.seq))
+            self.fold.apply(ev)
+
+    def _apply_lists(self, until: tuple[int, int] | None = None) -> None:
+        """The folder's list changes up to ``until`` (all of them: None) the fold has not seen."""
+        assert self.fold is not None
+        lists, i = self.lists, self.next_list
+        while i < len(lists) and (until is None or (lists[i].ts, lists[i].seq) < until):
+            self.fold.apply(lists[i])
+            i += 1
+        self.next_list = i
+
+    def _end_group(self) -> None:
+        if self.fold is not None:
+            self._apply_lists()
+            self.held += _finish(self.fold, self.as_of, self.pending, self.folder, self.owned)
+            self.fold = None
+
+    def _fold_listed(self, before: str | None) -> None:
+        """Groups for the stores named only by list changes, up to ``before`` (None: all)."""
+        if self.listed is None:
+            self.listed = sorted({s for ev in self.lists for s in ev.replicas or ()}, reverse=True)
+        listed = self.listed
+        while listed and (before is None or listed[-1] < before):
+            self.fold, self.next_list = FolderFold(self.org, listed.pop(), self.fid or ""), 0
+            self._end_group()
+        if listed and listed[-1] == before:
+            listed.pop()  # it has a group of its own
+
+    def end_folder(self) -> None:
+        """The folder's last group is folded: its lag and should-respond figures, as the replay makes them."""
+        if self.fid is None:
+            return
+        self._end_group()
+        self._fold_listed(before=None)
+        self.held += _compare(self.folder, self.owned, self.pending, self.done, self.fid)
+        self.fid = None
+
+    def flush(self) -> Iterator[pa.RecordBatch]:
+        yield from _flush(self.pending)
+        self.pending, self.held = Rows(), 0
 
 
 def _finish(fold: FolderFold, as_of: int, pending: Rows, folder: Rows, owned: dict[tuple[str, str], CNSet]) -> int:
