@@ -51,7 +51,7 @@ from .model.events import (
     parse_line,
 )
 from .model.topology import Topology, topology_from_json
-from .stream import arrow_schema
+from .stream import arrow_schema, cyclic_gc_paused
 
 #: stage 1's output: a line's verdict and fields by ``seq`` (its file and line number are in
 #: ``seq``); ``text`` only on a rejected line (the rejects table needs it, nothing else does)
@@ -178,13 +178,14 @@ def _parse_partitions(topology_json: str):  # type: ignore[no-untyped-def]
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         topo = topology_from_json(json.loads(topology_json))
-        for batch in batches:
-            seqs, texts = batch.column(0).to_pylist(), batch.column(1).to_pylist()
-            rows = [parsed_row(topo, seq, text) for seq, text in zip(seqs, texts, strict=True)]
-            if rows:
-                cols = list(zip(*rows, strict=True))
-                yield pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, schema, strict=True)],
-                                                 schema=schema)
+        with cyclic_gc_paused():
+            for batch in batches:
+                seqs, texts = batch.column(0).to_pylist(), batch.column(1).to_pylist()
+                rows = [parsed_row(topo, seq, text) for seq, text in zip(seqs, texts, strict=True)]
+                if rows:
+                    cols = list(zip(*rows, strict=True))
+                    yield pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, schema, strict=True)],
+                                                     schema=schema)
 
     return run
 
