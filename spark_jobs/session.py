@@ -18,6 +18,12 @@ BYTES_PER_SHUFFLE_PARTITION = 8 << 20
 #: column's encoding was the JVM's largest cost in the 1M job (131 MB: 50 -> 45 s) once the
 #: Arrow batches were fixed; above it the cache is compressed, so a large log spills less
 UNCOMPRESSED_CACHE_BELOW_BYTES = 256 << 20
+#: with C2, a method waits ten times longer than the JVM's default before C2 compiles it
+#: (C1's code runs meanwhile): Spark generates many classes that run briefly, and compiling
+#: them all was 16 of the 1M job's 52 JVM CPU seconds on two cores (three runs, alternating:
+#: 0.2-1.3 s faster wall, 3-5 s less JVM CPU each time)
+C2_LATER = ("-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=20000"
+            " -XX:Tier4CompileThreshold=60000 -XX:Tier4BackEdgeThreshold=400000")
 
 
 def spark_session(
@@ -57,6 +63,8 @@ def session_settings(master: str | None, *, progress: bool = False, for_tests: b
     java_opts = f"-Dlog4j2.configurationFile=file:{LOG4J.resolve()}"
     if for_tests or (input_bytes is not None and input_bytes < C1_ONLY_BELOW_BYTES):
         java_opts += " -XX:TieredStopAtLevel=1"
+    elif local:  # the driver runs the tasks: its JIT competes with them for the cores
+        java_opts += " " + C2_LATER
     if local:
         # the throughput collector: G1's concurrent threads compete with the tasks for the
         # cores (1M log on 2 cores: 46-47 s with G1, 42-44 s with this one)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from spark_jobs.session import (
     C1_ONLY_BELOW_BYTES,
+    C2_LATER,
     UNCOMPRESSED_CACHE_BELOW_BYTES,
     session_settings,
 )
@@ -29,6 +30,8 @@ def test_jit_and_shuffle_partitions_follow_the_log_size() -> None:
     large = session_settings("local[2]", input_bytes=C1_ONLY_BELOW_BYTES)
     assert "-XX:TieredStopAtLevel=1" in small["spark.driver.extraJavaOptions"]
     assert "TieredStopAtLevel" not in large["spark.driver.extraJavaOptions"]
+    assert C2_LATER in large["spark.driver.extraJavaOptions"]
+    assert "Tier4" not in small["spark.driver.extraJavaOptions"]
     assert small["spark.sql.shuffle.partitions"] == "1"
     assert int(large["spark.sql.shuffle.partitions"]) > 1
     assert large["spark.sql.adaptive.enabled"] == "false"
@@ -40,3 +43,6 @@ def test_a_local_job_uses_the_throughput_collector() -> None:
     # the driver is the executor: G1's concurrent threads would take the tasks' cores
     assert "-XX:+UseParallelGC" in session_settings("local[2]")["spark.driver.extraJavaOptions"]
     assert "UseParallelGC" not in session_settings("spark://127.0.0.1:7077")["spark.driver.extraJavaOptions"]
+    # nor does a cluster's driver compile the tasks' code
+    cluster = session_settings("spark://127.0.0.1:7077", input_bytes=C1_ONLY_BELOW_BYTES)
+    assert "Tier4" not in cluster["spark.driver.extraJavaOptions"]
