@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
-from spark_jobs.compute import compute, rows_of
+from spark_jobs.compute import compute, local_frame, rows_of
 from spark_jobs.model.events import read_event_log
 from spark_jobs.model.replay import replay
 from spark_jobs.model.tables import TABLES
@@ -99,3 +99,13 @@ def test_spark_job_equals_replay(spark, tmp_path: Path, case: str) -> None:  # t
             r["next_due_at"] is not None and r["next_due_at"] > as_of for r in expected["backfill_entries"]
         )
         assert max(e.ts for e in log.events) > as_of + 24 * HOUR
+
+
+@pytest.mark.parametrize("rows", [[], [("F1", None, ["S1", "S2"], 7), ("F2", "p/<b>", [], None)]])
+def test_local_frame_is_held_by_the_jvm(spark, rows: list[tuple[Any, ...]]) -> None:  # type: ignore[no-untyped-def]
+    columns = {"fid": "string", "path": "string", "replicas": "array<string>", "n": "long"}
+    df = local_frame(spark, rows, columns)
+    assert df.schema.simpleString() == "struct<fid:string,path:string,replicas:array<string>,n:bigint>"
+    assert [tuple(r) for r in df.collect()] == rows
+    # a local relation: no Python worker re-serializes it when a job reads it
+    assert df._jdf.queryExecution().optimizedPlan().toString().startswith("LocalRelation")
