@@ -1,7 +1,7 @@
 """The Spark job against its floor and its oracle, measured in one run. Prints; asserts nothing.
 
     PYTHONPATH=. python tests/benchmarks/bench_compute.py [--events 1000000] [--events 10000000]
-        [--scenario worked-example] [--scenario demo] [--cache DIR] [--skip-local1]
+        [--scenario worked-example] [--scenario demo] [--cache DIR] [--skip-local1] [--repeat 3]
 
 For each size a ``scale`` log is simulated once and cached on disk (``--cache``, default
 ``$PFSCOPE_BENCH_CACHE`` or ``/tmp/pfscope-bench``; a log is reused when its folder holds it);
@@ -136,6 +136,9 @@ def main() -> None:
     ap.add_argument("--cache", default=os.environ.get("PFSCOPE_BENCH_CACHE", "/tmp/pfscope-bench"),
                     help="folder keeping the simulated logs between runs")
     ap.add_argument("--skip-local1", action="store_true", help="do not run the job on local[1]")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run each measurement this many times; print the median wall time (its run's CPU "
+                         "and jobs), the highest peak and the range of wall times")
     args = ap.parse_args()
     sizes: list[int | str] = [*args.scenario, *(args.events or ([] if args.scenario else [1_000_000]))]
     root = Path(args.cache)
@@ -145,7 +148,7 @@ def main() -> None:
     print(f"machine: {os.cpu_count()} cores ({cpu_model}), {psutil.virtual_memory().total / 2**30:.0f} GiB, "
           f"Python {sys.version.split()[0]}")
     print(f"{'events':>12} {'what':<24} {'seconds':>8} {'events/s':>10} {'cpu s':>7} {'peak GB':>8} "
-          f"{'jobs':>5} {'load':>10}")
+          f"{'jobs':>5} {'load':>10} {'range s':>11}")
     for size in sizes:
         data = root / (size if isinstance(size, str) else f"scale-{size}")
         simulate(data, size)
@@ -169,13 +172,19 @@ def main() -> None:
                 print(f"{n:>12,} {what:<24} {cmd}", flush=True)
                 continue
             before = os.getloadavg()[0]
-            shutil.rmtree(logs, ignore_errors=True)
-            logs.mkdir()
-            seconds, cpu, peak, _ = measure(cmd)
+            tries = []
+            for _ in range(max(1, args.repeat)):
+                shutil.rmtree(logs, ignore_errors=True)
+                logs.mkdir()
+                seconds, cpu, peak, _ = measure(cmd)
+                tries.append((seconds, cpu, peak, str(spark_jobs(logs)) if "replay" not in what else "-"))
             load = f"{before:.1f}/{os.getloadavg()[0]:.1f}"
-            jobs = str(spark_jobs(logs)) if "replay" not in what else "-"
+            tries.sort()
+            seconds, cpu, _, jobs = tries[len(tries) // 2]
+            peak = max(t[2] for t in tries)
+            spread = f"{tries[0][0]:.1f}-{tries[-1][0]:.1f}" if len(tries) > 1 else ""
             print(f"{n:>12,} {what:<24} {seconds:>8.1f} {n / seconds:>10,.0f} {cpu:>7.0f} {peak:>8.2f} {jobs:>5} "
-                  f"{load:>10}", flush=True)
+                  f"{load:>10} {spread:>11}", flush=True)
         shutil.rmtree(logs, ignore_errors=True)
     print(f"logs kept in {root}")
 
