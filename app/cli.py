@@ -53,7 +53,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--master", default=os.environ.get("PFSCOPE_SPARK_MASTER"),
                    help="Spark master URL (default: $PFSCOPE_SPARK_MASTER, spark-submit's, else local[*])")
     c.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
-    c.add_argument("--partitions", type=int, help="partitions for the fold (default: 2 x cores)")
+    c.add_argument("--partitions", type=int, help="partitions for the fold (default: one per 20,000 accepted "
+                                                  "events up to two per core; one per 250,000 beyond)")
     c.add_argument("--keep", type=int, metavar="N",
                    help="after publishing, keep the newest N published runs, never fewer than the published one "
                         "and the one before it (default: $PFSCOPE_KEEP, else 5; 0 keeps every run); folders "
