@@ -37,6 +37,7 @@ from .stream import (
     folded_ddl,
     org_payload,
     row_ddl,
+    tuples_batch,
 )
 
 MIN_LONG = -(1 << 63)
@@ -69,10 +70,7 @@ def local_frame(spark: SparkSession, rows: Sequence[tuple[Any, ...]], columns: d
     """Rows the driver holds, as a frame the JVM keeps whole (a local relation, sent as Arrow).
     ``createDataFrame`` of Python tuples is an RDD that Python workers re-serialize: on the
     worked example its two tasks took 0.6 s each, more than all the data's other work."""
-    schema = arrow_schema(columns)
-    values = list(zip(*rows, strict=True)) or [()] * len(schema)  # column by column
-    arrays = [pa.array(list(v), type=field.type) for v, field in zip(values, schema, strict=True)]
-    return spark.createDataFrame(pa.Table.from_arrays(arrays, schema=schema))
+    return spark.createDataFrame(pa.Table.from_batches([tuples_batch(rows, arrow_schema(columns))]))
 
 
 def topology_groups(spark: SparkSession, topo: Topology) -> DataFrame:

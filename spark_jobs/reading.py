@@ -15,9 +15,9 @@
   sends, change numbers increasing) is Spark SQL: windows over a few narrow columns of the
   whole log (never the line text or message bodies), after one shuffle by shard (each rule
   looks within a message, a store's changes to a folder or a meaning), cached, with one job
-  for the counts (and the last accepted time and the up/down timeline the fold needs). The verdicts are joined
-  back to the lines by ``seq`` only when some line was dropped: broadcast, since the counts say
-  how many (usually few). A stage-2 reject takes its text from the lines, read again, and only
+  for the counts (and the last accepted time and the up/down timeline the fold needs). The
+  verdicts are joined back to the lines by ``seq`` only when some line was dropped: broadcast,
+  since the counts say how many (usually few). A stage-2 reject takes its text from the lines, read again, and only
   when there is one.
 - The accepted events are cached, not materialised here: the first query over them (the fold)
   fills the cache, so they cost no job of their own.
@@ -51,7 +51,7 @@ from .model.events import (
     parse_line,
 )
 from .model.topology import Topology, topology_from_json
-from .stream import arrow_schema, cyclic_gc_paused
+from .stream import arrow_schema, cyclic_gc_paused, tuples_batch
 
 #: stage 1's output: a line's verdict and fields by ``seq`` (its file and line number are in
 #: ``seq``); ``text`` only on a rejected line (the rejects table needs it, nothing else does)
@@ -183,9 +183,7 @@ def _parse_partitions(topology_json: str):  # type: ignore[no-untyped-def]
                 seqs, texts = batch.column(0).to_pylist(), batch.column(1).to_pylist()
                 rows = [parsed_row(topo, seq, text) for seq, text in zip(seqs, texts, strict=True)]
                 if rows:
-                    cols = list(zip(*rows, strict=True))
-                    yield pa.RecordBatch.from_arrays([pa.array(c, type=f.type) for c, f in zip(cols, schema, strict=True)],
-                                                     schema=schema)
+                    yield tuples_batch(rows, schema)
 
     return run
 

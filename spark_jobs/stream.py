@@ -20,7 +20,7 @@ from __future__ import annotations
 import gc
 import json
 from collections import namedtuple
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields
 from typing import Any
@@ -125,6 +125,13 @@ def arrow_schema(columns: dict[str, str]) -> pa.Schema:
     return pa.schema([(c, _ARROW_TYPES[k]) for c, k in columns.items()])
 
 
+def tuples_batch(rows: Sequence[tuple[Any, ...]], schema: pa.Schema) -> pa.RecordBatch:
+    """Rows as tuples (in the schema's column order) as one record batch, column by column."""
+    values = list(zip(*rows, strict=True)) or [()] * len(schema)
+    return pa.RecordBatch.from_arrays([pa.array(v, type=f.type) for v, f in zip(values, schema, strict=True)],
+                                      schema=schema)
+
+
 FOLDED_SCHEMA = arrow_schema(FOLDED_COLUMNS)
 _HISTORY_SCHEMA = arrow_schema(row_columns(HISTORY))
 _ROW_COLUMNS = {name: tuple(row_columns(name)) for name in OUT_TABLES}
@@ -220,7 +227,8 @@ class _Partition:
         self.held = 0  # how many
         self.done: set[str] = set()  # folders finished in this partition
         self.fid: str | None = None
-        self.fold: FolderFold | None = None
+        self.fold: FolderFold | None = None  # the group being folded
+        self.next_list = 0  # the first of the folder's list changes its fold has not seen
         self._start_folder(None)
 
     def _start_folder(self, fid: str | None) -> None:
@@ -245,11 +253,14 @@ class _Partition:
         if self.fold is None or r.observer != self.fold.observer:
             self._end_group()
             self._fold_listed(before=r.observer)
-            self.fold, self.next_list = FolderFold(self.org, r.observer, r.fid), 0
+            self._start_group(r.observer)
         if r.kind != GROUP_START:
             ev = event_from_row(r, self.cn, self.messages)
             self._apply_lists(until=(ev.ts, ev.seq))
             self.fold.apply(ev)
+
+    def _start_group(self, observer: str) -> None:
+        self.fold, self.next_list = FolderFold(self.org, observer, self.fid or ""), 0
 
     def _apply_lists(self, until: tuple[int, int] | None = None) -> None:
         """The folder's list changes up to ``until`` (all of them: None) the fold has not seen."""
@@ -272,7 +283,7 @@ class _Partition:
             self.listed = sorted({s for ev in self.lists for s in ev.replicas or ()}, reverse=True)
         listed = self.listed
         while listed and (before is None or listed[-1] < before):
-            self.fold, self.next_list = FolderFold(self.org, listed.pop(), self.fid or ""), 0
+            self._start_group(listed.pop())
             self._end_group()
         if listed and listed[-1] == before:
             listed.pop()  # it has a group of its own
