@@ -60,3 +60,17 @@
   }
   new MutationObserver(addButtons).observe(document.documentElement, {childList: true, subtree: true});
 })();
+
+/* pfscope: a link inside a frozen section (app/frozen.py: markup drawn as one component) moves
+   within the page as dcc.Link does: the address changes and Dash draws the new page, no reload. */
+(function () {
+  document.addEventListener('click', function (ev) {
+    var a = ev.target && ev.target.closest ? ev.target.closest('a[data-pf-link]') : null;
+    if (!a || ev.defaultPrevented || ev.button !== 0 || ev.metaKey || ev.shiftKey || ev.altKey || ev.ctrlKey) { return; }
+    if (a.target && a.target !== '_self') { return; }
+    ev.preventDefault();
+    window.history.pushState({}, '', a.getAttribute('href'));
+    window.dispatchEvent(new CustomEvent('_dashprivate_pushstate'));
+    window.scrollTo(0, 0);
+  });
+})();

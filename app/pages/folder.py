@@ -20,6 +20,7 @@ from dash import Input, Output, State, callback, clientside_callback, dcc, html
 from app import components as c
 from app import figures as f
 from app.data import RunData, matrix_frame
+from app.frozen import frozen
 from app.runtime import current_data, settings
 from spark_jobs.model.rules.health import entry_overdue
 from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
@@ -173,9 +174,10 @@ def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, 
         dcc.Graph(id="folder-timeline", figure=timeline, config={"displaylogo": False}, className="pf-figure"),
         html.P(f"{left_off:,} older entries not drawn (mark limit).", className="pf-muted") if left_off else "",
     ]
-    replicas_view = html.Div([_replicas_table(replicas, down), *_notes(fid, at, (0, 1))])
-    pending_view = html.Div([_pending_table(replicas), *_notes(fid, at, (2,) if fid == f.HIERARCHY_FID else (2, 0))])
-    return (replicas_view, _entries_section(entries), step_view(history, at), timeline_children, pending_view)
+    # the tables as one component each: the slider replaces them whole (app/frozen.py says why)
+    replicas_view = frozen([_replicas_table(replicas, down), *_notes(fid, at, (0, 1))])
+    pending_view = frozen([_pending_table(replicas), *_notes(fid, at, (2,) if fid == f.HIERARCHY_FID else (2, 0))])
+    return (replicas_view, frozen(_entries_section(entries)), step_view(history, at), timeline_children, pending_view)
 
 
 def folder_axes(data: RunData, fid: str) -> tuple[list[str], list[str]]:
@@ -189,9 +191,10 @@ def folder_axes(data: RunData, fid: str) -> tuple[list[str], list[str]]:
     return data.memo("folder_axes", (fid,), compute)
 
 
-def matrix_view(data: RunData, fid: str, at: pd.Timestamp | None) -> html.Div:
+def matrix_view(data: RunData, fid: str, at: pd.Timestamp | None) -> Any:
+    """The matrix at ``at`` as one component (a large folder's has thousands of elements)."""
     observers, subjects = folder_axes(data, fid)
-    return c.matrix_table(matrix_frame(data, fid, at), observers=observers, subjects=subjects)
+    return frozen(c.matrix_table(matrix_frame(data, fid, at), observers=observers, subjects=subjects))
 
 
 def time_strip(times: list[pd.Timestamp], end: Any, index: int) -> html.Div:
@@ -206,7 +209,7 @@ def time_strip(times: list[pd.Timestamp], end: Any, index: int) -> html.Div:
         seen.add(slot)
         ticks.append(html.Span(className="pf-tick" + (" pf-tick-on" if i == index else ""),
                                style={"left": f"{100 * x:.3f}%"}, title=ts_text(t), **{"data-at": ts_text(t)}))
-    return html.Div(ticks, className="pf-time-strip", id="folder-time-strip",
+    return html.Div(frozen(ticks), className="pf-time-strip", id="folder-time-strip",
                     title="each change of the folder's state tables, placed by time")
 
 

@@ -14,6 +14,11 @@ empty cache; Chromium then:
   page, moves the time slider (Home, then ArrowRight x 5, End) and selects a request, recording
   the server time of every Dash callback (request start to response end, from the browser).
 
+Then the time slider as a person meets it, on the hierarchy (``/folder/1-1``) and on the busiest
+content folder: the cold first load (navigation until the page is idle), each step (Home,
+ArrowRight x 5, End: key press until ``#folder-at`` reads the step and the page is idle) and the
+slowest step, in wall seconds. Target: every step settles within the page's own cold first load.
+
 Targets (issue 4): folder-page callbacks p95 under 150 ms; first paint under 1.5 s.
 """
 
@@ -79,6 +84,29 @@ def pick_folders(data: Path, n: int) -> list[str]:
     return [str(f) for f in busy.index[:n]]
 
 
+def slider_steps(page, base: str, fid: str) -> None:  # type: ignore[no-untyped-def]
+    """Print the cold first load of ``/folder/fid`` and the wall time of every slider step."""
+    t0 = time.perf_counter()
+    page.goto(base + f"/folder/{fid}")
+    page.wait_for_selector("#folder-at", timeout=120_000)
+    page.wait_for_load_state("networkidle")
+    first = time.perf_counter() - t0
+    thumb = page.locator("#folder-slider [role=slider]")
+    thumb.focus()
+    steps: list[tuple[str, float]] = []
+    for key in ["Home", *["ArrowRight"] * 5, "End"]:
+        before = page.locator("#folder-at").inner_text()
+        t0 = time.perf_counter()
+        thumb.press(key)
+        page.wait_for_function("t => document.querySelector('#folder-at').innerText !== t", arg=before,
+                               timeout=120_000)
+        page.wait_for_load_state("networkidle")
+        steps.append((key, time.perf_counter() - t0))
+    slowest = max(s for _, s in steps)
+    print(f"/folder/{fid:33} first load {first:5.2f} s; steps " + ", ".join(f"{k} {s:.2f}" for k, s in steps)
+          + f"; slowest {slowest:.2f} s ({slowest / first:.2f}x the first load)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True, type=Path)
@@ -117,6 +145,9 @@ def main() -> None:
                             "() => (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime || NaN")
                         row += [fcp, ready]
                     print(f"{path[:40]:40} {row[0]:9.0f} {row[1]:11.0f} {row[2]:9.0f} {row[3]:11.0f}")
+                print("\nThe time slider (wall seconds):")
+                for fid in ["1-1", fids[0]]:
+                    slider_steps(page, base, fid)
                 callbacks.clear()
                 for fid in fids:
                     label["now"] = "folder page (cold)"
