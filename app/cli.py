@@ -17,10 +17,12 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 
+from spark_jobs.model.errors import OperatorError
+
 EXIT_OK, EXIT_CRASH, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
 
 
-class UsageError(Exception):
+class UsageError(OperatorError):
     """A problem the operator can fix; printed as one line."""
 
 
@@ -202,7 +204,7 @@ def _replay(args: argparse.Namespace) -> int:
 def _ingest(args: argparse.Namespace) -> int:
     import re
 
-    from app.ingest import InputError, ReplidFileError, run_ingest
+    from spark_jobs.ingest import InputError, ReplidFileError, run_ingest
     from spark_jobs.model.topology import TopologyError
 
     m = re.fullmatch(r"([+-])(\d{1,2}):?(\d{2})?", args.time_offset.strip())

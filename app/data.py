@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from app import figures as f
+from spark_jobs.model.errors import OperatorError
 from spark_jobs.model.tables import TABLES
 from spark_jobs.publish import read_latest
 
@@ -38,7 +39,7 @@ Filters = Mapping[str, Any]
 HIERARCHY_FID = "1-1"
 
 
-class NoRunError(RuntimeError):
+class NoRunError(OperatorError, RuntimeError):
     """Nothing is published in the data folder yet; one line for the operator."""
 
 

@@ -13,13 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spark_jobs.model.errors import OperatorError
+
 DEFAULT_DATA = "data/demo/runs"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8050
 DEFAULT_CACHE_TIMEOUT = 3600
 
 
-class SettingsError(ValueError):
+class SettingsError(OperatorError, ValueError):
     """A setting the operator can fix; printed as one line."""
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
+from spark_jobs.model.errors import OperatorError
 from spark_jobs.model.events import expand_paths
 from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
 from spark_jobs.model.topology import TopologyError, load_topology
@@ -46,7 +47,7 @@ ROW_GROUP_BYTES = 1 << 20
 WRITER_THREADS = 4
 
 
-class JobError(Exception):
+class JobError(OperatorError):
     """A failure reported as one line."""
 
 

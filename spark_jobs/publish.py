@@ -34,6 +34,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from spark_jobs.model.errors import OperatorError
+
 from .environment import env_int
 
 LATEST = "LATEST"
@@ -48,7 +50,7 @@ EXIT_LOCKED = 75
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}")
 
 
-class PublishError(RuntimeError):
+class PublishError(OperatorError, RuntimeError):
     """The output folder cannot be used; one line for the operator."""
 
 

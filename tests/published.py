@@ -75,7 +75,7 @@ def ingest_worked_example(work: Path) -> tuple[Path, Path]:
     server) and read back by ``pfscope ingest``: a log whose CN sets and changes are derived."""
     from collections import defaultdict
 
-    from app.ingest.render import render_log
+    from spark_jobs.ingest.render import render_log
     from spark_jobs.model.topology import load_topology
     from tests.unit.ingest.exports import write_wevtutil_xml
 

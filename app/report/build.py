@@ -23,6 +23,7 @@ import plotly.graph_objects as go
 
 from app import figures as f
 from app.data import RunData, matrix_frame
+from spark_jobs.model.errors import OperatorError
 from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
 
 from .document import Document
@@ -31,7 +32,7 @@ from .html import Html, esc, join, plotly_text, table, tag
 HEALTH = f.HEALTH_ORDER
 
 
-class ReportError(ValueError):
+class ReportError(OperatorError, ValueError):
     """A view the run cannot give (unknown FID, bad or late ``at``); one line for the operator."""
 
 

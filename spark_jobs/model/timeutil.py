@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from spark_jobs.model.errors import OperatorError
+
 US = 1_000_000
 SECOND = US
 MINUTE = 60 * US
@@ -13,7 +15,7 @@ DAY = 24 * HOUR
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-class TimeError(ValueError):
+class TimeError(OperatorError, ValueError):
     """A timestamp that is not RFC 3339 with an offset."""
 
 

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from spark_jobs.model.errors import OperatorError
+
 HIERARCHY_FID = "1-1"
 VERSIONS = ("5.5", "2000", "2003", "2007", "2010")
 VERSION_RANK = {v: i for i, v in enumerate(VERSIONS)}
@@ -19,7 +21,7 @@ _FID_RE = re.compile(r"^[0-9A-Fa-f]{1,16}-[0-9A-Fa-f]{1,16}$")
 _NAME_RE = re.compile(r"^[^\s:;,]+$")
 
 
-class TopologyError(ValueError):
+class TopologyError(OperatorError, ValueError):
     """The topology cannot be used; ``str()`` is the one line to print."""
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from spark_jobs.model.errors import OperatorError
+
 from ..model.timeutil import DAY, HOUR, MINUTE, SECOND, parse_ts
 from ..model.topology import HIERARCHY_FID, Topology, topology_from_json
 from .engine import Network, Simulator
@@ -21,7 +23,7 @@ from .engine import Network, Simulator
 SCENARIOS = ("worked-example", "demo", "scale")
 
 
-class ScenarioError(ValueError):
+class ScenarioError(OperatorError, ValueError):
     """An unknown scenario or a bad option; one line for the operator."""
 
 

@@ -16,8 +16,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from app.ingest import run_ingest
-from app.ingest.render import render_log
+from spark_jobs.ingest import run_ingest
+from spark_jobs.ingest.render import render_log
 from spark_jobs.model.topology import load_topology
 from spark_jobs.simulator import simulate_to_folder
 from tests.unit.ingest.test_roundtrip import WRITERS

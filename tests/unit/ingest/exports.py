@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from app.ingest.render import ExportRecord
+from spark_jobs.ingest.render import ExportRecord
 
 NS = "http://schemas.microsoft.com/win/2004/08/events/event"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

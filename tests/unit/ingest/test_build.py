@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app.ingest import run_ingest
-from app.ingest.identity import ReplidFileError, parse_replids_csv
+from spark_jobs.ingest import run_ingest
+from spark_jobs.ingest.identity import ReplidFileError, parse_replids_csv
 from spark_jobs.model.cnset import CNSet
 from spark_jobs.model.events import read_event_log
 from spark_jobs.model.replay import replay
@@ -219,8 +219,8 @@ def test_replid_table_reads_hex_and_fqdn() -> None:
 
 
 def _ingest(recs: list, tmp_path: Path, replids: str | None = None) -> tuple[dict, list[dict], list[dict]]:
-    from app.ingest.build import ingest_records
-    from app.ingest.formats import read_records
+    from spark_jobs.ingest.build import ingest_records
+    from spark_jobs.ingest.formats import read_records
 
     p = tmp_path / "x.xml"
     write_wevtutil_xml(recs, p)
@@ -282,8 +282,8 @@ def test_unrendered_and_unreadable_records_say_why(tmp_path: Path) -> None:
     body = p.read_text()
     write_wevtutil_xml([bad_time], tmp_path / "y.xml")
     (tmp_path / "y.xml").write_text((tmp_path / "y.xml").read_text().replace("2026-11-02T08:00:00.0000000Z", "soon"))
-    from app.ingest.build import ingest_records
-    from app.ingest.formats import read_records
+    from spark_jobs.ingest.build import ingest_records
+    from spark_jobs.ingest.formats import read_records
 
     res = ingest_records([*read_records(str(p)), *read_records(str(tmp_path / "y.xml"))])
     assert "Data>something<" in body

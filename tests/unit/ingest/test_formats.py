@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.ingest.formats import (
+from spark_jobs.ingest.formats import (
     InputError,
     expand_log_paths,
     parse_event_time,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.ingest.parse import (
+from spark_jobs.ingest.parse import (
     TYPE_NAMES,
     Cn,
     DescriptionError,
@@ -17,7 +17,7 @@ from app.ingest.parse import (
     Rfi,
     parse_description,
 )
-from app.ingest.render import HEADERS, LAYOUTS, frame_description, render_description, wrap_dn
+from spark_jobs.ingest.render import HEADERS, LAYOUTS, frame_description, render_description, wrap_dn
 
 GLOBCNT = st.integers(1, 0xFFFF_FFFF_FFFF)  # GLOBCNTs are 48 bits: up to 12 hex digits
 REPLID = st.integers(1, 0xFFFF)

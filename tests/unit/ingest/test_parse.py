@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.ingest.parse import (
+from spark_jobs.ingest.parse import (
     Cn,
     DescriptionError,
     label_insertion_strings,

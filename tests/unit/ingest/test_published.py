@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.ingest import run_ingest
-from app.ingest.build import Accounting, classify, guess_version, ingest_records
-from app.ingest.formats import RawRecord
-from app.ingest.parse import Cn, ReplicationEvent, label_insertion_strings, parse_description, server_from_dn
-from app.ingest.render import ExportRecord
+from spark_jobs.ingest import run_ingest
+from spark_jobs.ingest.build import Accounting, classify, guess_version, ingest_records
+from spark_jobs.ingest.formats import RawRecord
+from spark_jobs.ingest.parse import Cn, ReplicationEvent, label_insertion_strings, parse_description, server_from_dn
+from spark_jobs.ingest.render import ExportRecord
 from spark_jobs.model.timeutil import parse_ts
 
 from .exports import write_export_csv, write_wevtutil_xml

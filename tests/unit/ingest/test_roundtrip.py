@@ -27,8 +27,8 @@ from typing import Any
 
 import pytest
 
-from app.ingest import run_ingest
-from app.ingest.render import ExportRecord, render_log
+from spark_jobs.ingest import run_ingest
+from spark_jobs.ingest.render import ExportRecord, render_log
 from spark_jobs.model.cnset import CNSet
 from spark_jobs.model.events import read_event_log
 from spark_jobs.model.replay import replay

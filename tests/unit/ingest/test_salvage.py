@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.ingest import run_ingest
-from app.ingest.formats import EVTX_CHUNK, EVTX_HEADER, InputError, RawRecord, read_records
-from app.ingest.render import ExportRecord
+from spark_jobs.ingest import run_ingest
+from spark_jobs.ingest.formats import EVTX_CHUNK, EVTX_HEADER, InputError, RawRecord, read_records
+from spark_jobs.ingest.render import ExportRecord
 
 from . import three_servers as fx
 from .exports import (

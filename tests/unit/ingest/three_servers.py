@@ -12,7 +12,7 @@ The folder IPM_SUBTREE\\Engineering\\Spécifications... was created on EX07 (FID
 
 from __future__ import annotations
 
-from app.ingest.render import ExportRecord
+from spark_jobs.ingest.render import ExportRecord
 from spark_jobs.model.timeutil import parse_ts
 
 CRLF = "\r\n"

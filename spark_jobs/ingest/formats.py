@@ -34,13 +34,14 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TextIO
 from xml.parsers.expat import ErrorString
 
+from spark_jobs.model.errors import OperatorError
 from spark_jobs.model.timeutil import US
 
 FORMATS = ("xml", "csv", "evtx")
 EXTENSIONS = {".xml": "xml", ".csv": "csv", ".evtx": "evtx"}
 
 
-class InputError(Exception):
+class InputError(OperatorError):
     """A path or file the operator must fix (printed as one line, exit 2)."""
 
 

@@ -21,8 +21,10 @@ import csv
 import io
 from dataclasses import dataclass, field
 
+from spark_jobs.model.errors import OperatorError
 
-class ReplidFileError(Exception):
+
+class ReplidFileError(OperatorError):
     """The ``--replids`` file cannot be used; ``str()`` is the one line to print."""
 
 
