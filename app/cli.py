@@ -11,12 +11,12 @@ whole, everything else was written and each such file is a reject.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
 
+from spark_jobs.job import add_arguments as add_job_arguments
 from spark_jobs.model.errors import OperatorError
 
 EXIT_OK, EXIT_CRASH, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
@@ -48,22 +48,7 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--as-of", help="RFC 3339 time; default: the last event's")
 
     c = sub.add_parser("compute", help="the Spark job: compute and publish every table")
-    c.add_argument("--topology", required=True, help="topology JSON or YAML")
-    c.add_argument("--events", required=True, nargs="+", help="event log files, folders, globs or URIs")
-    c.add_argument("--as-of", help="RFC 3339 time; default: the last event's")
-    c.add_argument("--out", required=True, help="folder of published runs (LATEST points at the last good one)")
-    c.add_argument("--master", default=os.environ.get("PFSCOPE_SPARK_MASTER"),
-                   help="Spark master URL (default: $PFSCOPE_SPARK_MASTER, spark-submit's, else local[*])")
-    c.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
-    c.add_argument("--partitions", type=int, help="partitions for the fold (default: one per 20,000 accepted "
-                                                  "events up to two per core; one per 250,000 beyond)")
-    c.add_argument("--keep", type=int, metavar="N",
-                   help="after publishing, keep the newest N published runs, never fewer than the published one "
-                        "and the one before it (default: $PFSCOPE_KEEP, else 5; 0 keeps every run); folders "
-                        "left by killed runs are removed either way")
-    c.add_argument("--wait-lock", type=float, nargs="?", const=-1, metavar="SECONDS",
-                   help="when another run holds DIR/.lock: wait for it (as long as it takes, or SECONDS) "
-                        "instead of exiting with status 75")
+    add_job_arguments(c)
 
     v = sub.add_parser("serve", help="the dashboard")
     v.add_argument("--data", help="folder of published runs, as given to compute --out "
@@ -104,19 +89,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _COMMANDS[args.command](args)
-    except UsageError as e:
+    except OperatorError as e:  # every error an operator can fix: one line, exit 2
         print(f"pfscope: {e}", file=sys.stderr)
         return EXIT_USAGE
 
 
 def _compute(args: argparse.Namespace) -> int:
+    from app.settings import job_settings
     from spark_jobs.job import run_job
 
-    return run_job(args)
+    return run_job(job_settings(args))
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from spark_jobs.simulator import ScenarioError, simulate_to_folder
+    from spark_jobs.simulator import simulate_to_folder
 
     options = {
         k: getattr(args, k)
@@ -124,12 +110,8 @@ def _simulate(args: argparse.Namespace) -> int:
         if getattr(args, k) is not None
     }
     started = time.perf_counter()
-    try:
-        stats = simulate_to_folder(
-            args.scenario, args.out, seed=args.seed, options=options, progress=not args.no_progress
-        )
-    except ScenarioError as e:
-        raise UsageError(str(e)) from None
+    stats = simulate_to_folder(args.scenario, args.out, seed=args.seed, options=options,
+                               progress=not args.no_progress)
     took = time.perf_counter() - started
     print(
         f"simulated {args.scenario!r} (seed {args.seed}): {stats.events:,} events in {took:.1f} s "
@@ -139,18 +121,15 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from app.serve import serve, workers_from
-    from app.settings import SettingsError, load_settings
+    from app.serve import serve
+    from app.settings import access_log, load_settings, serve_workers
 
-    try:
-        settings = load_settings(data_dir=args.data, host=args.host, port=args.port)
-        workers = workers_from(args.workers)
-    except SettingsError as e:
-        raise UsageError(str(e)) from None
+    settings = load_settings(data_dir=args.data, host=args.host, port=args.port)
+    workers = serve_workers(args.workers)
     if not settings.data_dir.is_dir():
         raise UsageError(f"{settings.data_dir}: no such folder of published runs")
     _check_bind(settings.host, settings.port)
-    return serve(settings, workers=workers, dev=args.dev, access_log=os.environ.get("PFSCOPE_ACCESS_LOG") or None)
+    return serve(settings, workers=workers, dev=args.dev, access_log=access_log())
 
 
 def _check_bind(host: str, port: int) -> None:
@@ -173,15 +152,15 @@ def _check_bind(host: str, port: int) -> None:
 def _replay(args: argparse.Namespace) -> int:
     from spark_jobs.model.events import read_event_log
     from spark_jobs.model.replay import replay
-    from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
-    from spark_jobs.model.topology import TopologyError, load_topology
+    from spark_jobs.model.timeutil import format_ts, parse_ts
+    from spark_jobs.model.topology import load_topology
 
     try:
         topo = load_topology(args.topology)
         as_of = parse_ts(args.as_of) if args.as_of else None
         started = time.perf_counter()
         log = read_event_log(args.events, topo)
-    except (TopologyError, TimeError, FileNotFoundError) as e:
+    except FileNotFoundError as e:
         raise UsageError(str(e)) from None
     result = replay(topo, log, as_of)
     took = time.perf_counter() - started
@@ -204,8 +183,7 @@ def _replay(args: argparse.Namespace) -> int:
 def _ingest(args: argparse.Namespace) -> int:
     import re
 
-    from spark_jobs.ingest import InputError, ReplidFileError, run_ingest
-    from spark_jobs.model.topology import TopologyError
+    from spark_jobs.ingest import run_ingest
 
     m = re.fullmatch(r"([+-])(\d{1,2}):?(\d{2})?", args.time_offset.strip())
     if not m:
@@ -216,8 +194,8 @@ def _ingest(args: argparse.Namespace) -> int:
     try:
         s = run_ingest(args.logs, args.out, replids=args.replids, topology=args.topology,
                        default_offset_min=offset, zone=args.timezone, strict=args.strict)
-    except (InputError, ReplidFileError, TopologyError) as e:
-        raise UsageError(str(e)) from None
+    except OperatorError:
+        raise
     except OSError as e:
         raise UsageError(f"{getattr(e, 'filename', None) or args.out}: {e.strerror or e}") from None
     except Exception as e:  # a crash is still one line; nothing was written
@@ -246,17 +224,14 @@ def _ingest(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from app.data import NoRunError, RunData, require_run
-    from app.report import ReportError, build_report, write_report
-    from spark_jobs.publish import PublishError
+    from app.data import RunData, require_run
+    from app.report import build_report, write_report
 
     started = time.perf_counter()
     try:
         data = RunData(require_run(args.data))
         html = build_report(data, fid=args.fid, at=args.at)
         size = write_report(html, args.out)
-    except (NoRunError, PublishError, ReportError) as e:
-        raise UsageError(str(e)) from None
     except OSError as e:
         raise UsageError(f"{args.out}: cannot write the report: {e.strerror or e}") from None
     view = f"folder {args.fid}" + (f" at {args.at}" if args.at else "") if args.fid else "organisation"

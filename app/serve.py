@@ -12,36 +12,15 @@ SIGTERM stops gracefully (requests in flight finish, at most ``GRACEFUL_SECONDS`
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
-from app.settings import Settings, SettingsError
-from spark_jobs.environment import env_int
+from app.settings import Settings
 
 GRACEFUL_SECONDS = 10
 #: a first visit of a folder at 100,000 folders reads several tables: well under this, even loaded
 TIMEOUT_SECONDS = 120
-
-
-def default_workers() -> int:
-    """gunicorn's rule of thumb, 2 x cores + 1, capped so a big machine does not fork dozens of
-    copies of pandas and Dash (each worker holds its own tables between cache hits)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return min(2 * cores + 1, 12)
-
-
-def workers_from(flag: int | None, env: dict[str, str] | os._Environ[str] | None = None) -> int:
-    """``--workers`` wins over ``PFSCOPE_WORKERS``, which wins over :func:`default_workers`."""
-    env = os.environ if env is None else env
-    if flag is None:
-        flag = env_int(env, "PFSCOPE_WORKERS", SettingsError)
-        if flag is None:
-            return default_workers()
-    if flag < 1:
-        raise SettingsError(f"workers: {flag} (need at least 1)")
-    return flag
 
 
 def listening_line(settings: Settings, workers: int | None) -> str:
@@ -106,8 +85,3 @@ def serve(settings: Settings, *, workers: int, dev: bool = False, access_log: st
         return code if isinstance(code, int) else (0 if code is None else 1)
     return 0
 
-
-if __name__ == "__main__":  # pragma: no cover - python -m app.serve is pfscope serve
-    from app.cli import main
-
-    sys.exit(main(["serve", *sys.argv[1:]]))

@@ -1,4 +1,9 @@
-"""The dashboard's settings: one typed object, from flags and ``PFSCOPE_*`` variables.
+"""Configuration: every ``PFSCOPE_*`` variable is read here and nowhere else.
+
+One precedence rule for every setting: a flag wins over the environment, which wins over the
+default (:func:`pick`); one parser per type (:func:`env_text`, :func:`env_int`). The dashboard's
+settings are one typed object (:class:`Settings`); the job's are ``spark_jobs.job.JobSettings``,
+filled here (:func:`job_settings`) so the pipeline reads no environment of its own.
 
 Safe by default: the dashboard binds to 127.0.0.1 and refuses any other address unless
 credentials are configured (then every route asks for HTTP Basic auth).
@@ -12,6 +17,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from spark_jobs.model.errors import OperatorError
 
@@ -19,6 +25,30 @@ DEFAULT_DATA = "data/demo/runs"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8050
 DEFAULT_CACHE_TIMEOUT = 3600
+#: gunicorn's rule of thumb (2 x cores + 1) is capped here: each worker holds its own tables
+MAX_DEFAULT_WORKERS = 12
+
+#: every variable pfscope reads, and what it sets (the README's Configuration lists the same)
+VARIABLES = {
+    "PFSCOPE_SERVE_DATA": "serve: the folder of published runs (--data)",
+    "PFSCOPE_HOST": "serve: the address to bind (--host)",
+    "PFSCOPE_PORT": "serve: the port (--port)",
+    "PFSCOPE_WORKERS": "serve: gunicorn worker processes (--workers)",
+    "PFSCOPE_USER": "serve: HTTP Basic user (with PFSCOPE_PASSWORD: required beyond loopback)",
+    "PFSCOPE_PASSWORD": "serve: HTTP Basic password",
+    "PFSCOPE_CACHE_DIR": "serve: the shared file cache's folder",
+    "PFSCOPE_CACHE_TIMEOUT": "serve: seconds a cached answer lives",
+    "PFSCOPE_REDIS_URL": "serve: a Redis cache shared by every worker instead of files",
+    "PFSCOPE_ACCESS_LOG": "serve: gunicorn's access log ('-': stderr)",
+    "PFSCOPE_SPARK_MASTER": "compute: the Spark master URL (--master)",
+    "PFSCOPE_KEEP": "compute: published runs retention keeps (--keep)",
+    "PFSCOPE_DRIVER_MEMORY": "compute: the Spark driver's heap (spark.driver.memory)",
+}
+
+T = TypeVar("T")
+
+if TYPE_CHECKING:
+    from spark_jobs.job import JobSettings
 
 
 class SettingsError(OperatorError, ValueError):
@@ -72,14 +102,64 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _int(env: Mapping[str, str], name: str, default: int) -> int:
-    raw = env.get(name)
-    if raw is None or raw == "":
-        return default
+def pick(flag: T | None, environment: T | None, default: T) -> T:
+    """The one precedence rule: a flag wins over the environment, which wins over the default."""
+    if flag is not None:
+        return flag
+    return environment if environment is not None else default
+
+
+def env_text(env: Mapping[str, str], name: str) -> str | None:
+    """``env[name]``, stripped; None when unset or blank."""
+    raw = (env.get(name) or "").strip()
+    return raw or None
+
+
+def env_int(env: Mapping[str, str], name: str) -> int | None:
+    """``env[name]`` as a whole number; None when unset or blank; one-line error otherwise."""
+    raw = env_text(env, name)
+    if raw is None:
+        return None
     try:
         return int(raw)
     except ValueError:
         raise SettingsError(f"{name}={raw!r} is not a whole number") from None
+
+
+def _environ(env: Mapping[str, str] | None) -> Mapping[str, str]:
+    return os.environ if env is None else env
+
+
+def default_workers() -> int:
+    """gunicorn's rule of thumb, 2 x cores + 1, capped so a big machine does not fork dozens of
+    copies of pandas and Dash (each worker holds its own tables between cache hits)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return min(2 * cores + 1, MAX_DEFAULT_WORKERS)
+
+
+def serve_workers(flag: int | None, env: Mapping[str, str] | None = None) -> int:
+    """gunicorn workers: ``--workers``, else ``PFSCOPE_WORKERS``, else :func:`default_workers`."""
+    n = pick(flag, env_int(_environ(env), "PFSCOPE_WORKERS"), None)
+    if n is None:
+        return default_workers()
+    if n < 1:
+        raise SettingsError(f"workers: {n} (need at least 1)")
+    return n
+
+
+def access_log(env: Mapping[str, str] | None = None) -> str | None:
+    """Where gunicorn writes its access log (``PFSCOPE_ACCESS_LOG``); None: nowhere."""
+    return env_text(_environ(env), "PFSCOPE_ACCESS_LOG")
+
+
+def job_settings(flags: Any, env: Mapping[str, str] | None = None) -> JobSettings:
+    """The job's settings from ``pfscope compute``'s parsed flags, the environment and defaults."""
+    from spark_jobs.job import settings_from_flags
+
+    env = _environ(env)
+    return settings_from_flags(flags, master=env_text(env, "PFSCOPE_SPARK_MASTER"),
+                               keep=env_int(env, "PFSCOPE_KEEP"),
+                               driver_memory=env_text(env, "PFSCOPE_DRIVER_MEMORY"))
 
 
 def load_settings(
@@ -90,14 +170,15 @@ def load_settings(
     port: int | None = None,
 ) -> Settings:
     """Flags win over ``PFSCOPE_*`` variables, which win over the defaults; checked."""
-    env = os.environ if env is None else env
+    env = _environ(env)
+    cache_dir = env_text(env, "PFSCOPE_CACHE_DIR")
     return Settings(
-        data_dir=Path(data_dir or env.get("PFSCOPE_SERVE_DATA") or DEFAULT_DATA),
-        host=host or env.get("PFSCOPE_HOST") or DEFAULT_HOST,
-        port=port if port is not None else _int(env, "PFSCOPE_PORT", DEFAULT_PORT),
-        cache_dir=Path(env["PFSCOPE_CACHE_DIR"]) if env.get("PFSCOPE_CACHE_DIR") else default_cache_dir(),
-        redis_url=env.get("PFSCOPE_REDIS_URL") or None,
-        user=env.get("PFSCOPE_USER") or None,
-        password=env.get("PFSCOPE_PASSWORD") or None,
-        cache_timeout=_int(env, "PFSCOPE_CACHE_TIMEOUT", DEFAULT_CACHE_TIMEOUT),
+        data_dir=Path(pick(data_dir or None, env_text(env, "PFSCOPE_SERVE_DATA"), DEFAULT_DATA)),
+        host=pick(host or None, env_text(env, "PFSCOPE_HOST"), DEFAULT_HOST),
+        port=pick(port, env_int(env, "PFSCOPE_PORT"), DEFAULT_PORT),
+        cache_dir=Path(cache_dir) if cache_dir else default_cache_dir(),
+        redis_url=env_text(env, "PFSCOPE_REDIS_URL"),
+        user=env_text(env, "PFSCOPE_USER"),
+        password=env.get("PFSCOPE_PASSWORD") or None,  # a password is taken as typed, spaces and all
+        cache_timeout=pick(None, env_int(env, "PFSCOPE_CACHE_TIMEOUT"), DEFAULT_CACHE_TIMEOUT),
     ).check()

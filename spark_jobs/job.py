@@ -1,8 +1,11 @@
 """``pfscope compute`` and the ``spark-submit`` entry: run the job, publish or leave the last
 good run in place. Every failure an operator can meet is one line and a non-zero exit.
 
-With spark-submit (the package installed on the cluster's Python, or shipped as a zip with
-``--py-files``): ``spark-submit --master URL spark_jobs/job.py --topology ... --events ... --out ...``
+The job takes one typed :class:`JobSettings`. ``pfscope compute`` builds it from its flags, the
+``PFSCOPE_*`` variables and the defaults (``app/settings.py``); under spark-submit (the package
+installed on the cluster's Python, or shipped as a zip with ``--py-files``) :func:`main` builds
+it from the same flags alone:
+``spark-submit --master URL spark_jobs/job.py --topology ... --events ... --out ...``
 """
 
 from __future__ import annotations
@@ -13,19 +16,20 @@ import sys
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from spark_jobs.model.errors import OperatorError
 from spark_jobs.model.events import expand_paths
-from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
-from spark_jobs.model.topology import TopologyError, load_topology
+from spark_jobs.model.timeutil import format_ts, parse_ts
+from spark_jobs.model.topology import load_topology
 from spark_jobs.publish import (
+    DEFAULT_KEEP,
     EXIT_LOCKED,
     Pruning,
-    PublishError,
     RunLocked,
     abandon,
-    keep_from,
+    check_keep,
     prune_runs,
     publish,
     run_lock,
@@ -51,6 +55,63 @@ class JobError(OperatorError):
     """A failure reported as one line."""
 
 
+@dataclass(frozen=True)
+class JobSettings:
+    """One run of the job: what to read, where to publish, how to run Spark."""
+
+    topology: str
+    events: tuple[str, ...]
+    out: str
+    as_of: str | None = None
+    #: Spark master URL; None: spark-submit's when running under it, else ``local[*]``
+    master: str | None = None
+    #: extra Spark settings as ``KEY=VALUE`` (they win over the job's own)
+    conf: tuple[str, ...] = ()
+    partitions: int | None = None
+    #: published runs retention keeps (0: every run)
+    keep: int = DEFAULT_KEEP
+    #: when another run holds the lock: None exits 75; -1 waits as long as it takes; else seconds
+    wait_lock: float | None = None
+    #: the driver's heap (``spark.driver.memory``); None: the session's default
+    driver_memory: str | None = None
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The job's flags, shared by ``pfscope compute`` and the spark-submit entry. Their
+    defaults are None: the command line fills them from ``PFSCOPE_*`` variables, then defaults."""
+    p.add_argument("--topology", required=True, help="topology JSON or YAML")
+    p.add_argument("--events", required=True, nargs="+", help="event log files, folders, globs or URIs")
+    p.add_argument("--as-of", help="RFC 3339 time; default: the last event's")
+    p.add_argument("--out", required=True, help="folder of published runs (LATEST points at the last good one)")
+    p.add_argument("--master", help="Spark master URL (default: $PFSCOPE_SPARK_MASTER, spark-submit's, else local[*])")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
+    p.add_argument("--partitions", type=int, help="partitions for the fold (default: one per 20,000 accepted "
+                                                  "events up to two per core; one per 250,000 beyond)")
+    p.add_argument("--keep", type=int, metavar="N",
+                   help="after publishing, keep the newest N published runs, never fewer than the published one "
+                        "and the one before it (default: $PFSCOPE_KEEP, else 5; 0 keeps every run); folders "
+                        "left by killed runs are removed either way")
+    p.add_argument("--wait-lock", type=float, nargs="?", const=-1, metavar="SECONDS",
+                   help="when another run holds DIR/.lock: wait for it (as long as it takes, or SECONDS) "
+                        "instead of exiting with status 75")
+
+
+def settings_from_flags(args: argparse.Namespace, **defaults: Any) -> JobSettings:
+    """:class:`JobSettings` from parsed :func:`add_arguments` flags; a flag left unset takes
+    ``defaults[name]`` (the caller's environment), else the field's default."""
+    def pick(name: str) -> Any:
+        value = getattr(args, name)
+        return value if value is not None else defaults.get(name)
+
+    fields = {"master": pick("master"), "partitions": args.partitions, "wait_lock": args.wait_lock,
+              "driver_memory": defaults.get("driver_memory")}
+    keep = pick("keep")
+    if keep is not None:
+        fields["keep"] = keep
+    return JobSettings(topology=args.topology, events=tuple(args.events), out=args.out, as_of=args.as_of,
+                       conf=tuple(args.conf), **fields)
+
+
 def parse_conf(pairs: list[str]) -> dict[str, str]:
     conf = {}
     for p in pairs:
@@ -71,10 +132,10 @@ def input_bytes(paths: list[str]) -> int | None:
         return None
 
 
-def run_job(args: argparse.Namespace) -> int:
+def run_job(args: JobSettings) -> int:
     try:
-        keep = keep_from(getattr(args, "keep", None))
-        with run_lock(args.out, wait=wait_seconds(getattr(args, "wait_lock", None))):
+        keep = check_keep(args.keep)
+        with run_lock(args.out, wait=wait_seconds(args.wait_lock)):
             pointer = _run(args)
             try:  # the run is published: a failed clean-up is said, never reported as a failed run
                 pruned: Pruning | None = prune_runs(args.out, keep, pointer)
@@ -84,7 +145,7 @@ def run_job(args: argparse.Namespace) -> int:
     except RunLocked as e:
         print(f"pfscope compute: {e}", file=sys.stderr)
         return EXIT_LOCKED
-    except (JobError, TopologyError, TimeError, PublishError, FileNotFoundError) as e:
+    except (OperatorError, FileNotFoundError) as e:
         print(f"pfscope compute: {e}", file=sys.stderr)
         return 2
     except Exception as e:  # a crash is still one line; the previous run stays
@@ -143,18 +204,20 @@ def write_tables(result: JobResult, table_path: Callable[[str], str], pool: Thre
             result.written(n)
 
 
-def _run(args: argparse.Namespace) -> dict[str, Any]:
+def _run(args: JobSettings) -> dict[str, Any]:
     started = time.perf_counter()
     topo = load_topology(args.topology)
     as_of = parse_ts(args.as_of) if args.as_of else None
-    conf = parse_conf(args.conf)
+    conf = parse_conf(list(args.conf))
+    if args.driver_memory:
+        conf.setdefault("spark.driver.memory", args.driver_memory)
     run = start_run(args.out)
     try:
         from spark_jobs.compute import compute
         from spark_jobs.session import spark_session
 
         spark = spark_session(master=args.master, conf=conf, progress=sys.stderr.isatty(),
-                              input_bytes=input_bytes(args.events))
+                              input_bytes=input_bytes(list(args.events)))
         # leaving the pool waits for every write it runs, so nothing writes into an abandoned run
         with ThreadPoolExecutor(max_workers=WRITER_THREADS, thread_name_prefix="pfscope-write") as pool:
             started_writes: dict[str, Future[None]] = {}
@@ -162,7 +225,7 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
             def start_rejects(df: DataFrame) -> None:
                 started_writes["rejects"] = pool.submit(write_table, df, "rejects", run.table_path("rejects"))
 
-            result = compute(spark, topo, args.events, as_of=as_of, run_id=run.run_id,
+            result = compute(spark, topo, list(args.events), as_of=as_of, run_id=run.run_id,
                              partitions=args.partitions, on_rejects=start_rejects)
             write_tables(result, run.table_path, pool, started_writes)
     except BaseException:
@@ -180,9 +243,10 @@ def _run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from app.cli import main as cli_main
-
-    return cli_main(["compute", *(argv if argv is not None else sys.argv[1:])])
+    """The spark-submit entry: the job's flags alone (spark-submit sets the master and memory)."""
+    p = argparse.ArgumentParser(prog="spark_jobs/job.py", description="pfscope's Spark job: compute and publish")
+    add_arguments(p)
+    return run_job(settings_from_flags(p.parse_args(argv)))
 
 
 if __name__ == "__main__":

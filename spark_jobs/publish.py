@@ -36,8 +36,6 @@ from typing import Any
 
 from spark_jobs.model.errors import OperatorError
 
-from .environment import env_int
-
 LATEST = "LATEST"
 RUNS = "runs"
 LOCK = ".lock"
@@ -200,16 +198,11 @@ def _read_holder(path: Path) -> str:
 # --------------------------------------------------------------------------------------------
 # retention
 # --------------------------------------------------------------------------------------------
-def keep_from(flag: int | None, env: Mapping[str, str] | None = None) -> int:
-    """``--keep`` wins over ``PFSCOPE_KEEP``, which wins over :data:`DEFAULT_KEEP`."""
-    env = os.environ if env is None else env
-    if flag is None:
-        flag = env_int(env, "PFSCOPE_KEEP", PublishError)
-        if flag is None:
-            return DEFAULT_KEEP
-    if flag < 0:
-        raise PublishError(f"--keep {flag}: need 0 (keep every run) or more")
-    return flag
+def check_keep(keep: int) -> int:
+    """How many published runs retention keeps: 0 (every run) or more."""
+    if keep < 0:
+        raise PublishError(f"keep {keep}: need 0 (keep every run) or more")
+    return keep
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,10 @@ C2_LATER = ("-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=
             " -XX:Tier4CompileThreshold=60000 -XX:Tier4BackEdgeThreshold=400000")
 
 
+#: the driver's heap unless the job is given another (``PFSCOPE_DRIVER_MEMORY`` or ``--conf``)
+DEFAULT_DRIVER_MEMORY = "4g"
+
+
 def spark_session(
     master: str | None = None,
     app_name: str = "pfscope",
@@ -81,7 +85,7 @@ def session_settings(master: str | None, *, progress: bool = False, for_tests: b
         "spark.sql.execution.arrow.maxBytesPerBatch": str(2**31 - 1),
         "spark.ui.showConsoleProgress": "true" if progress else "false",
         "spark.sql.adaptive.enabled": "true",
-        "spark.driver.memory": os.environ.get("PFSCOPE_DRIVER_MEMORY", "4g"),
+        "spark.driver.memory": DEFAULT_DRIVER_MEMORY,
     }
     if input_bytes is not None and input_bytes < UNCOMPRESSED_CACHE_BELOW_BYTES:
         settings["spark.sql.inMemoryColumnarStorage.compressed"] = "false"

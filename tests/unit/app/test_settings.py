@@ -6,7 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from app.settings import DEFAULT_DATA, SettingsError, is_loopback, load_settings
+from app.settings import (
+    DEFAULT_DATA,
+    VARIABLES,
+    SettingsError,
+    default_workers,
+    is_loopback,
+    job_settings,
+    load_settings,
+    serve_workers,
+)
 
 
 def test_defaults_are_safe() -> None:
@@ -52,3 +61,58 @@ def test_bad_values_are_one_line_errors(env: dict[str, str], match: str) -> None
 def test_loopback_addresses() -> None:
     assert all(is_loopback(h) for h in ("127.0.0.1", "127.8.9.1", "::1", "localhost"))
     assert not any(is_loopback(h) for h in ("0.0.0.0", "192.168.1.1", "example.org"))
+
+
+# how many workers ``pfscope serve`` starts
+def test_workers_flag_wins_over_the_environment_which_wins_over_the_default() -> None:
+    assert serve_workers(3, {"PFSCOPE_WORKERS": "5"}) == 3
+    assert serve_workers(None, {"PFSCOPE_WORKERS": "5"}) == 5
+    assert serve_workers(None, {"PFSCOPE_WORKERS": " "}) == default_workers()
+    assert serve_workers(None, {}) == default_workers()
+    assert 1 <= default_workers() <= 12
+
+
+@pytest.mark.parametrize(("flag", "env", "match"), [
+    (None, {"PFSCOPE_WORKERS": "lots"}, "PFSCOPE_WORKERS='lots' is not a whole number"),
+    (None, {"PFSCOPE_WORKERS": "0"}, r"workers: 0 \(need at least 1\)"),
+    (-1, {}, r"workers: -1 \(need at least 1\)"),
+])
+def test_bad_worker_counts_are_one_line_errors(flag: int | None, env: dict[str, str], match: str) -> None:
+    with pytest.raises(SettingsError, match=match):
+        serve_workers(flag, env)
+
+
+def test_the_jobs_flags_win_over_the_environment_which_wins_over_the_defaults() -> None:
+    from app.cli import _parser
+    from spark_jobs.publish import DEFAULT_KEEP
+
+    def job(argv: list[str], env: dict[str, str]):  # type: ignore[no-untyped-def]
+        return job_settings(_parser().parse_args(["compute", "--topology", "t", "--events", "e", "--out", "o", *argv]),
+                            env)
+
+    assert job([], {}).keep == DEFAULT_KEEP == 5 and job([], {}).master is None and job([], {}).driver_memory is None
+    env = {"PFSCOPE_KEEP": "12", "PFSCOPE_SPARK_MASTER": "local[2]", "PFSCOPE_DRIVER_MEMORY": "6g"}
+    s = job([], env)
+    assert (s.keep, s.master, s.driver_memory) == (12, "local[2]", "6g")
+    s = job(["--keep", "3", "--master", "local[1]"], env)
+    assert (s.keep, s.master, s.driver_memory) == (3, "local[1]", "6g")
+    assert job(["--keep", "0"], {}).keep == 0
+    with pytest.raises(SettingsError, match="PFSCOPE_KEEP='x' is not a whole number"):
+        job([], {"PFSCOPE_KEEP": "x"})
+
+
+def test_every_variable_is_read_in_the_settings_module_and_listed() -> None:
+    """No module but app/settings.py looks a ``PFSCOPE_*`` variable up, and VARIABLES lists them all."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    lookup = re.compile(r"""(?:environ\.get\(|environ\[|getenv\(|env\.get\(|env\[|env_\w+\(\w+, )["']PFSCOPE_""")
+    readers, named = set(), set()
+    for path in [*root.joinpath("app").rglob("*.py"), *root.joinpath("spark_jobs").rglob("*.py")]:
+        text = path.read_text(encoding="utf-8")
+        if lookup.search(text):
+            readers.add(path.relative_to(root).as_posix())
+        named |= set(re.findall(r"PFSCOPE_[A-Z][A-Z_]+", text))
+    assert readers == {"app/settings.py"}
+    assert named <= set(VARIABLES)

@@ -124,17 +124,12 @@ def test_plan_removes_only_dead_older_leftovers() -> None:
     assert plan_pruning(runs, 0, current=ids[5], previous=ids[0]).leftovers == [ids[1], ids[2]]
 
 
-def test_keep_from_flag_environment_and_default() -> None:
-    from spark_jobs.publish import DEFAULT_KEEP, keep_from
+def test_retention_keeps_zero_or_more_runs() -> None:
+    from spark_jobs.publish import check_keep
 
-    assert keep_from(None, {}) == DEFAULT_KEEP == 5
-    assert keep_from(None, {"PFSCOPE_KEEP": "12"}) == 12
-    assert keep_from(3, {"PFSCOPE_KEEP": "12"}) == 3
-    assert keep_from(0, {}) == 0
-    with pytest.raises(PublishError, match="PFSCOPE_KEEP='x'"):
-        keep_from(None, {"PFSCOPE_KEEP": "x"})
-    with pytest.raises(PublishError, match="--keep -1"):
-        keep_from(-1, {})
+    assert check_keep(0) == 0 and check_keep(12) == 12
+    with pytest.raises(PublishError, match="keep -1"):
+        check_keep(-1)
 
 
 def _dead_pid() -> int:
