@@ -81,8 +81,12 @@ def r_out_of_range(f: str) -> str:
     return f"number out of range in field: {f}"
 
 
-#: the largest integer a line's ``cn`` or ``bytes`` may carry: the tables store them as 64-bit integers
+#: the largest ``bytes`` a line may carry: the tables store it as a 64-bit integer
 MAX_INT = 2**63 - 1
+#: the largest CN, in ``cn`` and in every CN set: Exchange numbers changes with a 48-bit counter
+#: (its GLOBCNT), and with CNs this small a CN set's count (a sum over its origins) fits a 64-bit
+#: column for up to 32,767 stores (MAX_STORES in topology.py), so no count can overflow
+MAX_CN = 2**48 - 1
 
 
 class Reject(Exception):
@@ -206,17 +210,19 @@ def _cnset(obj: dict[str, Any], f: str, topo: Topology) -> CNSet:
         if "lo > hi" in text:
             raise Reject(r_lo_above_hi(f)) from None
         raise Reject(r_ill_typed(f)) from None
+    if any((s.max_cn(origin) or 0) > MAX_CN for origin in s.origins()):
+        raise Reject(r_out_of_range(f))
     for origin in s.origins():
         if origin not in topo.stores:
             raise Reject(r_unknown_store(f))
     return s
 
 
-def _int(obj: dict[str, Any], f: str, *, minimum: int) -> int:
+def _int(obj: dict[str, Any], f: str, *, minimum: int, maximum: int) -> int:
     v = _req(obj, f)
     if not isinstance(v, int) or isinstance(v, bool) or v < minimum:
         raise Reject(r_ill_typed(f))
-    if v > MAX_INT:
+    if v > maximum:
         raise Reject(r_out_of_range(f))
     return v
 
@@ -264,7 +270,7 @@ def parse_line(text: str, topo: Topology, seq: int) -> Event:
 
     if kind == "change":
         ev.fid = _fid(obj)
-        ev.cn = _int(obj, "cn", minimum=1)
+        ev.cn = _int(obj, "cn", minimum=1, maximum=MAX_CN)
         ev.op = _opt(obj, "op", str)
         if ev.op is not None and ev.op not in OPS:
             raise Reject(r_ill_typed("op"))

@@ -146,6 +146,12 @@ def load_topology(path: str | Path) -> Topology:
         raise TopologyError(f"{p}: {e}") from None
 
 
+#: stores in one topology: with CNs below 2**48 (events.MAX_CN), a count over every origin fits 64 bits
+MAX_STORES = 2**15 - 1
+#: a transport cost (Exchange's are small whole numbers; the tables store them as 64-bit integers)
+MAX_COST = 2**31 - 1
+
+
 def topology_from_json(data: Any) -> Topology:
     if not isinstance(data, dict):
         raise TopologyError("the topology must be an object with sites, stores and folders")
@@ -168,7 +174,7 @@ def topology_from_json(data: Any) -> Topology:
                 raise TopologyError(f"{where} names site {name!r}, which is not in 'sites'")
         if a == b:
             raise TopologyError(f"{where} gives a cost from site {a!r} to itself (always 0)")
-        if not isinstance(cost, int) or isinstance(cost, bool) or cost < 0:
+        if not isinstance(cost, int) or isinstance(cost, bool) or cost < 0 or cost > MAX_COST:
             raise TopologyError(f"{where}: cost must be a whole number >= 0, not {cost!r}")
         for key in ((a, b), (b, a)):
             if key in costs and costs[key] != cost:
@@ -176,7 +182,10 @@ def topology_from_json(data: Any) -> Topology:
             costs[key] = cost
 
     stores: dict[str, Store] = {}
-    for i, s in enumerate(_list(data, "stores", required=True)):
+    listed = _list(data, "stores", required=True)
+    if len(listed) > MAX_STORES:
+        raise TopologyError(f"{len(listed):,} stores: at most {MAX_STORES:,} (a CN set's count must fit 64 bits)")
+    for i, s in enumerate(listed):
         where = f"stores[{i}]"
         if not isinstance(s, dict):
             raise TopologyError(f"{where} must be an object")

@@ -66,7 +66,12 @@ SECOND = [
     send("m1"),  # a repeat of the first send: a duplicate
     "",
     change("2026-11-02T12:00:00Z", 2**63),  # beyond a long: rejected, not an overflow of the job
-    change("2026-11-02T12:00:00Z", 2**63 - 1),  # the largest CN
+    change("2026-11-02T12:00:00Z", 2**48),  # beyond Exchange's 48-bit CN: rejected
+    change("2026-11-02T12:00:00Z", 2**48 - 1),  # the largest CN
+    send("m9", ts="2026-11-02T12:30:00Z", cnset="PFS1:1-9223372036854775808"),  # beyond a long: rejected
+    send("m8", ts="2026-11-02T12:40:00Z", cnset="PFS1:1-281474976710655;PFS2:1-281474976710655"),  # counts sum
+    receive("m9", "2026-11-02T13:00:00Z"),  # of the rejected send: a receive of a message never sent
+    receive("m8", "2026-11-02T13:00:00Z"),
 ]
 
 
