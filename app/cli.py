@@ -67,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("serve", help="the dashboard")
     v.add_argument("--data", help="folder of published runs, as given to compute --out "
-                                  "(default: $PFSCOPE_SERVE_DATA, else data/demo/runs)")
+                                  "(default: $PFSCOPE_SERVE_DATA, else data/demo/published)")
     v.add_argument("--host", help="address to bind (default: $PFSCOPE_HOST, else 127.0.0.1; any other needs "
                                   "PFSCOPE_USER and PFSCOPE_PASSWORD)")
     v.add_argument("--port", type=int, help="port (default: $PFSCOPE_PORT, else 8050)")
