@@ -233,7 +233,7 @@ def _ingest(args: argparse.Namespace) -> int:
     for reason, n in s["reject_reasons"].items():
         print(f"  rejected {n:,}: {reason}")
     if s["rejected"] and any("unrendered" in r for r in s["reject_reasons"]):
-        print("  some events carry no description: see README, 'Reading Exchange's own logs'")
+        print("  some events carry no description: see docs/ingest.md, 'Export the events'")
     broken = s["files_broken"]
     if broken:
         print(f"pfscope ingest: partial: {len(broken)} of {len(s['files'])} files could not be read whole; "
