@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("serve", help="the dashboard")
     v.add_argument("--data", help="folder of published runs, as given to compute --out "
-                                  "(default: $PFSCOPE_SERVE_DATA, else data/demo/runs)")
+                                  "(default: $PFSCOPE_SERVE_DATA, else data/demo/published)")
     v.add_argument("--host", help="address to bind (default: $PFSCOPE_HOST, else 127.0.0.1; any other needs "
                                   "PFSCOPE_USER and PFSCOPE_PASSWORD)")
     v.add_argument("--port", type=int, help="port (default: $PFSCOPE_PORT, else 8050)")
@@ -211,7 +211,7 @@ def _ingest(args: argparse.Namespace) -> int:
     for reason, n in s["reject_reasons"].items():
         print(f"  rejected {n:,}: {reason}")
     if s["rejected"] and any("unrendered" in r for r in s["reject_reasons"]):
-        print("  some events carry no description: see README, 'Reading Exchange's own logs'")
+        print("  some events carry no description: see docs/ingest.md, 'Export the events'")
     broken = s["files_broken"]
     if broken:
         print(f"pfscope ingest: partial: {len(broken)} of {len(s['files'])} files could not be read whole; "

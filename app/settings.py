@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from spark_jobs.model.errors import OperatorError
 
-DEFAULT_DATA = "data/demo/runs"
+DEFAULT_DATA = "data/demo/published"
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8050
 DEFAULT_CACHE_TIMEOUT = 3600

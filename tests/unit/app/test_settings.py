@@ -24,6 +24,13 @@ def test_defaults_are_safe() -> None:
     assert s.redis_url is None and not s.auth_required
 
 
+def test_serve_default_is_where_the_demo_publishes() -> None:
+    # scripts/demo publishes into data/demo/published and serves it; a bare `pfscope serve` finds it too
+    assert DEFAULT_DATA == "data/demo/published"
+    demo = (Path(__file__).resolve().parents[3] / "scripts" / "demo").read_text()
+    assert '--out "$DATA/published"' in demo and 'serve --data "$DATA/published"' in demo
+
+
 def test_environment_then_flags() -> None:
     env = {"PFSCOPE_SERVE_DATA": "/srv/runs", "PFSCOPE_PORT": "9000", "PFSCOPE_CACHE_DIR": "/var/cache/pf",
            "PFSCOPE_REDIS_URL": "redis://cache:6379/0", "PFSCOPE_CACHE_TIMEOUT": "60"}
