@@ -25,7 +25,17 @@ from app.plotly_bundle import serve_cartesian_plotly
 from app.runtime import EXTENSION, current_data
 from app.settings import Settings, SettingsError, load_settings
 
-ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+
+
+def assets_folder() -> Path:
+    """The folder Dash serves under ``/assets/`` (stylesheet, scripts, icon), found from the package,
+    never the working directory: ``app/assets`` in an installed wheel (pyproject.toml maps the
+    repository's top-level ``assets/`` there), else the checkout's ``assets/`` beside ``app/``
+    (a source tree, an editable install)."""
+    installed = HERE / "assets"
+    return installed if installed.is_dir() else HERE.parent / "assets"
+
 
 INDEX = """<!DOCTYPE html>
 <html lang="en">
@@ -165,8 +175,8 @@ def create_app(settings: Settings) -> dash.Dash:
     install_compression(server)
     serve_cartesian_plotly(server)  # after the auth hook: charts draw with plotly.js's cartesian bundle
     app = dash.Dash(
-        "pfscope", server=server, use_pages=True, pages_folder=str(ROOT / "app" / "pages"),
-        assets_folder=str(ROOT / "assets"), title="pfscope", update_title=None,
+        "pfscope", server=server, use_pages=True, pages_folder=str(HERE / "pages"),
+        assets_folder=str(assets_folder()), title="pfscope", update_title=None,
         suppress_callback_exceptions=True,
     )
     _install_not_found_status(server)

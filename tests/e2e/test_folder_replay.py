@@ -302,3 +302,17 @@ def test_a_long_history_keeps_every_change_on_the_keyboard(demo_server: Server, 
         page.wait_for_function(f"() => document.querySelector('#folder-at').innerText.includes('{want}')")
         assert float(thumb.get_attribute("aria-valuenow")) == pytest.approx((times[i] - times[0]).total_seconds(),
                                                                            abs=1e-3)
+
+
+def test_a_store_link_in_a_replayed_table_moves_within_the_page(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    """The slider's tables are drawn as one component each (app/frozen.py): their links still
+    move inside the single-page app, as dcc.Link does, with no reload; a modified click does not."""
+    open_page(page, demo_server.base + "/folder/1-1")
+    page.evaluate("() => { window.pfNoReload = 'still here'; }")
+    link = page.locator("#pf-replicas a[data-pf-link]").first
+    store = link.inner_text()
+    assert link.get_attribute("href") == f"/store/{store}"
+    link.click()
+    page.wait_for_url(f"**/store/{store}")
+    page.wait_for_function(f"() => (document.querySelector('main h1') || {{innerText: ''}}).innerText.includes('{store}')")
+    assert page.evaluate("() => window.pfNoReload") == "still here"
