@@ -23,7 +23,6 @@ from .backfill import (
 from .candidates import (
     RESPONDER_GROUPS,
     SORT_KEYS_2003,
-    VERSION_RANK,
     explain_candidates,
     request_options,
     responder_group_text,
@@ -157,7 +156,6 @@ __all__ = [
     "UNIQUE_NOT_REPLAYED",
     "UNIQUE_REPLAYED",
     "VERMILLION",
-    "VERSION_RANK",
     "Headline",
     "Page",
     "at_risk_cns",

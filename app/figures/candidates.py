@@ -6,6 +6,10 @@ from typing import Any
 
 import pandas as pd
 
+from spark_jobs.model.cnset import EMPTY, CNSet
+from spark_jobs.model.rules.sources import Candidate, sort_key_2003
+from spark_jobs.model.topology import VERSION_RANK, VERSIONS
+
 from .text import fmt_time
 
 #: the 2003+ sort keys, in order: (column, how it sorts, label)
@@ -17,19 +21,28 @@ SORT_KEYS_2003: tuple[tuple[str, str], ...] = (
     ("holds_count", "holds the most of the missing CNs"),
     ("candidate", "name"),
 )
-VERSION_RANK = {"5.5": 0, "2000": 1, "2003": 2, "2007": 3, "2010": 4}
 
 
 def _sort_key_2003(r: dict[str, Any]) -> tuple[Any, ...]:
+    """The model's 2003+ sort key (:func:`sort_key_2003`) of a ``backfill_candidates`` row, one
+    element per :data:`SORT_KEYS_2003` (the model's cost is two elements: no affinity, cost).
+
+    A row says how many of the missing CNs a candidate holds, not which: ``holds`` stands in with
+    that many. A version the model does not know (it never publishes one) sorts after every other.
+    """
     cost = r.get("cost")
-    return (
-        1 if (r.get("down") or r.get("unavailable")) else 0,
-        0 if r.get("preferred") else 1,
-        (1, 0) if cost is None or pd.isna(cost) else (0, int(cost)),
-        -VERSION_RANK.get(str(r.get("version")), -1),
-        -int(r.get("holds_count") or 0),
-        str(r.get("candidate")),
-    )
+    version = str(r.get("version"))
+    known = version in VERSION_RANK
+    name = str(r.get("candidate"))
+    held = int(r.get("holds_count") or 0)
+    status, preferred, no_affinity, by_cost, newest, most, name = sort_key_2003(Candidate(
+        name=name, same_site=False, cost=None if cost is None or pd.isna(cost) else int(cost),
+        version=version if known else VERSIONS[0], down=bool(r.get("down")),
+        unavailable=bool(r.get("unavailable")), preferred=bool(r.get("preferred")),
+        holds=CNSet.of(name, 1, held) if held > 0 else EMPTY,
+        last_backfill_request_at=None, mean_transit_us=None,
+    ))
+    return status, preferred, (no_affinity, by_cost), newest if known else 1, most, name
 
 
 def explain_candidates(candidates: pd.DataFrame) -> pd.DataFrame:
