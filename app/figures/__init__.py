@@ -117,6 +117,7 @@ from .text import (
     health_text,
     natural_key,
     plural,
+    ts_text,
     yes_no,
 )
 
@@ -201,6 +202,7 @@ __all__ = [
     "step_changes",
     "stores_by_site",
     "time_ticks",
+    "ts_text",
     "who_knows_what",
     "window",
     "worst_folders",

@@ -6,6 +6,8 @@ from typing import Any
 
 import pandas as pd
 
+from spark_jobs.model.timeutil import format_ts
+
 HIERARCHY_FID = "1-1"
 HIERARCHY_NAME = "public folder hierarchy"
 
@@ -20,6 +22,11 @@ def fmt_time(value: Any) -> str:
     if ts.tzinfo is None:
         ts = ts.tz_localize("UTC")
     return ts.tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def ts_text(value: Any) -> str:
+    """A time as a URL's ``?at=`` and a report's ``--at`` write it (RFC 3339, UTC)."""
+    return format_ts(int(pd.Timestamp(value).value // 1000))
 
 
 def esc(value: Any) -> str:
