@@ -18,7 +18,13 @@ from hypothesis import strategies as st
 from spark_jobs.ingest import run_ingest
 from spark_jobs.ingest.build import Accounting, classify, guess_version, ingest_records
 from spark_jobs.ingest.formats import RawRecord
-from spark_jobs.ingest.parse import Cn, ReplicationEvent, label_insertion_strings, parse_description, server_from_dn
+from spark_jobs.ingest.parse import (
+    Cn,
+    ReplicationEvent,
+    label_insertion_strings,
+    parse_description,
+    server_from_dn,
+)
 from spark_jobs.ingest.render import ExportRecord
 from spark_jobs.model.timeutil import parse_ts
 
