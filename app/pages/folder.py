@@ -20,10 +20,11 @@ from dash import Input, Output, State, callback, clientside_callback, dcc, html
 from app import components as c
 from app import figures as f
 from app.data import RunData, matrix_frame
+from app.figures.text import ts_text
 from app.frozen import frozen
 from app.runtime import current_data, settings
 from spark_jobs.model.rules.health import entry_overdue
-from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
+from spark_jobs.model.timeutil import TimeError, parse_ts
 
 
 def title(fid: str | None = None, **_: Any) -> str:
@@ -38,11 +39,6 @@ dash.register_page(__name__, path_template="/folder/<fid>", name="Folder", title
 MIN_LABEL_GAP = 1 / 8
 #: the time strip under the slider draws at most one tick per 1/MAX_STRIP_TICKS of its width
 MAX_STRIP_TICKS = 400
-
-
-def ts_text(ts: Any) -> str:
-    """A time as the URL writes it (RFC 3339, UTC)."""
-    return format_ts(int(pd.Timestamp(ts).value // 1000))
 
 
 def parse_at(text: str | None) -> pd.Timestamp | None:

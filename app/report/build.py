@@ -23,8 +23,9 @@ import plotly.graph_objects as go
 
 from app import figures as f
 from app.data import RunData, matrix_frame
+from app.figures.text import ts_text
 from spark_jobs.model.errors import OperatorError
-from spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
+from spark_jobs.model.timeutil import TimeError, parse_ts
 
 from .document import Document
 from .html import Html, esc, join, plotly_text, table, tag
@@ -166,12 +167,8 @@ def parse_view(data: RunData, fid: str | None, at: str | datetime | pd.Timestamp
         ts = ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
     as_of = data.summary().get("as_of")
     if not _missing(as_of) and ts > pd.Timestamp(as_of):
-        raise ReportError(f"--at {_ts_text(ts)} is after the run's as-of time {_ts_text(as_of)}")
+        raise ReportError(f"--at {ts_text(ts)} is after the run's as-of time {ts_text(as_of)}")
     return View(fid=fid, at=ts)
-
-
-def _ts_text(value: Any) -> str:
-    return format_ts(int(pd.Timestamp(value).value // 1000))
 
 
 def report_filename(run_id: str, fid: str | None = None, at: pd.Timestamp | None = None) -> str:

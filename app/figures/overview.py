@@ -1,0 +1,211 @@
+"""The overview's frames and figures: replicas by health, lag heatmap, worst folders, headline."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from .layout import MAX_MARKS, base_layout, empty_figure
+from .palette import (
+    HEALTH_COLOURS,
+    HEALTH_ORDER,
+    LAG_ABSOLUTE_SCALE,
+    LAG_ALARM,
+)
+
+
+def stores_by_site(stores: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Stores grouped by site (sites and stores by name), for the overview's store cards."""
+    ordered = stores.sort_values(["site", "store"], kind="stable")
+    return {str(site): group.reset_index(drop=True) for site, group in ordered.groupby("site", sort=True)}
+
+
+def health_by_store(replicas: pd.DataFrame, stores: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Tidy counts: one row per (store, health) with ``replicas``; every store and health present."""
+    names = sorted(set(replicas["store"]) | (set(stores["store"]) if stores is not None else set()))
+    counts = replicas.groupby(["store", "health"]).size()
+    rows = [
+        {"store": s, "health": h, "replicas": int(counts.get((s, h), 0))}
+        for s in names
+        for h in HEALTH_ORDER
+    ]
+    return pd.DataFrame(rows, columns=["store", "health", "replicas"])
+
+
+def fig_health_by_store(counts: pd.DataFrame) -> go.Figure:
+    """Per store, its replicas stacked by health (horizontal bars, one trace per health)."""
+    if counts.empty:
+        return empty_figure("No replicas in this run")
+    stores = sorted(counts["store"].unique(), reverse=True)
+    fig = go.Figure()
+    for health in HEALTH_ORDER:
+        part = counts[counts["health"] == health].set_index("store").reindex(stores)
+        fig.add_bar(
+            y=stores, x=part["replicas"].fillna(0).tolist(), name=health.replace("_", " "),
+            orientation="h", marker_color=HEALTH_COLOURS[health],
+            hovertemplate="%{y}: %{x} " + health.replace("_", " ") + "<extra></extra>",
+        )
+    fig.update_layout(barmode="stack", xaxis_title="replicas")
+    fig = base_layout(fig, height=max(220, 28 * len(stores) + 80))
+    fig.update_layout(legend_traceorder="normal")
+    return fig
+
+
+def worst_folders(
+    replicas: pd.DataFrame, entries: pd.DataFrame, as_of: Any = None, limit: int = 15
+) -> pd.DataFrame:
+    """The folders that need attention first: content at risk, most missing CNs, overdue, oldest entry.
+
+    ``replicas``: store, fid, path, health, missing_count, unique_count; ``entries``: the open
+    backfill entries (observer, fid, opened_at).
+    """
+    cols = ["fid", "path", "missing_count", "at_risk_count", "overdue", "open_entries", "oldest_open_at",
+            "oldest_open_age_s"]
+    if replicas.empty:
+        return pd.DataFrame(columns=cols)
+    r = replicas.copy()
+    r["at_risk"] = at_risk_cns(r)
+    r["is_overdue"] = (r["health"] == "overdue").astype("int64")
+    per = r.groupby("fid").agg(
+        path=("path", "first"), missing_count=("missing_count", "sum"),
+        at_risk_count=("at_risk", "sum"), overdue=("is_overdue", "sum"),
+    )
+    if not entries.empty:
+        e = entries.groupby("fid").agg(open_entries=("opened_at", "size"), oldest_open_at=("opened_at", "min"))
+        per = per.join(e, how="left")
+    else:
+        per["open_entries"] = 0
+        per["oldest_open_at"] = pd.Series(pd.NaT, index=per.index, dtype="datetime64[ns, UTC]")
+    per["open_entries"] = per["open_entries"].fillna(0).astype("int64")
+    ref = pd.Timestamp(as_of) if as_of is not None else None
+    per["oldest_open_age_s"] = (
+        (ref - per["oldest_open_at"]).dt.total_seconds() if ref is not None else float("nan")
+    )
+    per = per[(per["missing_count"] > 0) | (per["at_risk_count"] > 0) | (per["overdue"] > 0) | (per["open_entries"] > 0)]
+    per = per.sort_values(
+        ["at_risk_count", "overdue", "missing_count", "oldest_open_at"],
+        ascending=[False, False, False, True], na_position="last",
+    )
+    out = per.reset_index()[cols].head(limit)
+    for c in ("missing_count", "at_risk_count", "overdue"):
+        out[c] = out[c].astype("int64")
+    return out.reset_index(drop=True)
+
+
+def lag_heatmap_frame(lag_pairs: pd.DataFrame, stores: Sequence[str]) -> pd.DataFrame:
+    """Observer (rows) by subject (columns) total knowledge lag, stores in the given order."""
+    names = list(stores)
+    if lag_pairs.empty:
+        return pd.DataFrame(0, index=pd.Index(names, name="observer"), columns=pd.Index(names, name="subject"))
+    pivot = lag_pairs.pivot_table(index="observer", columns="subject", values="lag_count", aggfunc="sum")
+    return pivot.reindex(index=names, columns=names).rename_axis(index="observer", columns="subject")
+
+
+def fig_lag_heatmap(matrix: pd.DataFrame, max_marks: int = MAX_MARKS) -> go.Figure:
+    """The store × store knowledge-lag heatmap on an absolute scale (see :data:`LAG_ALARM`): a
+    healthy organisation's small lag stays pale. The diagonal says "self"; a blank cell: no
+    shared folder. Each cell carries its (observer, subject) as customdata, for clicks.
+
+    More than ``sqrt(max_marks)`` stores: only the stores with the most lag (as observer or
+    subject) are drawn, and the title says so.
+    """
+    if matrix.empty:
+        return empty_figure("No stores")
+    side = int(max_marks ** 0.5)
+    title = None
+    if len(matrix.index) > side:
+        totals = matrix.fillna(0).sum(axis=1) + matrix.fillna(0).sum(axis=0).reindex(matrix.index).fillna(0)
+        keep = sorted(totals.sort_values(ascending=False, kind="stable").index[:side])
+        title = f"The {side} stores with the most lag, of {len(matrix.index)}"
+        matrix = matrix.loc[keep, keep]
+    z = matrix.to_numpy(dtype="float64")
+    rows, cols = list(matrix.index), list(matrix.columns)
+    text = [["self" if o == s else "" if pd.isna(v) else f"{int(v):,}" for s, v in zip(cols, row, strict=True)]
+            for o, row in zip(rows, z, strict=True)]
+    custom = [[[o, s] for s in cols] for o in rows]
+    ticks = [0, LAG_ALARM // 10, LAG_ALARM // 4, LAG_ALARM // 2, LAG_ALARM]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=cols, y=rows, text=text, texttemplate="%{text}", customdata=custom,
+        colorscale=LAG_ABSOLUTE_SCALE, zmin=0, zmax=LAG_ALARM, hoverongaps=False,
+        colorbar={"title": {"text": "CNs behind"}, "tickvals": ticks,
+                  "ticktext": [f"{t:,}" for t in ticks[:-1]] + [f"{LAG_ALARM:,}+"]},
+        hovertemplate="%{y} believes %{x} is %{z:,} CNs behind its real state<extra></extra>",
+    ))
+    # the diagonal: a store about itself has no lag; drawn grey with "self", not left blank
+    diagonal = [[1.0 if o == s else None for s in cols] for o in rows]
+    fig.add_trace(go.Heatmap(z=diagonal, x=cols, y=rows, colorscale=[[0, "#d0d7de"], [1, "#d0d7de"]],
+                             showscale=False, hoverinfo="skip", text=text, texttemplate="%{text}",
+                             hoverongaps=False, name="self"))
+    fig.update_xaxes(title="subject (the store believed about)", side="top")
+    fig.update_yaxes(title="observer", autorange="reversed")
+    return base_layout(fig, title=title, height=max(300, 34 * len(matrix.index) + 120))
+
+
+def lag_click_target(point: dict[str, Any] | None) -> str | None:
+    """Where a click on the lag heatmap goes: the observer's store page, at its partners behind."""
+    if not point:
+        return None
+    custom = point.get("customdata")
+    observer = custom[0] if isinstance(custom, (list, tuple)) and custom else point.get("y")
+    if not observer:
+        return None
+    from urllib.parse import quote
+
+    return f"/store/{quote(str(observer), safe='')}#pf-behind-section"
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One count of the overview's first screen, and the view that lists what it counts."""
+
+    key: str
+    count: int
+    label: str
+    href: str
+    term: str | None = None
+
+    @property
+    def alarm(self) -> bool:
+        return self.count > 0
+
+
+def at_risk_cns(replicas: pd.DataFrame) -> pd.Series:
+    """Per replica row, the CNs at risk: a delete-pending replica's unique CNs (0 for any other)."""
+    return replicas["unique_count"].fillna(0).where(replicas["health"] == "delete_pending", 0)
+
+
+def headline_counts(
+    stores: pd.DataFrame, replicas: pd.DataFrame, entries: pd.DataFrame, rejected: Any
+) -> list[Headline]:
+    """The overview's headline: what is wrong, worst first, each a link to the filtered view.
+
+    ``replicas``: store, health, unique_count; ``entries``: the open backfill entries.
+    """
+    down = int((stores["status"] == "down").sum()) if "status" in stores.columns else 0
+    overdue = int((replicas["health"] == "overdue").sum()) if not replicas.empty else 0
+    at_risk = int(at_risk_cns(replicas).sum()) if not replicas.empty else 0
+    rejected_n = int(rejected or 0)
+    return [
+        Headline("stores-down", down, "store down" if down == 1 else "stores down", "/?status=down#pf-stores",
+                 "down"),
+        Headline("overdue", overdue, "overdue replica" if overdue == 1 else "overdue replicas",
+                 "/backfill?overdue=1", "overdue"),
+        Headline("at-risk", at_risk, f"CN{'' if at_risk == 1 else 's'} of content at risk",
+                 "/replicas?health=delete_pending", "content-at-risk"),
+        Headline("open-entries", len(entries), "open backfill entry" if len(entries) == 1 else "open backfill entries",
+                 "/backfill", "backfill-entry"),
+        Headline("rejected", rejected_n, "rejected input line" if rejected_n == 1 else "rejected input lines",
+                 "/rejects", "rejected-line"),
+    ]
+
+
+def run_age_s(summary: dict[str, Any], now: pd.Timestamp) -> float | None:
+    """Seconds since the run finished (or since its as-of time when no finish time was recorded)."""
+    ref = summary.get("finished_at") or summary.get("as_of")
+    if ref is None or pd.isna(ref):
+        return None
+    return float((pd.Timestamp(now) - pd.Timestamp(ref)).total_seconds())

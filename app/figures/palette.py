@@ -1,0 +1,42 @@
+"""The figures' colours: Okabe-Ito (colour-blind safe) per health, cell state and series; the lag scales."""
+
+from __future__ import annotations
+
+from typing import Any
+
+HEALTH_ORDER: tuple[str, ...] = ("in_sync", "backfilling", "overdue", "delete_pending", "deleted")
+HEALTH_COLOURS: dict[str, str] = {
+    "in_sync": "#009e73",
+    "backfilling": "#56b4e9",
+    "overdue": "#e69f00",
+    "delete_pending": "#cc79a7",
+    "deleted": "#999999",
+}
+
+
+CELL_COLOURS: dict[str, str] = {
+    "current": "#009e73",
+    "not_told": "#e69f00",
+    "told_later": "#56b4e9",
+    "lacks": "#d55e00",
+    "owned": "#0072b2",
+    "unknown": "#999999",
+}
+
+
+BLUE, ORANGE, SKY, GREEN, VERMILLION, PURPLE, GREY = (
+    "#0072b2", "#e69f00", "#56b4e9", "#009e73", "#d55e00", "#cc79a7", "#999999",
+)
+#: cividis is readable with every common colour vision deficiency
+LAG_SCALE = "Cividis"
+#: the overview heatmap's absolute scale: this many CNs behind or more is the darkest colour
+LAG_ALARM = 1000
+#: pale to vermillion, monotonic in lightness (readable with colour vision deficiencies): a
+#: small lag stays pale whatever the largest lag of the run is
+LAG_ABSOLUTE_SCALE: list[list[Any]] = [
+    [0.0, "#eef3f7"], [0.02, "#fbeed0"], [0.1, "#f5c96b"], [0.4, "#e69f00"], [1.0, "#b34700"],
+]
+
+
+TREND_PALETTE: tuple[str, ...] = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, GREY, "#000000")
+TREND_DASHES: tuple[str, ...] = ("solid", "dot", "dash", "dashdot")
