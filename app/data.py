@@ -36,7 +36,6 @@ T = TypeVar("T")
 #: a row filter: column -> one value, or a list/tuple/set of accepted values
 Filters = Mapping[str, Any]
 
-HIERARCHY_FID = "1-1"
 
 
 class NoRunError(OperatorError, RuntimeError):

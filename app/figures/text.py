@@ -7,8 +7,8 @@ from typing import Any
 import pandas as pd
 
 from spark_jobs.model.timeutil import format_ts
+from spark_jobs.model.topology import HIERARCHY_FID
 
-HIERARCHY_FID = "1-1"
 HIERARCHY_NAME = "public folder hierarchy"
 
 
