@@ -99,6 +99,8 @@ class Rows:
     backfill_candidates: list[dict[str, Any]] = field(default_factory=list)
     responders: list[dict[str, Any]] = field(default_factory=list)
     processed_status_requests: list[dict[str, Any]] = field(default_factory=list)
+    next_requests: list[dict[str, Any]] = field(default_factory=list)
+    next_candidates: list[dict[str, Any]] = field(default_factory=list)
     state_table: list[dict[str, Any]] = field(default_factory=list)
     backfill_entries: list[dict[str, Any]] = field(default_factory=list)
     replicas: list[dict[str, Any]] = field(default_factory=list)
@@ -162,11 +164,20 @@ class FolderFold:
             self._check_deleted(ev.ts)
 
     def advance(self, t: int, *, inclusive: bool = True) -> None:
-        """Make every request due at or before ``t`` (strictly before, if not inclusive)."""
+        """Make every request due at or before ``t`` (strictly before, if not inclusive).
+
+        A store that is down sends nothing: a request falling due while the observer is down
+        waits for it, and falls due when it comes back up (after the events stamped then)."""
         while self.open:
             e = min(self.open, key=lambda x: (x.next_due, x.number))
             if e.next_due > t or (e.next_due == t and not inclusive):
                 return
+            if self.org.is_down(self.observer, e.next_due):
+                up = self.org.next_up(self.observer, e.next_due)
+                if up is None or up > t:
+                    return  # every open entry waits: the observer is down until after ``t``
+                e.next_due = up  # due when it comes back up, with the others due then, in order
+                continue
             self.request_expected(e, e.next_due)
 
     def due_entries(self, t: int) -> list[Entry]:
@@ -480,6 +491,31 @@ class FolderFold:
     # ----------------------------------------------------------------------------------------
     # status requests
     # ----------------------------------------------------------------------------------------
+    def _next_requests(self, as_of: int) -> None:
+        """Each open entry's next request, as the rules would make it when it falls due if nothing
+        happened before then: beliefs and down stores as of ``as_of``, and the sources of its
+        previous request marked unavailable (no response since). ``waiting``: the observer is
+        down at ``as_of``, so the request waits for it."""
+        waiting = self.org.is_down(self.observer, as_of)
+        algorithm = algorithm_for(self.version)
+        for e in sorted(self.open, key=lambda x: (x.next_due, x.number)):
+            ranked = self._rank(e.remaining, as_of, AFTER_ALL, self.unavailable | e.awaiting)
+            base = {"entry_id": e.entry_id, "observer": self.observer, "fid": self.fid, "due_at": e.next_due,
+                    "waiting": waiting, "algorithm": algorithm, "attempt": e.requests + 1}
+            for r in ranked:
+                c = r.candidate
+                self.rows.next_candidates.append(
+                    {**base, "rank": r.rank, "group": r.group, "candidate": c.name, "down": c.down,
+                     "unavailable": c.unavailable, "preferred": c.preferred, "cost": c.cost, "version": c.version,
+                     "holds_count": c.holds_count, "holds_all": e.remaining.issubset(c.holds),
+                     "last_backfill_request_at": c.last_backfill_request_at,
+                     "mean_transit_s": _seconds(c.mean_transit_us), "chosen": r.chosen,
+                     "assigned_cnset": r.assigned.text()})
+                if r.chosen:
+                    self.rows.next_requests.append(
+                        {**base, "source": c.name, "rank": r.rank, "cnset": r.assigned.text(),
+                         "cnset_count": r.assigned.count()})
+
     def plan_responders(self) -> list[Responder]:
         """The responder list a status request sent now should name (no change)."""
         others = []
@@ -568,6 +604,7 @@ class FolderFold:
                  "unavailable": s in self.unavailable, "on_list": s in self.replicas,
                  "derived": row.derived}
             )
+        self._next_requests(as_of)
         for e in self.entries:
             rows.backfill_entries.append(
                 {"entry_id": e.entry_id, **base, "opened_at": e.opened_at, "opened_by": e.opened_by,

@@ -42,5 +42,17 @@ class OrgContext:
         i = bisect.bisect_left(keys, (ts, seq))
         return self._status_vals[store][i - 1] if i else False
 
+    def next_up(self, store: str, ts: int) -> int | None:
+        """When ``store``, down after the events stamped ``ts``, next comes up (a time after
+        ``ts``); None if it stays down."""
+        keys = self._status_keys.get(store)
+        if not keys:
+            return None
+        vals = self._status_vals[store]
+        for i in range(bisect.bisect_left(keys, (ts, AFTER_ALL)), len(keys)):
+            if not vals[i]:
+                return keys[i][0]
+        return None
+
     def status_timeline(self, store: str) -> list[tuple[int, bool]]:
         return [(k[0], d) for k, d in zip(self._status_keys.get(store, []), self._status_vals.get(store, []), strict=True)]

@@ -98,6 +98,8 @@ def replay(topo: Topology, log: EventLog, as_of: int | None = None, *, run_id: s
     t["backfill_entries"] = all_rows.backfill_entries
     t["backfill_requests"] = all_rows.backfill_requests
     t["backfill_candidates"] = all_rows.backfill_candidates
+    t["next_requests"] = all_rows.next_requests
+    t["next_candidates"] = all_rows.next_candidates
     t["replicas"] = all_rows.replicas
     owned = {key: fold.owned for key, fold in result.folds.items()}
     add_lag(t["state_table"], owned)

@@ -53,6 +53,19 @@ TABLES: dict[str, Columns] = {
         ("mean_transit_s", "double"), ("chosen", "boolean"), ("assigned_cnset", "string"),
         ("asked", "boolean"),
     ),
+    "next_requests": (
+        ("entry_id", "string"), ("observer", "string"), ("fid", "string"), ("due_at", "timestamp"),
+        ("waiting", "boolean"), ("algorithm", "string"), ("attempt", "long"), ("source", "string"),
+        ("rank", "long"), ("cnset", "string"), ("cnset_count", "long"),
+    ),
+    "next_candidates": (
+        ("entry_id", "string"), ("observer", "string"), ("fid", "string"), ("due_at", "timestamp"),
+        ("waiting", "boolean"), ("algorithm", "string"), ("attempt", "long"), ("rank", "long"),
+        ("group", "long"), ("candidate", "string"), ("down", "boolean"), ("unavailable", "boolean"),
+        ("preferred", "boolean"), ("cost", "long"), ("version", "string"), ("holds_count", "long"),
+        ("holds_all", "boolean"), ("last_backfill_request_at", "timestamp"),
+        ("mean_transit_s", "double"), ("chosen", "boolean"), ("assigned_cnset", "string"),
+    ),
     "responders": (
         ("msg", "string"), ("requester", "string"), ("fid", "string"), ("sent_at", "timestamp"),
         ("responder", "string"), ("position", "long"), ("group", "string"), ("expected", "boolean"),
@@ -84,6 +97,8 @@ KEYS: dict[str, tuple[str, ...]] = {
     "backfill_entries": ("entry_id",),
     "backfill_requests": ("observer", "fid", "at", "entry_id", "source"),
     "backfill_candidates": ("entry_id", "attempt", "rank"),
+    "next_requests": ("entry_id", "source"),
+    "next_candidates": ("entry_id", "rank"),
     "responders": ("msg", "responder"),
     "replicas": ("store", "fid"),
     "rejects": ("source", "line"),

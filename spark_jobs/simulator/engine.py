@@ -183,10 +183,11 @@ class Simulator:
         self._schedule_due(store, fid, f)
 
     def _schedule_due(self, store: str, fid: str, f: FolderFold) -> None:
-        """Make sure a due check runs at the fold's earliest due time."""
-        if not f.open:
+        """Make sure a due check runs at the fold's earliest due time. A store that is down sends
+        nothing: its entries wait, and coming back up schedules them (``store_status``)."""
+        if not f.open or not self.up[store]:
             return
-        t = min(e.next_due for e in f.open)
+        t = max(min(e.next_due for e in f.open), self.now)
         key = (store, fid)
         pending = self.due_at.get(key)
         if pending is None or t < pending:
@@ -253,6 +254,9 @@ class Simulator:
             waiting, self.mailbox[store] = self.mailbox[store], []
             for i, (m, _) in enumerate(waiting):
                 self.at(self.now + (i + 1) * SECOND, self._deliver, m, store)
+            for (s, fid), f in sorted(self.folds.items()):  # the requests that waited fall due now
+                if s == store:
+                    self._schedule_due(store, fid, f)
 
     # ----------------------------------------------------------------------------------------
     # messages

@@ -325,6 +325,9 @@ def demo(seed: int) -> Scenario:
                 (end - 12 * HOUR, end - 5 * HOUR, "Dublin", "Redmond"),
                 # Johannesburg's mail lost around the removal of PFJNB01's replica
                 (start + 6 * DAY + 19 * HOUR, end, "Johannesburg", None),
+                # mail inside Dublin lost for the last 22 hours: a store asks a neighbour twice
+                # (6 h, then 12 h: local time-outs) and is still waiting (overdue)
+                (end - 22 * HOUR, end, "Dublin", "Dublin"),
             ],
         )
 

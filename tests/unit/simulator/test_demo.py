@@ -33,10 +33,28 @@ def test_demo_shows_backfill_multi_source_and_status_requests(demo_run: SimRun) 
     per_attempt = Counter((q["entry_id"], q["attempt"]) for q in t["backfill_requests"])
     assert any(n > 1 for n in per_attempt.values()), "no multi-source request"
     assert {q["algorithm"] for q in t["backfill_requests"]} == {"2003+", "2000"}
-    assert {q["kind"] for q in t["backfill_requests"]} == {"expected", "observed"}
+    # the simulator sends every request the model makes, and a store that is down makes none
+    # (its requests wait for it): every request in the tables was seen sent
+    assert {q["kind"] for q in t["backfill_requests"]} == {"observed"}
     assert len({r["msg"] for r in t["responders"]}) >= 3
     assert any(c["unavailable"] for c in t["backfill_candidates"])
     assert any(e["new_replica"] for e in t["backfill_entries"])
+
+
+def test_a_store_that_is_down_sends_nothing_and_its_requests_wait(demo_run: SimRun) -> None:
+    """PFJNB02 goes down two days before the end: none of its requests is made while it is down,
+    its open entries stay due at the time they fell due, and it has no overdue replica."""
+    t = demo_run.result.tables
+    down_at = max(e.ts for e in demo_run.log.in_time_order()
+                  if e.kind == "store_status" and e.store == "PFJNB02")
+    assert not [q for q in t["backfill_requests"] if q["observer"] == "PFJNB02" and q["at"] >= down_at]
+    waiting = [e for e in t["backfill_entries"] if e["observer"] == "PFJNB02" and e["state"] == "open"]
+    assert waiting and all(e["next_due_at"] is not None for e in waiting)
+    assert any(e["next_due_at"] >= down_at for e in waiting)  # fell due while down: still due then
+    nxt = [r for r in t["next_requests"] if r["observer"] == "PFJNB02"]
+    assert nxt and all(r["waiting"] for r in nxt)
+    assert all(r["health"] != "overdue" for r in t["replicas"] if r["store"] == "PFJNB02")
+    assert any(r["health"] == "overdue" for r in t["replicas"])  # Dublin's lost mail: a real one
 
 
 def test_demo_has_a_delete_pending_replica_with_content_at_risk(demo_run: SimRun) -> None:
