@@ -254,6 +254,11 @@ class RunData:
     ) -> pd.DataFrame:
         return self.table("backfill_requests", filters=_given(fid=fid, observer=observer, entry_id=entry_id))
 
+    def next_requests(self, fid: str | None = None, observer: str | None = None) -> pd.DataFrame:
+        """Each open entry's next request, one row per store it will ask (empty for a run
+        published before the table existed)."""
+        return self.table("next_requests", filters=_given(fid=fid, observer=observer))
+
     def backfill_candidates(self, entry_id: str, attempt: int | None = None) -> pd.DataFrame:
         filters: dict[str, Any] = {"entry_id": entry_id}
         if attempt is not None:

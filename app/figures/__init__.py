@@ -12,13 +12,16 @@ One module per job (:mod:`.text`, :mod:`.glossary`, :mod:`.palette`, :mod:`.layo
 """
 
 from .backfill import (
+    NO_SOURCE,
     TREND_POINTS,
     backfill_rows,
     backfill_trend,
     entry_timeline_marks,
     fig_backfill_trend,
     fig_entry_timeline,
+    next_request_texts,
     overdue_since,
+    with_next_request,
 )
 from .candidates import (
     RESPONDER_GROUPS,
@@ -143,6 +146,7 @@ __all__ = [
     "MAX_MARKS",
     "MAX_SLIDER_MARKS",
     "NEXT_STATUS_NOT_REPLAYED",
+    "NO_SOURCE",
     "ORANGE",
     "PENDING_NEVER",
     "PENDING_REPLAYED",
@@ -186,6 +190,7 @@ __all__ = [
     "lag_click_target",
     "lag_heatmap_frame",
     "natural_key",
+    "next_request_texts",
     "overdue_since",
     "partners_behind",
     "plural",
@@ -205,6 +210,7 @@ __all__ = [
     "ts_text",
     "who_knows_what",
     "window",
+    "with_next_request",
     "worst_folders",
     "yes_no",
 ]

@@ -127,6 +127,32 @@ def fig_entry_timeline(marks: pd.DataFrame, max_marks: int = MAX_MARKS) -> tuple
     return base_layout(fig, height=max(220, 30 * m["row"].nunique() + 120)), left_off
 
 
+#: an open entry with no next request rows: no candidate is believed to hold any of its CNs
+NO_SOURCE = "none: no replica is believed to hold these CNs"
+
+
+def next_request_texts(next_requests: pd.DataFrame) -> dict[str, str]:
+    """Each open entry's next request in words (``next_requests`` rows): the stores it will ask,
+    by rank, with the CNs each is asked for, and whether it waits for its store to come back up."""
+    out: dict[str, str] = {}
+    if next_requests is None or next_requests.empty:
+        return out
+    for entry_id, group in next_requests.sort_values(["entry_id", "rank"]).groupby("entry_id", sort=False):
+        asks = "; ".join(f"{r.source} for {r.cnset}" for r in group.itertuples(index=False))
+        waiting = bool(group["waiting"].fillna(False).astype(bool).any())
+        out[str(entry_id)] = asks + (" (waits: the store is down)" if waiting else "")
+    return out
+
+
+def with_next_request(entries: pd.DataFrame, next_requests: pd.DataFrame) -> pd.DataFrame:
+    """``entries`` with a ``next_request`` column: the text of :func:`next_request_texts` for open
+    entries (:data:`NO_SOURCE` when no store holds any of the CNs), empty for closed ones."""
+    texts = next_request_texts(next_requests)
+    return entries.assign(next_request=[
+        texts.get(str(e), NO_SOURCE) if s == "open" else ""
+        for e, s in zip(entries["entry_id"], entries["state"], strict=True)])
+
+
 def backfill_rows(entries: pd.DataFrame, folders: pd.DataFrame, as_of: Any,
               replicas: pd.DataFrame | None = None, stores: pd.DataFrame | None = None) -> pd.DataFrame:
     """The /backfill grid's rows, attention first: overdue entries, then the longest open (a real duration).

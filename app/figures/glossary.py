@@ -52,7 +52,13 @@ GLOSSARY: dict[str, tuple[str, str]] = {
                                    "request falls due after 15 minutes (local)."),
     "next-due": ("next due", "When the entry's next backfill request falls due (time-outs: 6 h / 12 h, then "
                              "12 h / 24 h, then 24 h / 48 h, local / remote). Requests due at or before the as-of "
-                             "have happened, so an open entry's next due is always after the as-of."),
+                             "have happened, so an open entry's next due is after the as-of, unless its store is "
+                             "down: a store that is down sends nothing, and its requests wait for it (the next "
+                             "due stays when they fell due; they are sent when the store comes back up)."),
+    "next-request": ("next request", "Where the entry's next backfill request will go, by the model's source "
+                                     "rules as of the run: each store it will ask, for which CNs (several stores "
+                                     "when one holds only part). A request waits while its store is down. "
+                                     "'none' when no replica is believed to hold any of the CNs."),
     "overdue": ("overdue", "A replica with an open entry that has had two requests or more: its first request "
                            "did not fill it. It says the backfill is failing, not that a request is late (the "
                            "next due is after the as-of)."),

@@ -38,6 +38,9 @@ COLUMNS: list[dict[str, Any]] = [
     {"field": "requests", "headerName": "requests", "filter": "agNumberColumnFilter", "width": 110},
     {"field": "cnset_remaining_count", "headerName": "CNs remaining", "filter": "agNumberColumnFilter", "width": 130},
     {"field": "next_due_at", "headerName": "next due (UTC)", "width": 175},
+    {"field": "next_request", "headerName": "next request", "flex": 2, "minWidth": 220, "tooltipField": "next_request",
+     "headerTooltip": "where the next backfill request will go (the model's source rules as of the run); "
+                      "it waits while its store is down"},
     {"field": "entry_id", "headerName": "entry", "width": 170,
      "comparator": {"function": "PfNatural"}},
     {"field": "locality", "headerName": "locality", "width": 100},
@@ -74,6 +77,7 @@ def layout(observer: str | None = None, overdue: str | None = None, **_query: An
     only_overdue = overdue in ("1", "yes", "true")
     if only_overdue:
         entries = entries[entries["requests"].fillna(0) >= 2]
+    entries = f.with_next_request(entries, data.next_requests())
     rows = grid_rows(entries, data.folders(), data.summary().get("as_of"), data.replica_summary(), stores_frame)
     if len(rows) > MAX_ROWS:
         note = f"Showing the {MAX_ROWS:,} most urgent of {len(rows):,} open entries; narrow by store."

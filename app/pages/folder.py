@@ -92,6 +92,7 @@ def _entries_section(entries: pd.DataFrame) -> html.Div:
          ("opened_at", "opened"), ("opened_by", "opened by"),
          ("cnset_opened", "opened for"), ("cnset_remaining", "remaining"), ("requests", "requests"),
          ("last_request_at", "last request"), ("next_due_at", c.with_term("next due", "next-due")),
+         *([("next_request", c.with_term("next request", "next-request"))] if "next_request" in e.columns else []),
          ("closed_at", "closed")],
         {"observer": c.link_store, "cnset_opened": c.as_cnset, "cnset_remaining": c.as_cnset,
          "new_replica": c.as_yes_no},
@@ -155,7 +156,9 @@ def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, 
     history = data.state_history(fid)
     down = set(data.stores().query("status == 'down'")["store"])
     marks = f.entry_timeline_marks(entries, requests)
-    if at is not None:
+    if at is None:  # the next request is published as of the run (not replayed at a past step)
+        entries = f.with_next_request(entries, data.next_requests(fid=fid))
+    else:
         cells = f.cells_at(history, at)
         entries = f.entries_at(entries, requests, cells, at)
         folder = data.folder(fid) or {}

@@ -56,6 +56,7 @@ def store_page(data: RunData, name: str) -> html.Main:
         queue = queue.assign(overdue=[f.yes_no(r) for r in queue["_retried"]])
         queue = queue.sort_values(["_retried", "opened_at", "next_due_at"], ascending=[False, True, True],
                                   na_position="last", kind="stable")
+        queue = f.with_next_request(queue, data.next_requests(observer=name))
     requests = data.backfill_requests(observer=name)
     by_source = f.requests_by_source(requests)
     behind = data.memo("partners_behind", (name,), lambda: f.partners_behind(data.state_table(observer=name)))
@@ -76,6 +77,7 @@ def store_page(data: RunData, name: str) -> html.Main:
             queue,
             [("fid", "FID"), ("entry_id", "entry"), ("overdue", c.with_term("overdue", "overdue")),
              ("opened_at", "opened"), ("next_due_at", c.with_term("next due", "next-due")),
+             ("next_request", c.with_term("next request", "next-request")),
              ("locality", "locality"), ("requests", "requests"), ("cnset_remaining_count", "CNs remaining"),
              ("cnset_remaining", "remaining")],
             {"fid": c.link_fid, "cnset_remaining": c.as_cnset}, id="pf-queue", limit=ROWS),

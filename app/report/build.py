@@ -345,6 +345,7 @@ def _open_entries_section(data: RunData, entries: pd.DataFrame, lim: Limits) -> 
     e = entries.sort_values(["next_due_at", "entry_id"], na_position="last", kind="stable")
     shown = e.head(lim.open_entries)
     chosen = _chosen_sources(data, shown)
+    upcoming = f.next_request_texts(data.next_requests())
     paths = data.folders().set_index("fid")["path"]
     rows = _rows(shown, [
         lambda r: r["entry_id"], lambda r: r["observer"], lambda r: r["fid"],
@@ -354,13 +355,15 @@ def _open_entries_section(data: RunData, entries: pd.DataFrame, lim: Limits) -> 
         lambda r: _int(r["cnset_remaining_count"]), lambda r: _int(r["requests"]),
         lambda r: _time(r["next_due_at"]),
         lambda r: _sources_cell(chosen.get(r["entry_id"]), r["requests"], lim),
+        lambda r: upcoming.get(str(r["entry_id"]), f.NO_SOURCE),
     ])
     return _section(
         "open-entries", "Open backfill entries",
         tag("p", f"{len(e):,} open entries, next due first. Sources: those the model chose at the entry's last "
-                 "request, with the CNs each was asked for.", class_="note"),
+                 "request, with the CNs each was asked for; next request: where the next one will go (it waits "
+                 "while its store is down).", class_="note"),
         table(["entry", "store", "FID", "path", "opened", "locality", "new replica", "remaining CNs", "count",
-               "requests", "next due", "chosen sources"], rows, numeric=[8, 9]),
+               "requests", "next due", "chosen sources", "next request"], rows, numeric=[8, 9]),
         left_out(len(shown), len(e), "open entries", "next due first"),
     )
 

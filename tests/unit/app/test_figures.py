@@ -291,3 +291,21 @@ def test_a_lag_the_observer_holds_itself_reads_healthy_not_amber() -> None:
     assert m.loc[("C", "A"), "state"] == "not_told" and m.loc[("C", "A"), "lag_cnset"] == "A:2;C:1-2"
     assert f.CELL_COLOURS["told_later"] != f.CELL_COLOURS["not_told"]
     assert f.CELL_LABELS["told_later"][1] in f.GLOSSARY
+
+
+def test_next_request_texts_name_each_store_by_rank_and_say_when_it_waits() -> None:
+    import pandas as pd
+
+    from app.figures import NO_SOURCE, next_request_texts, with_next_request
+
+    nxt = pd.DataFrame([
+        {"entry_id": "R/1-2/1", "rank": 2, "source": "PFS3", "cnset": "PFS2:5", "waiting": False},
+        {"entry_id": "R/1-2/1", "rank": 1, "source": "PFS2", "cnset": "PFS2:1-4", "waiting": False},
+        {"entry_id": "D/1-2/1", "rank": 1, "source": "PFS1", "cnset": "PFS1:7", "waiting": True},
+    ])
+    assert next_request_texts(nxt) == {"R/1-2/1": "PFS2 for PFS2:1-4; PFS3 for PFS2:5",
+                                       "D/1-2/1": "PFS1 for PFS1:7 (waits: the store is down)"}
+    entries = pd.DataFrame({"entry_id": ["R/1-2/1", "X/1-2/1", "C/1-2/1"], "state": ["open", "open", "satisfied"]})
+    assert with_next_request(entries, nxt)["next_request"].tolist() == [
+        "PFS2 for PFS2:1-4; PFS3 for PFS2:5", NO_SOURCE, ""]
+    assert next_request_texts(nxt.iloc[0:0]) == {}
