@@ -145,7 +145,7 @@ def test_ctrl_c_stops_with_status_zero(we_data: Path, tmp_path: Path) -> None:
 
 
 def test_default_workers_follow_the_cores(we_data: Path, tmp_path: Path) -> None:
-    from app.serve import default_workers
+    from app.settings import default_workers
 
     expected = default_workers()
     assert expected == min(2 * len(os.sched_getaffinity(0)) + 1, 12)
