@@ -54,10 +54,18 @@ def _parser() -> argparse.ArgumentParser:
     v.add_argument("--data", help="folder of published runs, as given to compute --out "
                                   "(default: $PFSCOPE_SERVE_DATA, else data/demo/published)")
     v.add_argument("--host", help="address to bind (default: $PFSCOPE_HOST, else 127.0.0.1; any other needs "
-                                  "PFSCOPE_USER and PFSCOPE_PASSWORD)")
+                                  "PFSCOPE_USER and PFSCOPE_PASSWORD, and TLS: --certfile/--keyfile or "
+                                  "--behind-tls-proxy)")
     v.add_argument("--port", type=int, help="port (default: $PFSCOPE_PORT, else 8050)")
     v.add_argument("--workers", type=int, help="gunicorn worker processes (default: $PFSCOPE_WORKERS, "
                                                "else 2 x cores + 1, at most 12)")
+    v.add_argument("--certfile", metavar="FILE", help="serve HTTPS with this PEM certificate (with --keyfile; "
+                                                       "default: $PFSCOPE_CERTFILE)")
+    v.add_argument("--keyfile", metavar="FILE", help="the certificate's unencrypted PEM private key "
+                                                      "(default: $PFSCOPE_KEYFILE)")
+    v.add_argument("--behind-tls-proxy", action="store_true", default=None,
+                   help="plain HTTP beyond loopback is allowed: a TLS proxy fronts pfscope "
+                        "(default: $PFSCOPE_BEHIND_TLS_PROXY, else no)")
     v.add_argument("--dev", action="store_true", help="Flask's development server instead (one process, "
                                                       "for working on the dashboard; never in production)")
 
@@ -124,7 +132,8 @@ def _serve(args: argparse.Namespace) -> int:
     from app.serve import serve
     from app.settings import access_log, load_settings, serve_workers
 
-    settings = load_settings(data_dir=args.data, host=args.host, port=args.port)
+    settings = load_settings(data_dir=args.data, host=args.host, port=args.port, certfile=args.certfile,
+                             keyfile=args.keyfile, behind_tls_proxy=args.behind_tls_proxy)
     workers = serve_workers(args.workers)
     if not settings.data_dir.is_dir():
         raise UsageError(f"{settings.data_dir}: no such folder of published runs")

@@ -205,7 +205,8 @@ class _BoundCache:
 def server() -> Flask:
     """For a WSGI server of your own (``gunicorn "app.main:server()"``): settings from ``PFSCOPE_*``
     variables, with the same check as ``pfscope serve`` (which embeds gunicorn itself, see
-    ``app.serve``): off loopback without credentials, one line and exit status 2.
+    ``app.serve``): off loopback without credentials, or without TLS (``PFSCOPE_CERTFILE`` and
+    ``PFSCOPE_KEYFILE``, or ``PFSCOPE_BEHIND_TLS_PROXY=1``), one line and exit status 2.
     """
     try:
         settings = load_settings()

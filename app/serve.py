@@ -5,6 +5,9 @@ One code path for every way of serving: the console (``pfscope serve``), the ``P
 (the credentials rule: one line, exit status 2); each worker builds its own app with
 :func:`app.main.create_app`, so nothing is shared between workers but the file (or Redis) cache.
 
+With a certificate and key (``--certfile``/``--keyfile``) gunicorn serves HTTPS itself (and
+``--dev``, Flask's server, with ``ssl_context``); the listening line then says ``https://``.
+
 SIGTERM stops gracefully (requests in flight finish, at most ``GRACEFUL_SECONDS``), SIGINT
 (Ctrl-C) at once; both exit 0. Flask's development server runs only with ``--dev``.
 """
@@ -27,7 +30,7 @@ def listening_line(settings: Settings, workers: int | None) -> str:
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     how = f"{workers} worker{'s' if workers != 1 else ''}" if workers else "Flask development server"
     auth = ", HTTP Basic auth" if settings.auth_required else ""
-    return f"pfscope: serving {settings.data_dir} on http://{host}:{settings.port}/ ({how}{auth})"
+    return f"pfscope: serving {settings.data_dir} on {settings.scheme}://{host}:{settings.port}/ ({how}{auth})"
 
 
 class PfscopeServer(BaseApplication):  # type: ignore[misc]
@@ -60,6 +63,9 @@ class PfscopeServer(BaseApplication):  # type: ignore[misc]
             "when_ready": when_ready,
             "forwarded_allow_ips": os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1,::1"),
         }
+        if self.settings.tls:
+            options["certfile"] = str(self.settings.certfile)
+            options["keyfile"] = str(self.settings.keyfile)
         for key, value in options.items():
             self.cfg.set(key, value)
 
@@ -76,7 +82,8 @@ def serve(settings: Settings, *, workers: int, dev: bool = False, access_log: st
 
         app = create_app(settings)
         print(listening_line(settings, None), flush=True)
-        app.run(host=settings.host, port=settings.port, debug=False)
+        tls = (str(settings.certfile), str(settings.keyfile)) if settings.tls else None
+        app.run(host=settings.host, port=settings.port, debug=False, ssl_context=tls)
         return 0
     try:
         PfscopeServer(settings, workers, access_log).run()

@@ -6,13 +6,16 @@ settings are one typed object (:class:`Settings`); the job's are ``spark_jobs.jo
 filled here (:func:`job_settings`) so the pipeline reads no environment of its own.
 
 Safe by default: the dashboard binds to 127.0.0.1 and refuses any other address unless
-credentials are configured (then every route asks for HTTP Basic auth).
+credentials are configured (then every route asks for HTTP Basic auth) and they cannot travel in
+clear: gunicorn serves HTTPS itself (``--certfile``/``--keyfile``), or the operator says a TLS
+proxy fronts it (``--behind-tls-proxy``).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import os
+import ssl
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -36,6 +39,9 @@ VARIABLES = {
     "PFSCOPE_WORKERS": "serve: gunicorn worker processes (--workers)",
     "PFSCOPE_USER": "serve: HTTP Basic user (with PFSCOPE_PASSWORD: required beyond loopback)",
     "PFSCOPE_PASSWORD": "serve: HTTP Basic password",
+    "PFSCOPE_CERTFILE": "serve: the TLS certificate (PEM) gunicorn serves HTTPS with (--certfile; with the key)",
+    "PFSCOPE_KEYFILE": "serve: the TLS certificate's private key (PEM, unencrypted) (--keyfile)",
+    "PFSCOPE_BEHIND_TLS_PROXY": "serve: 1 when a TLS proxy fronts plain HTTP beyond loopback (--behind-tls-proxy)",
     "PFSCOPE_CACHE_DIR": "serve: the shared file cache's folder",
     "PFSCOPE_CACHE_TIMEOUT": "serve: seconds a cached answer lives",
     "PFSCOPE_REDIS_URL": "serve: a Redis cache shared by every worker instead of files",
@@ -67,10 +73,22 @@ class Settings:
     user: str | None = None
     password: str | None = field(default=None, repr=False)
     cache_timeout: int = DEFAULT_CACHE_TIMEOUT
+    certfile: Path | None = None
+    keyfile: Path | None = None
+    behind_tls_proxy: bool = False
 
     @property
     def auth_required(self) -> bool:
         return bool(self.user and self.password)
+
+    @property
+    def tls(self) -> bool:
+        """gunicorn (or Flask's server with ``--dev``) serves HTTPS itself."""
+        return self.certfile is not None and self.keyfile is not None
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls else "http"
 
     def check(self) -> Settings:
         """Refuse unsafe or unusable settings (one-line :class:`SettingsError`)."""
@@ -82,6 +100,16 @@ class Settings:
             raise SettingsError(
                 f"refusing to serve on {self.host} without credentials: set PFSCOPE_USER and PFSCOPE_PASSWORD"
             )
+        if (self.certfile is None) != (self.keyfile is None):
+            raise SettingsError("give both --certfile and --keyfile (PFSCOPE_CERTFILE and PFSCOPE_KEYFILE), or neither")
+        if self.tls:
+            check_tls_files(self.certfile, self.keyfile)  # type: ignore[arg-type]
+        elif not is_loopback(self.host) and not self.behind_tls_proxy:
+            raise SettingsError(
+                f"refusing to serve on {self.host} over plain HTTP (the password would travel in clear): give "
+                "--certfile and --keyfile (PFSCOPE_CERTFILE, PFSCOPE_KEYFILE), or --behind-tls-proxy "
+                "(PFSCOPE_BEHIND_TLS_PROXY=1) if a TLS proxy fronts it"
+            )
         if self.cache_timeout < 0:
             raise SettingsError("PFSCOPE_CACHE_TIMEOUT must be 0 or more seconds")
         return self
@@ -91,6 +119,28 @@ def default_cache_dir() -> Path:
     """Per-user so two accounts on one machine never share (or fight over) a cache."""
     uid = os.getuid() if hasattr(os, "getuid") else "user"
     return Path(tempfile.gettempdir()) / f"pfscope-cache-{uid}"
+
+
+def check_tls_files(certfile: Path, keyfile: Path) -> None:
+    """Both files readable, and loading as a PEM certificate with its (unencrypted) private key."""
+    for what, path in (("certificate (--certfile, PFSCOPE_CERTFILE)", certfile),
+                       ("key (--keyfile, PFSCOPE_KEYFILE)", keyfile)):
+        if not path.is_file():
+            raise SettingsError(f"TLS {what} {path}: no such file")
+        if not os.access(path, os.R_OK):
+            raise SettingsError(f"TLS {what} {path}: not readable (permission denied)")
+
+    def encrypted() -> str:  # OpenSSL would otherwise ask for a passphrase on the terminal
+        raise SettingsError(f"TLS key {keyfile} is encrypted: give pfscope an unencrypted key (readable only by it)")
+
+    try:
+        ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(certfile, keyfile, password=encrypted)
+    except ssl.SSLError as e:
+        detail = f" ({e.reason})" if e.reason else ""
+        raise SettingsError(f"TLS certificate {certfile} and key {keyfile} do not load as a PEM certificate "
+                            f"and its matching private key{detail}") from None
+    except OSError as e:
+        raise SettingsError(f"cannot read TLS certificate {certfile} or key {keyfile}: {e.strerror or e}") from None
 
 
 def is_loopback(host: str) -> bool:
@@ -124,6 +174,23 @@ def env_int(env: Mapping[str, str], name: str) -> int | None:
         return int(raw)
     except ValueError:
         raise SettingsError(f"{name}={raw!r} is not a whole number") from None
+
+
+TRUE_WORDS = ("1", "true", "yes")
+FALSE_WORDS = ("0", "false", "no")
+
+
+def env_flag(env: Mapping[str, str], name: str) -> bool | None:
+    """``env[name]`` as a yes/no (1/true/yes, 0/false/no, any case); None when unset or blank;
+    one-line error otherwise."""
+    raw = env_text(env, name)
+    if raw is None:
+        return None
+    if raw.lower() in TRUE_WORDS:
+        return True
+    if raw.lower() in FALSE_WORDS:
+        return False
+    raise SettingsError(f"{name}={raw!r} is not 1/true/yes or 0/false/no")
 
 
 def _environ(env: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -168,10 +235,15 @@ def load_settings(
     data_dir: str | None = None,
     host: str | None = None,
     port: int | None = None,
+    certfile: str | None = None,
+    keyfile: str | None = None,
+    behind_tls_proxy: bool | None = None,
 ) -> Settings:
     """Flags win over ``PFSCOPE_*`` variables, which win over the defaults; checked."""
     env = _environ(env)
     cache_dir = env_text(env, "PFSCOPE_CACHE_DIR")
+    cert = pick(certfile or None, env_text(env, "PFSCOPE_CERTFILE"), None)
+    key = pick(keyfile or None, env_text(env, "PFSCOPE_KEYFILE"), None)
     return Settings(
         data_dir=Path(pick(data_dir or None, env_text(env, "PFSCOPE_SERVE_DATA"), DEFAULT_DATA)),
         host=pick(host or None, env_text(env, "PFSCOPE_HOST"), DEFAULT_HOST),
@@ -181,4 +253,7 @@ def load_settings(
         user=env_text(env, "PFSCOPE_USER"),
         password=env.get("PFSCOPE_PASSWORD") or None,  # a password is taken as typed, spaces and all
         cache_timeout=pick(None, env_int(env, "PFSCOPE_CACHE_TIMEOUT"), DEFAULT_CACHE_TIMEOUT),
+        certfile=Path(cert) if cert else None,
+        keyfile=Path(key) if key else None,
+        behind_tls_proxy=pick(behind_tls_proxy, env_flag(env, "PFSCOPE_BEHIND_TLS_PROXY"), False),
     ).check()

@@ -3,7 +3,7 @@
 gunicorn by default (the workers are counted), the one line saying where it listens, pages over
 HTTP, SIGTERM and Ctrl-C ending it with status 0, the refusals (off loopback without
 credentials, a taken port, a bad worker count) as one line and status 2, ``--dev`` for Flask's
-server, and the Procfile's command taking the same path.
+server, and the Procfile's command taking the same path. TLS: ``test_serve_tls.py``.
 """
 
 from __future__ import annotations
@@ -145,7 +145,7 @@ def test_ctrl_c_stops_with_status_zero(we_data: Path, tmp_path: Path) -> None:
 
 
 def test_default_workers_follow_the_cores(we_data: Path, tmp_path: Path) -> None:
-    from app.serve import default_workers
+    from app.settings import default_workers
 
     expected = default_workers()
     assert expected == min(2 * len(os.sched_getaffinity(0)) + 1, 12)
@@ -175,7 +175,8 @@ def test_off_loopback_needs_credentials_then_asks_for_them(we_data: Path, tmp_pa
         "pfscope: refusing to serve on 0.0.0.0 without credentials: set PFSCOPE_USER and PFSCOPE_PASSWORD"]
     assert _port_free(port)
 
-    creds = {"PFSCOPE_USER": "ops", "PFSCOPE_PASSWORD": "s3cret <&>"}
+    # plain HTTP beyond loopback: only with a TLS proxy in front (tests/e2e/test_serve_tls.py: HTTPS itself)
+    creds = {"PFSCOPE_USER": "ops", "PFSCOPE_PASSWORD": "s3cret <&>", "PFSCOPE_BEHIND_TLS_PROXY": "1"}
     with _serving(["--data", str(we_data), "--host", "0.0.0.0", "--port", str(port), "--workers", "1"],
                   tmp_path, creds) as proc:
         assert _first_line(proc) == (f"pfscope: serving {we_data} on http://0.0.0.0:{port}/ "

@@ -20,8 +20,9 @@ def basic(user: str, password: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def client(we_data: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    settings = load_settings({"PFSCOPE_USER": "ops", "PFSCOPE_PASSWORD": "pw", "PFSCOPE_CACHE_DIR":
-                              str(tmp_path_factory.mktemp("cache"))}, data_dir=str(we_data), host="0.0.0.0")
+    settings = load_settings({"PFSCOPE_USER": "ops", "PFSCOPE_PASSWORD": "pw", "PFSCOPE_BEHIND_TLS_PROXY": "1",
+                              "PFSCOPE_CACHE_DIR": str(tmp_path_factory.mktemp("cache"))},
+                             data_dir=str(we_data), host="0.0.0.0")
     return create_app(settings).server.test_client()
 
 
@@ -82,6 +83,22 @@ def test_gunicorn_entry_refuses_a_public_host_without_credentials(tmp_path: Path
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
         "pfscope: refusing to serve on 0.0.0.0 without credentials: set PFSCOPE_USER and PFSCOPE_PASSWORD"]
+
+
+def test_gunicorn_entry_refuses_a_public_host_over_plain_http(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[3]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PFSCOPE_")}
+    env.update({"PYTHONPATH": str(root), "PFSCOPE_HOST": "0.0.0.0", "PFSCOPE_SERVE_DATA": str(tmp_path),
+                "PFSCOPE_USER": "ops", "PFSCOPE_PASSWORD": "pw"})
+    done = subprocess.run([sys.executable, "-c", "from app.main import server; server()"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pfscope: refusing to serve on 0.0.0.0 over plain HTTP")
 
 
 @pytest.mark.parametrize("path, status", [("/", 200), ("/glossary", 200), ("/backfill?overdue=1", 200),

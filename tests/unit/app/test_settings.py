@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -11,11 +13,15 @@ from app.settings import (
     VARIABLES,
     SettingsError,
     default_workers,
+    env_flag,
     is_loopback,
     job_settings,
     load_settings,
     serve_workers,
 )
+from tests.tls import self_signed
+
+CREDENTIALS = {"PFSCOPE_USER": "ops", "PFSCOPE_PASSWORD": "s3cret"}
 
 
 def test_defaults_are_safe() -> None:
@@ -45,7 +51,9 @@ def test_environment_then_flags() -> None:
 def test_any_other_address_needs_credentials(host: str) -> None:
     with pytest.raises(SettingsError, match="without credentials"):
         load_settings({}, host=host)
-    s = load_settings({"PFSCOPE_USER": "ops", "PFSCOPE_PASSWORD": "s3cret"}, host=host)
+    with pytest.raises(SettingsError, match="without credentials"):  # TLS does not replace them
+        load_settings({"PFSCOPE_BEHIND_TLS_PROXY": "1"}, host=host)
+    s = load_settings({"PFSCOPE_USER": "ops", "PFSCOPE_PASSWORD": "s3cret", "PFSCOPE_BEHIND_TLS_PROXY": "1"}, host=host)
     assert s.auth_required and s.host == host
     assert "s3cret" not in repr(s)
 
@@ -123,3 +131,138 @@ def test_every_variable_is_read_in_the_settings_module_and_listed() -> None:
         named |= set(re.findall(r"PFSCOPE_[A-Z][A-Z_]+", text))
     assert readers == {"app/settings.py"}
     assert named <= set(VARIABLES)
+
+
+# TLS: credentials never travel in clear by default
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return self_signed(tmp_path_factory.mktemp("tls"))
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "10.1.2.3", "pfscope.example.org", "::"])
+def test_beyond_loopback_plain_http_is_refused_naming_both_remedies(host: str) -> None:
+    with pytest.raises(SettingsError) as e:
+        load_settings(CREDENTIALS, host=host)
+    message = str(e.value)
+    assert "\n" not in message and message.startswith(f"refusing to serve on {host} over plain HTTP")
+    assert "--certfile and --keyfile" in message and "--behind-tls-proxy" in message
+    assert "PFSCOPE_CERTFILE" in message and "PFSCOPE_BEHIND_TLS_PROXY=1" in message
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost"])
+def test_loopback_keeps_plain_http(host: str) -> None:
+    s = load_settings({}, host=host)
+    assert not s.tls and s.scheme == "http" and not s.behind_tls_proxy
+    assert load_settings(CREDENTIALS, host=host).auth_required
+
+
+def test_tls_beyond_loopback_with_credentials(tls_files: tuple[Path, Path]) -> None:
+    cert, key = tls_files
+    s = load_settings(CREDENTIALS, host="0.0.0.0", certfile=str(cert), keyfile=str(key))
+    assert s.tls and s.scheme == "https" and (s.certfile, s.keyfile) == (cert, key)
+    with pytest.raises(SettingsError, match="without credentials"):
+        load_settings({}, host="0.0.0.0", certfile=str(cert), keyfile=str(key))
+    s = load_settings({**CREDENTIALS, "PFSCOPE_CERTFILE": str(cert), "PFSCOPE_KEYFILE": str(key)}, host="10.1.2.3")
+    assert s.tls and s.certfile == cert
+    assert load_settings({}, certfile=str(cert), keyfile=str(key)).tls  # and on loopback
+
+
+@pytest.mark.parametrize(("flags", "env"), [
+    ({"certfile": "CERT"}, {}),
+    ({"keyfile": "KEY"}, {}),
+    ({}, {"PFSCOPE_CERTFILE": "CERT"}),
+    ({}, {"PFSCOPE_KEYFILE": "KEY", "PFSCOPE_CERTFILE": " "}),
+])
+def test_certificate_and_key_both_or_neither(tls_files: tuple[Path, Path], flags: dict[str, str],
+                                             env: dict[str, str]) -> None:
+    files = {"CERT": str(tls_files[0]), "KEY": str(tls_files[1])}
+    flags = {k: files[v] for k, v in flags.items()}
+    env = {k: files.get(v, v) for k, v in env.items()}
+    with pytest.raises(SettingsError, match=r"^give both --certfile and --keyfile \(PFSCOPE_CERTFILE and "
+                                            r"PFSCOPE_KEYFILE\), or neither$"):
+        load_settings(env, **flags)  # type: ignore[arg-type]
+
+
+def test_a_flag_and_a_variable_make_a_pair(tls_files: tuple[Path, Path]) -> None:
+    cert, key = tls_files
+    s = load_settings({"PFSCOPE_KEYFILE": str(key)}, certfile=str(cert))
+    assert (s.certfile, s.keyfile) == (cert, key)
+
+
+def test_tls_flags_win_over_the_environment(tls_files: tuple[Path, Path], tmp_path: Path) -> None:
+    cert, key = tls_files
+    env = {**CREDENTIALS, "PFSCOPE_CERTFILE": str(tmp_path / "env-cert.pem"),
+           "PFSCOPE_KEYFILE": str(tmp_path / "env-key.pem")}
+    with pytest.raises(SettingsError, match=r"env-cert\.pem: no such file"):
+        load_settings(env)
+    s = load_settings(env, certfile=str(cert), keyfile=str(key))
+    assert (s.certfile, s.keyfile) == (cert, key)
+
+
+def test_behind_tls_proxy_flag_over_environment_over_default() -> None:
+    assert load_settings({}).behind_tls_proxy is False
+    assert load_settings({"PFSCOPE_BEHIND_TLS_PROXY": "yes"}).behind_tls_proxy is True
+    assert load_settings({"PFSCOPE_BEHIND_TLS_PROXY": "0"}, behind_tls_proxy=True).behind_tls_proxy is True
+    s = load_settings({**CREDENTIALS, "PFSCOPE_BEHIND_TLS_PROXY": "true"}, host="0.0.0.0")
+    assert s.behind_tls_proxy and not s.tls and s.scheme == "http"
+    assert load_settings(CREDENTIALS, host="0.0.0.0", behind_tls_proxy=True).behind_tls_proxy
+    with pytest.raises(SettingsError, match="over plain HTTP"):
+        load_settings({**CREDENTIALS, "PFSCOPE_BEHIND_TLS_PROXY": "no"}, host="0.0.0.0")
+    with pytest.raises(SettingsError, match="PFSCOPE_BEHIND_TLS_PROXY='maybe'"):
+        load_settings({"PFSCOPE_BEHIND_TLS_PROXY": "maybe"})
+
+
+@pytest.mark.parametrize(("raw", "expected"), [
+    ("1", True), ("true", True), ("yes", True), ("TRUE", True), (" Yes ", True),
+    ("0", False), ("false", False), ("no", False), ("No", False),
+    ("", None), ("  ", None),
+])
+def test_env_flag_reads_yes_and_no(raw: str, expected: bool | None) -> None:
+    assert env_flag({"PFSCOPE_X": raw}, "PFSCOPE_X") is expected
+    assert env_flag({}, "PFSCOPE_X") is None
+
+
+@pytest.mark.parametrize("raw", ["2", "on", "off", "y", "n", "truthy", "-1"])
+def test_env_flag_refuses_anything_else_in_one_line(raw: str) -> None:
+    with pytest.raises(SettingsError) as e:
+        env_flag({"PFSCOPE_X": raw}, "PFSCOPE_X")
+    assert str(e.value) == f"PFSCOPE_X={raw!r} is not 1/true/yes or 0/false/no"
+
+
+def test_tls_files_must_exist_be_readable_and_load(tls_files: tuple[Path, Path], tmp_path: Path) -> None:
+    cert, key = tls_files
+
+    def refused(certfile: Path, keyfile: Path) -> str:
+        with pytest.raises(SettingsError) as e:
+            load_settings({}, certfile=str(certfile), keyfile=str(keyfile))
+        assert "\n" not in str(e.value)
+        return str(e.value)
+
+    assert refused(tmp_path / "nope.pem", key) == (
+        f"TLS certificate (--certfile, PFSCOPE_CERTFILE) {tmp_path / 'nope.pem'}: no such file")
+    assert refused(cert, tmp_path / "nope.pem") == (
+        f"TLS key (--keyfile, PFSCOPE_KEYFILE) {tmp_path / 'nope.pem'}: no such file")
+    assert refused(cert, tmp_path).endswith(f"{tmp_path}: no such file")  # a folder is not a key
+    assert "do not load as a PEM certificate" in refused(cert, cert)
+    (tmp_path / "garbage.pem").write_text("not a certificate")
+    assert "do not load as a PEM certificate" in refused(tmp_path / "garbage.pem", key)
+    other_cert, _ = self_signed(tmp_path / "other")
+    assert "do not load as a PEM certificate" in refused(other_cert, key)  # a key that is not its own
+
+
+def test_an_encrypted_key_is_one_line_not_a_passphrase_prompt(tmp_path: Path) -> None:
+    cert, key = self_signed(tmp_path, passphrase="hunter2")
+    with pytest.raises(SettingsError, match=f"^TLS key {re.escape(str(key))} is encrypted"):
+        load_settings({}, certfile=str(cert), keyfile=str(key))
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root reads every file")
+def test_an_unreadable_key_is_refused(tls_files: tuple[Path, Path], tmp_path: Path) -> None:
+    cert, key = tls_files
+    locked = tmp_path / "locked.pem"
+    locked.write_bytes(key.read_bytes())
+    locked.chmod(0)
+    with pytest.raises(SettingsError, match=r"locked\.pem: not readable"):
+        load_settings({}, certfile=str(cert), keyfile=str(locked))
