@@ -150,9 +150,16 @@ def stores_table(spark: SparkSession, topo: Topology, events: DataFrame) -> Data
     rows = [(s.name, s.server, s.site, s.version, s.preferred_backfill_source) for s in topo.stores.values()]
     base = local_frame(spark, rows, dict.fromkeys(
         ("store", "server", "site", "version", "preferred_backfill_source"), "string"))
-    last = _latest(events.filter("kind = 'store_status'"), "store").selectExpr("store", "status")
-    return base.join(last, "store", "left").selectExpr(
+    status = events.filter("kind = 'store_status'")
+    last = _latest(status, "store").selectExpr("store", "status")
+    # a store that is down has been since its first 'down' line after its last 'up' one
+    since = (status.selectExpr("store", "ts", "status", "struct(ts, seq) AS k",
+                               "max(CASE WHEN status = 'up' THEN struct(ts, seq) END) OVER (PARTITION BY store) AS up")
+             .filter("status = 'down' AND (up IS NULL OR k > up)")
+             .groupBy("store").agg({"ts": "min"}).withColumnRenamed("min(ts)", "since"))
+    return base.join(last, "store", "left").join(since, "store", "left").selectExpr(
         "store", "server", "site", "version", "coalesce(status, 'up') AS status", "preferred_backfill_source",
+        "CASE WHEN status = 'down' THEN timestamp_micros(since) END AS down_since",
     )
 
 

@@ -113,6 +113,7 @@ from .stores import (
 from .text import (
     HIERARCHY_FID,
     HIERARCHY_NAME,
+    down_text,
     esc,
     fmt_age,
     fmt_time,
@@ -168,6 +169,7 @@ __all__ = [
     "backfill_trend",
     "cells_at",
     "cells_now",
+    "down_text",
     "empty_figure",
     "entries_at",
     "entry_timeline_marks",

@@ -89,3 +89,14 @@ def health_text(health: Any, store_down: bool = False) -> str:
     if store_down and str(health) not in ("deleted", "delete_pending"):
         return f"{h} (store down)"
     return h
+
+
+def down_text(down_since: Any, as_of: Any) -> str:
+    """``since 2026-11-07 00:00:00Z (1 d 23 h)``: when a down store went down, and for how long
+    as of the run; empty for a store that is up (or a run published before ``down_since``)."""
+    since = fmt_time(down_since)
+    if not since:
+        return ""
+    ref = pd.Timestamp(as_of) if as_of is not None and not pd.isna(as_of) else None
+    took = fmt_age((ref - pd.Timestamp(down_since)).total_seconds()) if ref is not None else ""
+    return f"since {since}" + (f" ({took})" if took else "")

@@ -47,8 +47,9 @@ def rejects_banner_section(_data: RunData, summary: dict[str, Any], _query: dict
     ])
 
 
-def stores_section(data: RunData, _summary: dict[str, Any], query: dict[str, Any]) -> Any:
+def stores_section(data: RunData, summary: dict[str, Any], query: dict[str, Any]) -> Any:
     stores = data.stores()
+    as_of = summary.get("as_of")
     status = query.get("status")
     note: list[Any] = []
     if status:
@@ -61,7 +62,9 @@ def stores_section(data: RunData, _summary: dict[str, Any], query: dict[str, Any
             html.H3(site),
             c.table(group, [("store", "store"), ("server", "server"), ("version", "version"),
                             ("status", c.with_term("status", "down"))],
-                    {"store": c.link_store, "status": lambda v, _r: c.status_badge(v)}),
+                    {"store": c.link_store,
+                     "status": lambda v, r: html.Span([c.status_badge(v), " ", f.down_text(r.get("down_since"), as_of)])
+                     if f.down_text(r.get("down_since"), as_of) else c.status_badge(v)}),
         ]))
     return c.section("Stores by site", *note, html.Div(sites, className="pf-cards"), id="pf-stores")
 

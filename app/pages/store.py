@@ -64,7 +64,9 @@ def store_page(data: RunData, name: str) -> html.Main:
     return html.Main(className="pf-page", children=[
         html.H1(["Store ", html.Span(name, className="pf-mono")]),
         html.P([f"Server {store.get('server')} · site {store.get('site')} · Exchange {store.get('version')} · ",
-                c.status_badge(store.get("status")), " ", c.term_link("down") if down else "",
+                c.status_badge(store.get("status")), " ",
+                html.Span(f.down_text(store.get("down_since"), data.summary().get("as_of")), id="pf-down-since")
+                if down else "", " ", c.term_link("down") if down else "",
                 f" · preferred backfill source: {store.get('preferred_backfill_source')}"
                 if store.get("preferred_backfill_source") else ""], id="pf-store-facts"),
         c.section("Replicas by health", html.Ul(

@@ -42,6 +42,20 @@ class OrgContext:
         i = bisect.bisect_left(keys, (ts, seq))
         return self._status_vals[store][i - 1] if i else False
 
+    def down_since(self, store: str, ts: int) -> int | None:
+        """When the down period ``store`` is in after the events stamped ``ts`` began (its first
+        ``down`` line since it was last up); None when it is up."""
+        keys = self._status_keys.get(store)
+        if not keys:
+            return None
+        vals = self._status_vals[store]
+        i = bisect.bisect_left(keys, (ts, AFTER_ALL))
+        since = None
+        while i > 0 and vals[i - 1]:
+            i -= 1
+            since = keys[i][0]
+        return since
+
     def next_up(self, store: str, ts: int) -> int | None:
         """When ``store``, down after the events stamped ``ts``, next comes up (a time after
         ``ts``); None if it stays down."""

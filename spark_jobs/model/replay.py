@@ -163,6 +163,7 @@ def stores_table(topo: Topology, org: OrgContext, as_of: int) -> list[dict[str, 
             "version": s.version,
             "status": "down" if org.is_down(s.name, as_of) else "up",
             "preferred_backfill_source": s.preferred_backfill_source,
+            "down_since": org.down_since(s.name, as_of),
         }
         for s in sorted(topo.stores.values(), key=lambda s: s.name)
     ]

@@ -16,7 +16,7 @@ Columns = tuple[tuple[str, str], ...]
 TABLES: dict[str, Columns] = {
     "stores": (
         ("store", "string"), ("server", "string"), ("site", "string"), ("version", "string"),
-        ("status", "string"), ("preferred_backfill_source", "string"),
+        ("status", "string"), ("preferred_backfill_source", "string"), ("down_since", "timestamp"),
     ),
     "folders": (
         ("fid", "string"), ("path", "string"), ("parent", "string"), ("replicas", "array<string>"),

@@ -309,3 +309,13 @@ def test_next_request_texts_name_each_store_by_rank_and_say_when_it_waits() -> N
     assert with_next_request(entries, nxt)["next_request"].tolist() == [
         "PFS2 for PFS2:1-4; PFS3 for PFS2:5", NO_SOURCE, ""]
     assert next_request_texts(nxt.iloc[0:0]) == {}
+
+
+def test_down_text_says_since_when_and_for_how_long() -> None:
+    import pandas as pd
+
+    from app.figures import down_text
+
+    since, as_of = pd.Timestamp("2026-11-07T00:00:00Z"), pd.Timestamp("2026-11-08T23:59:49Z")
+    assert down_text(since, as_of) == "since 2026-11-07 00:00:00Z (1 d 23 h)"
+    assert down_text(None, as_of) == "" and down_text(pd.NaT, as_of) == ""

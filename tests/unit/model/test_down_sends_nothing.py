@@ -110,3 +110,17 @@ def test_an_event_log_with_outages_still_accounts_for_every_line() -> None:
     log.status(9 * H, "P1", "up")
     ev: EventLog = log.event_log()
     assert ev.lines_read == ev.accepted + ev.duplicates + len(ev.rejects)
+
+
+def test_the_stores_table_says_since_when_a_store_is_down() -> None:
+    log = opened_log()
+    log.status(2 * H, "P1", "down")
+    log.status(3 * H, "P1", "down")  # a repeat: still down since 2 h
+    log.status(4 * H, "P2", "down")
+    log.status(5 * H, "P2", "up")
+    stores = {r["store"]: r for r in log.replay(as_of=6 * H).tables["stores"]}
+    assert (stores["P1"]["status"], stores["P1"]["down_since"]) == ("down", at(2 * H))
+    assert (stores["P2"]["status"], stores["P2"]["down_since"]) == ("up", None)
+    assert stores["P3"]["down_since"] is None
+    log.status(7 * H, "P2", "down")
+    assert {r["store"]: r["down_since"] for r in log.replay(as_of=8 * H).tables["stores"]}["P2"] == at(7 * H)
