@@ -8,6 +8,10 @@ never the time it was made: the same run and view give the same bytes, whether m
 
 Sizes are bounded: each long list keeps its first ``Limits`` rows, in a stated order, and says
 how many it left out.
+
+One module over 500 lines on purpose: the two reports are built alike, each section a short
+function, and share the cell formatting, the section helpers and ``Limits``; the HTML and the
+document around it already have their own modules (``html``, ``document``).
 """
 
 from __future__ import annotations

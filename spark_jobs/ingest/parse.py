@@ -5,134 +5,61 @@ labels (``Type:``, ``CN min:``, ...) are in the template, so only rendered expor
 ``parse_description`` reads a rendered description in any published layout, 5.0 to 2010: the
 grammar, and the published texts it was written from (tests/fixtures/exchange/), are in
 docs/exchange-event-grammar.md. Each line is understood, kept in ``ignored`` when it carries
-nothing, or the description is refused naming the line; ``label_insertion_strings`` rebuilds a
-description from bare insertion strings where their shapes can be recognised; ``error_details``
-reads what the store pages show of a replication error. Pure functions: text in, values out.
+nothing, or the description is refused naming the line; ``server_from_dn`` and ``site_from_dn``
+read its Server line. Pure functions: text in, values out.
 
-Every number stays as the server printed it (``Cn``: REPLID and GLOBCNT); REPLIDs are local to
-the server that printed them and are mapped to stores later (``identity.py``).
+What a description says is in ``values`` (``Cn``, ``ReplicationEvent``, the type codes and event
+IDs); ``unrendered`` rebuilds a description from bare insertion strings where their shapes can be
+recognised (``label_insertion_strings``); ``error_events`` reads what the store pages show of a
+replication error (``error_details``). Their public names are re-exported here.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
-# Type codes (the key of every replication event) and their pfscope message types.
-TYPE_NAMES: dict[int, str] = {
-    0x2: "hierarchy",
-    0x4: "content",
-    0x8: "backfill_request",
-    0x10: "status",
-    0x20: "status_request",
-    0x80000002: "backfill_response",
-    0x80000004: "backfill_response",
-}
-HIERARCHY_TYPES = frozenset({0x2, 0x80000002})
+from .error_events import ERROR_KINDS, error_details
+from .unrendered import description_not_found, label_insertion_strings
+from .values import (
+    CN,
+    ERROR_IDS,
+    FOLDER_ITEM_RE,
+    HIERARCHY_TYPES,
+    INCOMING_IDS,
+    OUTGOING_IDS,
+    PAIR_RE,
+    TYPE_NAMES,
+    Cn,
+    CnRange,
+    DescriptionError,
+    MessageIdEntry,
+    ReplicationEvent,
+    Rfi,
+    parse_cn,
+)
 
-# Outgoing event IDs; the incoming ID of a kind is its outgoing ID plus 10.
-OUTGOING_IDS = frozenset({3014, 3016, 3017, 3018, 3019, 3020, 3021})
-# 3025 is Exchange 2000's incoming content event (KB 821930), not "outgoing + 10".
-INCOMING_IDS = frozenset({*(i + 10 for i in OUTGOING_IDS), 3025})
-# Replication errors, DS updates and general replication events, kept for the store pages.
-ERROR_KINDS: dict[int, str] = {
-    3002: "replication general",  # the replication agent is disabled for a store
-    3005: "DS update",  # a replica of a folder was removed
-    3044: "site folders",  # site folder teardown check
-    3079: "replication thread error",  # with the function stack
-    3084: "replication error",  # owning folders table (5.5)
-    3085: "outgoing replication error",
-    3086: "outgoing replication error",
-    3089: "incoming replication error",
-    3090: "replication error",
-    3091: "incoming replication error",  # Exchange 2010
-    3092: "replication event error",  # with the folder
-    3093: "replication error",  # meaning varies by version: see error_details
-}
-# The public store logs replication (DS updates, general, errors, backfill, site folders, expiry)
-# in 3000-3099: an ID no published text shows there is kept too, as a "replication event".
-ERROR_IDS = frozenset(range(3000, 3100)) - OUTGOING_IDS - INCOMING_IDS
+__all__ = [
+    "ERROR_IDS",
+    "ERROR_KINDS",
+    "HIERARCHY_TYPES",
+    "INCOMING_IDS",
+    "OUTGOING_IDS",
+    "TYPE_NAMES",
+    "Cn",
+    "CnRange",
+    "DescriptionError",
+    "MessageIdEntry",
+    "ReplicationEvent",
+    "Rfi",
+    "description_not_found",
+    "error_details",
+    "label_insertion_strings",
+    "parse_cn",
+    "parse_description",
+    "server_from_dn",
+    "site_from_dn",
+]
 
-
-class DescriptionError(ValueError):
-    """A description that is not a usable replication event; ``str()`` is the reason."""
-
-
-@dataclass(frozen=True, slots=True)
-class Cn:
-    """``REPLID-GLOBCNT`` as printed; the REPLID is local to the printing server."""
-
-    replid: int
-    globcnt: int
-
-    def __str__(self) -> str:
-        return f"{self.replid:X}-{self.globcnt:X}"
-
-
-CnRange = tuple[Cn, Cn]
-
-
-@dataclass(frozen=True, slots=True)
-class MessageIdEntry:
-    """One item of a 2007/2010 content message: its message id, its CN, and the line under it
-    (``--- : subject : time``) as printed."""
-
-    mid: Cn
-    cn: Cn
-    detail: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Rfi:
-    """One replication folder information entry of a hierarchy message: a folder and its path."""
-
-    fid: Cn
-    pfid: Cn
-    offset: int
-    path: str | None
-
-
-@dataclass
-class ReplicationEvent:
-    """What one description says, in the printing server's numbering."""
-
-    type_code: int
-    msg_id: str
-    direction: str | None = None  # from the first line, when it says; the event ID decides
-    database: str | None = None
-    folders: list[tuple[Cn, str]] = field(default_factory=list)
-    cn_min: Cn | None = None
-    cn_max: Cn | None = None
-    cnset: list[CnRange] | None = None
-    cnset_fai: list[CnRange] | None = None
-    rfis: list[Rfi] = field(default_factory=list)
-    idcn_deleted: list[CnRange] | None = None
-    server_dn: str | None = None
-    message_ids: list[MessageIdEntry] = field(default_factory=list)
-    ignored: list[str] = field(default_factory=list)  # lines (and notes) understood to carry nothing
-    message_type_label: bool = False  # "Outgoing message type:" (2003 layouts)
-    type_on_first_line: bool = False  # "Outgoing Message Type 0x20" (5.x status layouts)
-    short_rfis: bool = False  # "1: fid,pfid,offset" (5.5 layouts)
-    rfi_count_missing: bool = False  # "RFIs:" with no count
-    database_dot: bool = False  # 'Database "...".' (2003+)
-    server_dn_lines: int = 0  # lines the Server DN was wrapped over, beyond the first
-    run_on_lines: int = 0  # lines that ran several fields together (split and read)
-
-    @property
-    def type_name(self) -> str:
-        return TYPE_NAMES[self.type_code]
-
-    def meaning(self) -> tuple[object, ...]:
-        """What the event says, without how it was laid out (first line, labels): two exports
-        of one event, rendered or as bare insertion strings, mean the same."""
-        return (self.type_code, self.msg_id, self.database, tuple(self.folders), self.cn_min, self.cn_max,
-                tuple(self.cnset or ()), tuple(self.cnset_fai or ()), tuple(self.rfis),
-                tuple(self.idcn_deleted or ()), self.server_dn, tuple(self.message_ids))
-
-
-_CN = r"[0-9A-Fa-f]{1,16}-[0-9A-Fa-f]{1,16}"
-_CN_RE = re.compile(rf"^\s*({_CN})\s*$")
-_PAIR_RE = re.compile(rf"^\s*({_CN})\s*,\s*({_CN})\s*$")
 _HEAD_RE = re.compile(r"^an?\s+(outgoing|incoming)\s+replication\s+message\s+was\s+\w+\.?$", re.I)
 # "Type: 0x2", "Outgoing message type: 0x8" (2003), "Outgoing Message Type 0x20" (5.x: no colon)
 _TYPE_RE = re.compile(
@@ -140,25 +67,24 @@ _TYPE_RE = re.compile(
 _TYPE_PLACEHOLDER_RE = re.compile(r"^(?:(?:outgoing|incoming)\s+message\s+)?type\s*:?\s*(<[^<>]*>)$", re.I)
 _MSGID_RE = re.compile(r"^message\s+id\s*:\s*(.*?)$", re.I)
 # an SMTP id with or without its angle brackets, or an internal CN; a "(note)" may follow
-_MSGID_VALUE_RE = re.compile(rf"^(<[^<>\s]+@[^<>\s]+>|[^<>\s@]+@[^<>\s@]+|{_CN})(?:\s*(\(.*\)))?$")
+_MSGID_VALUE_RE = re.compile(rf"^(<[^<>\s]+@[^<>\s]+>|[^<>\s@]+@[^<>\s@]+|{CN})(?:\s*(\(.*\)))?$")
 _DB_RE = re.compile(r"^database(?:\s*:\s*|\s+)(.*)$", re.I)
 _DB_QUOTED_END_RE = re.compile(r"[\"\u201d]\.?\s*((?:cn\s*min\b).*)?$", re.I)
 _DB_TAIL_RE = re.compile(r"^(.*?)\s*((?:cn\s*min\b).*)?$", re.I)
 _FOLDER_RE = re.compile(r"^folders?(?:\(s\))?(?:\s+names?)?\s*:\s*(.*?)$", re.I)
-_FOLDER_ITEM_RE = re.compile(rf"^\(\s*({_CN})\s*\)\s*(.*?)$")
-_CNMINMAX_RE = re.compile(rf"^cn\s*min\s*:\s*({_CN})\s*(?:[,;]?\s*cn\s*max\s*:\s*({_CN}))?\s*[,;]?$", re.I)
-_CNMAX_RE = re.compile(rf"^cn\s*max\s*:\s*({_CN})$", re.I)
+_CNMINMAX_RE = re.compile(rf"^cn\s*min\s*:\s*({CN})\s*(?:[,;]?\s*cn\s*max\s*:\s*({CN}))?\s*[,;]?$", re.I)
+_CNMAX_RE = re.compile(rf"^cn\s*max\s*:\s*({CN})$", re.I)
 _CNSET_RE = re.compile(r"^(,\s*)?cnset\s*(\(\s*fai\s*\))?\s*:\s*(.*?)$", re.I)
 _RFIS_RE = re.compile(r"^rfis\s*:\s*(\d+)?$", re.I)
 # "1) FID: a, PFID: b, Offset: c" (2000+), "1: a,b,c" (5.5); either numbering with or without the labels
 _RFI_LONG_RE = re.compile(
-    rf"^(\d+)\)\s*(?:fid\s*:\s*)?({_CN})\s*,\s*(?:pfid\s*:\s*)?({_CN})\s*,\s*(?:offset\s*:\s*)?([0-9A-Fa-fx]+)$",
+    rf"^(\d+)\)\s*(?:fid\s*:\s*)?({CN})\s*,\s*(?:pfid\s*:\s*)?({CN})\s*,\s*(?:offset\s*:\s*)?([0-9A-Fa-fx]+)$",
     re.I)
 _RFI_SHORT_RE = re.compile(
-    rf"^(\d+)\s*:\s*(?:fid\s*:\s*)?({_CN})\s*,\s*(?:pfid\s*:\s*)?({_CN})\s*,\s*(?:offset\s*:\s*)?([0-9A-Fa-fx]+)$",
+    rf"^(\d+)\s*:\s*(?:fid\s*:\s*)?({CN})\s*,\s*(?:pfid\s*:\s*)?({CN})\s*,\s*(?:offset\s*:\s*)?([0-9A-Fa-fx]+)$",
     re.I)
 _MIDS_RE = re.compile(r"^message\s+ids\s*:\s*(\d+)?$", re.I)
-_MID_ENTRY_RE = re.compile(rf"^(\d+)\s*:\s*({_CN})\s*,\s*({_CN})$")
+_MID_ENTRY_RE = re.compile(rf"^(\d+)\s*:\s*({CN})\s*,\s*({CN})$")
 _MID_DETAIL_RE = re.compile(r"^(?:-{2,}|\u2014|\u2013)\s*:")
 _IDCN_RE = re.compile(r"^idcn\s*deleted\s*:\s*(.*?)$", re.I)
 _SERVER_RE = re.compile(r"^server\s*:\s*(.*?)$", re.I)
@@ -185,17 +111,9 @@ _HEADER_RE = re.compile(
 _HELP_LINE_RE = re.compile(r"^for more information,? (?:see|click|visit|go to)\b", re.I)
 _DESCRIPTION_RE = re.compile(r"^description\s*:\s*(.*)$", re.I)
 # what a line the parser does not know must not carry for the description to be used
-_DATA_RE = re.compile(rf"(?<![0-9A-Za-z]){_CN}(?![0-9A-Za-z])|<[^<>\s]+@[^<>\s]+>|ipm_subtree|\\", re.I)
+_DATA_RE = re.compile(rf"(?<![0-9A-Za-z]){CN}(?![0-9A-Za-z])|<[^<>\s]+@[^<>\s]+>|ipm_subtree|\\", re.I)
 # a label followed by a type-like value or a message id: a replication description in another language
 _FOREIGN_LABEL_RE = re.compile(r"^[^:\d]{1,40}:\s*(?:0x[0-9a-f]{1,8}|<[^<>\s]+@[^<>\s]+>)\s*$", re.I)
-
-
-def parse_cn(text: str) -> Cn:
-    m = _CN_RE.match(text)
-    if not m:
-        raise DescriptionError(f"not a REPLID-GLOBCNT number: {text.strip()[:40]!r}")
-    r, g = m.group(1).split("-")
-    return Cn(int(r, 16), int(g, 16))
 
 
 def parse_type(text: str) -> int:
@@ -216,7 +134,7 @@ def _pairs(lines: list[str], where: str) -> list[CnRange]:
         s = line.strip()
         if not s or s == "{0}":
             continue
-        m = _PAIR_RE.match(s)
+        m = PAIR_RE.match(s)
         if not m:
             raise DescriptionError(f"{where}: not a 'low,high' pair: {s[:40]!r}")
         lo, hi = parse_cn(m.group(1)), parse_cn(m.group(2))
@@ -228,7 +146,7 @@ def _pairs(lines: list[str], where: str) -> list[CnRange]:
 
 def _is_pair_line(s: str) -> bool:
     s = s.strip()
-    return s == "{0}" or bool(_PAIR_RE.match(s))
+    return s == "{0}" or bool(PAIR_RE.match(s))
 
 
 def _join_dn(dn: str, more: str) -> str:
@@ -315,13 +233,13 @@ def parse_description(text: str) -> ReplicationEvent:
                 _cn_range(tail, ev)
         elif first == "f" and (m := _FOLDER_RE.match(s)):
             items = [m.group(1)] if m.group(1) else []
-            while i < n and _FOLDER_ITEM_RE.match(lines[i]):
+            while i < n and FOLDER_ITEM_RE.match(lines[i]):
                 items.append(lines[i])
                 i += 1
             if not items:
                 raise DescriptionError("Folder: no '(FID) path'")
             for item in items:
-                fm = _FOLDER_ITEM_RE.match(item)
+                fm = FOLDER_ITEM_RE.match(item)
                 if not fm:
                     raise DescriptionError(f"Folder: not '(FID) path': {item[:60]!r}")
                 ev.folders.append((parse_cn(fm.group(1)), fm.group(2)))
@@ -491,52 +409,6 @@ def _message_ids(lines: list[str], i: int, count_text: str | None, ev: Replicati
                                "(the description is cut short)")
     return i
 
-
-_ERR_CODE_RE = re.compile(r"\berror\s+\(?(0x[0-9A-Fa-f]+|\d+)\)?", re.I)
-_ERR_DB_RE = re.compile(r"(?:database|store)\s+[\"\u201c]([^\"\u201d]*)[\"\u201d]", re.I)
-_ERR_FOLDER_RE = re.compile(rf"\(\s*({_CN})\s*\)")
-_3093_MEANINGS = (
-    ("startup status message", "5.x: the startup status messages were not sent (ReplStartupStatus disabled, KB 177251)"),
-    ("reading property", "5.x: a property of the owning-folders table could not be read"),
-)
-
-
-def error_details(event_id: int, text: str) -> dict[str, str]:
-    """What a store page shows of a replication error or DS-update event: its kind, and the
-    error code, database and folder when the text prints them."""
-    out = {"kind": ERROR_KINDS.get(event_id, "replication event")}
-    if m := _ERR_CODE_RE.search(text):
-        out["error_code"] = m.group(1)
-    if m := _ERR_DB_RE.search(text):
-        out["database"] = m.group(1)
-    if m := _ERR_FOLDER_RE.search(text):
-        out["folder"] = m.group(1)
-    if event_id == 3093:
-        low = text.lower()
-        out["meaning"] = next((mean for key, mean in _3093_MEANINGS if key in low),
-                              "replication error; what 3093 means varies by Exchange version")
-    return out
-
-
-_NOT_FOUND_XP_RE = re.compile(
-    r"^\s*the description for event id \(\s*\d+\s*\) in source \(.*?\) cannot be found\..*?"
-    r"the following information is part of the event:\s?(.*)$", re.I | re.S)
-_NOT_FOUND_RE = re.compile(r"^\s*the description for event id\b.{0,80}\bcannot be found\.", re.I | re.S)
-
-
-def description_not_found(text: str) -> tuple[bool, list[str] | None]:
-    """Windows' own text when the exporting machine lacks Exchange's message file: (True, the
-    insertion strings) where they can be told apart (XP/2003 print them after "The following
-    information is part of the event:", comma and space between), (True, None) where not
-    (Vista and later print one a line, and a multi-line CN set cannot be told from two strings);
-    (False, None) for a real description."""
-    if m := _NOT_FOUND_XP_RE.match(text):
-        tail = m.group(1).strip()
-        tail = tail[:-1] if tail.endswith(".") else tail
-        return True, tail.split(", ") if tail else None
-    return bool(_NOT_FOUND_RE.match(text)), None
-
-
 def server_from_dn(dn: str) -> str | None:
     """The server named by the ``Server:`` line: a legacy Exchange DN (``.../CN=SERVERS/CN=<server>/CN=...``),
     an LDAP DN (``CN=<store>,...,CN=<server>,CN=Servers,...``, as the directory prints it), or a
@@ -555,73 +427,3 @@ def site_from_dn(dn: str) -> str | None:
     """The ``OU=`` of a legacy DN: the site on 5.5, the administrative group later."""
     m = re.search(r"/ou=([^/]+)", dn, re.I)
     return m.group(1).strip() if m else None
-
-
-# --------------------------------------------------------------------------------------------
-# Insertion strings without labels (plain XML, raw .evtx)
-# --------------------------------------------------------------------------------------------
-_STR_TYPE_RE = re.compile(r"^0x[0-9A-Fa-f]{1,8}$")
-_STR_SMTP_ID_RE = re.compile(r"^<[^<>\s]+@[^<>\s]+>$")
-_STR_DN_RE = re.compile(r"^/o=", re.I)
-_STR_INT_RE = re.compile(r"^\d+$")
-
-
-def label_insertion_strings(strings: list[str]) -> str | None:
-    """Rebuild a labelled description from bare insertion strings, by the shape of each, in the
-    order the templates print them; None when the shapes do not fit a known layout.
-
-    A string that already carries labels (some versions pass the whole text as one string) is
-    returned as it is."""
-    joined = "\r\n".join(strings)
-    if re.search(r"(^|\n)\s*(?:(?:outgoing|incoming)\s+message\s+)?type\s*:", joined, re.I):
-        return joined
-    out: list[str] = []
-    it = [s.strip() for s in strings]
-    k = 0
-    if k < len(it) and _STR_TYPE_RE.match(it[k]):
-        out.append(f"Type: {it[k]}")
-        k += 1
-    else:
-        return None
-    if k < len(it) and (_STR_SMTP_ID_RE.match(it[k]) or _CN_RE.match(it[k])):
-        out.append(f"Message ID: {it[k]}")
-        k += 1
-    else:
-        return None
-    cns: list[str] = []
-    sets: list[str] = []
-    while k < len(it):
-        s = strings[k].strip("\r\n")
-        t = it[k]
-        k += 1
-        if _FOLDER_ITEM_RE.match(t.splitlines()[0] if t else ""):
-            out.append("Folder(s): " + t)
-        elif _STR_DN_RE.match(t):
-            out.append(f"Server: {t}")
-        elif _CN_RE.match(t):
-            cns.append(t)
-        elif t == "{0}" or (t and all(_PAIR_RE.match(x) for x in t.splitlines() if x.strip())):
-            sets.append(s)
-        elif _STR_INT_RE.match(t):
-            count = int(t)
-            block = strings[k].strip("\r\n") if count and k < len(strings) else ""
-            if count:
-                k += 1
-            out.append(f"RFIs: {count}")
-            if block:
-                out.append(block)
-        elif t and not cns and not sets:
-            out.append(f'Database "{t}"')
-        elif t:
-            return None
-    if len(cns) == 2:
-        out.append(f"CN min: {cns[0]}, CN max: {cns[1]}")
-    elif cns:
-        return None
-    labels = ["CNSET: ", "CNSET(FAI): ", "IDCN deleted: "] if len(sets) == 3 else (
-        ["CNSET: ", "CNSET(FAI): "] if len(sets) == 2 else (["IDCN deleted: "] if cns else ["CNSET: "]))
-    if len(sets) > len(labels):
-        return None
-    for label, s in zip(labels, sets, strict=False):
-        out.append(label + s)
-    return "\r\n".join(out)

@@ -7,6 +7,10 @@ table, so the reference replay and the Spark job share this one heart.
 
 Order inside one event: ``owned`` first, then ``believed``, then the backfill array. Requests
 that fall due between events are made before the next later event, after those stamped the same.
+
+One module over 500 lines on purpose: ``FolderFold`` is one state machine, and its steps (own
+changes, beliefs, backfill entries, requests, the rows) all read and write the same state in a
+fixed order; split apart, they would have to hand that state to each other.
 """
 
 from __future__ import annotations

@@ -1,0 +1,135 @@
+"""The event lines in time order: the sender's own CNs as changes, sends (CN sets derived), receives."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from spark_jobs.model.cnset import EMPTY, CNSet
+from spark_jobs.model.timeutil import format_ts
+from spark_jobs.model.topology import HIERARCHY_FID
+
+from .messages import Msg
+from .reasons import MAX_EXPANDED_CNS, R_NO_RECIPIENT, R_RANGE_TOO_WIDE
+from .translate import FolderKey
+
+
+def _own_changes(msgs: list[Msg], fids: dict[FolderKey, str], skip: set[int],
+                 stats: Counter[str]) -> dict[int, list[tuple[str, str, int]]]:
+    """The sender's own CNs each message shows it holding (changes it carries, its printed set),
+    as change lines: CN by CN in increasing order per store and folder, each at the first message
+    that shows it or a later one, so that CNs only increase in event order (the reader's rule).
+    Returns, per message index, the (store, fid, cn) to write just before it."""
+    first_seen: dict[tuple[str, str], dict[int, int]] = defaultdict(dict)  # cn -> message index
+    for i, m in enumerate(msgs):
+        if i in skip:
+            continue
+        fid = fids[m.folder] if m.folder is not None else HIERARCHY_FID
+        shown = (m.changes or EMPTY).union(m.cnset or EMPTY).ranges(m.sender)
+        width = sum(hi - lo + 1 for lo, hi in shown)
+        if width > MAX_EXPANDED_CNS:
+            stats["own CNs not written as changes (set too wide)"] += width
+            continue
+        seen = first_seen[(m.sender, fid)]
+        for lo, hi in shown:
+            for cn in range(lo, hi + 1):
+                seen.setdefault(cn, i)
+    out: dict[int, list[tuple[str, str, int]]] = defaultdict(list)
+    for (store, fid), seen in first_seen.items():
+        at = -1
+        for cn in sorted(seen):
+            at = max(at, seen[cn])  # messages are in time order: a later index is not earlier
+            out[at].append((store, fid, cn))
+            stats["change"] += 1
+            if at != seen[cn]:
+                stats["own CNs written after their first message"] += 1
+    return out
+
+
+def derive_events(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[str, list[str]],
+                  all_stores: list[str]) -> tuple[list[dict[str, Any]], list[tuple[Msg, str]], Counter[str]]:
+    """The event lines, in time order: derived changes, sends (with derived CN sets), receives."""
+    stats: Counter[str] = Counter()
+    bad: list[tuple[Msg, str]] = []
+    skipped: set[int] = set()
+    msgs = sorted(msgs, key=lambda m: m.sent_at)
+    tos: dict[int, tuple[list[str], list[str]]] = {}
+    for i, m in enumerate(msgs):
+        fid = fids[m.folder] if m.folder is not None else HIERARCHY_FID
+        if m.changes is not None and m.type in ("hierarchy", "content"):
+            width = sum(hi - lo + 1 for lo, hi in m.changes.ranges(m.sender))
+            if width > MAX_EXPANDED_CNS:
+                bad.append((m, R_RANGE_TOO_WIDE.format(width)))
+                skipped.add(i)
+                continue
+        to = sorted({s for s, _ in m.receives} | ({m.addressed} if m.addressed else set()))
+        derived: list[str] = []
+        if m.synthesized:
+            derived += ["event", "ts"]
+        if not to:
+            pool = all_stores if fid == HIERARCHY_FID else replicas.get(fid, [])
+            to = sorted(s for s in pool if s != m.sender)
+            derived.append("to")
+            if not to:
+                bad.append((m, R_NO_RECIPIENT))
+                skipped.add(i)
+                continue
+        tos[i] = (to, derived)
+    own = _own_changes(msgs, fids, skipped, stats)
+
+    timeline: list[tuple[int, int, int, str, str | None]] = []
+    for i, m in enumerate(msgs):
+        if i in skipped:
+            continue
+        # at one time: receives of earlier messages, then sends (a store answers what it has
+        # processed), then receives of messages sent at that very time
+        timeline.append((m.sent_at, 1, i, "send", None))
+        for store, ts in m.receives:
+            timeline.append((ts, 0 if ts > m.sent_at else 2, i, "receive", store))
+    timeline.sort(key=lambda t: (t[0], t[1], t[2]))
+    held: dict[tuple[str, str], CNSet] = defaultdict(lambda: EMPTY)  # lower bound of owned
+    lines: list[dict[str, Any]] = []
+    for ts, _rank, i, what, store in timeline:
+        m = msgs[i]
+        fid = fids[m.folder] if m.folder is not None else HIERARCHY_FID
+        t = format_ts(ts)
+        if what == "receive":
+            assert store is not None
+            lines.append({"ts": t, "store": store, "kind": "receive", "msg": m.msg})
+            stats["receive"] += 1
+            if m.changes:
+                held[(store, fid)] = held[(store, fid)].union(m.changes)
+            continue
+        k = (m.sender, fid)
+        for s_, f_, cn in own.get(i, ()):
+            lines.append({"ts": t, "store": s_, "kind": "change", "fid": f_, "cn": cn,
+                          "derived": ["event"], "implied_by": m.msg})
+            held[(s_, f_)] = held[(s_, f_)].add(s_, cn)
+        to, derived = tos[i]
+        derived = list(derived)
+        if m.changes:
+            held[k] = held[k].union(m.changes)
+        if m.cnset is not None:
+            held[k] = held[k].union(m.cnset)
+            cnset = m.cnset
+        else:
+            cnset = held[k]
+            derived.append("cnset")
+        line: dict[str, Any] = {"ts": t, "store": m.sender, "kind": "send", "msg": m.msg, "type": m.type,
+                                "fid": fid, "to": to, "cnset": cnset.text()}
+        if m.type in ("hierarchy", "content", "backfill_response"):
+            line["changes"] = (m.changes or EMPTY).text()
+        if m.type == "backfill_request":
+            line["requested"] = (m.requested or EMPTY).text()
+            if len(to) == 1:
+                line["source"] = to[0]
+        if m.type == "status_request":
+            line["responders"] = []
+            derived.append("responders")
+        if derived:
+            line["derived"] = derived
+        lines.append(line)
+        stats["send"] += 1
+        for d in derived:
+            stats[f"send {d} derived"] += 1
+    return lines, bad, stats

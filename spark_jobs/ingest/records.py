@@ -1,0 +1,42 @@
+"""What every export reader yields (``RawRecord``), the error any may raise, the decoding they share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from spark_jobs.model.errors import OperatorError
+
+FORMATS = ("xml", "csv", "evtx")
+EXTENSIONS = {".xml": "xml", ".csv": "csv", ".evtx": "evtx"}
+
+
+class InputError(OperatorError):
+    """A path or file the operator must fix (printed as one line, exit 2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RawRecord:
+    source: str  # the file
+    record: int  # 1-based position in the file
+    fmt: str  # xml, csv or evtx
+    server: str | None  # Computer / MachineName as exported
+    provider: str | None
+    event_id: int | None
+    time_text: str | None
+    message: str | None  # the rendered description
+    strings: tuple[str, ...] | None = None  # insertion strings (unrendered exports)
+    record_id: int | None = None  # EventRecordID when exported
+    problem: str | None = None  # the record could not be read; the reason
+
+
+def decode(raw: bytes, *, partial: bool = False) -> str:
+    if raw.startswith(b"\xff\xfe") or raw.startswith(b"\xfe\xff"):
+        return raw.decode("utf-16", errors="ignore" if partial else "strict")
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        if partial:
+            return raw.decode("utf-8", errors="ignore")
+        return raw.decode("cp1252", errors="replace")  # Windows PowerShell 5's "Default"
