@@ -124,6 +124,7 @@ from .text import (
     ts_text,
     yes_no,
 )
+from .verdict import TIERS, Verdict, folder_verdicts
 
 __all__ = [
     "BLUE",
@@ -156,6 +157,7 @@ __all__ = [
     "RESPONDER_GROUPS",
     "SKY",
     "SORT_KEYS_2003",
+    "TIERS",
     "TREND_DASHES",
     "TREND_PALETTE",
     "TREND_POINTS",
@@ -164,6 +166,7 @@ __all__ = [
     "VERMILLION",
     "Headline",
     "Page",
+    "Verdict",
     "at_risk_cns",
     "backfill_rows",
     "backfill_trend",
@@ -184,6 +187,7 @@ __all__ = [
     "fmt_age",
     "fmt_time",
     "folder_label",
+    "folder_verdicts",
     "glossary_href",
     "headline_counts",
     "health_by_store",

@@ -179,6 +179,19 @@ def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, 
     return (replicas_view, frozen(_entries_section(entries)), step_view(history, at), timeline_children, pending_view)
 
 
+def verdict_view(data: RunData, fid: str) -> html.Section:
+    """The verdict first: each unhealthy replica in one line, as of the run, most urgent first."""
+    verdicts = f.folder_verdicts(data.replicas(fid=fid), data.backfill_entries(fid=fid),
+                                 data.next_requests(fid=fid), data.stores(), data.summary().get("as_of"))
+    if not verdicts:
+        body: Any = html.P("Every replica is in sync, as of the run.", className="pf-verdict-ok")
+    else:
+        body = html.Ul([html.Li(v.text, className=f"pf-verdict-{v.tier}", **{"data-store": v.store})
+                        for v in verdicts])
+    return html.Section([html.H2(["Verdict ", c.term_link("overdue")]), body], id="pf-verdict",
+                        className="pf-verdict", **{"aria-label": "verdict, as of the run"})
+
+
 def folder_axes(data: RunData, fid: str) -> tuple[list[str], list[str]]:
     """Every observer and subject the folder's state tables ever had: the matrix's fixed frame."""
     def compute() -> tuple[list[str], list[str]]:
@@ -330,6 +343,7 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
                  html.Span(f.folder_label(fid, folder.get("path")), id="pf-folder-path", className="pf-folder-path"),
                  *((" ", c.term_link("hierarchy")) if fid == f.HIERARCHY_FID else ())]),
         c.download_link(c.report_href(fid, at if at_ts is not None else None), "folder-report-link"),
+        verdict_view(data, fid),
         html.P(["Replica list ", c.term_link("replica-list"), ": ",
                 *[html.Span([c.link_store(s, {}), " "]) for s in folder["replicas"]],
                 f" · run as of {f.fmt_time(summary.get('as_of'))}"]),

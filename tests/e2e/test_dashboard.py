@@ -36,6 +36,10 @@ def open_page(pg, url: str) -> None:  # type: ignore[no-untyped-def]
     pg.goto(url)
     pg.wait_for_selector("main h1")
     pg.wait_for_load_state("networkidle")
+    if "/folder/" in url and not pg.locator("main.pf-not-found, .pf-not-found").count():
+        # the sections drawn as markup (app/frozen.py) appear once Dash's Markdown chunk has run
+        pg.wait_for_function("() => ['pf-matrix', 'pf-replicas', 'pf-entries', 'pf-pending']"
+                             ".every(id => document.getElementById(id))")
     figures = pg.locator("main .pf-figure").count()
     if figures:
         pg.wait_for_function(f"() => document.querySelectorAll('main .pf-figure .main-svg').length >= {figures}")

@@ -67,3 +67,23 @@ def test_a_store_that_is_down_sends_nothing_and_says_since_when(demo_server: Ser
     # the overview says it too
     open_page(page, demo_server.base + "/")
     assert want in page.locator("#pf-stores").inner_text()
+
+
+def test_the_folder_page_opens_with_its_verdict(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    """Each unhealthy replica in one line, in the first screen: what is missing, what happens next."""
+    data = demo_server.data
+    reps = table(data, "replicas")
+    nxt = table(data, "next_requests")
+    live = nxt[~nxt["waiting"]].sort_values(["fid", "entry_id"])
+    fid, store = live["fid"].iloc[0], live["observer"].iloc[0]
+    page.set_viewport_size({"width": 1440, "height": 900})
+    open_page(page, demo_server.base + f"/folder/{fid}")
+    line = page.locator(f'#pf-verdict li[data-store="{store}"]')
+    text = line.inner_text()
+    rep = reps[(reps["fid"] == fid) & (reps["store"] == store)].iloc[0]
+    assert text.startswith(f"{store}: lacks {int(rep['missing_count']):,} CN")
+    first = live[(live["fid"] == fid) & (live["observer"] == store)].sort_values(["due_at", "rank"]).iloc[0]
+    assert f"next request {pd.Timestamp(first['due_at']).strftime('%Y-%m-%d %H:%M:%S')}Z to {first['source']}" in text
+    assert line.bounding_box()["y"] < 900  # no scrolling to find it
+    unhealthy = reps[(reps["fid"] == fid) & (reps["health"] != "in_sync")]
+    assert page.locator("#pf-verdict li").count() >= len(unhealthy)
