@@ -55,8 +55,10 @@ def store_href(store: str) -> str:
     return f"/store/{quote(str(store), safe='')}"
 
 
-def navbar(as_of: str | None = None, run_id: str | None = None) -> html.Header:
-    """Top bar on every page: links, the run shown, and the search box (Enter or the button)."""
+def navbar(as_of: str | None = None, run_id: str | None = None, age: str | None = None) -> html.Header:
+    """Top bar on every page: links, the search box (Enter or the button), the run shown with the
+    age of its data (``age``: as-of to now), and an auto-refresh switch (assets/pfscope-nav.js:
+    while on, the page reloads when a newer run is published)."""
     return html.Header(className="pf-nav", children=[
         dcc.Link("pfscope", href="/", className="pf-brand"),
         html.Nav(className="pf-links", children=[
@@ -70,8 +72,13 @@ def navbar(as_of: str | None = None, run_id: str | None = None) -> html.Header:
                       autoComplete="off", n_submit=0, className="pf-search-input", style={"width": "22em"}),
             html.Button("Go", id="pf-search-go", type="button", n_clicks=0),
         ]),
-        html.Span(className="pf-run", children=(f"as of {as_of}" if as_of else "no run published")
-                  + (f" · run {run_id}" if run_id else "")),
+        html.Span(className="pf-run", id="pf-run", **{"data-run-id": run_id or ""},
+                  children=(f"as of {as_of}" if as_of else "no run published")
+                  + (f" ({age} old)" if age else "") + (f" · run {run_id}" if run_id else "")),
+        html.Label([dcc.Checklist(id="pf-auto-refresh", options=[{"label": " auto-refresh", "value": "on"}],
+                                  value=[], persistence=True, persistence_type="local", inline=True)],
+                   className="pf-auto-refresh", title="Reload the page when a newer run is published "
+                                                        "(checked every minute)"),
     ])
 
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import base64
 import hmac
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 import dash
+import pandas as pd
 from dash import dcc, html
 from flask import Flask, Response, request
 from flask_caching import Cache
@@ -79,6 +81,16 @@ def _install_auth(server: Flask, settings: Settings) -> None:
         if _authorised(settings, request.headers.get("Authorization")):
             return None
         return Response("pfscope: credentials required\n", 401, {"WWW-Authenticate": 'Basic realm="pfscope"'})
+
+
+def _install_latest_route(server: Flask) -> None:
+    """``/latest.json``: the run the dashboard serves now (the auto-refresh switch polls it)."""
+
+    @server.route("/latest.json")
+    def _latest() -> Response:
+        data = current_data()
+        body = {"run_id": data.run_id if data is not None else None}
+        return Response(json.dumps(body), 200, {"Content-Type": "application/json", "Cache-Control": "no-store"})
 
 
 def _install_report_route(server: Flask) -> None:
@@ -148,16 +160,19 @@ def _install_not_found_status(server: Flask) -> None:
 def _shell() -> html.Div:
     """The frame around every page: navbar (with the run shown) and the page container."""
     data = current_data()
-    as_of = run_id = None
+    as_of = run_id = age = None
     if data is not None:
-        from app.figures import fmt_time
+        from app.figures import fmt_age, fmt_time
 
-        as_of = fmt_time(data.summary().get("as_of"))
+        stamp = data.summary().get("as_of")
+        as_of = fmt_time(stamp)
         run_id = data.run_id
+        if as_of:  # how old the data is, now: a run finished a minute ago can hold week-old mail
+            age = fmt_age((pd.Timestamp.now(tz="UTC") - pd.Timestamp(stamp).tz_convert("UTC")).total_seconds())
     return html.Div([
         dcc.Location(id="pf-nav-location", refresh="callback-nav"),
         html.A("Skip to content", href="#pf-content", className="pf-skip"),
-        components.navbar(as_of, run_id),
+        components.navbar(as_of, run_id, age),
         html.Div(dash.page_container, id="pf-content"),
     ])
 
@@ -171,6 +186,7 @@ def create_app(settings: Settings) -> dash.Dash:
     if settings.auth_required:
         _install_auth(server, settings)
     _install_report_route(server)
+    _install_latest_route(server)
     install_metrics_route(server)
     install_compression(server)
     serve_cartesian_plotly(server)  # after the auth hook: charts draw with plotly.js's cartesian bundle

@@ -74,3 +74,37 @@
     window.scrollTo(0, 0);
   });
 })();
+
+/* pfscope: the navbar's auto-refresh switch. While it is on (its choice is kept in this browser),
+   the page asks /latest.json every minute (?refresh=SECONDS sets another period, at least 2) and
+   reloads when the dashboard serves a newer run than the one drawn. */
+(function () {
+  var timer = null;
+  function on() {
+    var box = document.querySelector('#pf-auto-refresh input[type=checkbox]');
+    return !!(box && box.checked);
+  }
+  function period() {
+    var asked = parseFloat(new URLSearchParams(window.location.search).get('refresh'));
+    return 1000 * (isFinite(asked) && asked >= 2 ? asked : 60);
+  }
+  function check() {
+    var shown = document.getElementById('pf-run');
+    if (!on() || !shown) { return; }
+    fetch('/latest.json', {cache: 'no-store', credentials: 'same-origin'})
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (latest) {
+        if (latest && latest.run_id && latest.run_id !== shown.getAttribute('data-run-id')) { window.location.reload(); }
+      })
+      .catch(function () { /* the server is restarting: try again at the next tick */ });
+  }
+  function arm() {
+    if (timer) { clearInterval(timer); timer = null; }
+    if (on()) { timer = setInterval(check, period()); }
+  }
+  document.addEventListener('change', function (ev) {
+    if (ev.target && ev.target.closest && ev.target.closest('#pf-auto-refresh')) { arm(); }
+  });
+  new MutationObserver(function () { if (on() !== !!timer) { arm(); } })
+    .observe(document.documentElement, {childList: true, subtree: true});
+})();

@@ -340,3 +340,32 @@ def test_dark_theme_and_keyboard(demo_server: Server, browser) -> None:  # type:
     finally:
         context.close()
     assert errors == []
+
+
+def test_the_navbar_says_how_old_the_data_is_and_auto_refresh_follows_a_new_run(
+        we_data: Path, demo_data: Path, page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    data = tmp_path / "runs"
+    (data / "runs").mkdir(parents=True)
+    pointers = []
+    for source in (we_data, demo_data):
+        latest = json.loads((source / "LATEST").read_text())
+        shutil.copytree(source / latest["path"], data / latest["path"])
+        pointers.append(latest)
+    (data / "LATEST").write_text(json.dumps(pointers[0]))
+    server = start_server(data, tmp_path / "cache", tmp_path / "serve.log")
+    try:
+        open_page(page, server.base + "/?refresh=2")
+        run = page.locator("#pf-run")
+        as_of = pd.Timestamp(table(data, "summary")["as_of"].iloc[0])
+        days = (pd.Timestamp.now(tz="UTC") - as_of).days
+        assert run.get_attribute("data-run-id") == pointers[0]["run_id"]
+        assert f"({days} d" in run.inner_text() and run.inner_text().count(" old)") == 1
+        page.locator("#pf-auto-refresh input[type=checkbox]").check()
+        (data / "LATEST").write_text(json.dumps(pointers[1]))  # a newer run is published
+        page.wait_for_function(f"() => (document.getElementById('pf-run') || {{}}).dataset?.runId === "
+                               f"'{pointers[1]['run_id']}'", timeout=60_000)
+        assert page.locator("#pf-auto-refresh input[type=checkbox]").is_checked()  # the choice is kept
+        page.wait_for_load_state("networkidle")
+        page.goto("about:blank")  # stop polling before the server stops
+    finally:
+        stop_server(server)
