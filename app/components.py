@@ -174,7 +174,7 @@ def headline(items: Sequence[Headline]) -> html.Section:
     """The overview's first screen: big counts, each a link to the view listing what it counts."""
     cards = []
     for h in items:
-        cards.append(html.Li(className="pf-stat" + (" pf-stat-alarm" if h.alarm else " pf-stat-ok"),
+        cards.append(html.Li(className="pf-stat" + (f" pf-stat-alarm pf-tier-{h.tier}" if h.alarm else " pf-stat-ok"),
                              id=f"pf-stat-{h.key}", children=[
             dcc.Link(href=h.href, className="pf-stat-link", children=[
                 html.Span(f"{h.count:,}", className="pf-stat-count"),

@@ -61,7 +61,8 @@ def snapshot(data: RunData) -> dict[str, Any]:
     site = {str(r["store"]): str(r["site"]) for r in stores.to_dict("records")}
     names = sorted(set(site) | set(replicas["store"].astype(str)))
     counts = replicas.groupby(["store", "health"]).size()
-    at_risk = at_risk_cns(replicas).groupby(replicas["store"]).sum()
+    at_risk = at_risk_cns(replicas, set(stores.loc[stores["status"] == "down", "store"])).groupby(
+        replicas["store"]).sum()
     requests = entries["requests"].fillna(0).astype("int64")
     open_n = entries.groupby("observer").size()
     overdue_n = entries[requests >= OVERDUE_REQUESTS].groupby("observer").size()

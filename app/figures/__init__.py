@@ -31,6 +31,7 @@ from .candidates import (
     responder_group_text,
     responder_rows,
 )
+from .causes import Cause, causes
 from .glossary import (
     GLOSSARY,
     HEALTH_TERMS,
@@ -55,6 +56,7 @@ from .matrix import (
 from .overview import (
     Headline,
     at_risk_cns,
+    down_stores,
     fig_health_by_store,
     fig_lag_heatmap,
     headline_counts,
@@ -164,14 +166,17 @@ __all__ = [
     "UNIQUE_NOT_REPLAYED",
     "UNIQUE_REPLAYED",
     "VERMILLION",
+    "Cause",
     "Headline",
     "Page",
     "Verdict",
     "at_risk_cns",
     "backfill_rows",
     "backfill_trend",
+    "causes",
     "cells_at",
     "cells_now",
+    "down_stores",
     "down_text",
     "empty_figure",
     "entries_at",

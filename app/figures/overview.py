@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,7 +56,7 @@ def fig_health_by_store(counts: pd.DataFrame) -> go.Figure:
 
 
 def worst_folders(
-    replicas: pd.DataFrame, entries: pd.DataFrame, as_of: Any = None, limit: int = 15
+    replicas: pd.DataFrame, entries: pd.DataFrame, as_of: Any = None, limit: int = 15, down: Iterable[str] = ()
 ) -> pd.DataFrame:
     """The folders that need attention first: content at risk, most missing CNs, overdue, oldest entry.
 
@@ -68,7 +68,7 @@ def worst_folders(
     if replicas.empty:
         return pd.DataFrame(columns=cols)
     r = replicas.copy()
-    r["at_risk"] = at_risk_cns(r)
+    r["at_risk"] = at_risk_cns(r, down)
     r["is_overdue"] = (r["health"] == "overdue").astype("int64")
     per = r.groupby("fid").agg(
         path=("path", "first"), missing_count=("missing_count", "sum"),
@@ -167,15 +167,20 @@ class Headline:
     label: str
     href: str
     term: str | None = None
+    #: how urgent a non-zero count is: critical (content at risk, a store down), warning (a
+    #: failing backfill, rejected lines) or info (backfill under way: normal between messages)
+    tier: str = "warning"
 
     @property
     def alarm(self) -> bool:
         return self.count > 0
 
 
-def at_risk_cns(replicas: pd.DataFrame) -> pd.Series:
-    """Per replica row, the CNs at risk: a delete-pending replica's unique CNs (0 for any other)."""
-    return replicas["unique_count"].fillna(0).where(replicas["health"] == "delete_pending", 0)
+def at_risk_cns(replicas: pd.DataFrame, down: Iterable[str] = ()) -> pd.Series:
+    """Per replica row, the CNs at risk: the unique CNs of a delete-pending replica, and of any
+    replica (not deleted) on a store that is ``down`` (content only it holds, out of reach)."""
+    stranded = replicas["store"].isin(set(down)) & (replicas["health"] != "deleted")
+    return replicas["unique_count"].fillna(0).where((replicas["health"] == "delete_pending") | stranded, 0)
 
 
 def headline_counts(
@@ -185,22 +190,28 @@ def headline_counts(
 
     ``replicas``: store, health, unique_count; ``entries``: the open backfill entries.
     """
-    down = int((stores["status"] == "down").sum()) if "status" in stores.columns else 0
+    down_names = down_stores(stores)
+    down = len(down_names)
     overdue = int((replicas["health"] == "overdue").sum()) if not replicas.empty else 0
-    at_risk = int(at_risk_cns(replicas).sum()) if not replicas.empty else 0
+    at_risk = int(at_risk_cns(replicas, down_names).sum()) if not replicas.empty else 0
     rejected_n = int(rejected or 0)
     return [
         Headline("stores-down", down, "store down" if down == 1 else "stores down", "/?status=down#pf-stores",
-                 "down"),
+                 "down", tier="critical"),
         Headline("overdue", overdue, "overdue replica" if overdue == 1 else "overdue replicas",
                  "/backfill?overdue=1", "overdue"),
         Headline("at-risk", at_risk, f"CN{'' if at_risk == 1 else 's'} of content at risk",
-                 "/replicas?health=delete_pending", "content-at-risk"),
+                 "/replicas?health=delete_pending", "content-at-risk", tier="critical"),
         Headline("open-entries", len(entries), "open backfill entry" if len(entries) == 1 else "open backfill entries",
-                 "/backfill", "backfill-entry"),
+                 "/backfill", "backfill-entry", tier="info"),
         Headline("rejected", rejected_n, "rejected input line" if rejected_n == 1 else "rejected input lines",
                  "/rejects", "rejected-line"),
     ]
+
+
+def down_stores(stores: pd.DataFrame) -> set[str]:
+    """The stores that are down as of the run."""
+    return set(stores.loc[stores["status"] == "down", "store"]) if "status" in stores.columns else set()
 
 
 def run_age_s(summary: dict[str, Any], now: pd.Timestamp) -> float | None:

@@ -37,6 +37,22 @@ def headline_section(data: RunData, summary: dict[str, Any], _query: dict[str, A
     return c.headline(items)
 
 
+def causes_section(data: RunData, summary: dict[str, Any], _query: dict[str, Any]) -> Any:
+    """What is wrong, by cause: the headline's counts grouped under what explains them."""
+    found = data.memo("causes", (), lambda: f.causes(data.stores(), data.replica_summary(), data.open_entries(),
+                                                     data.next_requests(), summary.get("as_of")))
+    if not found:
+        return c.section("What is wrong, by cause", html.P("Nothing: every replica is in sync.", id="pf-causes"))
+    items = [html.Li(className=f"pf-cause pf-verdict-{x.tier}", children=[
+        dcc.Link(x.title, href=x.href, className="pf-cause-title"),
+        html.Ul([html.Li(line) for line in x.consequences]),
+    ]) for x in found]
+    return c.section("What is wrong, by cause", html.Ul(items, id="pf-causes", className="pf-verdict"),
+                     help="Each cause with the consequences it explains, most urgent first: critical (a store "
+                          "down, content only one store holds), warning (a backfill failing), information "
+                          "(backfill under way).")
+
+
 def rejects_banner_section(_data: RunData, summary: dict[str, Any], _query: dict[str, Any]) -> Any:
     rejected = int(summary.get("rejected") or 0)
     if not rejected:
@@ -93,7 +109,7 @@ def worst_section(data: RunData, summary: dict[str, Any], query: dict[str, Any])
     every = data.memo(
         "worst_folders_all", (),
         lambda: f.worst_folders(data.replica_summary(), data.open_entries(), summary.get("as_of"),
-                                limit=1 << 62),
+                                limit=1 << 62, down=f.down_stores(data.stores())),
     )
     rows = len(every) if query.get("worst") == "all" else WORST_ROWS
     shown = every.head(rows).assign(path=lambda x: [f.folder_label(a, b) for a, b in zip(x["fid"], x["path"],
@@ -132,7 +148,7 @@ def lag_section(data: RunData, _summary: dict[str, Any], _query: dict[str, Any])
 
 
 #: the overview, top to bottom
-SECTIONS: list[Section] = [headline_section, rejects_banner_section, stores_section, health_section,
+SECTIONS: list[Section] = [headline_section, causes_section, rejects_banner_section, stores_section, health_section,
                            trend_section, worst_section, lag_section]
 
 
@@ -141,13 +157,18 @@ def layout(**query: Any) -> html.Main:
     if data is None:
         return c.no_run(str(settings().data_dir))
     summary = data.summary()
-    age = f.run_age_s(summary, pd.Timestamp.now(tz="UTC"))
+    now = pd.Timestamp.now(tz="UTC")
+    age = f.run_age_s(summary, now)
+    as_of = summary.get("as_of")
+    data_age = (now - pd.Timestamp(as_of).tz_convert("UTC")).total_seconds() if as_of is not None and not pd.isna(
+        as_of) else None
     rejected = int(summary.get("rejected") or 0)
     head = [
         html.H1("Overview"),
         c.download_link(c.report_href(), "pf-report-link"),
         html.P(className="pf-run-facts", id="pf-run-facts", children=[
             f"Run {data.run_id} · as of {f.fmt_time(summary.get('as_of'))} ", c.term_link("as-of"),
+            f" · data {f.fmt_age(data_age)} old" if data_age is not None else "",
             f" · finished {f.fmt_age(age)} ago" if age is not None else "",
             f" · {f.plural(summary.get('lines_read'), 'line')} read, {int(summary.get('accepted') or 0):,} accepted, "
             f"{f.plural(summary.get('duplicates'), 'duplicate')}, {rejected:,} rejected",

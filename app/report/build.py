@@ -291,8 +291,9 @@ def _stores_section(doc: Document, stores: pd.DataFrame, replicas: pd.DataFrame)
     return _section("stores", "Stores by site", *parts)
 
 
-def _worst_section(replicas: pd.DataFrame, open_entries: pd.DataFrame, as_of: Any, lim: Limits) -> Html:
-    every = f.worst_folders(replicas, open_entries, as_of, limit=len(replicas) + 1)
+def _worst_section(replicas: pd.DataFrame, open_entries: pd.DataFrame, as_of: Any, lim: Limits,
+                   down: set[str] | None = None) -> Html:
+    every = f.worst_folders(replicas, open_entries, as_of, limit=len(replicas) + 1, down=down or ())
     shown = every.head(lim.worst_folders)
     rows = _rows(shown, [
         lambda r: r["fid"], lambda r: folder_path(r["path"]), lambda r: _int(r["at_risk_count"]), lambda r: _int(r["overdue"]),
