@@ -17,6 +17,7 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -166,9 +167,18 @@ def _req(obj: dict[str, Any], f: str) -> Any:
     return obj[f]
 
 
+#: a lone surrogate: JSON's ``\ud800`` escape makes one, but it is no character, so a text
+#: holding one cannot be written as UTF-8 (the job's Arrow batches and Parquet files)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _is_text(v: str) -> bool:
+    return v.isascii() or _SURROGATE.search(v) is None
+
+
 def _str(obj: dict[str, Any], f: str) -> str:
     v = _req(obj, f)
-    if not isinstance(v, str) or not v:
+    if not isinstance(v, str) or not v or not _is_text(v):
         raise Reject(r_ill_typed(f))
     return v
 
@@ -231,7 +241,7 @@ def _opt(obj: dict[str, Any], f: str, kind: type) -> Any:
     v = obj.get(f)
     if v is None:
         return None
-    if not isinstance(v, kind) or isinstance(v, bool):
+    if not isinstance(v, kind) or isinstance(v, bool) or (isinstance(v, str) and not _is_text(v)):
         raise Reject(r_ill_typed(f))
     return v
 
@@ -242,7 +252,7 @@ def _derived(obj: dict[str, Any]) -> tuple[str, ...]:
     v = obj.get("derived")
     if v is None:
         return ()
-    if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+    if not isinstance(v, list) or not all(isinstance(x, str) and x and _is_text(x) for x in v):
         raise Reject(r_ill_typed("derived"))
     return tuple(sorted(set(v)))
 

@@ -245,6 +245,12 @@ CASES: list[tuple[str, str | bytes, str]] = [
     ("derived-number-item", change(derived=[1]), ev.r_ill_typed("derived")),
     ("derived-empty-name", change(derived=["event", ""]), ev.r_ill_typed("derived")),
     ("derived-true", receive(derived=True), ev.r_ill_typed("derived")),
+    # a lone surrogate (a ``\ud800`` escape) is no text: it cannot be written as UTF-8
+    ("receive-msg-lone-surrogate", receive(msg="m\ud800"), ev.r_ill_typed("msg")),
+    ("send-msg-lone-surrogate", send(msg="\udc00"), ev.r_ill_typed("msg")),
+    ("change-item-lone-surrogate", change(item="a\ud800b"), ev.r_ill_typed("item")),
+    ("replicas-path-lone-surrogate", replicas(path="p\udfff"), ev.r_ill_typed("path")),
+    ("derived-lone-surrogate", change(derived=["event", "\ud800"]), ev.r_ill_typed("derived")),
     # between lines
     ("msg-reused", send(msg="m1"), ev.R_MSG_REUSED),
     ("msg-reused-other-to", send(msg="m1", ts=ts(0), to=["PFS3"]), ev.R_MSG_REUSED),
@@ -839,6 +845,12 @@ def test_a_deeply_nested_line_is_a_reject_not_a_crash(topo: Topology, tmp_path: 
     log = read_event_log([path], topo)
     assert rows(log) == [(str(path), 4, ev.R_NOT_JSON, junk)]
     assert log.accepted == 3 and balanced(log)
+
+
+def test_a_surrogate_pair_is_text(topo: Topology) -> None:
+    """An escaped pair is one character (U+1F600): kept, as UTF-8 text can hold it."""
+    log = event_log_from_lines([change(item="\ud83d\ude00", ts=ts(20))], topo)
+    assert log.accepted == 1 and log.events[0].item == "\U0001f600"
 
 
 def test_a_fid_with_a_trailing_newline_is_ill_typed(topo: Topology) -> None:
