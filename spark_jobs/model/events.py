@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cnset import CNSet, CNSetError
+from .cnset import CNSet, CNSetError, decimal_int
 from .timeutil import TimeError, parse_ts
 from .topology import HIERARCHY_FID, Topology, is_fid, normalise_fid
 
@@ -263,8 +263,15 @@ def parse_line(text: str, topo: Topology, seq: int) -> Event:
         raise Reject(R_EMPTY)
     try:
         obj = json.loads(text)
-    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
+    except RecursionError:  # nested deeper than the parser goes
         raise Reject(R_NOT_JSON) from None
+    except ValueError:
+        # perhaps valid JSON with a number of more digits than Python converts at once: read
+        # again with one that does (only for lines refused: no cost on the others)
+        try:
+            obj = json.loads(text, parse_int=decimal_int)
+        except (ValueError, RecursionError):
+            raise Reject(R_NOT_JSON) from None
     if not isinstance(obj, dict):
         raise Reject(R_NOT_OBJECT)
     kind = _req(obj, "kind")

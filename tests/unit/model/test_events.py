@@ -34,6 +34,11 @@ TOPO = {
 }
 BASE = parse_ts("2026-11-02T08:00:00Z")
 DROP = object()  # a field value that removes the field
+BIG = 987_654_321_987  # written as 5000 sevens by ``digits``: more than Python's int() converts by default
+
+
+def digits(text: str) -> str:
+    return text.replace(str(BIG), "7" * 5000)
 
 
 @pytest.fixture(scope="module")
@@ -149,6 +154,15 @@ CASES: list[tuple[str, str | bytes, str]] = [
     ("change-cn-2-48", change(cn=ev.MAX_CN + 1), ev.r_out_of_range("cn")),
     ("change-cn-2-63", change(cn=2**63), ev.r_out_of_range("cn")),
     ("change-cn-huge", change(cn=10**30), ev.r_out_of_range("cn")),
+    # more digits than Python's ``int`` converts by default (4300): still a number, beyond the bound
+    ("change-cn-5000-digits", digits(change(cn=BIG)), ev.r_out_of_range("cn")),
+    ("change-cn-minus-5000-digits", digits(change(cn=-BIG)), ev.r_ill_typed("cn")),
+    ("change-bytes-5000-digits", digits(change(bytes=BIG)), ev.r_out_of_range("bytes")),
+    ("send-cnset-5000-digits-text", digits(send(cnset=f"PFS1:1-{BIG}")), ev.r_out_of_range("cnset")),
+    ("send-cnset-5000-digits-object", digits(send(cnset={"PFS1": [[1, BIG]]})), ev.r_out_of_range("cnset")),
+    ("send-cnset-5000-digits-reversed", digits(send(cnset={"PFS1": [[BIG, 1]]})), ev.r_lo_above_hi("cnset")),
+    ("send-changes-5000-digits-text", digits(send(changes=f"PFS1:{BIG}")), ev.r_out_of_range("changes")),
+    ("request-requested-5000-digits", digits(bfreq(requested=f"PFS1:{BIG}")), ev.r_out_of_range("requested")),
     ("change-op-unknown", change(op="rename"), ev.r_ill_typed("op")),
     ("change-op-number", change(op=1), ev.r_ill_typed("op")),
     ("change-item-number", change(item=5), ev.r_ill_typed("item")),
