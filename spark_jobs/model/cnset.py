@@ -27,6 +27,29 @@ class CNSetError(ValueError):
     """A CN set given as text or JSON that cannot be read; the message says why."""
 
 
+#: digits Python turns into an int at once whatever its ``int_max_str_digits`` (640 at least)
+_INT_CHUNK = 600
+
+
+def decimal_int(text: str) -> int:
+    """``int(text)``, also for a number of more digits than Python converts at once (its
+    ``int_max_str_digits``, 4300 by default): such a number is beyond every bound a field has,
+    and is read as its first digits scaled, which keeps its sign and its order against any
+    number with fewer digits. Anything else ``int`` refuses still raises ``ValueError``."""
+    try:
+        return int(text)
+    except ValueError:
+        s = text.strip()
+        digits = s[1:] if s[:1] in ("+", "-") else s
+        if not (digits.isascii() and digits.isdigit()):
+            raise
+        sign = -1 if s[:1] == "-" else 1
+        digits = digits.lstrip("0") or "0"
+        if len(digits) <= _INT_CHUNK:
+            return sign * int(digits)
+        return sign * int(digits[:_INT_CHUNK]) * 10 ** (len(digits) - _INT_CHUNK)
+
+
 def _merge_sorted(ranges: Iterable[Range]) -> Ranges:
     """Merge ranges given in order of their low end: overlapping and adjacent ones join."""
     out: list[list[int]] = []
@@ -166,8 +189,8 @@ class CNSet:
                     raise CNSetError(f"empty range in CN set section {part!r}")
                 lo_s, dash, hi_s = item.partition("-")
                 try:
-                    lo = int(lo_s)
-                    hi = int(hi_s) if dash else lo
+                    lo = decimal_int(lo_s)
+                    hi = decimal_int(hi_s) if dash else lo
                 except ValueError:
                     raise CNSetError(f"range {item!r} is not 'N' or 'LO-HI'") from None
                 _check_range(origin, lo, hi)
@@ -379,9 +402,14 @@ def _check_range(origin: str, lo: Any, hi: Any) -> None:
     if not isinstance(lo, int) or not isinstance(hi, int) or isinstance(lo, bool) or isinstance(hi, bool):
         raise CNSetError(f"range of {origin!r} must be integers")
     if lo < 1:
-        raise CNSetError(f"CN {lo} of {origin!r} is below 1")
+        raise CNSetError(f"CN {_show(lo)} of {origin!r} is below 1")
     if lo > hi:
-        raise CNSetError(f"range {lo}-{hi} of {origin!r} has lo > hi")
+        raise CNSetError(f"range {_show(lo)}-{_show(hi)} of {origin!r} has lo > hi")
+
+
+def _show(n: int) -> str:
+    """A number for a message: one of thousands of digits as its size (``str`` may refuse it)."""
+    return str(n) if -(10**100) < n < 10**100 else f"<a {n.bit_length()}-bit number>"
 
 
 def union_all(sets: Iterable[CNSet]) -> CNSet:

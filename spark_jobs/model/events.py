@@ -21,11 +21,12 @@ from __future__ import annotations
 import glob
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cnset import CNSet, CNSetError
+from .cnset import CNSet, CNSetError, decimal_int
 from .timeutil import TimeError, parse_ts
 from .topology import HIERARCHY_FID, Topology, is_fid, normalise_fid
 
@@ -170,9 +171,18 @@ def _req(obj: dict[str, Any], f: str) -> Any:
     return obj[f]
 
 
+#: a lone surrogate: JSON's ``\ud800`` escape makes one, but it is no character, so a text
+#: holding one cannot be written as UTF-8 (the job's Arrow batches and Parquet files)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _is_text(v: str) -> bool:
+    return v.isascii() or _SURROGATE.search(v) is None
+
+
 def _str(obj: dict[str, Any], f: str) -> str:
     v = _req(obj, f)
-    if not isinstance(v, str) or not v:
+    if not isinstance(v, str) or not v or not _is_text(v):
         raise Reject(r_ill_typed(f))
     return v
 
@@ -235,7 +245,7 @@ def _opt(obj: dict[str, Any], f: str, kind: type) -> Any:
     v = obj.get(f)
     if v is None:
         return None
-    if not isinstance(v, kind) or isinstance(v, bool):
+    if not isinstance(v, kind) or isinstance(v, bool) or (isinstance(v, str) and not _is_text(v)):
         raise Reject(r_ill_typed(f))
     return v
 
@@ -246,7 +256,7 @@ def _derived(obj: dict[str, Any]) -> tuple[str, ...]:
     v = obj.get("derived")
     if v is None:
         return ()
-    if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+    if not isinstance(v, list) or not all(isinstance(x, str) and x and _is_text(x) for x in v):
         raise Reject(r_ill_typed("derived"))
     return tuple(sorted(set(v)))
 
@@ -257,8 +267,15 @@ def parse_line(text: str, topo: Topology, seq: int) -> Event:
         raise Reject(R_EMPTY)
     try:
         obj = json.loads(text)
-    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
+    except RecursionError:  # nested deeper than the parser goes
         raise Reject(R_NOT_JSON) from None
+    except ValueError:
+        # perhaps valid JSON with a number of more digits than Python converts at once: read
+        # again with one that does (only for lines refused: no cost on the others)
+        try:
+            obj = json.loads(text, parse_int=decimal_int)
+        except (ValueError, RecursionError):
+            raise Reject(R_NOT_JSON) from None
     if not isinstance(obj, dict):
         raise Reject(R_NOT_OBJECT)
     kind = _req(obj, "kind")

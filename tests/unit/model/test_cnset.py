@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spark_jobs.model.cnset import EMPTY, CNSet, CNSetError, union_all
+from spark_jobs.model.cnset import EMPTY, CNSet, CNSetError, decimal_int, union_all
 
 ORIGINS = ("PFS1", "PFS2", "PFS3", "PFS4")
 MAX_CN = 60
@@ -620,3 +620,17 @@ def test_union_grows_an_adjacent_range_and_a_disjoint_union_adds_counts() -> Non
     b = a.union_disjoint(CNSet.parse("A:11;B:1-3"))
     assert b.text() == "A:1-5,8-11;B:1-3"
     assert b.count() == a.count() + 4 == CNSet.parse(b.text()).count() == 12
+
+
+def test_numbers_of_more_digits_than_int_converts_are_read_as_huge() -> None:
+    """Python's ``int`` refuses more than 4300 digits by default: such a CN is read (beyond every
+    bound, in order), never an error about the text's shape."""
+    sevens = "7" * 5000
+    assert decimal_int(sevens) > 2**64 and decimal_int("-" + sevens) < -(2**64)
+    assert decimal_int("6" * 5000) < decimal_int(sevens) < decimal_int("1" + "0" * 5000)
+    assert decimal_int("0" * 5000 + "5") == 5 and decimal_int(" 12 ") == 12
+    with pytest.raises(ValueError):
+        decimal_int("7" * 4999 + "x")
+    assert CNSet.parse(f"PFS1:1-{sevens}").max_cn("PFS1") == decimal_int(sevens)
+    with pytest.raises(CNSetError, match="lo > hi"):
+        CNSet.parse(f"PFS1:{sevens}-1")

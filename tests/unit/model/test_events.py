@@ -34,6 +34,11 @@ TOPO = {
 }
 BASE = parse_ts("2026-11-02T08:00:00Z")
 DROP = object()  # a field value that removes the field
+BIG = 987_654_321_987  # written as 5000 sevens by ``digits``: more than Python's int() converts by default
+
+
+def digits(text: str) -> str:
+    return text.replace(str(BIG), "7" * 5000)
 
 
 @pytest.fixture(scope="module")
@@ -149,6 +154,15 @@ CASES: list[tuple[str, str | bytes, str]] = [
     ("change-cn-2-48", change(cn=ev.MAX_CN + 1), ev.r_out_of_range("cn")),
     ("change-cn-2-63", change(cn=2**63), ev.r_out_of_range("cn")),
     ("change-cn-huge", change(cn=10**30), ev.r_out_of_range("cn")),
+    # more digits than Python's ``int`` converts by default (4300): still a number, beyond the bound
+    ("change-cn-5000-digits", digits(change(cn=BIG)), ev.r_out_of_range("cn")),
+    ("change-cn-minus-5000-digits", digits(change(cn=-BIG)), ev.r_ill_typed("cn")),
+    ("change-bytes-5000-digits", digits(change(bytes=BIG)), ev.r_out_of_range("bytes")),
+    ("send-cnset-5000-digits-text", digits(send(cnset=f"PFS1:1-{BIG}")), ev.r_out_of_range("cnset")),
+    ("send-cnset-5000-digits-object", digits(send(cnset={"PFS1": [[1, BIG]]})), ev.r_out_of_range("cnset")),
+    ("send-cnset-5000-digits-reversed", digits(send(cnset={"PFS1": [[BIG, 1]]})), ev.r_lo_above_hi("cnset")),
+    ("send-changes-5000-digits-text", digits(send(changes=f"PFS1:{BIG}")), ev.r_out_of_range("changes")),
+    ("request-requested-5000-digits", digits(bfreq(requested=f"PFS1:{BIG}")), ev.r_out_of_range("requested")),
     ("change-op-unknown", change(op="rename"), ev.r_ill_typed("op")),
     ("change-op-number", change(op=1), ev.r_ill_typed("op")),
     ("change-item-number", change(item=5), ev.r_ill_typed("item")),
@@ -245,6 +259,12 @@ CASES: list[tuple[str, str | bytes, str]] = [
     ("derived-number-item", change(derived=[1]), ev.r_ill_typed("derived")),
     ("derived-empty-name", change(derived=["event", ""]), ev.r_ill_typed("derived")),
     ("derived-true", receive(derived=True), ev.r_ill_typed("derived")),
+    # a lone surrogate (a ``\ud800`` escape) is no text: it cannot be written as UTF-8
+    ("receive-msg-lone-surrogate", receive(msg="m\ud800"), ev.r_ill_typed("msg")),
+    ("send-msg-lone-surrogate", send(msg="\udc00"), ev.r_ill_typed("msg")),
+    ("change-item-lone-surrogate", change(item="a\ud800b"), ev.r_ill_typed("item")),
+    ("replicas-path-lone-surrogate", replicas(path="p\udfff"), ev.r_ill_typed("path")),
+    ("derived-lone-surrogate", change(derived=["event", "\ud800"]), ev.r_ill_typed("derived")),
     # between lines
     ("msg-reused", send(msg="m1"), ev.R_MSG_REUSED),
     ("msg-reused-other-to", send(msg="m1", ts=ts(0), to=["PFS3"]), ev.R_MSG_REUSED),
@@ -839,6 +859,12 @@ def test_a_deeply_nested_line_is_a_reject_not_a_crash(topo: Topology, tmp_path: 
     log = read_event_log([path], topo)
     assert rows(log) == [(str(path), 4, ev.R_NOT_JSON, junk)]
     assert log.accepted == 3 and balanced(log)
+
+
+def test_a_surrogate_pair_is_text(topo: Topology) -> None:
+    """An escaped pair is one character (U+1F600): kept, as UTF-8 text can hold it."""
+    log = event_log_from_lines([change(item="\ud83d\ude00", ts=ts(20))], topo)
+    assert log.accepted == 1 and log.events[0].item == "\U0001f600"
 
 
 def test_a_fid_with_a_trailing_newline_is_ill_typed(topo: Topology) -> None:
