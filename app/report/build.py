@@ -240,6 +240,7 @@ def organisation_report(data: RunData, lim: Limits) -> str:
     replicas = data.replica_summary()
     open_entries = data.open_entries()
 
+    doc.body.append(_summary_section(data, s, stores, replicas, open_entries))
     doc.body.append(_accounting_section(data, s, lim))
     doc.body.append(_stores_section(doc, stores, replicas))
     doc.body.append(_worst_section(replicas, open_entries, s.get("as_of"), lim))
@@ -247,10 +248,22 @@ def organisation_report(data: RunData, lim: Limits) -> str:
     doc.body.append(_trend_section(doc, data))
     doc.body.append(_lag_section(doc, data, stores, lim))
     doc.body.append(_at_risk_section(data, lim))
-    toc = [("accounting", "Input"), ("stores", "Stores by site"), ("worst", "Folders needing attention"),
+    toc = [("summary", "Summary"), ("accounting", "Input"), ("stores", "Stores by site"), ("worst", "Folders needing attention"),
            ("open-entries", "Open backfill entries"), ("trend", "Backfill over time"), ("lag", "Knowledge lag"),
            ("at-risk", "Content at risk")]
     return doc.render(_header(data, "Organisation report"), toc, _footer(data))
+
+
+def _summary_section(data: RunData, s: dict[str, Any], stores: pd.DataFrame, replicas: pd.DataFrame,
+                     open_entries: pd.DataFrame) -> Html:
+    """The first thing a reader sees: the headline counts, then what is wrong, by cause."""
+    heads = f.headline_counts(stores, replicas, open_entries, s.get("rejected"))
+    facts = _facts([(h.label, f"{h.count:,}") for h in heads])
+    found = f.causes(stores, replicas, open_entries, data.next_requests(), s.get("as_of"))
+    items = [tag("li", tag("strong", c.title), tag("ul", *[tag("li", line) for line in c.consequences]),
+                 class_=f"tier-{c.tier}") for c in found]
+    body = tag("ul", *items, class_="causes") if items else tag("p", "Nothing is wrong: every replica is in sync.")
+    return _section("summary", "Summary", facts, tag("h3", "What is wrong, by cause"), body)
 
 
 def _accounting_section(data: RunData, s: dict[str, Any], lim: Limits) -> Html:

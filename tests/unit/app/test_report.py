@@ -648,3 +648,15 @@ def test_an_unknown_report_fid_answers_404_with_close_matches(we_run: RunData) -
     assert status == 404 and "<b>x" not in page and "&lt;b&gt;x&lt;/b&gt;" in page
     status, page = report_error_page(we_run, "1-123", "soon", "--at: not RFC 3339")
     assert status == 400 and 'href="/report?fid=1-123"' in page and 'href="/folder/1-123"' in page
+
+
+def test_org_report_opens_with_a_summary_by_cause(demo: Path, demo_run: RunData) -> None:
+    text = build_report(demo_run)
+    body = text[text.index("<body"):]
+    assert body.index('id="summary"') < body.index('id="accounting"')  # the summary comes first
+    stores = parquet(demo, "stores")
+    for store in stores.loc[stores["status"] == "down", "store"]:
+        assert f"{store} down since" in body  # the cause, with since when
+    nxt = parquet(demo, "next_requests")
+    assert nxt["waiting"].any()
+    assert "open entries of its own wait for it" in body or "open entry of its own wait for it" in body
