@@ -163,6 +163,16 @@ def stores_table(spark: SparkSession, topo: Topology, events: DataFrame) -> Data
     )
 
 
+def replica_lists_table(spark: SparkSession, topo: Topology, events: DataFrame) -> DataFrame:
+    """Every content folder's replica list over time: the topology's (``at`` null), then each
+    replica-list event (the replay's ``replica_lists_table``)."""
+    rows = [(f.fid, None, None, list(f.replicas), f.path) for f in topo.folders.values()]
+    base = local_frame(spark, rows, {"fid": "string", "ts": "long", "seq": "long",
+                                     "replicas": "array<string>", "path": "string"})
+    changes = events.filter("kind = 'replicas'").selectExpr("fid", "ts", "seq", "replicas", "path")
+    return base.unionByName(changes).selectExpr("fid", "timestamp_micros(ts) AS at", "seq", "replicas", "path")
+
+
 def folders_table(spark: SparkSession, topo: Topology, events: DataFrame) -> DataFrame:
     rows = [(HIERARCHY_FID, "", None, list(topo.store_names()))]
     rows += [(f.fid, f.path, f.parent, list(f.replicas)) for f in topo.folders.values()]
@@ -242,6 +252,7 @@ def compute(
     t[FIRST_FOLD_TABLE] = fold_table(folded, FIRST_FOLD_TABLE)
     t |= {name: fold_table(folded, name) for name in OUT_TABLES if name != FIRST_FOLD_TABLE}
     t["stores"] = stores_table(spark, topo, applied)
+    t["replica_lists"] = replica_lists_table(spark, topo, applied)
     t["folders"] = folders_table(spark, topo, applied)
     t["replicas"] = with_paths(t["replicas"], t["folders"])
     t["summary"] = local_frame(

@@ -26,7 +26,7 @@ from .rules.health import replica_health
 from .rules.locality import is_local
 from .rules.responders import Responder, ResponderCandidate, responder_list
 from .rules.sources import Candidate, Ranked, algorithm_for, choose_sources
-from .rules.status import next_status_at
+from .rules.status import next_status_at, status_due
 from .rules.timeouts import backfill_timeout
 from .timeutil import US
 from .topology import HIERARCHY_FID
@@ -103,6 +103,7 @@ class Rows:
     backfill_candidates: list[dict[str, Any]] = field(default_factory=list)
     responders: list[dict[str, Any]] = field(default_factory=list)
     processed_status_requests: list[dict[str, Any]] = field(default_factory=list)
+    replica_history: list[dict[str, Any]] = field(default_factory=list)
     next_requests: list[dict[str, Any]] = field(default_factory=list)
     next_candidates: list[dict[str, Any]] = field(default_factory=list)
     state_table: list[dict[str, Any]] = field(default_factory=list)
@@ -142,6 +143,7 @@ class FolderFold:
         self.open: list[Entry] = []
         self.rows = Rows() if keep_rows else Rows.discarding()
         self._now: tuple[int, int] = (-(1 << 62), 0)  # (ts, seq) of the event being applied
+        self._replica_state: tuple[Any, ...] | None = None  # the last replica_history row's state
 
     # ----------------------------------------------------------------------------------------
     # driving
@@ -166,6 +168,20 @@ class FolderFold:
             raise ValueError(f"event kind {kind!r} is not part of a folder's stream")
         if self.lifecycle == DELETE_PENDING:
             self._check_deleted(ev.ts)
+        self._note_replica(ev.ts)
+
+    def _note_replica(self, ts: int) -> None:
+        """A ``replica_history`` row when the replica's list membership, lifecycle or status
+        message due time changes, so a past step can be replayed whole."""
+        if self.lifecycle is None:
+            return  # never a replica of this folder (yet)
+        due = status_due(self.last_change_at) if self.last_change_at is not None else None
+        state = (self.on_list, self.lifecycle, due)
+        if state != self._replica_state:
+            self._replica_state = state
+            self.rows.replica_history.append(
+                {"store": self.observer, "fid": self.fid, "at": ts, "on_list": self.on_list,
+                 "lifecycle": self.lifecycle, "status_due": due})
 
     def advance(self, t: int, *, inclusive: bool = True) -> None:
         """Make every request due at or before ``t`` (strictly before, if not inclusive).

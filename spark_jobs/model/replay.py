@@ -98,6 +98,7 @@ def replay(topo: Topology, log: EventLog, as_of: int | None = None, *, run_id: s
     t["backfill_entries"] = all_rows.backfill_entries
     t["backfill_requests"] = all_rows.backfill_requests
     t["backfill_candidates"] = all_rows.backfill_candidates
+    t["replica_history"] = all_rows.replica_history
     t["next_requests"] = all_rows.next_requests
     t["next_candidates"] = all_rows.next_candidates
     t["replicas"] = all_rows.replicas
@@ -106,6 +107,7 @@ def replay(topo: Topology, log: EventLog, as_of: int | None = None, *, run_id: s
     t["responders"] = add_should_respond(all_rows.responders, all_rows.processed_status_requests, owned)
     t["stores"] = stores_table(topo, org, as_of)
     t["folders"] = folders_table(topo, applied)
+    t["replica_lists"] = replica_lists_table(topo, applied)
     add_paths(t["replicas"], t["folders"])
     t["rejects"] = [
         {"source": r.source, "line": r.line, "reason": r.reason, "text": r.text} for r in log.rejects
@@ -185,6 +187,18 @@ def folders_table(topo: Topology, events: list[Event]) -> list[dict[str, Any]]:
             if ev.path is not None:
                 row["path"] = ev.path
     return [rows[k] for k in sorted(rows)]
+
+
+def replica_lists_table(topo: Topology, events: list[Event]) -> list[dict[str, Any]]:
+    """Every content folder's replica list over time: the topology's (``at`` null), then each
+    replica-list event, so a past step knows the list at that time."""
+    rows = [{"fid": f.fid, "at": None, "seq": None, "replicas": list(f.replicas), "path": f.path}
+            for f in topo.folders.values()]
+    for ev in events:
+        if ev.kind == "replicas":
+            assert ev.replicas is not None
+            rows.append({"fid": ev.fid, "at": ev.ts, "seq": ev.seq, "replicas": list(ev.replicas), "path": ev.path})
+    return rows
 
 
 def add_paths(replicas: list[dict[str, Any]], folders: list[dict[str, Any]]) -> None:

@@ -53,6 +53,13 @@ TABLES: dict[str, Columns] = {
         ("mean_transit_s", "double"), ("chosen", "boolean"), ("assigned_cnset", "string"),
         ("asked", "boolean"),
     ),
+    "replica_history": (
+        ("store", "string"), ("fid", "string"), ("at", "timestamp"), ("on_list", "boolean"),
+        ("lifecycle", "string"), ("status_due", "timestamp"),
+    ),
+    "replica_lists": (
+        ("fid", "string"), ("at", "timestamp"), ("seq", "long"), ("replicas", "array<string>"), ("path", "string"),
+    ),
     "next_requests": (
         ("entry_id", "string"), ("observer", "string"), ("fid", "string"), ("due_at", "timestamp"),
         ("waiting", "boolean"), ("algorithm", "string"), ("attempt", "long"), ("source", "string"),
@@ -97,6 +104,8 @@ KEYS: dict[str, tuple[str, ...]] = {
     "backfill_entries": ("entry_id",),
     "backfill_requests": ("observer", "fid", "at", "entry_id", "source"),
     "backfill_candidates": ("entry_id", "attempt", "rank"),
+    "replica_history": ("store", "fid", "at"),
+    "replica_lists": ("fid", "at", "seq"),
     "next_requests": ("entry_id", "source"),
     "next_candidates": ("entry_id", "rank"),
     "responders": ("msg", "responder"),
