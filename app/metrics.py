@@ -103,7 +103,7 @@ class RunCollector(Collector):
             ("pfscope_backfill_entries_overdue", "overdue",
              "Open backfill entries of the store that have had two requests or more (the first did not fill them)"),
             ("pfscope_content_at_risk_cns", "at_risk",
-             "Unique CNs held only by the store's delete-pending replicas (content at risk)"),
+             "CNs at risk: held only by the store's delete-pending replicas, or by the store itself while it is down"),
         ):
             g = GaugeMetricFamily(name, text, labels=["store"])
             for store, n in snap[key].items():
