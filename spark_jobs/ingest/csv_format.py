@@ -6,7 +6,7 @@ import csv
 import io
 from collections.abc import Iterator
 
-from .records import InputError, RawRecord, decode
+from .records import InputError, RawRecord, decode, exported_uint
 
 _COLUMNS = {
     "time": ("timecreated", "date and time", "timegenerated", "timewritten", "date", "time"),
@@ -112,12 +112,12 @@ def _csv_record(row: list[str], header: list[str], col: dict[str, int], no_messa
     else:
         message = get("message")
     eid = (get("event_id") or "").strip()
-    event_id = int(eid) & 0xFFFF if eid.isdigit() else None
-    rid = (get("record_id") or "").strip()
+    v = exported_uint(eid)
+    event_id = v & 0xFFFF if v is not None else None
     return RawRecord(
         source, n, "csv", (get("server") or "").strip() or None, (get("provider") or "").strip() or None,
-        event_id, (get("time") or "").strip() or None, message, None, int(rid) if rid.isdigit() else None,
-        problem=None if eid.isdigit() else f"event ID {eid[:20]!r} is not a number",
+        event_id, (get("time") or "").strip() or None, message, None, exported_uint(get("record_id")),
+        problem=None if v is not None else f"event ID {eid[:20]!r} is not a number",
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from spark_jobs.model.errors import OperatorError
@@ -27,6 +28,19 @@ class RawRecord:
     strings: tuple[str, ...] | None = None  # insertion strings (unrendered exports)
     record_id: int | None = None  # EventRecordID when exported
     problem: str | None = None  # the record could not be read; the reason
+
+
+_UINT_RE = re.compile(r"[0-9]{1,20}")
+
+
+def exported_uint(text: str | None) -> int | None:
+    """An exported unsigned number (EventID, EventRecordID: at most 64 bits), or None when the
+    text is none: not ASCII digits, or out of range (never ``int`` of thousands of digits)."""
+    t = (text or "").strip()
+    if not _UINT_RE.fullmatch(t):
+        return None
+    v = int(t)
+    return v if v < 1 << 64 else None
 
 
 def decode(raw: bytes, *, partial: bool = False) -> str:

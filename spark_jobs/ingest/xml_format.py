@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from typing import TextIO
 from xml.parsers.expat import ErrorString
 
-from .records import InputError, RawRecord
+from .records import InputError, RawRecord, exported_uint
 
 DECL_RE = re.compile(r"<\?xml[^>]*\?>")
 
@@ -38,8 +38,8 @@ def record_from_event_element(ev: ET.Element, source: str, record: int, fmt: str
         if p is not None:
             provider = p.get("Name") or p.get("EventSourceName")
         e = sys_.get("EventID")
-        if e is not None and (e.text or "").strip().isdigit():
-            event_id = int((e.text or "").strip()) & 0xFFFF
+        if e is not None and (v := exported_uint(e.text)) is not None:
+            event_id = v & 0xFFFF
         t = sys_.get("TimeCreated")
         if t is not None:
             time_text = t.get("SystemTime")
@@ -47,8 +47,8 @@ def record_from_event_element(ev: ET.Element, source: str, record: int, fmt: str
         if c is not None:
             server = (c.text or "").strip() or None
         r = sys_.get("EventRecordID")
-        if r is not None and (r.text or "").strip().isdigit():
-            record_id = int((r.text or "").strip())
+        if r is not None:
+            record_id = exported_uint(r.text)
     message = None
     info = top.get("RenderingInfo")
     if info is not None:
