@@ -93,6 +93,32 @@ def _one_changed(old: str, new: str) -> bytes:
     return GOOD_XML.replace(old, new, 1).encode("utf-8")
 
 
+CN_CASES = {  # the CN range of EX07's content message (A2)
+    "at 2**48-1": ("CN min: 1-FFFFFFFFFFFE, CN max: 1-FFFFFFFFFFFF", None),
+    "2**48": ("CN min: 1-FFFFFFFFFFFF, CN max: 1-1000000000000", "CN max"),
+    "2**63": ("CN min: 1-8000000000000000, CN max: 1-8000000000000000", "CN min"),
+    "2**64-1": ("CN min: 1-300, CN max: 1-FFFFFFFFFFFFFFFF", "CN max"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CN_CASES))
+def test_cns_out_of_range_are_rejected_naming_the_field(tmp_path: Path, base: dict, case: str) -> None:
+    text, field = CN_CASES[case]
+    s, out = _ingest(tmp_path, "ex07.xml", _one_changed("CN min: 1-300, CN max: 1-302", text))
+    if field is None:  # the largest CN there is: used
+        assert s["used"] == base["used"]
+        assert any('"cn":281474976710655' in x for x in (out / "events.jsonl").read_text().splitlines())
+        return
+    bad = [r for r in _rows(out / "ingest_rejects.jsonl") if "out of range" in r["reason"]]
+    assert len(bad) == 1 and f"number out of range in field {field}" in bad[0]["reason"], _reasons(out)
+    assert s["used"] == base["used"] - 1  # that one record; the others of the file are kept
+
+
+def test_a_cnset_out_of_range_is_rejected_naming_the_field(tmp_path: Path) -> None:
+    s, out = _ingest(tmp_path, "ex07.xml", _one_changed("CNSET: 1-300,1-300", "CNSET: 1-1000000000000,1-1000000000000"))
+    assert any("number out of range in field CNSET" in r for r in _reasons(out)), _reasons(out)
+
+
 RECORD_FIELD_CASES = {
     "EventRecordID of 5,000 digits": ("<EventRecordID>2</EventRecordID>", "<EventRecordID>" + "9" * 5000 + "</EventRecordID>"),
     "EventRecordID 2**64": ("<EventRecordID>2</EventRecordID>", "<EventRecordID>18446744073709551616</EventRecordID>"),
