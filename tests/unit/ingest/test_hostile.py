@@ -138,3 +138,23 @@ def test_record_numbers_out_of_range(tmp_path: Path, base: dict, case: str) -> N
         assert s["used"] == base["used"] - 1
     else:
         assert s["used"] == base["used"]  # the record number is only a reference: the record is used
+
+
+TIME_CASES = {
+    "year 1": "0001-01-01T00:00:00.0000000Z",
+    "year 1, west of UTC": "0001-01-01T00:00:00.0000000-05:00",
+    "year 1, east of UTC": "0001-01-01T00:00:00.0000000+05:00",
+    "year 9999": "9999-12-31T23:59:59.9999999Z",
+    "year 9999, west of UTC": "9999-12-31T23:59:59.0000000-05:00",
+    "year 0": "0000-01-01T00:00:00Z",
+    "month 13": "2026-13-45T99:99:99Z",
+    "not a time": "yesterday",
+}
+
+
+@pytest.mark.parametrize("case", sorted(TIME_CASES))
+def test_times_out_of_range_or_unparseable(tmp_path: Path, base: dict, case: str) -> None:
+    s, out = _ingest(tmp_path, "ex07.xml", _one_changed("2026-11-02T08:10:00.0000000Z", TIME_CASES[case]))
+    assert s["status"] == "complete"
+    bad = [r for r in _rows(out / "ingest_rejects.jsonl") if r["reason"].startswith("bad time")]
+    assert len(bad) == 1 and s["used"] == base["used"] - 1, _reasons(out)
