@@ -6,7 +6,7 @@ import csv
 import io
 from collections.abc import Iterator
 
-from .records import InputError, RawRecord, decode, exported_uint
+from .records import InputError, RawRecord, decode, exported_uint, utf16_without_bom
 
 _COLUMNS = {
     "time": ("timecreated", "date and time", "timegenerated", "timewritten", "date", "time"),
@@ -138,7 +138,12 @@ def _read_text(path: str) -> tuple[str, bool]:
                 return even[:-2].decode("utf-16"), True
             except UnicodeDecodeError:
                 raise InputError(f"{path}: not UTF-16 text at byte {e.start:,}") from None
-    if b"\x00" in raw[:65536]:  # no text export but UTF-16 (handled above) holds a NUL
+    if (utf16 := utf16_without_bom(raw[:64])) and len(raw) % 2 == 0:  # a UTF-16 export that lost its BOM
+        try:
+            return raw.decode(f"utf-16-{utf16}"), False
+        except UnicodeDecodeError as e:
+            raise InputError(f"{path}: not UTF-16 text at byte {e.start:,}") from None
+    if raw[:65536].count(b"\x00") > len(raw[:65536]) // 100:  # binary; a stray NUL in text is one record's
         raise InputError(f"{path}: binary data, not a text export (XML or CSV) nor a .evtx file")
     cut = _decode_cut(raw)
     if cut is not None:

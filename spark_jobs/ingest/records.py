@@ -43,6 +43,19 @@ def exported_uint(text: str | None) -> int | None:
     return v if v < 1 << 64 else None
 
 
+def utf16_without_bom(head: bytes) -> str | None:
+    """``le`` or ``be`` when text starts as UTF-16 with no BOM (ASCII characters with a NUL byte
+    beside each, as a ``<`` or a CSV header starts); else None."""
+    head = head[:64] if len(head) >= 64 else head[: len(head) - len(head) % 2]
+    if len(head) < 4:
+        return None
+    if not any(head[1::2]) and all(head[0::2]):
+        return "le"
+    if not any(head[0::2]) and all(head[1::2]):
+        return "be"
+    return None
+
+
 def decode(raw: bytes, *, partial: bool = False) -> str:
     if raw.startswith(b"\xff\xfe") or raw.startswith(b"\xfe\xff"):
         return raw.decode("utf-16", errors="ignore" if partial else "strict")

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from typing import TextIO
 from xml.parsers.expat import ErrorString
 
-from .records import InputError, RawRecord, exported_uint
+from .records import InputError, RawRecord, exported_uint, utf16_without_bom
 
 DECL_RE = re.compile(r"<\?xml[^>]*\?>")
 
@@ -74,9 +74,9 @@ class _TextBreak(Exception):
         self.offset, self.at_end, self.encoding = offset, at_end, encoding
 
 
-def _text_pieces(fh: io.BufferedReader, utf16: str | None) -> Iterator[str]:
+def _text_pieces(fh: io.BufferedReader, utf16: str | None, bom: bool = True) -> Iterator[str]:
     """The file's text in 1 MB pieces; the text before a bad byte, then ``_TextBreak``."""
-    encoding = "utf-16" if utf16 else "utf-8-sig"
+    encoding = ("utf-16" if bom else f"utf-16-{utf16}") if utf16 else "utf-8-sig"
     dec = codecs.getincrementaldecoder(encoding)("strict")
     done = 0  # bytes handed to the decoder so far
     while True:
@@ -105,9 +105,12 @@ def read_xml_file(path: str) -> Iterator[RawRecord]:
     """Streamed: an export of any size is read in 1 MB pieces, each ``<Event>`` let go once read."""
     try:
         with open(path, "rb") as fh:
-            utf16 = {b"\xff\xfe": "le", b"\xfe\xff": "be"}.get(fh.read(2))
+            head = fh.read(64)
+            utf16 = {b"\xff\xfe": "le", b"\xfe\xff": "be"}.get(head[:2])
+            bom = utf16 is not None
+            utf16 = utf16 or utf16_without_bom(head)  # a UTF-16 export that lost its BOM
             fh.seek(0)
-            yield from _read_xml_pieces(_text_pieces(fh, utf16), path, "xml")
+            yield from _read_xml_pieces(_text_pieces(fh, utf16, bom), path, "xml")
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
 
@@ -149,17 +152,25 @@ def _read_xml_pieces(pieces: Iterable[str], source: str, fmt: str) -> Iterator[R
         return f"inside record {n + 1}" if inside else f"after record {n}" if n else "before any record"
 
     at_end = False
+    blank = True  # nothing but a BOM and white space so far: an empty export
     try:
         for piece in pieces:
             if first:  # the declaration may not follow our root: blanked, so columns stay true
                 piece = DECL_RE.sub(lambda m: " " * len(m.group()), piece.lstrip("\ufeff"), count=1)
                 first = False
+            if blank and piece.strip():
+                blank = False
+                if piece.lstrip().startswith("<!DOCTYPE"):  # no export has one; never read (entities)
+                    raise InputError(f"{source}: a DOCTYPE, which no Windows export has: not read "
+                                     "(entity declarations are never expanded nor fetched)")
             parser.feed(piece)
             yield from drain()
         at_end = True
         parser.feed("</pfscopeRoot>")
         parser.close()
         yield from drain()
+        if not seen and blank:
+            return  # a BOM, blank lines: an export with no record (as an empty file)
         if not seen:
             raise InputError(f"{source}: no XML element (an empty file, or one cut off before its first)")
     except ET.ParseError as e:

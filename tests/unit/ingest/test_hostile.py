@@ -9,10 +9,7 @@ folder beside a clean CSV export of PARPF2: the clean file is always read whole.
 from __future__ import annotations
 
 import json
-import os
 import resource
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -45,8 +42,9 @@ def _ingest(tmp: Path, name: str, data: bytes, *, clean: bool = True) -> tuple[d
     (logs / name).write_bytes(data)
     if clean:
         write_export_csv(fx.PAR_EVENTS, logs / "par.csv")
+    (tmp / "replids.csv").write_text(fx.REPLIDS_CSV, encoding="utf-8")
     out = tmp / "out"
-    summary = run_ingest([str(logs)], out)
+    summary = run_ingest([str(logs)], out, replids=str(tmp / "replids.csv"))
     _check(summary, out)
     if clean:  # the clean file beside it is read whole
         assert summary["files"][str(logs / "par.csv")] == len(fx.PAR_EVENTS)
@@ -115,7 +113,7 @@ def test_cns_out_of_range_are_rejected_naming_the_field(tmp_path: Path, base: di
 
 
 def test_a_cnset_out_of_range_is_rejected_naming_the_field(tmp_path: Path) -> None:
-    s, out = _ingest(tmp_path, "ex07.xml", _one_changed("CNSET: 1-300,1-300", "CNSET: 1-1000000000000,1-1000000000000"))
+    _s, out = _ingest(tmp_path, "ex07.xml", _one_changed("CNSET: 1-300,1-300", "CNSET: 1-1000000000000,1-1000000000000"))
     assert any("number out of range in field CNSET" in r for r in _reasons(out)), _reasons(out)
 
 
@@ -132,7 +130,7 @@ RECORD_FIELD_CASES = {
 @pytest.mark.parametrize("case", sorted(RECORD_FIELD_CASES))
 def test_record_numbers_out_of_range(tmp_path: Path, base: dict, case: str) -> None:
     old, new = RECORD_FIELD_CASES[case]
-    s, out = _ingest(tmp_path, "ex07.xml", _one_changed(old, new))
+    s, _out = _ingest(tmp_path, "ex07.xml", _one_changed(old, new))
     assert s["status"] == "complete" and s["files"][str(tmp_path / "logs" / "ex07.xml")] == N_GOOD_XML
     if "EventID" in case and "Record" not in case:
         assert s["used"] == base["used"] - 1
@@ -158,3 +156,150 @@ def test_times_out_of_range_or_unparseable(tmp_path: Path, base: dict, case: str
     assert s["status"] == "complete"
     bad = [r for r in _rows(out / "ingest_rejects.jsonl") if r["reason"].startswith("bad time")]
     assert len(bad) == 1 and s["used"] == base["used"] - 1, _reasons(out)
+
+
+# --- XML entities: never expanded, never read ---------------------------------------------------
+
+def _laughs(levels: int = 9) -> str:
+    ents = '<!ENTITY l0 "lol">' + "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, levels + 1))
+    return f'<?xml version="1.0"?><!DOCTYPE Event [{ents}]>'
+
+
+def _xxe(secret: Path) -> str:
+    return f'<?xml version="1.0"?><!DOCTYPE Event [<!ENTITY x SYSTEM "file://{secret}">]>'
+
+
+ENTITY_CASES = {
+    "billion laughs": lambda secret: _laughs() + GOOD_XML.replace("Type: 0x2", "Type: 0x2 &l9;", 1),
+    "external entity": lambda secret: _xxe(secret) + GOOD_XML.replace("Type: 0x2", "Type: 0x2 &x;", 1),
+    "external entity, /etc/passwd": lambda secret: GOOD_XML.replace("<Level>4</Level>", "<Level>&x;</Level>", 1)
+    .join(['<!DOCTYPE Event [<!ENTITY x SYSTEM "file:///etc/passwd">]>', ""]),
+    "external entity after records": lambda secret: GOOD_XML + _xxe(secret).split("?>")[1]
+    + event_xml(fx.EX07_EVENTS[0], 99, rendered=True).replace("Type: 0x2", "Type: 0x2 &x;"),
+    "entity without a DOCTYPE": lambda secret: GOOD_XML + event_xml(fx.EX07_EVENTS[0], 99, rendered=True)
+    .replace("Type: 0x2", "Type: 0x2 &x;"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ENTITY_CASES))
+def test_xml_entities_are_never_expanded_nor_read(tmp_path: Path, base: dict, case: str) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET + "\n", encoding="utf-8")
+    started = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    s, out = _ingest(tmp_path, "ex07.xml", ENTITY_CASES[case](secret).encode("utf-8"))
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - started < 100 * 1024  # KB: nothing expanded
+    passwd = Path("/etc/passwd").read_text(encoding="utf-8", errors="replace").splitlines()[:1]
+    for p in out.iterdir():
+        text = p.read_text(encoding="utf-8")
+        assert "lollollol" not in text and all(x not in text for x in passwd if len(x) > 8), p.name
+    broken = s["files_broken"]
+    assert len(broken) == 1 and broken[0]["file"].endswith("ex07.xml")
+    if "after" in case or "without" in case:  # the records before it count
+        assert broken[0]["complete_records"] == N_GOOD_XML and s["used"] == base["used"]
+    else:  # the file is one reject, saying why
+        assert "DOCTYPE" in broken[0]["reason"] and broken[0]["complete_records"] == 0
+
+
+def test_the_xml_parser_is_the_stdlib_expat_fed_inside_a_root() -> None:
+    """A DOCTYPE can only come first in a document; ingest feeds its own root element first, so
+    expat refuses any DOCTYPE as not well-formed and never reads a declaration (defusedxml is
+    not needed, nor installed); a record of an ``.evtx`` with one is refused before parsing."""
+    import spark_jobs.ingest.xml_format as xf
+    from spark_jobs.ingest.evtx_format import _evtx_records
+
+    assert xf.ET.XMLPullParser.__module__.startswith("xml.etree")
+    recs = list(_evtx_records(iter([{"data": _laughs() + "<Event>&l9;</Event>", "event_record_id": 7},
+                                    {"data": _xxe(Path("/etc/passwd")) + "<Event>&x;</Event>"}]), "x.evtx"))
+    assert [r.record for r in recs] == [1, 2]
+    assert all("DOCTYPE" in (r.problem or "") for r in recs) and recs[0].record_id == 7
+
+
+# --- invalid encodings ---------------------------------------------------------------------------
+
+def _rec_xml(old: str = "", new: str = "") -> str:
+    """EX07's first record again (a re-export), with ``old`` changed to ``new``."""
+    x = event_xml(fx.EX07_EVENTS[0], 99, rendered=True)
+    assert old in x
+    return x.replace(old, new, 1) if old else x
+
+
+XML_BREAKS = {  # good records, then a record that breaks the file: the records before it count
+    "invalid UTF-8 bytes": GOOD_XML.encode() + _rec_xml("Type: 0x2", "Type: 0x2 @@").encode().replace(b"@@", b"\xff\xfe"),
+    "a NUL byte": GOOD_XML.encode() + b"\x00" + _rec_xml().encode(),
+    "a lone surrogate reference": (GOOD_XML + _rec_xml("Type: 0x2", "Type: 0x2 &#xD800;")).encode(),
+    "a control character": (GOOD_XML + _rec_xml("Type: 0x2", "Type: 0x2 \x01\x1b")).encode(),
+    "a control character reference": (GOOD_XML + _rec_xml("Type: 0x2", "Type: 0x2 &#x1;")).encode(),
+    "a truncated multi-byte character at the end": GOOD_XML.encode() + "\u00e9".encode()[:1],
+    "UTF-16, a truncated character at the end": GOOD_XML.encode("utf-16") + b"\x3c",
+    "a lone surrogate in UTF-16": GOOD_XML.encode("utf-16") + "<Event>".encode("utf-16-le") + b"\x00\xd8"
+    + "</Event>".encode("utf-16-le"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(XML_BREAKS))
+def test_xml_with_bad_text_keeps_the_records_before_it(tmp_path: Path, base: dict, case: str) -> None:
+    s, _out = _ingest(tmp_path, "ex07.xml", XML_BREAKS[case])
+    assert s["status"] == "partial" and s["used"] == base["used"]
+    (b,) = s["files_broken"]
+    assert b["complete_records"] == N_GOOD_XML and b["reason"].startswith(f"unreadable after record {N_GOOD_XML}:")
+
+
+def test_xml_in_utf16_without_a_bom_is_read(tmp_path: Path, base: dict) -> None:
+    for enc in ("utf-16-le", "utf-16-be"):
+        s, _ = _ingest(tmp_path / enc, "ex07.xml", GOOD_XML.encode(enc))
+        assert s["status"] == "complete" and s["used"] == base["used"]
+
+
+@pytest.fixture(scope="module")
+def csv_base(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    tmp = tmp_path_factory.mktemp("csv_base")
+    s, _ = _ingest(tmp, "ldn.csv", b"", clean=True)
+    return s
+
+
+def _csv_cases(text: str) -> dict[str, tuple[bytes, int]]:
+    """name: (bytes, records lost or rejected among PARPF2's)"""
+    return {
+        "UTF-16 LE without a BOM": (text.encode("utf-16-le"), 0),
+        "Windows-1252": (text.replace("PARPF2.corp.example", "PARPF2.corp.example", 1).encode("cp1252", errors="replace"), 0),
+        "Latin-1 with accents in a description": (text.replace("Message ID:", "Message ID (\u00e9t\u00e9):", 1)
+                                                  .encode("latin-1", errors="replace"), 1),
+        "a stray NUL in a description": (text.replace("Type:", "Ty\x00pe:", 1).encode(), 1),
+        "control characters in a description": (text.replace("Type:", "Ty\x01\x1bpe:", 1).encode(), 1),
+        "a truncated multi-byte character at the end": (text.encode() + "\u00e9".encode()[:1], 0),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_csv_cases("")))
+def test_csv_with_bad_text(tmp_path: Path, csv_base: dict, case: str) -> None:
+    data, lost = _csv_cases(_clean_csv(tmp_path))[case]
+    s, out = _ingest(tmp_path, "PARPF2.csv", data, clean=False)
+    assert s["files"][str(tmp_path / "logs" / "PARPF2.csv")] >= len(fx.PAR_EVENTS)
+    assert s["used"] + s["errors_kept"] == csv_base["used"] + csv_base["errors_kept"] - lost, _reasons(out)
+    assert s["status"] == ("partial" if "truncated" in case else "complete")
+
+
+# --- structure: depth, emptiness, size of an attribute ---------------------------------------------
+
+def test_an_element_nested_100000_deep(tmp_path: Path, base: dict) -> None:
+    deep = "<Event>" + "<a>" * 100_000 + "x" + "</a>" * 100_000 + "</Event>"
+    s, _out = _ingest(tmp_path, "ex07.xml", (GOOD_XML + deep).encode())
+    assert s["status"] == "complete" and s["used"] == base["used"] and s["rejected"] == base["rejected"] + 1
+    unclosed = "<Event>" + "<a>" * 100_000
+    s, _ = _ingest(tmp_path / "unclosed", "ex07.xml", (GOOD_XML + unclosed).encode())
+    assert s["status"] == "partial" and s["used"] == base["used"]
+
+
+@pytest.mark.parametrize(("name", "data"), [
+    ("empty.xml", b""), ("bom.xml", b"\xef\xbb\xbf"), ("bom16.xml", b"\xff\xfe"), ("bom16be.xml", b"\xfe\xff"),
+    ("bom.csv", b"\xef\xbb\xbf"), ("bom16.csv", b"\xff\xfe"), ("blank.xml", b"\xef\xbb\xbf\r\n  \r\n"),
+])
+def test_an_empty_export_or_only_a_bom_is_empty_not_broken(tmp_path: Path, name: str, data: bytes) -> None:
+    s, _ = _ingest(tmp_path, name, data)
+    assert s["status"] == "complete" and s["files_empty"] == [str(tmp_path / "logs" / name)]
+
+
+def test_a_huge_attribute(tmp_path: Path, base: dict) -> None:
+    huge = _rec_xml("<Level>", "<Level x='" + "A" * 5_000_000 + "'>")
+    s, _out = _ingest(tmp_path, "ex07.xml", (GOOD_XML + huge).encode())
+    assert s["status"] == "complete" and s["used"] == base["used"] and s["duplicates"] == base["duplicates"] + 1
