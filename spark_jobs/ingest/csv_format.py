@@ -143,7 +143,7 @@ def _read_text(path: str) -> tuple[str, bool]:
             return raw.decode(f"utf-16-{utf16}"), False
         except UnicodeDecodeError as e:
             raise InputError(f"{path}: not UTF-16 text at byte {e.start:,}") from None
-    if raw[:65536].count(b"\x00") > len(raw[:65536]) // 100:  # binary; a stray NUL in text is one record's
+    if b"\x00" in raw[:65536] and not _is_utf8(raw):  # binary; a stray NUL in UTF-8 text is one record's
         raise InputError(f"{path}: binary data, not a text export (XML or CSV) nor a .evtx file")
     cut = _decode_cut(raw)
     if cut is not None:
@@ -152,6 +152,14 @@ def _read_text(path: str) -> tuple[str, bool]:
         return decode(raw), False
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 nor UTF-16 text") from None
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
 
 
 def _decode_cut(raw: bytes) -> tuple[str, bool] | None:

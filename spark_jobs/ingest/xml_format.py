@@ -155,14 +155,14 @@ def _read_xml_pieces(pieces: Iterable[str], source: str, fmt: str) -> Iterator[R
     blank = True  # nothing but a BOM and white space so far: an empty export
     try:
         for piece in pieces:
+            if blank and piece.lstrip("\ufeff").strip():
+                blank = False  # (a declaration alone is a file cut off before its first element)
+                if DECL_RE.sub("", piece, count=1).lstrip("\ufeff").lstrip().startswith("<!DOCTYPE"):
+                    raise InputError(f"{source}: a DOCTYPE, which no Windows export has: not read "
+                                     "(entity declarations are never expanded nor fetched)")
             if first:  # the declaration may not follow our root: blanked, so columns stay true
                 piece = DECL_RE.sub(lambda m: " " * len(m.group()), piece.lstrip("\ufeff"), count=1)
                 first = False
-            if blank and piece.strip():
-                blank = False
-                if piece.lstrip().startswith("<!DOCTYPE"):  # no export has one; never read (entities)
-                    raise InputError(f"{source}: a DOCTYPE, which no Windows export has: not read "
-                                     "(entity declarations are never expanded nor fetched)")
             parser.feed(piece)
             yield from drain()
         at_end = True
