@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import csv
-import io
+import re
 from collections.abc import Iterator
 
-from .records import InputError, RawRecord, decode, exported_uint, utf16_without_bom
+from .records import (
+    MAX_DESCRIPTION,
+    InputError,
+    RawRecord,
+    decode,
+    exported_uint,
+    too_long,
+    utf16_without_bom,
+)
 
 _COLUMNS = {
     "time": ("timecreated", "date and time", "timegenerated", "timewritten", "date", "time"),
@@ -16,6 +24,9 @@ _COLUMNS = {
     "message": ("message", "description"),
     "record_id": ("recordid", "index", "record id"),
 }
+
+
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+")  # as a file opened with newline="" reads lines
 
 
 def read_csv_file(path: str) -> Iterator[RawRecord]:
@@ -28,14 +39,20 @@ def read_csv_file(path: str) -> Iterator[RawRecord]:
 def read_csv_text(text: str, source: str, *, cut_in_character: bool = False) -> Iterator[RawRecord]:
     """Rows to records. Exporters end every row with a line break: a last row without one, or a
     file that ends inside a quoted field, was cut off there (``InputError`` after the rows before)."""
-    lines = text.lstrip("\ufeff").splitlines(keepends=True)
+    # the lines are read in place, never copied whole (an export of any size, a field of any length)
+    start = 1 if text.startswith("\ufeff") else 0
     skip = 0
-    while skip < len(lines) and (lines[skip].startswith("#TYPE") or not lines[skip].strip()):
+    head = ""
+    for m in _LINE_RE.finditer(text, start):
+        head = m.group()
+        if not (head.startswith("#TYPE") or not head.strip()):
+            break
         skip += 1
-    body = "".join(lines[skip:])
-    head = lines[skip] if skip < len(lines) else ""
+        start = m.end()
+        head = ""
+    body_empty = start >= len(text)
     delimiter = "\t" if "\t" in head and "," not in head else ","  # Event Viewer's "Text (Tab delimited)"
-    reader = csv.reader(io.StringIO(body, newline=""), delimiter=delimiter)
+    reader = csv.reader((m.group() for m in _LINE_RE.finditer(text, start)), delimiter=delimiter)
     try:
         header = next(reader)
     except StopIteration:
@@ -53,8 +70,8 @@ def read_csv_text(text: str, source: str, *, cut_in_character: bool = False) -> 
         raise InputError(f"{source}: a CSV export needs a time and an event ID column; found {found}")
     no_message_column = "message" not in col  # Event Viewer: the description is an unnamed last column
     fields = len(header) + 1 if no_message_column else len(header)
-    unterminated = not body.endswith(("\n", "\r"))
-    in_quotes = body.count('"') % 2 == 1  # a quote inside a quoted field is doubled
+    unterminated = body_empty or not text.endswith(("\n", "\r"))
+    in_quotes = text.count('"', start) % 2 == 1  # a quote inside a quoted field is doubled
     n = 0
     pending: tuple[list[str], int] | None = None  # one row held back: the last one may be cut off
     blank_after = False  # blank lines (or a cut-off empty field) after the held row
@@ -69,6 +86,9 @@ def read_csv_text(text: str, source: str, *, cut_in_character: bool = False) -> 
                 n += 1
                 yield _csv_record(pending[0], header, col, no_message_column, source, n)
                 pending = None
+            if "field larger than field limit" in str(e):  # the reader lost its place in the file
+                raise InputError(f"{source}: a field longer than {csv.field_size_limit():,} characters near line "
+                                 f"{skip + line_before + 1}, inside record {n + 1} (no event has one)") from None
             n += 1
             yield RawRecord(source, n, "csv", None, None, None, None, None,
                             problem=f"unreadable CSV row near line {skip + line_before + 1}: {e}")
@@ -111,6 +131,8 @@ def _csv_record(row: list[str], header: list[str], col: dict[str, int], no_messa
         message = row[len(header)] if len(row) > len(header) else None
     else:
         message = get("message")
+    if message is not None and len(message) > MAX_DESCRIPTION:  # only with a larger csv field limit
+        return RawRecord(source, n, "csv", None, None, None, None, message[:1000] + "…", problem=too_long(len(message)))
     eid = (get("event_id") or "").strip()
     v = exported_uint(eid)
     event_id = v & 0xFFFF if v is not None else None

@@ -30,6 +30,15 @@ class RawRecord:
     problem: str | None = None  # the record could not be read; the reason
 
 
+# the longest description read: a Windows event record is at most 64 KB (and this is the csv
+# module's own field limit); a longer one is no event's, and is rejected, quoted only in part
+MAX_DESCRIPTION = 131_072
+
+
+def too_long(chars: int) -> str:
+    return f"a description of {chars:,} characters, longer than any event's ({MAX_DESCRIPTION:,}): not read"
+
+
 _UINT_RE = re.compile(r"[0-9]{1,20}")
 
 

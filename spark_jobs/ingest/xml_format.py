@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from typing import TextIO
 from xml.parsers.expat import ErrorString
 
-from .records import InputError, RawRecord, exported_uint, utf16_without_bom
+from .records import MAX_DESCRIPTION, InputError, RawRecord, exported_uint, too_long, utf16_without_bom
 
 DECL_RE = re.compile(r"<\?xml[^>]*\?>")
 
@@ -59,6 +59,11 @@ def record_from_event_element(ev: ET.Element, source: str, record: int, fmt: str
     data = top.get("EventData")
     if data is not None:
         strings = tuple((d.text or "") for d in data if _local(d.tag) == "Data")
+    size = len(message or "") + sum(len(x) for x in strings or ())
+    if size > MAX_DESCRIPTION:  # no event's: rejected, quoted in part, never parsed
+        return RawRecord(source, record, fmt, server, provider, event_id, time_text,
+                         (message or "\r\n".join(strings or ()))[:1000] + "…", None, record_id,
+                         problem=too_long(size))
     return RawRecord(source, record, fmt, server, provider, event_id, time_text, message, strings, record_id)
 
 

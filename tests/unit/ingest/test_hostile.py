@@ -9,7 +9,10 @@ folder beside a clean CSV export of PARPF2: the clean file is always read whole.
 from __future__ import annotations
 
 import json
+import os
 import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -303,3 +306,104 @@ def test_a_huge_attribute(tmp_path: Path, base: dict) -> None:
     huge = _rec_xml("<Level>", "<Level x='" + "A" * 5_000_000 + "'>")
     s, _out = _ingest(tmp_path, "ex07.xml", (GOOD_XML + huge).encode())
     assert s["status"] == "complete" and s["used"] == base["used"] and s["duplicates"] == base["duplicates"] + 1
+
+
+# --- size: one description far longer than any event's -------------------------------------------
+
+def _long_description_xml(path: Path, chars: int) -> None:
+    """EX07's export with ``chars`` characters of lines added to one description, written in pieces."""
+    head, tail = GOOD_XML.split("RFIs: 0", 1)
+    line = "x" * 99 + "\n"
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write(head + "RFIs: 0&#13;\n")
+        for _ in range(chars // len(line)):
+            fh.write(line)
+        fh.write(tail)
+
+
+def _long_description_csv(path: Path, chars: int, clean: str) -> None:
+    head, tail = clean.split("RFIs: 0", 1)
+    line = "x" * 99 + "\r\n"
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        fh.write(head + "RFIs: 0\r\n")
+        for _ in range(chars // len(line)):
+            fh.write(line)
+        fh.write(tail)
+
+
+def _size_case(tmp: Path, fmt: str, chars: int) -> tuple[dict, Path, int]:
+    logs = tmp / "logs"
+    logs.mkdir(parents=True)
+    if fmt == "xml":
+        _long_description_xml(logs / "ex07.xml", chars)
+        write_export_csv(fx.PAR_EVENTS, logs / "par.csv")
+    else:
+        _long_description_csv(logs / "PARPF2.csv", chars, _clean_csv(tmp))
+    (tmp / "replids.csv").write_text(fx.REPLIDS_CSV, encoding="utf-8")
+    started = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    s = run_ingest([str(logs)], tmp / "out", replids=str(tmp / "replids.csv"))
+    grew_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - started
+    _check(s, tmp / "out")
+    assert all(p.stat().st_size < 1_000_000 for p in (tmp / "out").iterdir())  # quoted only in part
+    return s, tmp / "out", grew_kb
+
+
+def _assert_size_handled(s: dict, out: Path, fmt: str, base: dict) -> None:
+    reasons = _reasons(out)
+    if fmt == "xml":  # the record is rejected, saying why; every other record of the file is used
+        assert s["status"] == "complete" and s["used"] == base["used"] - 1
+        assert any("longer than any event's" in r for r in reasons), reasons
+    else:  # the CSV reader cannot find its place after such a field: the file breaks there
+        (b,) = s["files_broken"]
+        assert "a field longer than" in b["reason"] and b["complete_records"] >= 0
+
+
+@pytest.mark.parametrize("fmt", ["xml", "csv"])
+def test_a_description_longer_than_any_event(tmp_path: Path, base: dict, fmt: str) -> None:
+    s, out, _ = _size_case(tmp_path, fmt, 300_000)
+    _assert_size_handled(s, out, fmt, base)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt", ["xml", "csv"])
+def test_a_100_mb_description_is_rejected_in_bounded_memory(tmp_path: Path, base: dict, fmt: str) -> None:
+    s, out, grew_kb = _size_case(tmp_path, fmt, 100_000_000)
+    _assert_size_handled(s, out, fmt, base)
+    assert grew_kb < 600 * 1024, f"peak RSS grew by {grew_kb // 1024} MB"
+
+
+# --- the command line: an exit status, a few lines on stderr, never a traceback ------------------
+
+def test_the_command_line_on_every_hostile_export(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET, encoding="utf-8")
+    files = {f"entity{i}.xml": f(secret).encode() for i, f in enumerate(ENTITY_CASES.values())}
+    files |= {f"break{i}.xml": b for i, b in enumerate(XML_BREAKS.values())}
+    files |= {f"PARPF{i}.csv": b for i, (b, _) in enumerate(_csv_cases(_clean_csv(tmp_path)).values())}
+    files |= {"empty.xml": b"", "bom.xml": b"\xef\xbb\xbf", "utf16.xml": GOOD_XML.encode("utf-16-le"),
+              "deep.xml": (GOOD_XML + "<Event>" + "<a>" * 100_000).encode(),
+              "numbers.xml": GOOD_XML.replace("CN max: 1-302", "CN max: 1-1000000000000")
+              .replace("<EventRecordID>2<", "<EventRecordID>" + "9" * 5000 + "<")
+              .replace("2026-11-02T09:05:00.0000000Z", "9999-12-31T23:59:59.0000000-05:00").encode()}
+    for name, data in files.items():
+        (logs / name).write_bytes(data)
+    _long_description_xml(logs / "long.xml", 300_000)
+    _long_description_csv(logs / "PARPF9.csv", 300_000, _clean_csv(tmp_path))
+    (tmp_path / "replids.csv").write_text(fx.REPLIDS_CSV, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def run(*extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "app.cli", "ingest", "--logs", str(logs), "--out",
+                               str(tmp_path / "out"), "--replids", str(tmp_path / "replids.csv"), *extra],
+                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+
+    p = run()
+    assert p.returncode == 3, p.stderr  # partial: some files could not be read whole
+    assert "Traceback" not in p.stderr and 0 < len(p.stderr.splitlines()) <= 2 + len(files) + 2, p.stderr
+    summary = json.loads((tmp_path / "out" / "ingest_summary.json").read_text(encoding="utf-8"))
+    _check(summary, tmp_path / "out")
+    assert summary["used"] > 0 and summary["status"] == "partial"
+    p = run("--strict")  # all or nothing: exit 2, one line
+    assert p.returncode == 2 and "Traceback" not in p.stderr and len(p.stderr.splitlines()) == 1, p.stderr
