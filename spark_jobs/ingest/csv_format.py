@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import csv
-import io
+import re
 from collections.abc import Iterator
 
-from .records import InputError, RawRecord, decode
+from .records import (
+    MAX_DESCRIPTION,
+    InputError,
+    RawRecord,
+    decode,
+    exported_uint,
+    too_long,
+    utf16_without_bom,
+)
 
 _COLUMNS = {
     "time": ("timecreated", "date and time", "timegenerated", "timewritten", "date", "time"),
@@ -16,6 +24,9 @@ _COLUMNS = {
     "message": ("message", "description"),
     "record_id": ("recordid", "index", "record id"),
 }
+
+
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+")  # as a file opened with newline="" reads lines
 
 
 def read_csv_file(path: str) -> Iterator[RawRecord]:
@@ -28,14 +39,20 @@ def read_csv_file(path: str) -> Iterator[RawRecord]:
 def read_csv_text(text: str, source: str, *, cut_in_character: bool = False) -> Iterator[RawRecord]:
     """Rows to records. Exporters end every row with a line break: a last row without one, or a
     file that ends inside a quoted field, was cut off there (``InputError`` after the rows before)."""
-    lines = text.lstrip("\ufeff").splitlines(keepends=True)
+    # the lines are read in place, never copied whole (an export of any size, a field of any length)
+    start = 1 if text.startswith("\ufeff") else 0
     skip = 0
-    while skip < len(lines) and (lines[skip].startswith("#TYPE") or not lines[skip].strip()):
+    head = ""
+    for m in _LINE_RE.finditer(text, start):
+        head = m.group()
+        if not (head.startswith("#TYPE") or not head.strip()):
+            break
         skip += 1
-    body = "".join(lines[skip:])
-    head = lines[skip] if skip < len(lines) else ""
+        start = m.end()
+        head = ""
+    body_empty = start >= len(text)
     delimiter = "\t" if "\t" in head and "," not in head else ","  # Event Viewer's "Text (Tab delimited)"
-    reader = csv.reader(io.StringIO(body, newline=""), delimiter=delimiter)
+    reader = csv.reader((m.group() for m in _LINE_RE.finditer(text, start)), delimiter=delimiter)
     try:
         header = next(reader)
     except StopIteration:
@@ -53,8 +70,8 @@ def read_csv_text(text: str, source: str, *, cut_in_character: bool = False) -> 
         raise InputError(f"{source}: a CSV export needs a time and an event ID column; found {found}")
     no_message_column = "message" not in col  # Event Viewer: the description is an unnamed last column
     fields = len(header) + 1 if no_message_column else len(header)
-    unterminated = not body.endswith(("\n", "\r"))
-    in_quotes = body.count('"') % 2 == 1  # a quote inside a quoted field is doubled
+    unterminated = body_empty or not text.endswith(("\n", "\r"))
+    in_quotes = text.count('"', start) % 2 == 1  # a quote inside a quoted field is doubled
     n = 0
     pending: tuple[list[str], int] | None = None  # one row held back: the last one may be cut off
     blank_after = False  # blank lines (or a cut-off empty field) after the held row
@@ -69,6 +86,9 @@ def read_csv_text(text: str, source: str, *, cut_in_character: bool = False) -> 
                 n += 1
                 yield _csv_record(pending[0], header, col, no_message_column, source, n)
                 pending = None
+            if "field larger than field limit" in str(e):  # the reader lost its place in the file
+                raise InputError(f"{source}: a field longer than {csv.field_size_limit():,} characters near line "
+                                 f"{skip + line_before + 1}, inside record {n + 1} (no event has one)") from None
             n += 1
             yield RawRecord(source, n, "csv", None, None, None, None, None,
                             problem=f"unreadable CSV row near line {skip + line_before + 1}: {e}")
@@ -111,13 +131,15 @@ def _csv_record(row: list[str], header: list[str], col: dict[str, int], no_messa
         message = row[len(header)] if len(row) > len(header) else None
     else:
         message = get("message")
+    if message is not None and len(message) > MAX_DESCRIPTION:  # only with a larger csv field limit
+        return RawRecord(source, n, "csv", None, None, None, None, message[:1000] + "…", problem=too_long(len(message)))
     eid = (get("event_id") or "").strip()
-    event_id = int(eid) & 0xFFFF if eid.isdigit() else None
-    rid = (get("record_id") or "").strip()
+    v = exported_uint(eid)
+    event_id = v & 0xFFFF if v is not None else None
     return RawRecord(
         source, n, "csv", (get("server") or "").strip() or None, (get("provider") or "").strip() or None,
-        event_id, (get("time") or "").strip() or None, message, None, int(rid) if rid.isdigit() else None,
-        problem=None if eid.isdigit() else f"event ID {eid[:20]!r} is not a number",
+        event_id, (get("time") or "").strip() or None, message, None, exported_uint(get("record_id")),
+        problem=None if v is not None else f"event ID {eid[:20]!r} is not a number",
     )
 
 
@@ -138,7 +160,12 @@ def _read_text(path: str) -> tuple[str, bool]:
                 return even[:-2].decode("utf-16"), True
             except UnicodeDecodeError:
                 raise InputError(f"{path}: not UTF-16 text at byte {e.start:,}") from None
-    if b"\x00" in raw[:65536]:  # no text export but UTF-16 (handled above) holds a NUL
+    if (utf16 := utf16_without_bom(raw[:64])) and len(raw) % 2 == 0:  # a UTF-16 export that lost its BOM
+        try:
+            return raw.decode(f"utf-16-{utf16}"), False
+        except UnicodeDecodeError as e:
+            raise InputError(f"{path}: not UTF-16 text at byte {e.start:,}") from None
+    if b"\x00" in raw[:65536] and not _is_utf8(raw):  # binary; a stray NUL in UTF-8 text is one record's
         raise InputError(f"{path}: binary data, not a text export (XML or CSV) nor a .evtx file")
     cut = _decode_cut(raw)
     if cut is not None:
@@ -147,6 +174,14 @@ def _read_text(path: str) -> tuple[str, bool]:
         return decode(raw), False
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 nor UTF-16 text") from None
+
+
+def _is_utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
 
 
 def _decode_cut(raw: bytes) -> tuple[str, bool] | None:

@@ -13,6 +13,10 @@ _LOCAL_FORMATS = (
     "%d.%m.%Y %H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S",
 )
 _FRACTION_RE = re.compile(r"(\.\d{1,6})\d*")
+# Windows times start at 1601 (FILETIME 0); pfscope writes RFC 3339 with four-digit years, and
+# derives times a little after those printed: a time outside these years is no event's
+_FIRST = datetime(1601, 1, 1, tzinfo=UTC)
+_END = datetime(9999, 1, 1, tzinfo=UTC)
 
 
 class TimeTextError(ValueError):
@@ -44,10 +48,16 @@ def parse_event_time(text: str, default_offset_min: int = 0, zone: tzinfo | None
         if dt is None:
             raise TimeTextError(f"time {s[:40]!r} is in no known format") from None
     own = dt.tzinfo is not None
-    if not own:
-        if zone is not None:
-            dt = dt.replace(tzinfo=zone)
-        else:
-            dt = dt.replace(tzinfo=UTC) - timedelta(minutes=default_offset_min)
+    try:
+        if not own:
+            if zone is not None:
+                dt = dt.replace(tzinfo=zone)
+            else:
+                dt = dt.replace(tzinfo=UTC) - timedelta(minutes=default_offset_min)
+        in_range = _FIRST <= dt < _END
+    except OverflowError:  # before year 1 or after 9999 once read in UTC
+        in_range = False
+    if not in_range:
+        raise TimeTextError(f"time {s[:40]!r} is out of range (years 1601 to 9998)")
     delta = dt - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * US + delta.microseconds, own

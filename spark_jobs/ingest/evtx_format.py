@@ -112,8 +112,14 @@ def _evtx_records(it: Iterator[dict[str, object]], path: str, n: int = 0,
             continue
         n += 1
         taken += 1
+        data = DECL_RE.sub("", str(rec["data"]))
+        if "<!DOCTYPE" in data or "<!ENTITY" in data:  # never parsed: no entity is expanded nor fetched
+            yield RawRecord(path, n, "evtx", None, None, None, None, None, record_id=rec.get("event_record_id"),
+                            problem="record XML not readable: it has a DOCTYPE (entity declarations), "
+                                    "which no event has")
+            continue
         try:
-            el = ET.fromstring(DECL_RE.sub("", str(rec["data"])))
+            el = ET.fromstring(data)
         except ET.ParseError as e:
             yield RawRecord(path, n, "evtx", None, None, None, None, None,
                             record_id=rec.get("event_record_id"), problem=f"record XML not readable: {e}")

@@ -30,6 +30,7 @@ from .values import (
     PAIR_RE,
     TYPE_NAMES,
     Cn,
+    CnOutOfRange,
     CnRange,
     DescriptionError,
     MessageIdEntry,
@@ -177,6 +178,29 @@ def _offset(text: str) -> int:
 
 
 def parse_description(text: str) -> ReplicationEvent:
+    """A rendered description to its values, or ``DescriptionError`` saying why not; a number
+    out of pfscope's range rejects the record, naming the description's field that prints it."""
+    try:
+        return _parse_description(text)
+    except CnOutOfRange as e:
+        raise DescriptionError(f"number out of range in field {_field_of(text, e.cn)}: {e}") from None
+
+
+def _field_of(text: str, cn: str) -> str:
+    """The label of the line that prints ``cn`` (or of the labelled line its block starts at)."""
+    label = "?"
+    for line in re.split(r"\r\n|\r|\n", text):
+        for part in _RUN_ON_RE.split(line.strip()) or [line]:
+            if m := re.match(r"\s*,?\s*([A-Za-z][A-Za-z ()]{0,30}?)\s*:", part):
+                label = m.group(1)
+            if m := re.search(r"\b(CN (?:min|max))\s*:\s*" + re.escape(cn), part, re.I):
+                return m.group(1)
+            if cn in part:
+                return label
+    return label
+
+
+def _parse_description(text: str) -> ReplicationEvent:
     """A rendered description to its values, or ``DescriptionError`` saying why not.
 
     Every line is understood or kept in ``ignored``; a line the parser does not know that

@@ -39,7 +39,8 @@ def reason_key(reason: str) -> str:
                    "event ID", "description: not", "description: RFI", "description: CNSET", "description: IDCN",
                    "description: a line not understood", "description: a template", "description: Message IDs:",
                    "description: Message ID:",
-                   "description: Folder", "description: Database", "description: CN range"):
+                   "description: Folder", "description: Database", "description: CN range",
+                   "description: number out of range"):
         if reason.startswith(prefix):
             return prefix
     return reason

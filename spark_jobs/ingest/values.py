@@ -34,6 +34,17 @@ class DescriptionError(ValueError):
     """A description that is not a usable replication event; ``str()`` is the reason."""
 
 
+MAX_GLOBCNT = 2**48 - 1  # a GLOBCNT is 6 bytes; pfscope's reader refuses larger CNs
+
+
+class CnOutOfRange(DescriptionError):
+    """A printed number whose GLOBCNT is above ``MAX_GLOBCNT``; ``cn`` is the text printed."""
+
+    def __init__(self, cn: str):
+        super().__init__(f"{cn} is above {MAX_GLOBCNT:X} (2**48-1)")
+        self.cn = cn
+
+
 @dataclass(frozen=True, slots=True)
 class Cn:
     """``REPLID-GLOBCNT`` as printed; the REPLID is local to the printing server."""
@@ -118,4 +129,6 @@ def parse_cn(text: str) -> Cn:
     if not m:
         raise DescriptionError(f"not a REPLID-GLOBCNT number: {text.strip()[:40]!r}")
     r, g = m.group(1).split("-")
+    if int(g, 16) > MAX_GLOBCNT:
+        raise CnOutOfRange(m.group(1))
     return Cn(int(r, 16), int(g, 16))

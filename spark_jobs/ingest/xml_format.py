@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from typing import TextIO
 from xml.parsers.expat import ErrorString
 
-from .records import InputError, RawRecord
+from .records import MAX_DESCRIPTION, InputError, RawRecord, exported_uint, too_long, utf16_without_bom
 
 DECL_RE = re.compile(r"<\?xml[^>]*\?>")
 
@@ -38,8 +38,8 @@ def record_from_event_element(ev: ET.Element, source: str, record: int, fmt: str
         if p is not None:
             provider = p.get("Name") or p.get("EventSourceName")
         e = sys_.get("EventID")
-        if e is not None and (e.text or "").strip().isdigit():
-            event_id = int((e.text or "").strip()) & 0xFFFF
+        if e is not None and (v := exported_uint(e.text)) is not None:
+            event_id = v & 0xFFFF
         t = sys_.get("TimeCreated")
         if t is not None:
             time_text = t.get("SystemTime")
@@ -47,8 +47,8 @@ def record_from_event_element(ev: ET.Element, source: str, record: int, fmt: str
         if c is not None:
             server = (c.text or "").strip() or None
         r = sys_.get("EventRecordID")
-        if r is not None and (r.text or "").strip().isdigit():
-            record_id = int((r.text or "").strip())
+        if r is not None:
+            record_id = exported_uint(r.text)
     message = None
     info = top.get("RenderingInfo")
     if info is not None:
@@ -59,6 +59,11 @@ def record_from_event_element(ev: ET.Element, source: str, record: int, fmt: str
     data = top.get("EventData")
     if data is not None:
         strings = tuple((d.text or "") for d in data if _local(d.tag) == "Data")
+    size = len(message or "") + sum(len(x) for x in strings or ())
+    if size > MAX_DESCRIPTION:  # no event's: rejected, quoted in part, never parsed
+        return RawRecord(source, record, fmt, server, provider, event_id, time_text,
+                         (message or "\r\n".join(strings or ()))[:1000] + "…", None, record_id,
+                         problem=too_long(size))
     return RawRecord(source, record, fmt, server, provider, event_id, time_text, message, strings, record_id)
 
 
@@ -74,9 +79,9 @@ class _TextBreak(Exception):
         self.offset, self.at_end, self.encoding = offset, at_end, encoding
 
 
-def _text_pieces(fh: io.BufferedReader, utf16: str | None) -> Iterator[str]:
+def _text_pieces(fh: io.BufferedReader, utf16: str | None, bom: bool = True) -> Iterator[str]:
     """The file's text in 1 MB pieces; the text before a bad byte, then ``_TextBreak``."""
-    encoding = "utf-16" if utf16 else "utf-8-sig"
+    encoding = ("utf-16" if bom else f"utf-16-{utf16}") if utf16 else "utf-8-sig"
     dec = codecs.getincrementaldecoder(encoding)("strict")
     done = 0  # bytes handed to the decoder so far
     while True:
@@ -105,9 +110,12 @@ def read_xml_file(path: str) -> Iterator[RawRecord]:
     """Streamed: an export of any size is read in 1 MB pieces, each ``<Event>`` let go once read."""
     try:
         with open(path, "rb") as fh:
-            utf16 = {b"\xff\xfe": "le", b"\xfe\xff": "be"}.get(fh.read(2))
+            head = fh.read(64)
+            utf16 = {b"\xff\xfe": "le", b"\xfe\xff": "be"}.get(head[:2])
+            bom = utf16 is not None
+            utf16 = utf16 or utf16_without_bom(head)  # a UTF-16 export that lost its BOM
             fh.seek(0)
-            yield from _read_xml_pieces(_text_pieces(fh, utf16), path, "xml")
+            yield from _read_xml_pieces(_text_pieces(fh, utf16, bom), path, "xml")
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror or e}") from None
 
@@ -149,8 +157,14 @@ def _read_xml_pieces(pieces: Iterable[str], source: str, fmt: str) -> Iterator[R
         return f"inside record {n + 1}" if inside else f"after record {n}" if n else "before any record"
 
     at_end = False
+    blank = True  # nothing but a BOM and white space so far: an empty export
     try:
         for piece in pieces:
+            if blank and piece.lstrip("\ufeff").strip():
+                blank = False  # (a declaration alone is a file cut off before its first element)
+                if DECL_RE.sub("", piece, count=1).lstrip("\ufeff").lstrip().startswith("<!DOCTYPE"):
+                    raise InputError(f"{source}: a DOCTYPE, which no Windows export has: not read "
+                                     "(entity declarations are never expanded nor fetched)")
             if first:  # the declaration may not follow our root: blanked, so columns stay true
                 piece = DECL_RE.sub(lambda m: " " * len(m.group()), piece.lstrip("\ufeff"), count=1)
                 first = False
@@ -160,6 +174,8 @@ def _read_xml_pieces(pieces: Iterable[str], source: str, fmt: str) -> Iterator[R
         parser.feed("</pfscopeRoot>")
         parser.close()
         yield from drain()
+        if not seen and blank:
+            return  # a BOM, blank lines: an export with no record (as an empty file)
         if not seen:
             raise InputError(f"{source}: no XML element (an empty file, or one cut off before its first)")
     except ET.ParseError as e:
