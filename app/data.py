@@ -254,6 +254,14 @@ class RunData:
     ) -> pd.DataFrame:
         return self.table("backfill_requests", filters=_given(fid=fid, observer=observer, entry_id=entry_id))
 
+    def replica_lists(self, fid: str) -> pd.DataFrame:
+        """The folder's replica list over time (empty for a run published before the table)."""
+        return self.table("replica_lists", filters={"fid": fid})
+
+    def replica_history(self, fid: str) -> pd.DataFrame:
+        """Each replica's lifecycle and next status over time (empty for an older run)."""
+        return self.table("replica_history", filters={"fid": fid})
+
     def next_requests(self, fid: str | None = None, observer: str | None = None) -> pd.DataFrame:
         """Each open entry's next request, one row per store it will ask (empty for a run
         published before the table existed)."""

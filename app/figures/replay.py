@@ -26,6 +26,9 @@ UNIQUE_REPLAYED = ("Unique CNs at this step: the store's own row minus every oth
 NEXT_STATUS_NOT_REPLAYED = ("Next status is not replayed: it counts 24 h from the last change the store made or "
                             "received, and receiving changes it already held leaves no row in state_history, "
                             "so that time cannot be read from the published tables.")
+#: a past step of a run that publishes the replicas' history: every figure replays
+WHOLE_REPLAYED = ("Replayed whole at this step: the replica list then (replica_lists), each replica's lifecycle "
+                  "and next status message then (replica_history), unique and missing CNs against that list.")
 #: the hierarchy at a past step: no replica of it is ever delete pending
 PENDING_NEVER = "No replica of the hierarchy is ever delete pending: every store is on its list at every time."
 #: which delete-pending periods a past step can show
@@ -122,6 +125,64 @@ def replicas_at(replicas: pd.DataFrame, entries: pd.DataFrame, cells: pd.DataFra
                      "unique_count": None if unique is None else unique.count(),
                      "unique_cnset": None if unique is None else unique.text(),
                      "next_status_at": pd.NaT})
+    return pd.DataFrame(rows, columns=list(replicas.columns))
+
+
+def list_at(lists: pd.DataFrame, at: Any) -> list[str] | None:
+    """The folder's replica list at ``at`` from its ``replica_lists`` rows (the topology's row has
+    no time; later rows in time and input order); None when the run publishes none."""
+    if lists is None or lists.empty:
+        return None
+    t = pd.Timestamp(at)
+    known = lists[lists["at"].isna() | (lists["at"] <= t)]
+    if known.empty:
+        return []
+    known = known.assign(_t=known["at"].fillna(pd.Timestamp.min.tz_localize("UTC")), _s=known["seq"].fillna(-1))
+    return [str(s) for s in known.sort_values(["_t", "_s"]).iloc[-1]["replicas"]]
+
+
+def replicas_from_history(replicas: pd.DataFrame, entries: pd.DataFrame, cells: pd.DataFrame, at: Any,
+                          replica_list: Sequence[str], history: pd.DataFrame, every_store: bool) -> pd.DataFrame:
+    """The folder's replicas at ``at``, replayed whole from the published histories: lifecycle
+    (active, delete pending, deleted) and the next status message from ``replica_history`` (its
+    last row by ``at``), missing and unique CNs (the model's :func:`unique_cns`) against the list
+    at ``at`` (``replica_list``; every store for the hierarchy), health by the model's order."""
+    t = pd.Timestamp(at)
+    owned = _owned_at(cells)
+    believed: dict[str, list[tuple[str, CNSet]]] = {}
+    for o, s, txt in zip(cells["observer"], cells["subject"], cells["cnset"], strict=True):
+        if o != s:
+            believed.setdefault(o, []).append((s, CNSet.parse(txt or "")))
+    on_list = set(replica_list)
+    past = history[history["at"] <= t].sort_values("at", kind="stable")
+    last: dict[str, dict[str, Any]] = {}
+    pending_since: dict[str, Any] = {}
+    for h in past.to_dict("records"):  # the last row by ``at``, and when its delete-pending period began
+        store = str(h["store"])
+        if h["lifecycle"] == "delete_pending" and (store not in last or last[store]["lifecycle"] != "delete_pending"):
+            pending_since[store] = h["at"]
+        last[store] = h
+    open_e = entries[entries["state"] == "open"] if not entries.empty else entries
+    rows = []
+    for r in replicas.to_dict("records"):
+        store = str(r["store"])
+        h = last.get(store)
+        lifecycle = str(h["lifecycle"]) if h is not None else "active"
+        listed = every_store or store in on_list
+        mine = open_e[open_e["observer"] == store] if not open_e.empty else open_e
+        health = replica_health(lifecycle, (int(n) for n in mine["requests"].fillna(0)))
+        others = [b for s, b in believed.get(store, []) if every_store or s in on_list]
+        mine_owned = owned.get(store, CNSet.empty())
+        missing = union_all(others).difference(mine_owned) if listed else CNSet.empty()
+        unique = CNSet.empty() if lifecycle == "deleted" else unique_cns(mine_owned, others)
+        due = h["status_due"] if h is not None else pd.NaT
+        rows.append({**r, "health": health, "open_entries": len(mine), "on_list": listed,
+                     "delete_pending_since": pending_since.get(store, pd.NaT) if lifecycle == "delete_pending"
+                     else pd.NaT,
+                     "deleted_at": h["at"] if h is not None and lifecycle == "deleted" else pd.NaT,
+                     "missing_cnset": missing.text(), "missing_count": missing.count(),
+                     "unique_count": unique.count(), "unique_cnset": unique.text(),
+                     "next_status_at": due if pd.notna(due) and pd.Timestamp(due) > t else pd.NaT})
     return pd.DataFrame(rows, columns=list(replicas.columns))
 
 

@@ -154,6 +154,7 @@ def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, 
     requests = data.backfill_requests(fid=fid)
     replicas = data.replicas(fid=fid)
     history = data.state_history(fid)
+    whole = False  # a past step replayed whole (the run publishes replica_lists and replica_history)
     down = set(data.stores().query("status == 'down'")["store"])
     marks = f.entry_timeline_marks(entries, requests)
     if at is None:  # the next request is published as of the run (not replayed at a past step)
@@ -162,8 +163,16 @@ def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, 
         cells = f.cells_at(history, at)
         entries = f.entries_at(entries, requests, cells, at)
         folder = data.folder(fid) or {}
-        replicas = f.replicas_at(replicas, entries, cells, at, folder.get("replicas", []),
-                                 every_store=fid == f.HIERARCHY_FID)
+        rhistory = data.replica_history(fid)
+        if not rhistory.empty:  # the run publishes the histories: replay whole
+            listed = f.list_at(data.replica_lists(fid), at)  # None: the hierarchy (every store)
+            replicas = f.replicas_from_history(replicas, entries, cells, at,
+                                               folder.get("replicas", []) if listed is None else listed, rhistory,
+                                               every_store=fid == f.HIERARCHY_FID)
+            whole = True
+        else:
+            replicas = f.replicas_at(replicas, entries, cells, at, folder.get("replicas", []),
+                                     every_store=fid == f.HIERARCHY_FID)
         down = set()  # the stores' status is published as of the run only
     timeline, left_off = f.fig_entry_timeline(marks)
     if at is not None and not marks.empty:
@@ -174,8 +183,13 @@ def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, 
         html.P(f"{left_off:,} older entries not drawn (mark limit).", className="pf-muted") if left_off else "",
     ]
     # the tables as one component each: the slider replaces them whole (app/frozen.py says why)
-    replicas_view = frozen([_replicas_table(replicas, down), *_notes(fid, at, (0, 1))])
-    pending_view = frozen([_pending_table(replicas), *_notes(fid, at, (2,) if fid == f.HIERARCHY_FID else (2, 0))])
+    if whole:
+        replicas_view = frozen([_replicas_table(replicas, down), html.P(f.WHOLE_REPLAYED, className="pf-help")])
+        pending_view = frozen([_pending_table(replicas)])
+    else:
+        replicas_view = frozen([_replicas_table(replicas, down), *_notes(fid, at, (0, 1))])
+        pending_view = frozen([_pending_table(replicas),
+                               *_notes(fid, at, (2,) if fid == f.HIERARCHY_FID else (2, 0))])
     return (replicas_view, frozen(_entries_section(entries)), step_view(history, at), timeline_children, pending_view)
 
 

@@ -185,9 +185,10 @@ def test_the_slider_is_placed_by_time_and_steps_from_change_to_change(demo_serve
     assert as_of["x"] + as_of["w"] / 2 == pytest.approx(x1, abs=12)  # "as of" labels the last stop
 
 
-def unique_at(history: pd.DataFrame, at: pd.Timestamp) -> dict[str, CNSet]:
+def unique_at(history: pd.DataFrame, at: pd.Timestamp, listed: set[str] | None = None) -> dict[str, CNSet]:
     """Independently of the page: each store's own row minus the union of the other rows of its
-    state table, as state_history stood at ``at`` (the hierarchy: every store is on the list)."""
+    state table for the stores on the list (``listed``; None: every store, the hierarchy), as
+    state_history stood at ``at``."""
     rows = history[history["at"] <= at].sort_values("at", kind="stable").groupby(["observer", "subject"]).tail(1)
     owned: dict[str, CNSet] = {}
     others: dict[str, CNSet] = {}
@@ -195,12 +196,28 @@ def unique_at(history: pd.DataFrame, at: pd.Timestamp) -> dict[str, CNSet]:
         cns = CNSet.parse(r.cnset or "")
         if r.observer == r.subject:
             owned[r.observer] = cns
-        else:
+        elif listed is None or r.subject in listed:
             others[r.observer] = others.get(r.observer, CNSet.empty()).union(cns)
     return {s: owned.get(s, CNSet.empty()).difference(others.get(s, CNSet.empty())) for s in owned}
 
 
-def test_a_past_step_replays_the_hierarchys_unique_cns_and_says_what_is_not_replayed(demo_server: Server,
+def list_then(data, fid: str, at: pd.Timestamp) -> set[str]:  # type: ignore[no-untyped-def]
+    """The folder's replica list at ``at``, from replica_lists (the topology's row has no time)."""
+    lists = table(data, "replica_lists")
+    lists = lists[(lists["fid"] == fid) & (lists["at"].isna() | (lists["at"] <= at))]
+    lists = lists.assign(_t=lists["at"].fillna(pd.Timestamp.min.tz_localize("UTC")), _s=lists["seq"].fillna(-1))
+    return set(lists.sort_values(["_t", "_s"]).iloc[-1]["replicas"])
+
+
+def status_then(data, fid: str, at: pd.Timestamp) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """Each replica's next status message at ``at``, from replica_history ('' when none is due)."""
+    h = table(data, "replica_history")
+    h = h[(h["fid"] == fid) & (h["at"] <= at)].sort_values("at", kind="stable").groupby("store").tail(1)
+    return {r.store: (pd.Timestamp(r.status_due).strftime("%Y-%m-%d %H:%M:%SZ")
+                      if pd.notna(r.status_due) and r.status_due > at else "") for r in h.itertuples(index=False)}
+
+
+def test_a_past_step_replays_the_hierarchys_unique_cns_and_next_status(demo_server: Server,
                                                                                      page) -> None:  # type: ignore[no-untyped-def]
     data = demo_server.data
     history = table(data, "state_history")
@@ -222,11 +239,11 @@ def test_a_past_step_replays_the_hierarchys_unique_cns_and_says_what_is_not_repl
     assert {r["store"]: int(r["unique_count"]) for r in shown if r["store"] in expected} == {
         s: u.count() for s, u in expected.items()}
     assert any(int(r["unique_count"]) > 0 for r in shown)
-    assert all(r["next_status_at"] == "" for r in shown)  # not derivable: blank, and said why
-    text = page.locator("#folder-replicas").inner_text()
-    assert "Next status is not replayed" in text and "every store is on the hierarchy's list" in text
-    assert page.locator("#pf-pending").inner_text() == "None."  # never delete pending, and said why
-    assert "ever delete pending" in page.locator("#folder-pending").inner_text()
+    due = status_then(data, "1-1", pd.Timestamp(step))
+    assert {r["store"]: r["next_status_at"] for r in shown if r["store"] in due} == due
+    assert any(due.values())  # the next status message replays too
+    assert "Replayed whole at this step" in page.locator("#folder-replicas").inner_text()
+    assert page.locator("#pf-pending").inner_text() == "None."  # no replica of the hierarchy is delete pending
     # as of the run the published figures come back
     thumb.press("End")
     page.wait_for_function("() => document.querySelector('#folder-at').innerText === 'as of the run'")
@@ -236,27 +253,30 @@ def test_a_past_step_replays_the_hierarchys_unique_cns_and_says_what_is_not_repl
     shown = rows(page, "pf-replicas", ["store", "unique_count"])
     assert {r["store"]: int(r["unique_count"]) for r in shown} == dict(
         zip(reps["store"], reps["unique_count"].astype(int), strict=True))
-    assert "not replayed" not in page.locator("#folder-replicas").inner_text()
+    assert "Replayed whole" not in page.locator("#folder-replicas").inner_text()
 
 
-def test_a_past_step_of_a_folder_says_its_unique_cns_are_not_replayed(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+def test_a_past_step_of_a_folder_replays_its_unique_cns_against_the_list_then(demo_server: Server,
+                                                                               page) -> None:  # type: ignore[no-untyped-def]
     data = demo_server.data
     fid = busiest_folder(data)
     history = table(data, "state_history")
-    times = sorted(history[history["fid"] == fid]["at"].unique())
-    at = pd.Timestamp(times[len(times) // 2]).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    open_page(page, demo_server.base + f"/folder/{fid}?at={at}")
+    h = history[history["fid"] == fid]
+    times = sorted(h["at"].unique())
+    at = pd.Timestamp(times[len(times) // 2])
+    open_page(page, demo_server.base + f"/folder/{fid}?at={at.strftime('%Y-%m-%dT%H:%M:%S.%fZ')}")
     shown = rows(page, "pf-replicas", ["store", "unique_count", "next_status_at"])
-    assert shown and all(r["unique_count"] == "" and r["next_status_at"] == "" for r in shown)
-    text = page.locator("#folder-replicas").inner_text()
-    assert "Unique CNs are not replayed for this folder" in text and "folders.replicas" in text
-    pending = page.locator("#folder-pending").inner_text()
-    assert "last delete-pending period" in pending
+    expected = unique_at(h, at, list_then(data, fid, at))
+    assert shown and {r["store"]: int(r["unique_count"]) for r in shown if r["store"] in expected} == {
+        s: u.count() for s, u in expected.items()}
+    due = status_then(data, fid, at)
+    assert {r["store"]: r["next_status_at"] for r in shown if r["store"] in due} == due
+    assert "Replayed whole at this step" in page.locator("#folder-replicas").inner_text()
 
 
 def test_the_delete_pending_section_follows_the_slider(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
     """A replica is listed at a step inside its delete-pending period (pending since, until
-    deleted) and not before it or once deleted; its unique CNs are not replayed (blank)."""
+    deleted) and not before it or once deleted, with its unique CNs then."""
     data = demo_server.data
     reps = table(data, "replicas")
     history = table(data, "state_history")
@@ -277,7 +297,11 @@ def test_the_delete_pending_section_follows_the_slider(demo_server: Server, page
             shown = rows(page, "pf-pending", ["store", "unique_count"]) if page.locator(
                 "#pf-pending tbody").count() else []
             assert (r.store in {s["store"] for s in shown}) == listed, (r.store, r.fid, at)
-            assert all(s["unique_count"] == "" for s in shown)
+            if listed:
+                h = history[history["fid"] == r.fid]
+                t = pd.Timestamp(steps[len(steps) // 2])
+                want = unique_at(h, t, list_then(data, r.fid, t)).get(r.store, CNSet.empty()).count()
+                assert {s["store"]: s["unique_count"] for s in shown}[r.store] == f"{want:,}"
             checked.append(listed)
     assert True in checked and False in checked
 

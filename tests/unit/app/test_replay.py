@@ -170,3 +170,53 @@ def test_a_long_history_keeps_the_slider_under_dashs_500_marks() -> None:
     short = [0.0, 5.0, 10.0, 20.0]
     assert f.slider_mark_indices(short) == [0, 1, 2, 3]  # a short history: every stop
     assert f.slider_mark_indices([]) == []
+
+
+def test_the_list_at_a_step_is_the_last_change_by_then_and_the_topologys_before() -> None:
+    import pandas as pd
+
+    from app.figures import list_at
+
+    T = pd.Timestamp
+    lists = pd.DataFrame([
+        {"fid": "1-2", "at": pd.NaT, "seq": None, "replicas": ["A", "B"]},
+        {"fid": "1-2", "at": T("2026-11-03T10:00:00Z"), "seq": 7, "replicas": ["A", "B", "C"]},
+        {"fid": "1-2", "at": T("2026-11-03T10:00:00Z"), "seq": 9, "replicas": ["A", "C"]},
+    ])
+    assert list_at(lists, T("2026-11-02T00:00:00Z")) == ["A", "B"]
+    assert list_at(lists, T("2026-11-03T10:00:00Z")) == ["A", "C"]  # the later line of the same time
+    assert list_at(lists.iloc[0:0], T("2026-11-03T10:00:00Z")) is None
+
+
+def test_a_replica_replayed_whole_takes_its_lifecycle_and_next_status_from_its_history() -> None:
+    import pandas as pd
+
+    from app.figures import replicas_from_history
+
+    T = pd.Timestamp
+    cells = pd.DataFrame([
+        {"observer": "A", "subject": "A", "cnset": "A:1-5"},
+        {"observer": "A", "subject": "B", "cnset": "A:1-3"},
+        {"observer": "B", "subject": "B", "cnset": "A:1-3"},
+        {"observer": "B", "subject": "A", "cnset": "A:1-5"},
+    ])
+    replicas = pd.DataFrame([{"store": s, "fid": "1-2", "health": "in_sync", "open_entries": 0, "missing_count": 0,
+                              "missing_cnset": "", "unique_count": 0, "unique_cnset": "", "on_list": True,
+                              "delete_pending_since": pd.NaT, "deleted_at": pd.NaT, "next_status_at": pd.NaT}
+                             for s in ("A", "B")])
+    history = pd.DataFrame([
+        {"store": "A", "fid": "1-2", "at": T("2026-11-02T01:00:00Z"), "on_list": True, "lifecycle": "active",
+         "status_due": T("2026-11-03T12:15:00Z")},
+        {"store": "A", "fid": "1-2", "at": T("2026-11-02T05:00:00Z"), "on_list": False,
+         "lifecycle": "delete_pending", "status_due": T("2026-11-03T12:15:00Z")},
+        {"store": "B", "fid": "1-2", "at": T("2026-11-02T01:00:00Z"), "on_list": True, "lifecycle": "active",
+         "status_due": T("2026-11-02T12:15:00Z")},
+    ])
+    entries = pd.DataFrame(columns=["observer", "state", "requests"])
+    at = T("2026-11-02T18:00:00Z")
+    got = replicas_from_history(replicas, entries, cells, at, ["B"], history, every_store=False).set_index("store")
+    assert got.loc["A", "health"] == "delete_pending" and got.loc["A", "delete_pending_since"] == T("2026-11-02T05:00:00Z")
+    assert got.loc["A", "unique_cnset"] == "A:4-5" and got.loc["A", "unique_count"] == 2  # B holds only 1-3
+    assert got.loc["A", "next_status_at"] == T("2026-11-03T12:15:00Z")
+    assert pd.isna(got.loc["B", "next_status_at"])  # due 12:15, before the step: none pending
+    assert got.loc["B", "missing_cnset"] == "" and not got.loc["A", "on_list"]
