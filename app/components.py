@@ -47,6 +47,20 @@ def report_href(fid: str | None = None, at: str | None = None) -> str:
     return "/report" + (f"?{query}" if query else "")
 
 
+def trace_href(fid: str, store: str, cns: str) -> str:
+    """The trace of CNs ``store`` lacks in folder ``fid`` (``/trace``): the messages that carried them."""
+    return "/trace?" + urlencode({"fid": str(fid), "store": str(store), "cns": str(cns)})
+
+
+def trace_link(fid: str | None, store: Any, cns: Any) -> list[Any]:
+    """`` · trace``: a plain link (it works inside a frozen matrix) to the trace of lacking CNs;
+    nothing without a folder (the standalone report) or a CN set."""
+    if not fid or cns is None or (isinstance(cns, float) and pd.isna(cns)) or not str(cns):
+        return []
+    return [" ", html.A("trace", href=trace_href(fid, str(store), str(cns)), className="pf-trace-link",
+                        title=f"Which messages carried these CNs, and whether {store} processed them")]
+
+
 def download_link(href: str, id: str) -> html.A:
     return html.A("Download report", href=href, id=id, className="pf-download", download="")
 
@@ -236,9 +250,12 @@ def is_derived(value: Any) -> bool:
     return value is not None and not (pd.api.types.is_scalar(value) and pd.isna(value)) and bool(value)
 
 
-def matrix_cell(cell: dict[str, Any]) -> html.Td:
+def matrix_cell(cell: dict[str, Any], fid: str | None = None) -> html.Td:
     """One cell of the who-knows-what matrix: CN set, count, last heard, lag; class by state and lag.
-    A CN set ingest derived (a lower bound) says so in words and has a dashed border."""
+    A CN set ingest derived (a lower bound) says so in words and has a dashed border. With a
+    ``fid``, a cell showing CNs a store lacks links to their trace (``/trace``): the observer's
+    lag (not told yet), the subject's lacking CNs (really lacks: the subject is the store that
+    lacks them) or the observer's own (its diagonal cell)."""
     state = str(cell.get("state"))
     derived = is_derived(cell.get("derived"))
     lag = int(cell.get("lag_count") or 0)
@@ -260,15 +277,21 @@ def matrix_cell(cell: dict[str, Any]) -> html.Td:
             parts.append(html.Div(("changed " if state == "owned" else "heard ") + heard, className="pf-cell-heard"))
         if state == "not_told":
             parts.append(html.Div(["not told yet ", term_link("not-told"), ": ", cnset_text(cell.get("lag_cnset")),
-                                   f" ({plural(lag, 'CN')} behind)"], className="pf-cell-lag"))
+                                   f" ({plural(lag, 'CN')} behind)",
+                                   *trace_link(fid, cell["observer"], cell.get("lag_cnset"))],
+                                  className="pf-cell-lag"))
         elif state == "told_later":
             parts.append(html.Div(["not told, holds them ", term_link("told-later"), ": ",
                                    cnset_text(cell.get("lag_cnset"))], className="pf-cell-lag pf-cell-harmless"))
         elif state == "lacks":
             parts.append(html.Div(["subject really lacks ", term_link("really-lacks"), ": ",
-                                   cnset_text(cell.get("lacks_cnset"))], className="pf-cell-lag"))
+                                   cnset_text(cell.get("lacks_cnset")),
+                                   *trace_link(fid, cell["subject"], cell.get("lacks_cnset"))],
+                                  className="pf-cell-lag"))
         elif state == "owned" and int(cell.get("lacks_count") or 0):
-            parts.append(html.Div(["lacks: ", cnset_text(cell.get("lacks_cnset"))], className="pf-cell-lag"))
+            parts.append(html.Div(["lacks: ", cnset_text(cell.get("lacks_cnset")),
+                                   *trace_link(fid, cell["observer"], cell.get("lacks_cnset"))],
+                                  className="pf-cell-lag"))
         elif state == "current":
             parts.append(html.Div("current", className="pf-cell-ok"))
     title = CELL_STATES.get(state, "") + (f"; {DERIVED_HELP}" if derived else "")
@@ -280,8 +303,9 @@ def matrix_cell(cell: dict[str, Any]) -> html.Td:
 
 
 def matrix_table(matrix: pd.DataFrame, *, id: str = "pf-matrix", observers: Sequence[str] | None = None,
-                 subjects: Sequence[str] | None = None) -> html.Div:
+                 subjects: Sequence[str] | None = None, fid: str | None = None) -> html.Div:
     """Seed 004's layout: one column per observer (whose state table), one row per subject.
+    ``fid``: the folder, for the cells' trace links (none without it).
     ``observers``/``subjects``: the folder's stores at any time, so a replayed step keeps the same
     columns and rows (an observer with no row yet shows empty cells) and the table its width."""
     if matrix.empty and not observers:
@@ -297,7 +321,7 @@ def matrix_table(matrix: pd.DataFrame, *, id: str = "pf-matrix", observers: Sequ
         tds: list[Any] = [html.Th(s, scope="row")]
         for o in observers:
             c = by.get((o, s))
-            tds.append(matrix_cell(c) if c else html.Td(""))
+            tds.append(matrix_cell(c, fid) if c else html.Td(""))
         rows.append(html.Tr(tds))
     legend = html.Ul(className="pf-legend", children=[
         html.Li([html.Span(className=f"pf-swatch pf-cell-{k}"), f"{CELL_LABELS[k][0]}: {v}",

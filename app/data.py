@@ -278,6 +278,11 @@ class RunData:
     def responders(self, fid: str | None = None, requester: str | None = None) -> pd.DataFrame:
         return self.table("responders", filters=_given(fid=fid, requester=requester))
 
+    def messages(self, fid: str) -> pd.DataFrame:
+        """One folder's replication messages, one row per recipient (empty for a run published
+        before the table existed)."""
+        return self.table("messages", filters={"fid": fid})
+
     # -- organisation-wide aggregates (cached; the overview reads these) ---------------------
 
     def lag_pairs(self) -> pd.DataFrame:

@@ -220,7 +220,7 @@ def folder_axes(data: RunData, fid: str) -> tuple[list[str], list[str]]:
 def matrix_view(data: RunData, fid: str, at: pd.Timestamp | None) -> Any:
     """The matrix at ``at`` as one component (a large folder's has thousands of elements)."""
     observers, subjects = folder_axes(data, fid)
-    return frozen(c.matrix_table(matrix_frame(data, fid, at), observers=observers, subjects=subjects))
+    return frozen(c.matrix_table(matrix_frame(data, fid, at), observers=observers, subjects=subjects, fid=fid))
 
 
 def time_strip(times: list[pd.Timestamp], end: Any, index: int) -> html.Div:

@@ -109,6 +109,7 @@ def replay(topo: Topology, log: EventLog, as_of: int | None = None, *, run_id: s
     t["folders"] = folders_table(topo, applied)
     t["replica_lists"] = replica_lists_table(topo, applied)
     add_paths(t["replicas"], t["folders"])
+    t["messages"] = messages_table(applied)
     t["rejects"] = [
         {"source": r.source, "line": r.line, "reason": r.reason, "text": r.text} for r in log.rejects
     ]
@@ -205,3 +206,24 @@ def add_paths(replicas: list[dict[str, Any]], folders: list[dict[str, Any]]) -> 
     path = {f["fid"]: f["path"] for f in folders}
     for row in replicas:
         row["path"] = path.get(row["fid"], "")
+
+
+def messages_table(events: list[Event]) -> list[dict[str, Any]]:
+    """One row per message sent by the as-of and recipient: when (if ever, by the as-of) the
+    recipient processed it, the changes it carried and the sender's set (``events``: the
+    accepted events up to the as-of, so a later receive is no receive)."""
+    processed = {(e.message.msg, e.store): e.ts for e in events if e.kind == "receive" and e.message is not None}
+    rows = []
+    for ev in events:
+        m = ev.message
+        if ev.kind != "send" or m is None:
+            continue
+        changes = m.changes if m.changes is not None else EMPTY
+        for recipient in m.to:
+            rows.append({
+                "msg": m.msg, "fid": m.fid, "sender": m.sender, "type": m.type, "sent_at": m.sent_at,
+                "recipient": recipient, "processed_at": processed.get((m.msg, recipient)),
+                "changes": changes.text(), "changes_count": changes.count(),
+                "cnset": m.cnset.text(), "cnset_count": m.cnset.count(),
+            })
+    return rows

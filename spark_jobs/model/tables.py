@@ -85,6 +85,11 @@ TABLES: dict[str, Columns] = {
         ("next_status_at", "timestamp"), ("missing_cnset", "string"), ("unique_cnset", "string"),
         ("on_list", "boolean"), ("delete_pending_since", "timestamp"), ("deleted_at", "timestamp"),
     ),
+    "messages": (
+        ("msg", "string"), ("fid", "string"), ("sender", "string"), ("type", "string"),
+        ("sent_at", "timestamp"), ("recipient", "string"), ("processed_at", "timestamp"),
+        ("changes", "string"), ("changes_count", "long"), ("cnset", "string"), ("cnset_count", "long"),
+    ),
     "rejects": (
         ("source", "string"), ("line", "long"), ("reason", "string"), ("text", "string"),
     ),
@@ -110,6 +115,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "next_candidates": ("entry_id", "rank"),
     "responders": ("msg", "responder"),
     "replicas": ("store", "fid"),
+    "messages": ("msg", "recipient"),
     "rejects": ("source", "line"),
     "summary": ("run_id",),
 }

@@ -28,6 +28,7 @@ from ..model.fold import DELETE_PENDING, FolderFold
 from ..model.org import OrgContext
 from ..model.rules.should_respond import should_respond
 from ..model.rules.status import status_due
+from ..model.rules.timeouts import QUEUE_EXPIRY
 from ..model.timeutil import MINUTE, SECOND, format_ts
 from ..model.topology import HIERARCHY_FID, Topology
 
@@ -103,7 +104,7 @@ class Simulator:
         end: int,
         seed: int,
         network: Network | None = None,
-        queue_expiry: int | None = 48 * 3_600 * SECOND,
+        queue_expiry: int | None = QUEUE_EXPIRY,
         on_progress: Callable[[int, int], None] | None = None,
     ):
         self.topo = topo

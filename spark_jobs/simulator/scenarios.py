@@ -16,6 +16,7 @@ from typing import Any
 
 from spark_jobs.model.errors import OperatorError
 
+from ..model.rules.timeouts import QUEUE_EXPIRY
 from ..model.timeutil import DAY, HOUR, MINUTE, SECOND, parse_ts
 from ..model.topology import HIERARCHY_FID, Topology, topology_from_json
 from .engine import Network, Simulator
@@ -34,7 +35,7 @@ class Scenario:
     end: int
     script: Callable[[Simulator], None]
     network: Callable[[random.Random, Topology], Network] | None = None
-    queue_expiry: int | None = 48 * HOUR
+    queue_expiry: int | None = QUEUE_EXPIRY
     notes: dict[str, Any] = field(default_factory=dict)
 
 

@@ -12,6 +12,10 @@ _TABLE = {
 _LATER = (24 * HOUR, 48 * HOUR)  # every later request, after the previous
 _NEW_REPLICA_FIRST = (15 * MINUTE, 12 * HOUR)
 
+#: Exchange expires replication mail still queued this long after it was sent (the simulator
+#: drops it then; the trace page calls older unprocessed mail lost or expired)
+QUEUE_EXPIRY = 48 * HOUR
+
 
 def backfill_timeout(requests_made: int, local: bool, new_replica: bool) -> int:
     """How long (microseconds) an entry waits for its next request, counted from its opening
