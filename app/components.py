@@ -250,12 +250,16 @@ def is_derived(value: Any) -> bool:
     return value is not None and not (pd.api.types.is_scalar(value) and pd.isna(value)) and bool(value)
 
 
-def matrix_cell(cell: dict[str, Any], fid: str | None = None) -> html.Td:
+def matrix_cell(cell: dict[str, Any], fid: str | None = None, counts_only: bool = False) -> html.Td:
     """One cell of the who-knows-what matrix: CN set, count, last heard, lag; class by state and lag.
     A CN set ingest derived (a lower bound) says so in words and has a dashed border. With a
     ``fid``, a cell showing CNs a store lacks links to their trace (``/trace``): the observer's
     lag (not told yet), the subject's lacking CNs (really lacks: the subject is the store that
-    lacks them) or the observer's own (its diagonal cell)."""
+    lacks them) or the observer's own (its diagonal cell). ``counts_only``: counts instead of CN
+    sets (a large folder's matrix at a glance)."""
+    def cns(text: Any, count: Any) -> Any:
+        return plural(count, "CN") if counts_only else cnset_text(text)
+
     state = str(cell.get("state"))
     derived = is_derived(cell.get("derived"))
     lag = int(cell.get("lag_count") or 0)
@@ -268,7 +272,8 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None) -> html.Td:
             last = cell.get("last_sent_cn")
             last_text = "" if last is None or pd.isna(last) else f" · last sent CN {cell['subject']}:{int(last)}"
             parts.append(html.Div(["owned", html.Span(last_text)], className="pf-cell-label"))
-        parts.append(cnset_text(cell.get("cnset")))
+        if not counts_only:
+            parts.append(cnset_text(cell.get("cnset")))
         if derived:
             parts.append(derived_note())
         parts.append(html.Div(plural(cell.get("cnset_count"), "CN"), className="pf-cell-count"))
@@ -276,20 +281,21 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None) -> html.Td:
         if heard:
             parts.append(html.Div(("changed " if state == "owned" else "heard ") + heard, className="pf-cell-heard"))
         if state == "not_told":
-            parts.append(html.Div(["not told yet ", term_link("not-told"), ": ", cnset_text(cell.get("lag_cnset")),
-                                   f" ({plural(lag, 'CN')} behind)",
+            behind = [f"{plural(lag, 'CN')} behind"] if counts_only else [
+                cnset_text(cell.get("lag_cnset")), f" ({plural(lag, 'CN')} behind)"]
+            parts.append(html.Div(["not told yet ", term_link("not-told"), ": ", *behind,
                                    *trace_link(fid, cell["observer"], cell.get("lag_cnset"))],
                                   className="pf-cell-lag"))
         elif state == "told_later":
             parts.append(html.Div(["not told, holds them ", term_link("told-later"), ": ",
-                                   cnset_text(cell.get("lag_cnset"))], className="pf-cell-lag pf-cell-harmless"))
+                                   cns(cell.get("lag_cnset"), lag)], className="pf-cell-lag pf-cell-harmless"))
         elif state == "lacks":
             parts.append(html.Div(["subject really lacks ", term_link("really-lacks"), ": ",
-                                   cnset_text(cell.get("lacks_cnset")),
+                                   cns(cell.get("lacks_cnset"), cell.get("lacks_count")),
                                    *trace_link(fid, cell["subject"], cell.get("lacks_cnset"))],
                                   className="pf-cell-lag"))
         elif state == "owned" and int(cell.get("lacks_count") or 0):
-            parts.append(html.Div(["lacks: ", cnset_text(cell.get("lacks_cnset")),
+            parts.append(html.Div(["lacks: ", cns(cell.get("lacks_cnset"), cell.get("lacks_count")),
                                    *trace_link(fid, cell["observer"], cell.get("lacks_cnset"))],
                                   className="pf-cell-lag"))
         elif state == "current":
@@ -303,7 +309,8 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None) -> html.Td:
 
 
 def matrix_table(matrix: pd.DataFrame, *, id: str = "pf-matrix", observers: Sequence[str] | None = None,
-                 subjects: Sequence[str] | None = None, fid: str | None = None) -> html.Div:
+                 subjects: Sequence[str] | None = None, fid: str | None = None,
+                 counts_only: bool = False) -> html.Div:
     """Seed 004's layout: one column per observer (whose state table), one row per subject.
     ``fid``: the folder, for the cells' trace links (none without it).
     ``observers``/``subjects``: the folder's stores at any time, so a replayed step keeps the same
@@ -321,7 +328,7 @@ def matrix_table(matrix: pd.DataFrame, *, id: str = "pf-matrix", observers: Sequ
         tds: list[Any] = [html.Th(s, scope="row")]
         for o in observers:
             c = by.get((o, s))
-            tds.append(matrix_cell(c, fid) if c else html.Td(""))
+            tds.append(matrix_cell(c, fid, counts_only) if c else html.Td(""))
         rows.append(html.Tr(tds))
     legend = html.Ul(className="pf-legend", children=[
         html.Li([html.Span(className=f"pf-swatch pf-cell-{k}"), f"{CELL_LABELS[k][0]}: {v}",
@@ -331,7 +338,8 @@ def matrix_table(matrix: pd.DataFrame, *, id: str = "pf-matrix", observers: Sequ
     if "derived" in matrix.columns and matrix["derived"].fillna(False).astype(bool).any():
         legend.children.append(html.Li([html.Span(className="pf-swatch pf-derived"), DERIVED_HELP, " ",
                                         term_link("derived")]))
-    return html.Div([html.Table([head, html.Tbody(rows)], className="pf-matrix", id=id), legend],
+    return html.Div([html.Table([head, html.Tbody(rows)], className="pf-matrix" + (" pf-counts" if counts_only else ""),
+                                id=id, **{"data-view": "counts" if counts_only else "full"}), legend],
                     className="pf-table-wrap")
 
 

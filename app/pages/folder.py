@@ -19,9 +19,10 @@ from dash import Input, Output, State, callback, clientside_callback, dcc, html
 
 from app import components as c
 from app import figures as f
-from app.data import RunData, matrix_frame
+from app.data import RunData
 from app.figures.text import ts_text
 from app.frozen import frozen
+from app.pages._folder_parts import candidates_view, matrix_mode, matrix_view, verdict_view, view_switch
 from app.runtime import current_data, settings
 from spark_jobs.model.rules.health import entry_overdue
 from spark_jobs.model.timeutil import TimeError, parse_ts
@@ -193,36 +194,6 @@ def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, 
     return (replicas_view, frozen(_entries_section(entries)), step_view(history, at), timeline_children, pending_view)
 
 
-def verdict_view(data: RunData, fid: str) -> html.Section:
-    """The verdict first: each unhealthy replica in one line, as of the run, most urgent first."""
-    verdicts = f.folder_verdicts(data.replicas(fid=fid), data.backfill_entries(fid=fid),
-                                 data.next_requests(fid=fid), data.stores(), data.summary().get("as_of"))
-    if not verdicts:
-        body: Any = html.P("Every replica is in sync, as of the run.", className="pf-verdict-ok")
-    else:
-        body = html.Ul([html.Li(v.text, className=f"pf-verdict-{v.tier}", **{"data-store": v.store})
-                        for v in verdicts])
-    return html.Section([html.H2(["Verdict ", c.term_link("overdue")]), body], id="pf-verdict",
-                        className="pf-verdict", **{"aria-label": "verdict, as of the run"})
-
-
-def folder_axes(data: RunData, fid: str) -> tuple[list[str], list[str]]:
-    """Every observer and subject the folder's state tables ever had: the matrix's fixed frame."""
-    def compute() -> tuple[list[str], list[str]]:
-        history, state = data.state_history(fid), data.state_table(fid=fid)
-        observers = set(history["observer"]) | set(state["observer"])
-        subjects = set(history["subject"]) | set(state["subject"])
-        return sorted(observers), sorted(subjects)
-
-    return data.memo("folder_axes", (fid,), compute)
-
-
-def matrix_view(data: RunData, fid: str, at: pd.Timestamp | None) -> Any:
-    """The matrix at ``at`` as one component (a large folder's has thousands of elements)."""
-    observers, subjects = folder_axes(data, fid)
-    return frozen(c.matrix_table(matrix_frame(data, fid, at), observers=observers, subjects=subjects, fid=fid))
-
-
 def time_strip(times: list[pd.Timestamp], end: Any, index: int) -> html.Div:
     """The change times on a time axis (ticks spaced by time); the slider's step highlighted."""
     fractions = f.time_ticks(times, end)
@@ -239,71 +210,8 @@ def time_strip(times: list[pd.Timestamp], end: Any, index: int) -> html.Div:
                     title="each change of the folder's state tables, placed by time")
 
 
-def non_candidates_view(data: RunData, entry_id: str, cand: pd.DataFrame) -> list[Any]:
-    """"Why not that store?": the folder's other replicas that were not candidates, each with what
-    the requester believed it held then (a store holding none of the remaining CNs is no candidate)."""
-    entry = data.table("backfill_entries", ["entry_id", "observer", "fid"], {"entry_id": entry_id})
-    if entry.empty:
-        return []
-    requester, fid = str(entry["observer"].iloc[0]), str(entry["fid"].iloc[0])
-    folder = data.folder(fid)
-    at = cand["at"].iloc[0] if "at" in cand.columns else None
-    others = [s for s in (folder or {}).get("replicas", []) if s != requester and s not in set(cand["candidate"])]
-    if not others:
-        return []
-    believed = {}
-    if at is not None and not pd.isna(at):
-        cells = f.cells_at(data.state_history(fid), at)
-        believed = {r.subject: r.cnset for r in cells.itertuples(index=False) if r.observer == requester}
-    frame = pd.DataFrame({
-        "store": others,
-        "believed": [believed.get(s) for s in others],
-        "reason": ["holds none of the CNs the entry still needed, in " + requester + "'s belief" if s in believed
-                   else requester + " never heard from it: believed to hold nothing" for s in others],
-    })
-    return [
-        html.H4(["Not candidates ", c.term_link("candidate")]),
-        html.P(f"Other stores on the folder's replica list (as of the run) that were not candidates at this "
-               f"attempt, with what {requester} believed each held then.", className="pf-help"),
-        c.table(frame, [("store", "store"), ("believed", f"{requester} believed it held"), ("reason", "why not")],
-                {"store": c.link_store, "believed": c.as_cnset}, id="pf-non-candidates"),
-    ]
-
-
-def candidates_view(data: RunData, request: str | None) -> html.Div:
-    """The candidate table of one request attempt, key by key (``backfill_candidates``)."""
-    if not request:
-        return html.P("Select a request to see how its sources were chosen.", className="pf-muted")
-    entry_id, _, attempt = request.rpartition(":")
-    if not entry_id or not attempt.isdigit():
-        return html.P(f"request={request!r} is not <entry>:<attempt>.", className="pf-error")
-    cand = f.explain_candidates(data.backfill_candidates(entry_id, int(attempt)))
-    if cand.empty:
-        return html.P(f"No candidate held any remaining CN at entry {entry_id} attempt {attempt}: "
-                      "the request had no sources.", className="pf-muted", id="pf-candidates")
-    algorithm = str(cand["algorithm"].iloc[0])
-    keys = ("status (down/unavailable last) · preferred · cost · version · CNs held · name" if algorithm != "2000"
-            else "groups 1-6 (site, cost, transit; 2000+ then 5.5) · first store holding all, else the most")
-    return html.Div([
-        html.P(f"Algorithm {algorithm} at {f.fmt_time(cand['at'].iloc[0])}. Sort keys, in order: {keys}."),
-        c.table(
-            cand,
-            [("rank", "rank"), ("candidate", c.with_term("candidate", "candidate")),
-             ("group", c.with_term("search group", "search-groups")), ("down", c.with_term("down", "down")),
-             ("unavailable", c.with_term("unavailable", "unavailable")),
-             ("preferred", c.with_term("preferred", "preferred")), ("cost", c.with_term("cost", "cost")),
-             ("version", "version"),
-             ("holds_count", "CNs held"), ("holds_all", "holds all"), ("chosen", "chosen"),
-             ("assigned_cnset", "asked for"), ("asked", "asked (log)"), ("decided_by", "placed here by")],
-            {"candidate": c.link_store, "assigned_cnset": c.as_cnset,
-             "cost": lambda v, _r: "no affinity" if v is None or pd.isna(v) else str(int(v))},
-            id="pf-candidates",
-        ),
-        *non_candidates_view(data, entry_id, cand),
-    ])
-
-
-def layout(fid: str | None = None, at: str | None = None, request: str | None = None, **_query: Any) -> html.Main:
+def layout(fid: str | None = None, at: str | None = None, request: str | None = None, view: str | None = None,
+           **_query: Any) -> html.Main:
     data = current_data()
     if data is None:
         return c.no_run(str(settings().data_dir))
@@ -311,10 +219,11 @@ def layout(fid: str | None = None, at: str | None = None, request: str | None = 
     # the page is a function of the run and the URL: built once, then served from the shared cache
     # (the names changed with the slider placed by time: a shared cache kept across an upgrade
     # holds pages and sections of the old shape under the old names)
-    return data.memo("folder_page_by_time", (fid, at or "", request or ""), lambda: folder_page(data, fid, at, request))
+    return data.memo("folder_page_by_time", (fid, at or "", request or "", view or ""),
+                     lambda: folder_page(data, fid, at, request, view))
 
 
-def folder_page(data: RunData, fid: str, at: str | None, request: str | None) -> html.Main:
+def folder_page(data: RunData, fid: str, at: str | None, request: str | None, view: str | None = None) -> html.Main:
     folder = data.folder(fid)
     if folder is None:
         folders = data.folders()
@@ -345,8 +254,10 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
         request_note = html.Div()
     crumbs = data.breadcrumb(fid)
 
+    mode = matrix_mode(data, fid, view)
     return html.Main(className="pf-page", children=[
         dcc.Store(id="folder-fid", data=fid),
+        dcc.Store(id="folder-view", data=mode),
         dcc.Store(id="folder-times", data=time_texts),
         dcc.Store(id="folder-positions", data=positions),
         dcc.Store(id="folder-url-sync"),
@@ -375,7 +286,8 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
                 time_strip(times, summary.get("as_of"), index),
                 step,
             ]) if times else html.P("This folder has no history rows."),
-            html.Div(matrix_view(data, fid, at_ts), id="folder-matrix"),
+            view_switch(fid, at if at_ts is not None else None, mode),
+            html.Div(matrix_view(data, fid, at_ts, mode), id="folder-matrix"),
             id="pf-who", help="One column per observer (its replication state table), one row per subject. "
                               "Lag is against the subject's own row at the same time.",
         ),
@@ -447,9 +359,11 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None) ->
     State("folder-fid", "data"),
     State("folder-times", "data"),
     State("folder-positions", "data"),
+    State("folder-view", "data"),
     prevent_initial_call=True,
 )
-def replay_matrix(value: float | None, fid: str, times: list[str], positions: list[float]) -> tuple[Any, ...]:
+def replay_matrix(value: float | None, fid: str, times: list[str], positions: list[float],
+                  mode: str | None = None) -> tuple[Any, ...]:
     """Slider moved: the matrix, replicas, entries, timeline and delete-pending replicas at that
     change time (the last stop: as of the run); the download link follows, so the report shows
     what the page shows."""
@@ -465,7 +379,8 @@ def replay_matrix(value: float | None, fid: str, times: list[str], positions: li
     except (TimeError, TypeError, ValueError):
         return (dash.no_update,) * 9
     label = f"at {times[i]}" if at is not None else "as of the run"
-    matrix = data.memo("folder_matrix_framed", (fid, label), lambda: matrix_view(data, fid, at))
+    mode = mode if mode in ("counts", "full") else "full"
+    matrix = data.memo("folder_matrix_framed", (fid, label, mode), lambda: matrix_view(data, fid, at, mode))
     replicas, entries, step, timeline, pending = data.memo("folder_replay_sections", (fid, label),
                                                            lambda: replay(data, fid, at))
     strip = time_strip(moments, data.summary().get("as_of"), i).children

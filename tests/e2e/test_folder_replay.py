@@ -340,3 +340,29 @@ def test_a_store_link_in_a_replayed_table_moves_within_the_page(demo_server: Ser
     page.wait_for_url(f"**/store/{store}")
     page.wait_for_function(f"() => (document.querySelector('main h1') || {{innerText: ''}}).innerText.includes('{store}')")
     assert page.evaluate("() => window.pfNoReload") == "still here"
+
+
+def test_a_large_folder_opens_its_matrix_as_counts_and_switches_to_cn_sets(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    """The hierarchy of ten stores: counts only (no wall of CN text) until asked, and the view
+    survives a slider step."""
+    state = table(demo_server.data, "state_table")
+    state = state[state["fid"] == "1-1"]
+    assert state["observer"].nunique() > 6
+    open_page(page, demo_server.base + "/folder/1-1")
+    assert page.locator("#pf-matrix").get_attribute("data-view") == "counts"
+    assert page.locator("#pf-matrix .pf-cn-range").count() == 0
+    counts = dict(zip(zip(state["observer"], state["subject"], strict=True), state["cnset_count"], strict=True))
+    cells = page.locator("#pf-matrix td.pf-cell").evaluate_all(
+        "cs => cs.map(c => [c.dataset.observer, c.dataset.subject, c.querySelector('.pf-cell-count').innerText])")
+    assert cells and all(text == (f"{int(counts[(o, s)]):,} CN" + ("" if counts[(o, s)] == 1 else "s"))
+                         for o, s, text in cells)
+    thumb = page.locator("#folder-slider [role=slider]")
+    thumb.focus()
+    thumb.press("Home")
+    page.wait_for_function("() => document.querySelector('#folder-at').innerText.startsWith('at ')")
+    page.wait_for_load_state("networkidle")
+    assert page.locator("#pf-matrix").get_attribute("data-view") == "counts"
+    page.locator("#folder-view-switch").click()
+    page.wait_for_url("**view=full**")
+    page.wait_for_function("() => (document.querySelector('#pf-matrix') || {dataset: {}}).dataset.view === 'full'")
+    assert page.locator("#pf-matrix .pf-cn-range").count() > 0
