@@ -219,30 +219,36 @@ def test_no_table_column_is_cut_at_1440(demo_server: Server, context_for) -> Non
 
 BREAKS_JS = """
 el => {
-  /* the character before each line break of the element's text */
+  /* at each line break of the element's text: the text around it (the character before, and
+     whether white space was between) */
   const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
   const chars = [];
+  let text = '';
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     for (let i = 0; i < n.textContent.length; i++) {
       const r = document.createRange();
       r.setStart(n, i); r.setEnd(n, i + 1);
       const box = r.getClientRects()[0];
-      if (box) chars.push({c: n.textContent[i], top: box.top});
+      if (box && n.textContent[i].trim()) chars.push({c: n.textContent[i], at: text.length + i, top: box.top});
+    }
+    text += n.textContent;
+  }
+  const breaks = [];
+  for (let i = 1; i < chars.length; i++) {
+    if (chars[i].top > chars[i - 1].top + 2) {
+      const between = text.slice(chars[i - 1].at + 1, chars[i].at);
+      breaks.push({before: chars[i - 1].c, space: /\\s/.test(between),
+                   at: text.slice(Math.max(0, chars[i - 1].at - 8), chars[i].at + 8)});
     }
   }
-  const before = [];
-  let last = null;
-  for (let i = 0; i < chars.length; i++) {
-    if (last !== null && chars[i].top > last + 2) {
-      let j = i - 1;
-      while (j > 0 && /\\s/.test(chars[j].c)) j--;
-      before.push(chars[j].c);
-    }
-    last = chars[i].top;
-  }
-  return {text: el.innerText, lines: before.length + 1, before: before};
+  return {text: text, lines: breaks.length + 1, breaks: breaks};
 }
 """
+
+
+def mid_word(got: dict[str, Any]) -> list[dict[str, Any]]:
+    """The breaks that are neither after a ``\\`` separator nor between words."""
+    return [b for b in got["breaks"] if b["before"] != "\\" and not b["space"]]
 
 
 def test_phone_heatmap_shows_every_column(demo_server: Server, context_for) -> None:  # type: ignore[no-untyped-def]
@@ -267,20 +273,20 @@ def test_phone_heatmap_shows_every_column(demo_server: Server, context_for) -> N
     assert scroller
 
 
-def test_phone_paths_break_only_after_separators(demo_server: Server, context_for) -> None:  # type: ignore[no-untyped-def]
+def test_phone_paths_break_at_separators_not_mid_word(demo_server: Server, context_for) -> None:  # type: ignore[no-untyped-def]
     pg = context_for("light", 390, 844, phone=True)
     open_page(pg, demo_server.base + "/")
     cells = pg.locator("#pf-worst td.pf-col-path")
     wrapped = 0
     for i in range(cells.count()):
         got = cells.nth(i).evaluate(BREAKS_JS)
-        assert all(c == "\\" for c in got["before"]), got
-        wrapped += got["lines"] > 1
-    assert wrapped > 0  # some paths are long enough to wrap at 390 px
+        assert mid_word(got) == [], got
+        wrapped += any(b["before"] == "\\" for b in got["breaks"])
+    assert wrapped > 0  # some paths are long enough to wrap at 390 px, after a separator
     fid = busiest_folder(demo_server.data)
     open_page(pg, demo_server.base + f"/folder/{fid}")
     got = pg.locator("#pf-folder-path").evaluate(BREAKS_JS)
-    assert all(c == "\\" for c in got["before"]), got
+    assert mid_word(got) == [], got
 
 
 def test_phone_backfill_grid_shows_fid_path_store_overdue(demo_server: Server, context_for) -> None:  # type: ignore[no-untyped-def]
