@@ -110,6 +110,26 @@ def cnset_text(text: Any, empty: str = "∅") -> html.Span:
     return html.Span(parts, className="pf-cnset")
 
 
+def path_text(text: Any) -> Any:
+    """A folder path that wraps only after its ``\\`` separators: each folder's name is
+    unbreakable (a name wider than its box still breaks, as a last resort: CSS), a break may
+    follow each separator. Not a path (empty, None): as is."""
+    if not isinstance(text, str) or "\\" not in text:
+        return "" if text is None or (isinstance(text, float) and pd.isna(text)) else text
+    parts: list[Any] = []
+    names = text.split("\\")
+    for i, name in enumerate(names):
+        last = i == len(names) - 1
+        parts.append(html.Span(name if last else name + "\\", className="pf-path-part"))
+        if not last:
+            parts.append(html.Wbr())
+    return html.Span(parts, className="pf-path")
+
+
+def as_path(value: Any, _row: dict[str, Any]) -> Any:
+    return path_text(value)
+
+
 def cnset_pieces(text: str) -> list[str]:
     """``A:1-3,5;B:2`` -> ``["A:1-3,", "5;", "B:2"]``: the unbreakable pieces of a CN set's text."""
     pieces: list[str] = []
@@ -222,7 +242,7 @@ def table(
     for r in records:
         tds = []
         for col, _ in columns:
-            render = cells.get(col)
+            render = cells.get(col, as_path if col == "path" else None)
             value = r.get(col)
             tds.append(html.Td(render(value, r) if render else _plain(value), className=f"pf-col-{col}"))
         body.append(html.Tr(tds, **({"id": row_id(r)} if row_id else {})))

@@ -4,6 +4,11 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+#: a figure's paper and plot area: none (the page's colour shows through)
+TRANSPARENT = "rgba(0,0,0,0)"
+#: the mode-bar's icons on the light page (the page's muted and text colours: 6:1 and 16:1 on white)
+MODEBAR, MODEBAR_ACTIVE = "#5b6470", "#1b1f24"
+
 #: the most marks (points, bars, cells) one figure sends to a browser
 MAX_MARKS = 10_000
 
@@ -14,6 +19,10 @@ def base_layout(fig: go.Figure, title: str | None = None, height: int | None = N
         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
         font={"family": "Liberation Sans, Arial, sans-serif", "size": 13},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
+        # no paper of its own: a chart is drawn on the page's colour, light or dark (the dark
+        # preference recolours its text, grid and mode-bar: assets/pfscope.css, app/report/style.py)
+        paper_bgcolor=TRANSPARENT, plot_bgcolor=TRANSPARENT,
+        modebar={"bgcolor": TRANSPARENT, "color": MODEBAR, "activecolor": MODEBAR_ACTIVE},
     )
     return fig
 

@@ -12,9 +12,23 @@ from spark_jobs.model.cnset import CNSet, union_all
 
 from .layout import base_layout, empty_figure
 from .palette import (
-    LAG_SCALE,
+    CELL_COLOURS,
 )
 from .text import esc
+
+#: the heatmap's cell states, in the order of their colour bands (see :func:`state_colour_scale`)
+STATE_ORDER: tuple[str, ...] = ("owned", "current", "told_later", "not_told", "lacks", "unknown")
+
+
+def state_colour_scale() -> list[list[Any]]:
+    """A stepped colour scale: cell state ``STATE_ORDER[k]`` (z = k) in its colour, the same
+    family as the dashboard's matrix (assets/pfscope.css ``.pf-cell-<state>``): green current (and
+    harmless told-later), orange not told yet, vermillion really lacks, blue owned, grey no row."""
+    n = len(STATE_ORDER)
+    scale: list[list[Any]] = []
+    for k, state in enumerate(STATE_ORDER):
+        scale += [[k / n, CELL_COLOURS[state]], [(k + 1) / n, CELL_COLOURS[state]]]
+    return scale
 
 #: who-knows-what cell states (see :func:`who_knows_what`)
 CELL_STATES: dict[str, str] = {
@@ -167,7 +181,7 @@ def fig_who_knows_what(matrix: pd.DataFrame) -> go.Figure:
                 tr.append("")
                 continue
             c = idx.loc[(s, o)]
-            zr.append(None if c["state"] in ("owned", "unknown") else float(c["lag_count"] or 0))
+            zr.append(STATE_ORDER.index(c["state"]))
             label = esc(c["cnset"]) or "∅"
             if c.get("derived"):
                 label = f"{DERIVED_MARK} {label}"
@@ -184,8 +198,12 @@ def fig_who_knows_what(matrix: pd.DataFrame) -> go.Figure:
         z.append(zr)
         text.append(tr)
     fig = go.Figure(go.Heatmap(
-        z=z, x=observers, y=subjects, text=text, texttemplate="%{text}", colorscale=LAG_SCALE, zmin=0,
-        colorbar={"title": {"text": "CNs not told"}}, hoverongaps=False,
+        # coloured by state as on the dashboard (a cell's words say the rest): the report and the
+        # dashboard mean the same by the same colour
+        z=z, x=observers, y=subjects, text=text, texttemplate="%{text}", colorscale=state_colour_scale(),
+        zmin=-0.5, zmax=len(STATE_ORDER) - 0.5, showscale=False, hoverongaps=False,
+        customdata=[[str(idx.loc[(s, o)]["state"]) if (s, o) in idx.index else "" for o in observers]
+                    for s in subjects],
         hovertemplate="observer %{x}, subject %{y}<br>%{text}<extra></extra>",
     ))
     fig.update_xaxes(title="observer (whose state table)", side="top")

@@ -131,18 +131,32 @@ def fig_lag_heatmap(matrix: pd.DataFrame, max_marks: int = MAX_MARKS) -> go.Figu
     fig = go.Figure(go.Heatmap(
         z=z, x=cols, y=rows, text=text, texttemplate="%{text}", customdata=custom,
         colorscale=LAG_ABSOLUTE_SCALE, zmin=0, zmax=LAG_ALARM, hoverongaps=False,
-        colorbar={"title": {"text": "CNs behind"}, "tickvals": ticks,
-                  "ticktext": [f"{t:,}" for t in ticks[:-1]] + [f"{LAG_ALARM:,}+"]},
+        # the scale lies under the chart (the x axis is on top): the cells get the whole width,
+        # so ten stores' columns fit a phone's 390 px
+        colorbar={"title": {"text": "CNs behind", "side": "top"}, "tickvals": ticks,
+                  "ticktext": [f"{t:,}" for t in ticks[:-1]] + [f"{LAG_ALARM:,}+"],
+                  "orientation": "h", "x": 0, "xanchor": "left", "y": -0.02, "yanchor": "top",
+                  "len": 1, "lenmode": "fraction", "thickness": 12},
+        textfont={"size": 12},
         hovertemplate="%{y} believes %{x} is %{z:,} CNs behind its real state<extra></extra>",
     ))
     # the diagonal: a store about itself has no lag; drawn grey with "self", not left blank
     diagonal = [[1.0 if o == s else None for s in cols] for o in rows]
     fig.add_trace(go.Heatmap(z=diagonal, x=cols, y=rows, colorscale=[[0, "#d0d7de"], [1, "#d0d7de"]],
                              showscale=False, hoverinfo="skip", text=text, texttemplate="%{text}",
-                             hoverongaps=False, name="self"))
+                             textfont={"size": 12}, hoverongaps=False, name="self"))
     fig.update_xaxes(title="subject (the store believed about)", side="top")
     fig.update_yaxes(title="observer", autorange="reversed")
-    return base_layout(fig, title=title, height=max(300, 34 * len(matrix.index) + 120))
+    return base_layout(fig, title=title, height=max(300, 34 * len(matrix.index) + 190))
+
+
+#: a lag heatmap column narrower than this (px) would not hold its numbers: below it the chart scrolls
+LAG_COLUMN_PX = 26
+
+
+def lag_heatmap_min_width(stores: int) -> str:
+    """The lag heatmap's narrowest readable width: its columns plus the observer names."""
+    return f"{100 + LAG_COLUMN_PX * max(stores, 1)}px"
 
 
 def lag_click_target(point: dict[str, Any] | None) -> str | None:

@@ -17,7 +17,7 @@ HEALTH_COLOURS: dict[str, str] = {
 CELL_COLOURS: dict[str, str] = {
     "current": "#009e73",
     "not_told": "#e69f00",
-    "told_later": "#56b4e9",
+    "told_later": "#009e73",  # harmless (nothing missing): the dashboard's green, as current
     "lacks": "#d55e00",
     "owned": "#0072b2",
     "unknown": "#999999",
@@ -38,5 +38,9 @@ LAG_ABSOLUTE_SCALE: list[list[Any]] = [
 ]
 
 
-TREND_PALETTE: tuple[str, ...] = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, GREY, "#000000")
+#: Okabe-Ito's yellow (#f0e442) darkened to olive: 4:1 or more on white and on the dark page
+#: (#0d1117). It stands in for Okabe-Ito's black, which vanished on the dark page; every trend
+#: colour reads 3:1 or more on both backgrounds, as the charts take the page's colour (base_layout)
+YELLOW = "#867d0b"
+TREND_PALETTE: tuple[str, ...] = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, GREY, YELLOW)
 TREND_DASHES: tuple[str, ...] = ("solid", "dot", "dash", "dashdot")

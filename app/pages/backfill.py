@@ -116,6 +116,7 @@ def layout(observer: str | None = None, overdue: str | None = None, **_query: An
                              "animateRows": False, "tooltipShowDelay": 300},
             csvExportParams={"allColumns": True, "fileName": f"pfscope-backfill{'-' + observer if observer else ''}"
                                          f"{'-overdue' if only_overdue else ''}.csv"},
+            # a phone sees FID, path, store and overdue: assets/dashAgGridFunctions.js, PfPhoneColumns
             className="ag-theme-quartz pf-grid",
             style={"height": "70vh"},
         ),

@@ -138,8 +138,12 @@ def lag_section(data: RunData, _summary: dict[str, Any], _query: dict[str, Any])
     def lag_fig() -> dict[str, Any]:
         return f.fig_lag_heatmap(f.lag_heatmap_frame(data.lag_pairs(), data.stores()["store"].tolist())).to_plotly_json()
 
+    graph = _graph(data.memo("fig_lag_abs", (), lag_fig), "pf-lag-fig")
+    # as narrow as its columns stay readable (a phone fits ten stores); narrower, the chart alone scrolls
+    graph.style = {"minWidth": f.lag_heatmap_min_width(min(len(data.stores()), int(f.MAX_MARKS ** 0.5)))}
     return c.section(
-        "Knowledge lag, store × store", _graph(data.memo("fig_lag_abs", (), lag_fig), "pf-lag-fig"), id="pf-lag",
+        "Knowledge lag, store × store", html.Div(graph, className="pf-figure-scroll", id="pf-lag-scroll"),
+        id="pf-lag",
         help=f"For each observer (row) and subject (column): CNs the subject really holds that the observer's "
              f"state table does not yet know, summed over their shared folders. Absolute scale: {f.LAG_ALARM:,} CNs "
              f"or more is the darkest. Blank: no shared folder. Click a cell to open the observer's store.",

@@ -7,9 +7,27 @@ dashboard. Print: black on white, no toolbars, tables not cut mid-row, charts si
 from __future__ import annotations
 
 CSS = """
+/* the health badges: white text on the dashboard's health hues (Okabe-Ito), darkened to 5.2:1
+   or more (the dashboard's text colours for them, assets/pfscope.css) */
 :root { --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --bg: #ffffff; --band: #f6f8fa;
-  --in_sync: #009E73; --backfilling: #0072B2; --overdue: #D55E00; --delete_pending: #CC79A7;
-  --deleted: #999999; }
+  --link: #00649b; --warn: #906300;
+  --in_sync: #007b5a; --backfilling: #1672a7; --overdue: #906300; --delete_pending: #b14380;
+  --deleted: #6c6c6c; }
+/* dark preference: the page, its text and its charts; every text 4.5:1 or more on its background */
+@media (prefers-color-scheme: dark) {
+  :root { color-scheme: dark; --fg: #e6edf3; --muted: #9aa4af; --line: #30363d; --bg: #0d1117;
+    --band: #161b22; --link: #56b4e9; --warn: #e69f00; }
+  .js-plotly-plot .main-svg { background: transparent !important; }
+  .js-plotly-plot .bg { fill: transparent !important; }
+  .js-plotly-plot g[class$="tick"] > text, .js-plotly-plot g[class^="g-"][class$="title"] text,
+  .js-plotly-plot .legendtext, .js-plotly-plot .gtitle, .js-plotly-plot .colorbar text,
+  .js-plotly-plot .cbtitle text, .js-plotly-plot .annotation-text { fill: #e6edf3 !important; }
+  .js-plotly-plot .gridlayer path, .js-plotly-plot .zerolinelayer path { stroke: #30363d !important; }
+  .js-plotly-plot .modebar, .js-plotly-plot .modebar-group { background-color: transparent !important; }
+  .js-plotly-plot .modebar-btn .icon path { fill: #9aa4af !important; }
+  .js-plotly-plot .modebar-btn:hover .icon path { fill: #e6edf3 !important; }
+}
+a { color: var(--link); }
 * { box-sizing: border-box; }
 html { color: var(--fg); background: var(--bg);
   font: 14px/1.45 "Liberation Sans", "Segoe UI", Arial, Helvetica, sans-serif; }
@@ -47,7 +65,7 @@ td.nowrap { white-space: nowrap; }
 nav.toc { font-size: 13px; }
 nav.toc a { margin-right: 12px; }
 footer.report { margin-top: 32px; border-top: 1px solid var(--line); color: var(--muted); font-size: 12px; }
-noscript p { color: var(--overdue); }
+noscript p { color: var(--warn); }
 
 @media print {
   @page { size: A4 landscape; margin: 12mm; }

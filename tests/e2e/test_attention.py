@@ -14,7 +14,7 @@ from tests.e2e.test_dashboard import WE_FID, busiest_folder, open_page, table
 pytestmark = pytest.mark.e2e
 
 VERMILLION = "rgb(213, 94, 0)"
-ORANGE = "rgb(230, 159, 0)"
+OVERDUE_TEXT = "rgb(144, 99, 0)"  # overdue's orange darkened for text (#906300, 5.3:1 on white)
 
 
 def boxes(pg, selector: str) -> list[dict[str, float]]:  # type: ignore[no-untyped-def]
@@ -211,7 +211,7 @@ def test_backfill_grid_puts_the_overdue_first_then_the_longest_open(demo_server:
         label = wide.locator(f"#backfill-grid .ag-header-cell[col-id={col}] .ag-header-cell-text")
         assert label.evaluate("e => e.scrollWidth <= e.clientWidth"), col  # the name is not cut off
     badge = wide.locator("#backfill-grid .ag-row[row-index='0'] [col-id=health] .pf-badge")
-    assert badge.evaluate("e => getComputedStyle(e).color") == ORANGE  # overdue's colour
+    assert badge.evaluate("e => getComputedStyle(e).color") == OVERDUE_TEXT  # overdue's colour
     # "open for" sorts as a duration: ascending by a click on its header
     wide.locator("#backfill-grid .ag-header-cell[col-id=overdue] .ag-header-cell-label").click(modifiers=[])
     wide.locator("#backfill-grid .ag-header-cell[col-id=open_for] .ag-header-cell-label").click()
