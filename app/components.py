@@ -301,8 +301,8 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None, counts_only: bool 
         if heard:
             parts.append(html.Div(("changed " if state == "owned" else "heard ") + heard, className="pf-cell-heard"))
         if state == "not_told":
-            behind = [f"{plural(lag, 'CN')} behind"] if counts_only else [
-                cnset_text(cell.get("lag_cnset")), f" ({plural(lag, 'CN')} behind)"]
+            behind = [f"lag {plural(lag, 'CN')}"] if counts_only else [
+                cnset_text(cell.get("lag_cnset")), f" (lag {plural(lag, 'CN')})"]
             parts.append(html.Div(["not told yet ", term_link("not-told"), ": ", *behind,
                                    *trace_link(fid, cell["observer"], cell.get("lag_cnset"))],
                                   className="pf-cell-lag"))

@@ -133,12 +133,12 @@ def fig_lag_heatmap(matrix: pd.DataFrame, max_marks: int = MAX_MARKS) -> go.Figu
         colorscale=LAG_ABSOLUTE_SCALE, zmin=0, zmax=LAG_ALARM, hoverongaps=False,
         # the scale lies under the chart (the x axis is on top): the cells get the whole width,
         # so ten stores' columns fit a phone's 390 px
-        colorbar={"title": {"text": "CNs behind", "side": "top"}, "tickvals": ticks,
+        colorbar={"title": {"text": "knowledge lag (CNs)", "side": "top"}, "tickvals": ticks,
                   "ticktext": [f"{t:,}" for t in ticks[:-1]] + [f"{LAG_ALARM:,}+"],
                   "orientation": "h", "x": 0, "xanchor": "left", "y": -0.02, "yanchor": "top",
                   "len": 1, "lenmode": "fraction", "thickness": 12},
         textfont={"size": 12},
-        hovertemplate="%{y} believes %{x} is %{z:,} CNs behind its real state<extra></extra>",
+        hovertemplate="%{y}'s knowledge of %{x} lags %{x}'s real state by %{z:,} CNs<extra></extra>",
     ))
     # the diagonal: a store about itself has no lag; drawn grey with "self", not left blank
     diagonal = [[1.0 if o == s else None for s in cols] for o in rows]
