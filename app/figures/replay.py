@@ -43,6 +43,15 @@ def _owned_at(cells: pd.DataFrame) -> dict[str, CNSet]:
             if o == s}
 
 
+def _believed_at(cells: pd.DataFrame) -> dict[str, list[tuple[str, CNSet]]]:
+    """Each observer's other rows in ``cells``: (subject, what it believed the subject held)."""
+    believed: dict[str, list[tuple[str, CNSet]]] = {}
+    for o, s, txt in zip(cells["observer"], cells["subject"], cells["cnset"], strict=True):
+        if o != s:
+            believed.setdefault(o, []).append((s, CNSet.parse(txt or "")))
+    return believed
+
+
 def entries_at(entries: pd.DataFrame, requests: pd.DataFrame, cells: pd.DataFrame, at: Any) -> pd.DataFrame:
     """The folder's backfill entries as they stood at ``at``: those opened by then, open unless
     closed by then, requests made by then, remaining = opened minus what the observer owned then
@@ -97,10 +106,7 @@ def replicas_at(replicas: pd.DataFrame, entries: pd.DataFrame, cells: pd.DataFra
     :data:`NEXT_STATUS_NOT_REPLAYED`)."""
     t = pd.Timestamp(at)
     owned = _owned_at(cells)
-    believed: dict[str, list[tuple[str, CNSet]]] = {}
-    for o, s, txt in zip(cells["observer"], cells["subject"], cells["cnset"], strict=True):
-        if o != s:
-            believed.setdefault(o, []).append((s, CNSet.parse(txt or "")))
+    believed = _believed_at(cells)
     on_list = set(replica_list)
     open_e = entries[entries["state"] == "open"] if not entries.empty else entries
     rows = []
@@ -149,10 +155,7 @@ def replicas_from_history(replicas: pd.DataFrame, entries: pd.DataFrame, cells: 
     at ``at`` (``replica_list``; every store for the hierarchy), health by the model's order."""
     t = pd.Timestamp(at)
     owned = _owned_at(cells)
-    believed: dict[str, list[tuple[str, CNSet]]] = {}
-    for o, s, txt in zip(cells["observer"], cells["subject"], cells["cnset"], strict=True):
-        if o != s:
-            believed.setdefault(o, []).append((s, CNSet.parse(txt or "")))
+    believed = _believed_at(cells)
     on_list = set(replica_list)
     past = history[history["at"] <= t].sort_values("at", kind="stable")
     last: dict[str, dict[str, Any]] = {}
