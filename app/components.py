@@ -111,18 +111,22 @@ def cnset_text(text: Any, empty: str = "∅") -> html.Span:
 
 
 def path_text(text: Any) -> Any:
-    """A folder path that wraps only after its ``\\`` separators: each folder's name is
-    unbreakable (a name wider than its box still breaks, as a last resort: CSS), a break may
-    follow each separator. Not a path (empty, None): as is."""
+    """A folder path that wraps only after its ``\\`` separators (and a ``/`` inside a name):
+    a break may follow each separator; inside a name only between its words (CSS). Not a path
+    (empty, None): as is."""
     if not isinstance(text, str) or "\\" not in text:
         return "" if text is None or (isinstance(text, float) and pd.isna(text)) else text
     parts: list[Any] = []
-    names = text.split("\\")
-    for i, name in enumerate(names):
-        last = i == len(names) - 1
-        parts.append(html.Span(name if last else name + "\\", className="pf-path-part"))
-        if not last:
+    # a break may follow each \\ and, inside a name, each / (Exchange's own system folders are
+    # named like EX:/o=Contoso/ou=Johannesburg)
+    pieces = [p + "/" for p in text.replace("\\", "\\\n").split("/")]
+    pieces[-1] = pieces[-1][:-1]
+    for piece in (x for p in pieces for x in p.split("\n")):
+        if not piece:
+            continue
+        if parts:
             parts.append(html.Wbr())
+        parts.append(html.Span(piece, className="pf-path-part"))
     return html.Span(parts, className="pf-path")
 
 

@@ -247,8 +247,9 @@ el => {
 
 
 def mid_word(got: dict[str, Any]) -> list[dict[str, Any]]:
-    """The breaks that are neither after a ``\\`` separator nor between words."""
-    return [b for b in got["breaks"] if b["before"] != "\\" and not b["space"]]
+    """The breaks that are neither after a ``\\`` separator (or a ``/`` inside a name, as in
+    ``EX:/o=Contoso/ou=Johannesburg``) nor between words."""
+    return [b for b in got["breaks"] if b["before"] not in ("\\", "/") and not b["space"]]
 
 
 def test_phone_heatmap_shows_every_column(demo_server: Server, context_for) -> None:  # type: ignore[no-untyped-def]
