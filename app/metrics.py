@@ -32,7 +32,7 @@ INPUT_OUTCOMES: tuple[tuple[str, str], ...] = (
 #: every metric name /metrics can expose (the alert rules' test holds the rules to these)
 METRIC_NAMES: tuple[str, ...] = (
     "pfscope_run_published", "pfscope_replicas", "pfscope_backfill_entries_open", "pfscope_backfill_entries_overdue",
-    "pfscope_content_at_risk_cns", "pfscope_store_up", "pfscope_run_age_seconds",
+    "pfscope_content_at_risk_cns", "pfscope_backfill_requests_waiting", "pfscope_store_up", "pfscope_run_age_seconds",
     "pfscope_run_as_of_timestamp_seconds", "pfscope_input_lines",
 )
 
@@ -51,7 +51,7 @@ def snapshot(data: RunData) -> dict[str, Any]:
     """Everything /metrics says about one run, except its age: plain, picklable values.
 
     Per store: replicas by health (every health state, zeros included), open and overdue backfill
-    entries, and content at risk (the unique CNs of its delete-pending replicas).
+    entries, content at risk, and the entries whose next request waits for the store (it is down).
     """
     summary = data.summary()
     stores = data.stores()
@@ -66,6 +66,8 @@ def snapshot(data: RunData) -> dict[str, Any]:
     requests = entries["requests"].fillna(0).astype("int64")
     open_n = entries.groupby("observer").size()
     overdue_n = entries[requests >= OVERDUE_REQUESTS].groupby("observer").size()
+    nxt = data.table("next_requests", ["entry_id", "observer", "waiting"])
+    waiting_n = nxt[nxt["waiting"].fillna(False).astype(bool)].groupby("observer")["entry_id"].nunique()
     return {
         "run_id": data.run_id,
         "as_of_s": _epoch(summary.get("as_of")),
@@ -77,6 +79,7 @@ def snapshot(data: RunData) -> dict[str, Any]:
         "open": {s: int(open_n.get(s, 0)) for s in names},
         "overdue": {s: int(overdue_n.get(s, 0)) for s in names},
         "at_risk": {s: int(at_risk.get(s, 0)) for s in names},
+        "waiting": {s: int(waiting_n.get(s, 0)) for s in names},
     }
 
 
@@ -104,6 +107,9 @@ class RunCollector(Collector):
              "Open backfill entries of the store that have had two requests or more (the first did not fill them)"),
             ("pfscope_content_at_risk_cns", "at_risk",
              "CNs at risk: held only by the store's delete-pending replicas, or by the store itself while it is down"),
+            ("pfscope_backfill_requests_waiting", "waiting",
+             "Open backfill entries of the store whose next request waits for it to come back up (a down store "
+             "sends nothing)"),
         ):
             g = GaugeMetricFamily(name, text, labels=["store"])
             for store, n in snap[key].items():

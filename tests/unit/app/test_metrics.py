@@ -140,3 +140,15 @@ def test_snapshot_is_cached_per_run_id_and_each_scrape_is_fresh(we_data: Path) -
         k: v for k, v in b.items() if k != "pfscope_run_age_seconds"}
     # the hostile worked example's rejected lines are counted
     assert a["pfscope_input_lines"][(("outcome", "rejected"),)] > 0
+
+
+def test_waiting_requests_are_the_entries_whose_next_request_waits_for_a_down_store(demo: Path,
+                                                                                    demo_metrics) -> None:  # type: ignore[no-untyped-def]
+    stores = parquet(demo, "stores")
+    nxt = parquet(demo, "next_requests")
+    waiting = nxt[nxt["waiting"]].groupby("observer")["entry_id"].nunique()
+    assert by_store(demo_metrics["pfscope_backfill_requests_waiting"]) == {
+        s: int(waiting.get(s, 0)) for s in sorted(stores["store"])}
+    down = set(stores.loc[stores["status"] == "down", "store"])
+    assert set(waiting.index) <= down and sum(waiting) > 0  # only a store that is down waits
+
