@@ -177,6 +177,11 @@ def _replay(args: argparse.Namespace) -> int:
     print(f"as of {format_ts(result.as_of or 0)}: {log.lines_read:,} lines read, {log.accepted:,} accepted, "
           f"{log.duplicates:,} duplicates, {len(log.rejects):,} rejected ({took:.1f} s, "
           f"{log.lines_read / max(took, 1e-9):,.0f} lines/s)")
+    last = log.last_ts()
+    if last is not None and last > result.as_of:
+        from spark_jobs.job import after_as_of_note
+
+        print(after_as_of_note(format_ts(last), explicit=bool(args.as_of)))
     health = Counter(r["health"] for r in t["replicas"])
     print("replica health: " + ", ".join(f"{k} {v}" for k, v in sorted(health.items())))
     entries = Counter(r["state"] for r in t["backfill_entries"])

@@ -24,7 +24,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from .model.tables import TABLES
-from .model.timeutil import US
+from .model.timeutil import US, default_as_of, now_us
 from .model.topology import HIERARCHY_FID, Topology
 from .reading import ReadResult, read_events
 from .stream import (
@@ -250,6 +250,7 @@ def compute(
     run_id: str = "run",
     partitions: int | None = None,
     on_rejects: Callable[[DataFrame], None] | None = None,
+    clock: int | None = None,
 ) -> JobResult:
     """``on_rejects``: handed the rejects table as soon as the reading is done (it reads only
     the cached lines), so its write can start while the fold's plans are built."""
@@ -259,7 +260,7 @@ def compute(
     if on_rejects is not None:
         on_rejects(rejects)
     if as_of is None:
-        as_of = read.last_ts or 0
+        as_of = default_as_of(read.last_ts, now_us() if clock is None else clock)
     status = [(store, ts, seq, down) for ts, seq, store, down in read.status if ts <= as_of]
     applied = read.events.filter(f"ts <= {int(as_of)}")
     payload = org_payload(topo.to_json(), status)

@@ -157,9 +157,18 @@ def run_job(args: JobSettings) -> int:
     print(f"published run {pointer['run_id']} as of {pointer['as_of']}: {s['lines_read']:,} lines read, "
           f"{s['accepted']:,} accepted, {s['duplicates']:,} duplicates, {s['rejected']:,} rejected "
           f"in {pointer['seconds']:.1f} s -> {args.out}/{pointer['path']}")
+    if pointer.get("last_event_after_as_of"):
+        print(after_as_of_note(pointer["last_event_after_as_of"], explicit=bool(args.as_of)))
     if pruned is not None:
         _report_pruning(pruned, keep)
     return 0
+
+
+def after_as_of_note(last_event: str, *, explicit: bool) -> str:
+    """Said when accepted lines are stamped after the as-of: they are not applied in this run."""
+    why = "the --as-of given" if explicit else "the run's clock (a server's clock ahead?)"
+    return (f"note: the latest accepted line is stamped {last_event}, after {why}: lines after the "
+            "as-of are not applied in this run")
 
 
 def _report_pruning(p: Pruning, keep: int) -> None:
@@ -234,6 +243,9 @@ def _run(args: JobSettings) -> dict[str, Any]:
     info = {
         "as_of": format_ts(result.as_of),
         "tables": sorted(result.tables),
+        # the latest accepted line, when it is stamped after the as-of (not applied in this run)
+        "last_event_after_as_of": (format_ts(result.read.last_ts) if result.read.last_ts is not None
+                                   and result.read.last_ts > result.as_of else None),
         "seconds": round(time.perf_counter() - started, 3),
         "summary": {"lines_read": result.read.lines_read, "accepted": result.read.accepted,
                     "duplicates": result.read.duplicates,

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cnset import CNSet, CNSetError, decimal_int
-from .timeutil import TimeError, parse_ts
+from .timeutil import EARLIEST_TS, TimeError, parse_ts
 from .topology import HIERARCHY_FID, Topology, is_fid, normalise_fid
 
 KINDS = ("change", "send", "receive", "replicas", "store_status")
@@ -50,6 +50,7 @@ R_NOT_OBJECT = "not a JSON object"
 R_UNKNOWN_KIND = "unknown kind"
 R_UNKNOWN_TYPE = "unknown type"
 R_BAD_TS = "bad timestamp"
+R_TS_TOO_EARLY = "timestamp before 1996"
 R_HIERARCHY_REPLICAS = "replicas event for the hierarchy 1-1"
 R_TYPE_FID = "message type does not fit the folder"
 R_TO_SENDER = "message addressed to its sender"
@@ -286,6 +287,8 @@ def parse_line(text: str, topo: Topology, seq: int) -> Event:
         ts = parse_ts(ts_raw)
     except TimeError:
         raise Reject(R_BAD_TS) from None
+    if ts < EARLIEST_TS:
+        raise Reject(R_TS_TOO_EARLY)
     store = _store(obj, "store", topo)
     ev = Event(ts=ts, seq=seq, store=store, kind=kind, derived=_derived(obj))
 

@@ -18,6 +18,7 @@ from .events import Event, EventLog
 from .fold import FolderFold, Rows
 from .org import OrgContext
 from .rules.should_respond import should_respond
+from .timeutil import default_as_of, now_us
 from .topology import HIERARCHY_FID, Topology
 
 GroupKey = tuple[str, str]  # (observer, fid)
@@ -74,12 +75,12 @@ def group_events(topo: Topology, events: list[Event]) -> dict[GroupKey, list[Eve
     return groups
 
 
-def replay(topo: Topology, log: EventLog, as_of: int | None = None, *, run_id: str = "replay") -> ReplayResult:
+def replay(topo: Topology, log: EventLog, as_of: int | None = None, *, run_id: str = "replay",
+           clock: int | None = None) -> ReplayResult:
+    """``clock``: the run's clock (now, unless a test pins it), which bounds the default as-of."""
     started = time.time()
     if as_of is None:
-        as_of = log.last_ts()
-        if as_of is None:
-            as_of = 0
+        as_of = default_as_of(log.last_ts(), now_us() if clock is None else clock)
     applied = [e for e in log.events if e.ts <= as_of]
     org = OrgContext.build(topo, (e for e in applied if e.kind == "store_status"))
     result = ReplayResult(as_of=as_of)

@@ -15,6 +15,25 @@ DAY = 24 * HOUR
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+#: the earliest time a line may carry: Exchange 4.0, the first with public folders, shipped in
+#: 1996. An earlier stamp is a broken clock, and accepting it would make the fold expect a
+#: backfill request every time-out from then to the as-of (a year-1 stamp: ~740,000 per entry)
+EARLIEST_TS = 820_454_400 * US  # 1996-01-01T00:00:00Z
+
+
+def now_us() -> int:
+    """The run's clock, in the model's unit."""
+    return int(datetime.now(UTC).timestamp() * US)
+
+
+def default_as_of(last_ts: int | None, clock: int) -> int:
+    """The as-of of a run not given one: its last accepted event, but never after the run's
+    clock. A line stamped in the future (a server's clock years ahead) is read and accepted but
+    not applied, as any line after an as-of: it neither moves the as-of nor makes the fold
+    expect requests until then; a later run applies it when its time has come."""
+    return min(last_ts if last_ts is not None else 0, clock)
+
+
 class TimeError(OperatorError, ValueError):
     """A timestamp that is not RFC 3339 with an offset."""
 

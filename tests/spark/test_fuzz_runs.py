@@ -9,10 +9,10 @@ every field of every kind of line with a value of the wrong type, and receives o
 sends. The job must publish every time, and its accounting (lines read, accepted, duplicates,
 every reject's file, line, reason and text) and every published table must equal the replay's.
 
-Not here: accepted lines stamped centuries from the rest (year 1, year 9999). They are valid, but
-an entry open from one to the other falls due every timeout in between, so the fold (the
-replay's and the job's alike) emits millions of expected requests: a question of the model's,
-not of reading.
+Times far from the rest: a line stamped before 1996 is a reject; one stamped in year 9999 is
+accepted but lies after the run's clock, which bounds the default as-of, so it is not applied
+(else an entry open until then would fall due every time-out in between: millions of expected
+requests). Both sides run with the same pinned clock.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from spark_jobs.job import write_tables
 from spark_jobs.model.events import MAX_CN, MAX_INT, read_event_log
 from spark_jobs.model.replay import replay
 from spark_jobs.model.tables import TABLES
-from spark_jobs.model.timeutil import format_ts
+from spark_jobs.model.timeutil import format_ts, parse_ts
 from spark_jobs.model.topology import Topology
 from spark_jobs.publish import publish, read_latest, start_run
 from spark_jobs.simulator import build, run_scenario
@@ -127,6 +127,12 @@ def hostile_lines(lines: list[str], topo: Topology) -> list[bytes]:
     add({**change, "cn": MAX_CN, "item": "a\u0000\ud800"})
     add({**by_kind.get("replicas", change), "path": "p\ud800"})
     add({**change, "derived": ["event", "\udfff"]})
+    # times far from the rest: before 1996 (rejects), 1996 itself, and far in the future (after the clock)
+    for ts in ("0001-01-01T00:00:00Z", "1995-12-31T23:59:59.999999Z", "1996-01-01T00:00:00Z",
+               "9999-12-31T23:59:59Z", "9999-12-31T23:59:59.999999-23:59"):
+        add({**change, "ts": ts, "cn": MAX_CN - 2})
+        if "receive" in by_kind:
+            add({**by_kind["receive"], "ts": ts})
     # receives of every hostile send, a second later, by its first addressee
     for s in sends:
         to = s.get("to")
@@ -174,6 +180,8 @@ def write_run(tmp: Path, name: str, seed: int, options: dict[str, Any], share: i
     return topo, [str(tmp / "log")]
 
 
+#: the runs' clock, pinned (the default as-of is the last event's time, never after the clock)
+CLOCK = parse_ts("2026-11-20T00:00:00Z")
 SMALL_SCALE = {"stores": 5, "sites": 2, "folders": 6, "replicas": 3, "days": 1, "changes_per_day": 8}
 RUNS = {
     "worked-example-0": ("worked-example", 1, {}, 0),
@@ -188,7 +196,7 @@ def test_hostile_run_publishes_what_the_replay_computes(spark, tmp_path: Path, r
     name, seed, options, share = RUNS[run]
     topo, paths = write_run(tmp_path, name, seed, options, share, len(RUNS))
     log = read_event_log(paths, topo)
-    expected = replay(topo, log).tables
+    expected = replay(topo, log, clock=CLOCK).tables
     assert log.lines_read == log.accepted + log.duplicates + len(log.rejects)
     reasons = {r.reason for r in log.rejects}
     assert len(reasons) > 10 and any(r.startswith("number out of range in field: ") for r in reasons)
@@ -197,9 +205,11 @@ def test_hostile_run_publishes_what_the_replay_computes(spark, tmp_path: Path, r
     started: dict[str, Any] = {}
     runf = start_run(out)
     with ThreadPoolExecutor(max_workers=4) as pool:
-        result = compute(spark, topo, paths, run_id=runf.run_id, partitions=2)
+        result = compute(spark, topo, paths, run_id=runf.run_id, partitions=2, clock=CLOCK)
         write_tables(result, runf.table_path, pool, started)
     read = result.read
+    # a line stamped after the clock moves the as-of no further than the clock
+    assert result.as_of == min(log.last_ts() or 0, CLOCK)
     publish(runf, {"as_of": format_ts(result.as_of), "tables": sorted(result.tables), "seconds": 0.0,
                    "summary": {"lines_read": read.lines_read, "accepted": read.accepted,
                                "duplicates": read.duplicates,

@@ -132,6 +132,8 @@ CASES: list[tuple[str, str | bytes, str]] = [
     ("ts-naive-fraction", status(ts="2026-11-02T08:00:00.000"), ev.R_BAD_TS),
     ("ts-date-only", status(ts="2026-11-02"), ev.R_BAD_TS),
     ("ts-number", status(ts=1_793_606_400), ev.R_BAD_TS),
+    ("ts-year-1", status(ts="0001-01-01T00:00:00Z"), ev.R_TS_TOO_EARLY),
+    ("ts-just-before-1996", status(ts="1996-01-01T00:59:59.999999+01:00"), ev.R_TS_TOO_EARLY),
     ("store-missing", status(store=DROP), ev.r_missing("store")),
     ("store-number", status(store=7), ev.r_ill_typed("store")),
     ("store-empty", status(store=""), ev.r_ill_typed("store")),
@@ -318,7 +320,7 @@ def test_every_reject_reason_in_memory(topo: Topology, text: str, reason: str) -
 def test_every_reason_constant_and_function_is_covered() -> None:
     reasons = {r for _, _, r in CASES}
     constants = {v for k, v in vars(ev).items() if k.startswith("R_") and isinstance(v, str)}
-    assert len(constants) == 17
+    assert len(constants) == 18
     assert constants <= reasons, constants - reasons
     functions = [f for k, f in vars(ev).items() if k.startswith("r_") and callable(f)]
     assert {f.__name__ for f in functions} == {"r_missing", "r_ill_typed", "r_unknown_store", "r_cn_below_1",

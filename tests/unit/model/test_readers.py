@@ -101,6 +101,7 @@ CASES = [
     (send(type="status_request", responders=["PFS5"]), ev.r_unknown_store("responders")),
     (j(ts=T0, store="PFS2", kind="receive"), ev.r_missing("msg")),
     (j(ts=T0, store="PFS2", kind="receive", msg="nope"), ev.R_NEVER_SENT),
+    (j(ts="1995-12-31T23:59:59Z", store="PFS2", kind="receive", msg="m1"), ev.R_TS_TOO_EARLY),
     (j(ts=T0, store="PFS3", kind="receive", msg="m1"), ev.R_NOT_ADDRESSEE),
     (j(ts="2026-11-02T07:59:59Z", store="PFS2", kind="receive", msg="m1"), ev.R_BEFORE_SEND),
     (j(ts=T0, store="PFS1", kind="replicas", fid="1-1", replicas=["PFS1"]), ev.R_HIERARCHY_REPLICAS),

@@ -166,3 +166,18 @@ def test_lower_case_z_is_accepted() -> None:
     ``t`` on purpose; a lower-case ``z`` is refused (fails against the current code; see the report)."""
     assert parse_ts("2026-11-02T08:15:00z") == T_US
     assert parse_ts("2026-11-02t08:15:00.5z") == T_US + 500_000
+
+
+def test_1996_is_the_first_time_a_line_may_carry() -> None:
+    from spark_jobs.model.timeutil import EARLIEST_TS
+
+    assert parse_ts("1996-01-01T00:00:00Z") == EARLIEST_TS
+
+
+def test_the_default_as_of_is_the_last_event_never_after_the_clock() -> None:
+    from spark_jobs.model.timeutil import default_as_of
+
+    last, clock = parse_ts("2026-11-02T08:00:00Z"), parse_ts("2026-11-25T00:00:00Z")
+    assert default_as_of(last, clock) == last
+    assert default_as_of(parse_ts("9999-12-31T23:59:59Z"), clock) == clock
+    assert default_as_of(None, clock) == 0
