@@ -189,12 +189,13 @@ class RunData:
     # -- the run ----------------------------------------------------------------------------
 
     def summary(self) -> dict[str, Any]:
-        """The run's one summary row (run id, as-of, input accounting, start and finish)."""
+        """The run's one summary row (run id, as-of, input accounting, start and finish, how
+        the run went about it); a figure the run has not (a full run's folders refolded): None."""
         frame = self.table("summary")
         if frame.empty:
             return {"run_id": self.run_id, "as_of": None, "lines_read": 0, "accepted": 0,
                     "duplicates": 0, "rejected": 0, "started_at": None, "finished_at": None}
-        return frame.iloc[0].to_dict()
+        return {k: None if _missing(v) else v for k, v in frame.iloc[0].to_dict().items()}
 
     def rejects(self) -> pd.DataFrame:
         return self.table("rejects").sort_values(["source", "line"], kind="stable").reset_index(drop=True)
@@ -334,3 +335,11 @@ def matrix_frame(data: RunData, fid: str, at: pd.Timestamp | None) -> pd.DataFra
     else:
         cells = f.cells_at(data.state_history(fid), at)
     return f.who_knows_what(cells)
+
+
+def _missing(value: Any) -> bool:
+    """A null as pandas gives it back (NaN in a column of numbers, NaT, None)."""
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # an array or list: a value
+        return False

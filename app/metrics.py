@@ -33,8 +33,10 @@ INPUT_OUTCOMES: tuple[tuple[str, str], ...] = (
 METRIC_NAMES: tuple[str, ...] = (
     "pfscope_run_published", "pfscope_replicas", "pfscope_backfill_entries_open", "pfscope_backfill_entries_overdue",
     "pfscope_content_at_risk_cns", "pfscope_backfill_requests_waiting", "pfscope_store_up", "pfscope_run_age_seconds",
-    "pfscope_run_as_of_timestamp_seconds", "pfscope_input_lines",
+    "pfscope_run_as_of_timestamp_seconds", "pfscope_input_lines", "pfscope_run_incremental", "pfscope_run_lines_new",
 )
+#: said only by an incremental run
+REFRESH_METRIC_NAMES: tuple[str, ...] = ("pfscope_run_folders_refolded", "pfscope_run_folders_carried")
 
 #: the classic text format every Prometheus 2.x parses (the names here need none of 1.0.0's escaping)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -80,6 +82,9 @@ def snapshot(data: RunData) -> dict[str, Any]:
         "overdue": {s: int(overdue_n.get(s, 0)) for s in names},
         "at_risk": {s: int(at_risk.get(s, 0)) for s in names},
         "waiting": {s: int(waiting_n.get(s, 0)) for s in names},
+        "refresh": {"incremental": 1 if summary.get("refresh") == "incremental" else 0,
+                    "lines_new": summary.get("lines_new"), "folders_refolded": summary.get("folders_refolded"),
+                    "folders_carried": summary.get("folders_carried")},
     }
 
 
@@ -131,6 +136,18 @@ class RunCollector(Collector):
         for outcome, n in snap["input"].items():
             g.add_metric([outcome], n)
         yield g
+        r = snap.get("refresh") or {}
+        yield GaugeMetricFamily("pfscope_run_incremental",
+                                "1 when the run went on from the previous run's state, 0 when it read the whole log",
+                                value=r.get("incremental", 0))
+        for name, key, text in (
+            ("pfscope_run_lines_new", "lines_new", "Lines the run read that no earlier run had read"),
+            ("pfscope_run_folders_refolded", "folders_refolded", "Folders with new events in an incremental run"),
+            ("pfscope_run_folders_carried", "folders_carried",
+             "Folders an incremental run carried over (no new event: brought to the new as-of only)"),
+        ):
+            if r.get(key) is not None:
+                yield GaugeMetricFamily(name, text, value=int(r[key]))
 
 
 def exposition(data: RunData | None, now: pd.Timestamp | None = None) -> bytes:

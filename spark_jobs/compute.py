@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -28,6 +28,7 @@ from .model.timeutil import US, default_as_of, now_us
 from .model.topology import HIERARCHY_FID, Topology
 from .reading import ReadResult, read_events
 from .stream import (
+    FOLD_STATE,
     GROUP_START,
     HISTORY,
     OUT_TABLES,
@@ -46,21 +47,83 @@ MIN_LONG_SQL = f"CAST({MIN_LONG} AS BIGINT)"
 _GROUP_KINDS = "kind IN ('change', 'send', 'receive')"
 
 
+#: tables whose rows never change once written: a refresh keeps the earlier runs' files of them
+#: and writes only its new rows (``Piece.final``)
+FINAL_TABLES = ("rejects", "state_history", "backfill_requests", "backfill_candidates", "replica_history",
+                "replica_lists")
+#: tables of which some rows are final (the condition) and the rest this run's only
+SPLIT_TABLES = {"backfill_entries": "state != 'open'", "messages": "processed_at IS NOT NULL"}
+#: what a run keeps for the next (``spark_jobs.state``), as Parquet folders under the run's folder
+STATE_LINES, STATE_EVENTS, STATE_PENDING, STATE_FOLDS = "_state/lines", "_state/events", "_state/pending", "_state/folds"
+FINAL_STATE = (STATE_LINES, STATE_EVENTS)
+
+
+@dataclass
+class Piece:
+    """Part of a table, written as its own files: ``final`` rows are kept by later runs, the
+    others belong to this run only."""
+
+    table: str
+    final: bool
+    df: DataFrame
+
+
+@dataclass
+class Refresh:
+    """How the run went about it, for the summary, ``/metrics`` and its one line."""
+
+    mode: str  # full, incremental
+    reason: str  # why full; empty when incremental
+    lines_new: int
+    folders_refolded: int | None = None
+    folders_carried: int | None = None
+
+    def line(self) -> str:
+        if self.mode == "full":
+            return f"full: {self.reason}"
+        return (f"incremental: {self.lines_new:,} new lines, {self.folders_refolded:,} folders refolded, "
+                f"{self.folders_carried:,} carried over")
+
+
 @dataclass
 class JobResult:
-    tables: dict[str, DataFrame]  # in the order to write them: the rejects first, from the cached lines
+    tables: dict[str, DataFrame]  # a full run: every table whole (the pieces are made of them)
     as_of: int
-    read: ReadResult
+    read: ReadResult | None
+    pieces: list[Piece] = field(default_factory=list)  # in the order to write them
+    refresh: Refresh | None = None
+    #: tables (and state) whose final files of the previous run are kept (a refresh)
+    carry: tuple[str, ...] = ()
+    previous: str | None = None  # the previous run's folder (a refresh)
+    counts: dict[str, Any] = field(default_factory=dict)  # lines_read, accepted, duplicates, last_ts, status
+    cached: list[DataFrame] = field(default_factory=list)
+    file_lines: dict[int, int] = field(default_factory=dict)  # lines read per file index (a full run)
+    reads: dict[int, Any] = field(default_factory=dict)  # a refresh: each file read, as now read (``FileRead``)
 
-    def written(self, table: str) -> None:
-        """Drop what the tables left to write no longer read: once the first fold table is
-        written, the events and the fold's output are cached, and the parsed lines are not
-        needed; after the last, nothing is."""
-        names = list(self.tables)
-        if table == FIRST_FOLD_TABLE:
-            self.read.release_lines()
-        if table == names[-1]:
-            self.read.release()
+    def written(self, first_round: bool) -> None:
+        """Drop what the pieces left to write no longer read: after the first round (the fold,
+        which fills the caches of the events and its output), the parsed lines; after the
+        last, everything."""
+        if self.read is not None:
+            if first_round:
+                self.read.release_lines()
+            else:
+                self.read.release()
+        if not first_round:
+            for df in self.cached:
+                df.unpersist()
+
+
+def pieces_of(tables: dict[str, DataFrame], state: dict[str, DataFrame]) -> list[Piece]:
+    """A full run's tables as pieces: final tables whole, split tables in two, the rest live."""
+    out = []
+    for name, df in {**tables, **state}.items():
+        if name in SPLIT_TABLES:
+            cond = SPLIT_TABLES[name]
+            out += [Piece(name, True, df.filter(cond)), Piece(name, False, df.filter(f"NOT ({cond})"))]
+        else:
+            out.append(Piece(name, name in FINAL_TABLES or name in FINAL_STATE, df))
+    return out
 
 
 # --------------------------------------------------------------------------------------------
@@ -83,12 +146,15 @@ def topology_groups(spark: SparkSession, topo: Topology) -> DataFrame:
         "observer", "fid", f"'{GROUP_START}' AS kind", f"{MIN_LONG_SQL} AS ts", f"{MIN_LONG_SQL} AS seq")
 
 
-def group_stream(events: DataFrame, starts: DataFrame) -> DataFrame:
-    """The fold's rows: the topology's start rows, each store's own events, and each replica-list
-    change once per folder (observer null: the fold hands it to every observer of the folder)."""
+def group_stream(events: DataFrame, starts: DataFrame | None) -> DataFrame:
+    """The fold's rows: the topology's start rows (a refresh has none: its folds are read back),
+    each store's own events, and each replica-list change once per folder (observer null: the
+    fold hands it to every observer of the folder)."""
     own = events.filter(_GROUP_KINDS).selectExpr("*", "store AS observer")
     lists = events.filter("kind = 'replicas'").selectExpr("*", "store AS event_store", "CAST(NULL AS STRING) AS observer")
-    rows = own.unionByName(lists, allowMissingColumns=True).unionByName(starts, allowMissingColumns=True)
+    rows = own.unionByName(lists, allowMissingColumns=True)
+    if starts is not None:
+        rows = rows.unionByName(starts, allowMissingColumns=True)
     return rows.selectExpr(*[_only_where_read(c) for c in STREAM_COLUMNS])
 
 
@@ -103,6 +169,8 @@ _READ_BY = {"cn": ("change",), "msg": ("send", "receive"), "type": ("send", "rec
 def _only_where_read(column: str) -> str:
     """The column as a SQL expression: null in the rows of kinds the fold does not read it in
     (and an empty ``derived`` list null too: the fold reads null as empty)."""
+    if column == "blob":  # only a fold state's row has one
+        return "CAST(NULL AS STRING) AS blob"
     kinds = _READ_BY.get(column)
     name = f"`{column}`"
     if column == "cnset":  # a receive's set; a send's only in a status request (the requester's)
@@ -116,7 +184,7 @@ def _only_where_read(column: str) -> str:
     return f"CASE WHEN {read} THEN {name} END AS {name}"
 
 
-def fold_groups(stream: DataFrame, payload: str, as_of: int, partitions: int) -> DataFrame:
+def fold_groups(stream: DataFrame, payload: str, as_of: int, partitions: int, keep_state: bool = True) -> DataFrame:
     """Stream sorted partitions through the fold; one frame of every fold table (``stream.FOLDED_COLUMNS``).
 
     Partitioned by folder and sorted by folder first: every observer of a folder is folded in
@@ -124,7 +192,7 @@ def fold_groups(stream: DataFrame, payload: str, as_of: int, partitions: int) ->
     out sorted by ``fid``, and the dashboard, which reads one folder at a time, skips all row
     groups but the folder's own."""
     ordered = stream.repartition(partitions, "fid").sortWithinPartitions("fid", "observer", "ts", "seq")
-    return ordered.mapInArrow(fold_partitions(payload, as_of), schema=folded_ddl())
+    return ordered.mapInArrow(fold_partitions(payload, as_of, keep_state=keep_state), schema=folded_ddl())
 
 
 def fold_table(folded: DataFrame, table: str) -> DataFrame:
@@ -132,6 +200,8 @@ def fold_table(folded: DataFrame, table: str) -> DataFrame:
     history from its columns, any other table from its JSON rows (read strictly: a row that
     does not fit the schema fails the job rather than becoming nulls)."""
     rows = folded.filter(f"`table` = '{table}'")
+    if table == FOLD_STATE:
+        return rows.selectExpr("fid", "`row` AS blob")
     if table != HISTORY:
         rows = rows.selectExpr(f"from_json(`row`, '{row_ddl(table)}', map('mode', 'FAILFAST')) AS r").selectExpr("r.*")
     return rows.selectExpr(*[f"timestamp_micros(`{n}`) AS `{n}`" if kind == "timestamp" else f"`{n}`"
@@ -251,6 +321,7 @@ def compute(
     partitions: int | None = None,
     on_rejects: Callable[[DataFrame], None] | None = None,
     clock: int | None = None,
+    full_reason: str = "asked for a full run",
 ) -> JobResult:
     """``on_rejects``: handed the rejects table as soon as the reading is done (it reads only
     the cached lines), so its write can start while the fold's plans are built."""
@@ -279,17 +350,34 @@ def compute(
     t["folders"] = folders_table(spark, topo, applied)
     t["replicas"] = with_paths(t["replicas"], t["folders"])
     t["messages"] = messages_table(applied)
-    t["summary"] = local_frame(
+    refresh = Refresh("full", full_reason, read.lines_read)
+    t["summary"] = summary_frame(spark, run_id, as_of, read.lines_read, read.accepted, read.duplicates,
+                                 started, refresh)
+    tables = {name: conform(df, name) for name, df in t.items()}
+    state = {STATE_LINES: read.judged, STATE_EVENTS: read.events, STATE_PENDING: read.events.filter(f"ts > {int(as_of)}"),
+             STATE_FOLDS: fold_table(folded, FOLD_STATE)}
+    counts = {"lines_read": read.lines_read, "accepted": read.accepted, "duplicates": read.duplicates,
+              "last_ts": read.last_ts, "status": read.status}
+    return JobResult(tables, as_of, read, pieces_of(tables, state), refresh, counts=counts, file_lines=read.file_lines)
+
+
+def summary_frame(spark: SparkSession, run_id: str, as_of: int, lines_read: int, accepted: int, duplicates: int,
+                  started: float, refresh: Refresh) -> DataFrame:
+    """The run's one summary row."""
+    return local_frame(
         spark,
-        [(run_id, as_of, read.lines_read, read.accepted, read.duplicates,
-          read.lines_read - read.accepted - read.duplicates, int(started * US), int(time.time() * US))],
+        [(run_id, as_of, lines_read, accepted, duplicates, lines_read - accepted - duplicates, int(started * US),
+          int(time.time() * US), refresh.mode, refresh.reason, refresh.lines_new, refresh.folders_refolded,
+          refresh.folders_carried)],
         {"run_id": "string"} | dict.fromkeys(
-            ("as_of", "lines_read", "accepted", "duplicates", "rejected", "started_at", "finished_at"), "long"),
+            ("as_of", "lines_read", "accepted", "duplicates", "rejected", "started_at", "finished_at"), "long")
+        | {"refresh": "string", "refresh_reason": "string", "lines_new": "long", "folders_refolded": "long",
+           "folders_carried": "long"},
     ).selectExpr(
         "run_id", "timestamp_micros(as_of) AS as_of", "lines_read", "accepted", "duplicates", "rejected",
         "timestamp_micros(started_at) AS started_at", "timestamp_micros(finished_at) AS finished_at",
+        "refresh", "refresh_reason", "lines_new", "folders_refolded", "folders_carried",
     )
-    return JobResult({name: conform(df, name) for name, df in t.items()}, as_of, read)
 
 
 #: the declared column kinds as Spark types (what ``Column.cast(kind)`` gives)

@@ -14,15 +14,17 @@ import argparse
 import os
 import sys
 import time
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import pyarrow.parquet as pq
 
 from spark_jobs.model.errors import OperatorError
 from spark_jobs.model.events import expand_paths
 from spark_jobs.model.timeutil import format_ts, parse_ts
-from spark_jobs.model.topology import load_topology
+from spark_jobs.model.topology import Topology, load_topology
 from spark_jobs.publish import (
     DEFAULT_KEEP,
     EXIT_LOCKED,
@@ -32,21 +34,30 @@ from spark_jobs.publish import (
     check_keep,
     prune_runs,
     publish,
+    read_latest,
     run_lock,
     start_run,
     wait_seconds,
 )
+from spark_jobs.state import (
+    MANIFEST,
+    STATE_DIR,
+    FileRead,
+    Manifest,
+    code_version,
+    load_manifest,
+    plan_refresh,
+    sizes,
+    topology_digest,
+)
+from spark_jobs.writing import write_piece, write_tables
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from spark_jobs.compute import JobResult
 
-SMALL_TABLES = {"stores", "folders", "summary", "replicas", "rejects", "backfill_entries", "responders"}
-#: tables the dashboard reads one folder at a time: written sorted by fid (see ``fold_groups``)
-#: in row groups of about 1 MB, so a reader's ``fid ==`` filter skips the rest by statistics
-FOLDER_TABLES = {"state_history", "state_table"}
-ROW_GROUP_BYTES = 1 << 20
+
 #: tables written at once (each a Spark job): their fixed latencies overlap
 WRITER_THREADS = 4
 
@@ -74,6 +85,8 @@ class JobSettings:
     wait_lock: float | None = None
     #: the driver's heap (``spark.driver.memory``); None: the session's default
     driver_memory: str | None = None
+    #: read the whole log even when the previous run's state could be gone on from
+    full: bool = False
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -91,6 +104,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="after publishing, keep the newest N published runs, never fewer than the published one "
                         "and the one before it (default: $PFSCOPE_KEEP, else 5; 0 keeps every run); folders "
                         "left by killed runs are removed either way")
+    p.add_argument("--full", action="store_true", default=None,
+                   help="read the whole log again, not only what is new since the published run")
     p.add_argument("--wait-lock", type=float, nargs="?", const=-1, metavar="SECONDS",
                    help="when another run holds DIR/.lock: wait for it (as long as it takes, or SECONDS) "
                         "instead of exiting with status 75")
@@ -104,7 +119,7 @@ def settings_from_flags(args: argparse.Namespace, **defaults: Any) -> JobSetting
         return value if value is not None else defaults.get(name)
 
     fields = {"master": pick("master"), "partitions": args.partitions, "wait_lock": args.wait_lock,
-              "driver_memory": defaults.get("driver_memory")}
+              "driver_memory": defaults.get("driver_memory"), "full": bool(args.full)}
     keep = pick("keep")
     if keep is not None:
         fields["keep"] = keep
@@ -154,6 +169,8 @@ def run_job(args: JobSettings) -> int:
               "the previous run is still published", file=sys.stderr)
         return 1
     s = pointer["summary"]
+    if pointer.get("refresh"):
+        print(pointer["refresh"])
     print(f"published run {pointer['run_id']} as of {pointer['as_of']}: {s['lines_read']:,} lines read, "
           f"{s['accepted']:,} accepted, {s['duplicates']:,} duplicates, {s['rejected']:,} rejected "
           f"in {pointer['seconds']:.1f} s -> {args.out}/{pointer['path']}")
@@ -181,38 +198,6 @@ def _report_pruning(p: Pruning, keep: int) -> None:
         print(f"pfscope compute: could not remove {line}", file=sys.stderr)
 
 
-def write_table(df: DataFrame, name: str, path: str) -> None:
-    """One table, one Spark job."""
-    out = df.coalesce(1) if name in SMALL_TABLES else df
-    writer = out.write.mode("error")
-    if name in FOLDER_TABLES:
-        writer = writer.option("parquet.block.size", ROW_GROUP_BYTES)
-    writer.parquet(path)
-
-
-def write_tables(result: JobResult, table_path: Callable[[str], str], pool: ThreadPoolExecutor,
-                 started: dict[str, Future[None]]) -> None:
-    """Write every table, several Spark jobs at once from threads (Spark schedules concurrent
-    jobs): each small table's job is mostly fixed latency (planning, task launch, commit), which
-    runs side by side instead of one after the other. Two rounds: the rejects and the first fold
-    table (which runs the fold and fills the cache), then all the others, which read the cache.
-    ``started``: writes already running in ``pool`` (the rejects, started while the fold's
-    plans were built). Every write finishes before this returns or raises, so a failed run is
-    abandoned whole."""
-    from spark_jobs.compute import FIRST_FOLD_TABLE
-
-    names = list(result.tables)
-    rounds = [[n for n in names if n in ("rejects", FIRST_FOLD_TABLE)]]
-    rounds.append([n for n in names if n not in rounds[0]])
-    for batch in rounds:
-        futures = [started.get(n) or pool.submit(write_table, result.tables[n], n, table_path(n)) for n in batch]
-        wait(futures)
-        for f in futures:
-            f.result()  # the first failure, once none is still writing
-        for n in batch:
-            result.written(n)
-
-
 def _run(args: JobSettings) -> dict[str, Any]:
     started = time.perf_counter()
     topo = load_topology(args.topology)
@@ -220,6 +205,14 @@ def _run(args: JobSettings) -> dict[str, Any]:
     conf = parse_conf(list(args.conf))
     if args.driver_memory:
         conf.setdefault("spark.driver.memory", args.driver_memory)
+    files = list_log_files(list(args.events))
+    if not files:
+        raise FileNotFoundError(f"{', '.join(args.events)}: no event log files")
+    previous = _previous_run(args.out)
+    plan = plan_refresh(load_manifest(previous) if previous else None, files,
+                        topology=topology_digest(topo.to_json()), as_of=as_of, force_full=args.full)
+    local = [f for f in files if "://" not in f]
+    before = sizes(local)
     run = start_run(args.out)
     try:
         from spark_jobs.compute import compute
@@ -230,28 +223,87 @@ def _run(args: JobSettings) -> dict[str, Any]:
         # leaving the pool waits for every write it runs, so nothing writes into an abandoned run
         with ThreadPoolExecutor(max_workers=WRITER_THREADS, thread_name_prefix="pfscope-write") as pool:
             started_writes: dict[str, Future[None]] = {}
+            result = None
+            reason = plan.reason
+            if plan.incremental:
+                from spark_jobs.refresh import CannotRefresh, refresh
 
-            def start_rejects(df: DataFrame) -> None:
-                started_writes["rejects"] = pool.submit(write_table, df, "rejects", run.table_path("rejects"))
+                assert previous is not None
+                manifest = load_manifest(previous)
+                assert manifest is not None
+                try:
+                    result = refresh(spark, topo, manifest, previous, plan, files, as_of=as_of, run_id=run.run_id,
+                                     partitions=args.partitions)
+                except CannotRefresh as e:
+                    reason = str(e)
+            if result is None:
+                def start_rejects(df: DataFrame) -> None:
+                    from spark_jobs.compute import Piece
 
-            result = compute(spark, topo, list(args.events), as_of=as_of, run_id=run.run_id,
-                             partitions=args.partitions, on_rejects=start_rejects)
+                    started_writes["rejects"] = pool.submit(write_piece, Piece("rejects", True, df), run.table_path)
+
+                result = compute(spark, topo, files, as_of=as_of, run_id=run.run_id, partitions=args.partitions,
+                                 on_rejects=start_rejects, full_reason=reason)
             write_tables(result, run.table_path, pool, started_writes)
+        _write_manifest(run.path, result, files, before, local, topo, previous)
     except BaseException:
         abandon(run)
         raise
+    counts = result.counts
+    last_ts = counts.get("last_ts")
+    tables = sorted({p.table for p in result.pieces} | set(result.carry))
     info = {
         "as_of": format_ts(result.as_of),
-        "tables": sorted(result.tables),
+        "tables": [t for t in tables if not t.startswith("_")],
         # the latest accepted line, when it is stamped after the as-of (not applied in this run)
-        "last_event_after_as_of": (format_ts(result.read.last_ts) if result.read.last_ts is not None
-                                   and result.read.last_ts > result.as_of else None),
+        "last_event_after_as_of": format_ts(last_ts) if last_ts is not None and last_ts > result.as_of else None,
+        "refresh": result.refresh.line() if result.refresh else None,
         "seconds": round(time.perf_counter() - started, 3),
-        "summary": {"lines_read": result.read.lines_read, "accepted": result.read.accepted,
-                    "duplicates": result.read.duplicates,
-                    "rejected": result.read.lines_read - result.read.accepted - result.read.duplicates},
+        "summary": {"lines_read": counts["lines_read"], "accepted": counts["accepted"],
+                    "duplicates": counts["duplicates"],
+                    "rejected": counts["lines_read"] - counts["accepted"] - counts["duplicates"]},
     }
     return publish(run, info)
+
+
+def list_log_files(paths: list[str]) -> list[str]:
+    """Local files, folders and globs as the replay lists them; URIs as given (the reading's order)."""
+    local = [p for p in paths if "://" not in p]
+    remote = sorted(p for p in paths if "://" in p)
+    return sorted(expand_paths(local)) + remote if local else remote
+
+
+def _previous_run(out: str) -> Path | None:
+    """The published run's folder, if there is one that can be read."""
+    try:
+        pointer = read_latest(out)
+    except OperatorError:
+        return None
+    return Path(out) / str(pointer["path"]) if pointer else None
+
+
+def _write_manifest(run_dir: Path, result: JobResult, files: list[str], before: dict[str, int], local: list[str],
+                    topo: Topology, previous: Path | None) -> None:
+    """What the next run needs of this one (``spark_jobs.state``); none when some file is remote."""
+    if len(local) != len(files):
+        return
+    if result.read is not None:  # a full run: the files as they were before it read them
+        reads = [FileRead.of(f, before[f], result.file_lines.get(i, 0)) for i, f in enumerate(files)]
+        stable = sizes(local) == before
+    else:
+        earlier = load_manifest(previous) if previous else None
+        assert earlier is not None
+        known = {i: r for i, r in enumerate(earlier.files)}
+        reads = [result.reads.get(i) or known.get(i) or FileRead.of(f, 0, 0) for i, f in enumerate(files)]
+        stable = True
+    counts = result.counts
+    folds = run_dir / "_state" / "folds"
+    folders = sum(pq.ParquetFile(f).metadata.num_rows for f in folds.glob("*.parquet"))
+    manifest = Manifest(run_id=run_dir.name, as_of=result.as_of, last_ts=counts.get("last_ts"), code=code_version(),
+                        topology=topology_digest(topo.to_json()), files=reads, lines_read=counts["lines_read"],
+                        accepted=counts["accepted"], duplicates=counts["duplicates"],
+                        status=[tuple(s) for s in counts["status"]], stable=stable, folders=folders)
+    (run_dir / STATE_DIR / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -79,6 +79,9 @@ class ReadResult:
     last_ts: int | None  # the last accepted event's time
     status: list[tuple[int, int, str, bool]]  # accepted store_status lines: (ts, seq, store, down)
     cached: list[DataFrame]
+    files: list[str] = field(default_factory=list)  # the files read, in input order
+    file_lines: dict[int, int] = field(default_factory=dict)  # lines read per file index
+    judged: DataFrame | None = None  # every line past stage 1 with its verdict (``judge``)
 
     def release_lines(self) -> None:
         """Drop the parsed lines and the verdicts (once the events are cached)."""
@@ -101,9 +104,9 @@ def list_files(paths: Sequence[str]) -> list[str]:
 # --------------------------------------------------------------------------------------------
 # lines with their numbers
 # --------------------------------------------------------------------------------------------
-def counted_lines(spark: SparkSession, files: list[str]) -> tuple[DataFrame, int, dict[int, str]]:
+def counted_lines(spark: SparkSession, files: list[str]) -> tuple[DataFrame, dict[int, int], dict[int, str]]:
     """seq (input order: the file's index, then the line number), text (null when not UTF-8);
-    how many lines there are (known from the file blocks' counts); each file index's source as
+    how many lines each file index has (known from the file blocks' counts); each file index's source as
     the reference reader names it (a URI that matches no listed file: as Spark gives it)."""
     raw = (
         spark.read.option("lineSep", "\n").text(files)
@@ -137,7 +140,8 @@ def counted_lines(spark: SparkSession, files: list[str]) -> tuple[DataFrame, int
         F.when(F.expr("is_valid_utf8(value)"), text).alias("text"),
     )
     sources = {i: files[i] if i < len(files) else uri for uri, i in names.items()}
-    return lines, sum(n for blist in by_file.values() for _, n, _ in blist), sources
+    per_file = {names[path]: sum(n for _, n, _ in blist) for path, blist in by_file.items()}
+    return lines, per_file, sources
 
 
 def source_and_line(seq: Column, sources: dict[int, str]) -> list[Column]:
@@ -268,7 +272,7 @@ def judge(ok: DataFrame) -> DataFrame:
     twice = (f"CASE WHEN why IS NULL AND {counted} AND seq != min(CASE WHEN {counted} THEN seq END)"
              f" OVER (PARTITION BY h, shard, store ORDER BY key {whole}) THEN {_sql_text(R_RECEIVED_TWICE)} ELSE why END")
     return (
-        ok.selectExpr(*NARROW, f"{SHARD} AS shard").selectExpr("*", "xxhash64(shard) AS h").repartition("h")
+        ok.selectExpr(*NARROW, "fid", f"{SHARD} AS shard").selectExpr("*", "xxhash64(shard) AS h").repartition("h")
         .selectExpr("*", f"coalesce({cn_down}, false) AS cn_down")
         .selectExpr(
             "*", "min(seq) OVER (PARTITION BY h, shard, store, key) AS first_seq",
@@ -278,7 +282,7 @@ def judge(ok: DataFrame) -> DataFrame:
         .selectExpr("*", f"{why} AS why")
         .selectExpr("*", f"{twice} AS why2")
         # the repeats of a meaning share its first occurrence's verdict
-        .selectExpr("seq", "first_seq", "ts", "kind", "store", "status",
+        .selectExpr(*NARROW, "fid", "shard", "first_seq",
                     "max(why2) OVER (PARTITION BY h, shard, store, key) AS why")
     )
 
@@ -290,7 +294,8 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     files = list_files(paths)
     if not files:
         raise FileNotFoundError(f"{', '.join(paths)}: no event log files")
-    lines, lines_read, sources = counted_lines(spark, files)
+    lines, per_file, sources = counted_lines(spark, files)
+    lines_read = sum(per_file.values())
     parsed = parse_stage1(lines, topo).cache()
     ok = parsed.filter("reason IS NULL")
 
@@ -313,25 +318,38 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     if duplicates + stage2:
         dropped = judged.filter("why IS NOT NULL OR seq != first_seq").selectExpr("seq")
         accepted = ok.join(_small(dropped, duplicates + stage2), "seq", "left_anti")
-    message_cols = {"fid": "fid", "type": "type", "to": "to", "cnset": "cnset", "changes": "changes",
-                    "requested": "requested", "src": "source", "responders": "responders", "derived": "derived"}
-    messages = accepted.filter("kind = 'send'").selectExpr(
-        "msg", "store AS sender", "ts AS sent_at", "seq AS msg_seq", *[f"`{c}` AS `m_{c}`" for c in message_cols],
-    )
-    own = ("seq", "ts", "store", "kind", "cn", "op", "item", "bytes", "msg", "replicas", "path", "status")
-    receives = accepted.filter("kind = 'receive'").join(messages, "msg").selectExpr(
-        *own, "sender", "sent_at", "msg_seq", *[f"`m_{c}` AS `{out}`" for c, out in message_cols.items()],
-    )
-    others = accepted.filter("kind != 'receive'").selectExpr(
-        *own, "CAST(NULL AS STRING) AS sender", "CAST(NULL AS BIGINT) AS sent_at", "CAST(NULL AS BIGINT) AS msg_seq",
-        *[f"`{c}` AS `{out}`" for c, out in message_cols.items()],
-    )
     # cached, not materialised here: the first query over them (the fold) fills the cache, so
     # no job of its own; ``release`` drops the parsed lines once the tables are written
-    events = others.unionByName(receives).selectExpr(*[f"`{c}`" for c in EVENT_COLUMNS]).cache()
+    events = events_of(accepted).cache()
     accepted_n = lines_read - duplicates - n_rejects
     return ReadResult(events, rejects, lines_read, duplicates, accepted_n, counts["last_ts"], counts["status"],
-                      [parsed, judged, events])
+                      [parsed, judged, events], files, per_file, judged)
+
+
+_MESSAGE_COLUMNS = {"fid": "fid", "type": "type", "to": "to", "cnset": "cnset", "changes": "changes",
+                    "requested": "requested", "src": "source", "responders": "responders", "derived": "derived"}
+_OWN_COLUMNS = ("seq", "ts", "store", "kind", "cn", "op", "item", "bytes", "msg", "replicas", "path", "status")
+
+
+def events_of(accepted: DataFrame, sends: DataFrame | None = None) -> DataFrame:
+    """Accepted parsed lines as events (``EVENT_COLUMNS``): a receive takes its message's
+    columns from its send, among ``accepted`` or, for a refresh, ``sends`` (events of sends read
+    before)."""
+    messages = accepted.filter("kind = 'send'").selectExpr(
+        "msg", "store AS sender", "ts AS sent_at", "seq AS msg_seq", *[f"`{c}` AS `m_{c}`" for c in _MESSAGE_COLUMNS],
+    )
+    if sends is not None:
+        messages = messages.unionByName(sends.selectExpr(
+            "msg", "store AS sender", "ts AS sent_at", "seq AS msg_seq",
+            *[f"`{out}` AS `m_{c}`" for c, out in _MESSAGE_COLUMNS.items()]))
+    receives = accepted.filter("kind = 'receive'").join(messages, "msg").selectExpr(
+        *_OWN_COLUMNS, "sender", "sent_at", "msg_seq", *[f"`m_{c}` AS `{out}`" for c, out in _MESSAGE_COLUMNS.items()],
+    )
+    others = accepted.filter("kind != 'receive'").selectExpr(
+        *_OWN_COLUMNS, "CAST(NULL AS STRING) AS sender", "CAST(NULL AS BIGINT) AS sent_at",
+        "CAST(NULL AS BIGINT) AS msg_seq", *[f"`{c}` AS `{out}`" for c, out in _MESSAGE_COLUMNS.items()],
+    )
+    return others.unionByName(receives).selectExpr(*[f"`{c}`" for c in EVENT_COLUMNS])
 
 
 def tally(judged: DataFrame) -> dict[str, Any]:

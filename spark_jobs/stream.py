@@ -17,12 +17,14 @@ no Spark import, so it is testable without a session.
 
 from __future__ import annotations
 
+import base64
 import gc
 import json
+import pickle
 from collections import namedtuple
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 import pyarrow as pa
@@ -36,6 +38,9 @@ from .model.tables import TABLES
 from .model.topology import topology_from_json
 
 GROUP_START = "group"  # a row that only says "this group exists" (it may have no events)
+#: a folder's fold state, kept with a run so the next one folds on from it (``FolderState``): in
+#: the stream, a row before the folder's others; out of it, a row of this "table"
+FOLD_STATE = "fold_state"
 
 #: the fold's tables, and those of them the stream hands out (processed status requests are
 #: only read inside it, by the should-respond comparison)
@@ -142,7 +147,11 @@ def table_batch(name: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
     converted by Arrow in one call; any other table's rows as JSON texts."""
     n = len(rows)
     arrays: list[pa.Array] = [pa.array([name] * n, type=pa.string())]
-    if name == HISTORY:
+    if name == FOLD_STATE:  # the folder in ``fid``, its state in ``row``
+        arrays += [pa.array([r["fid"] for r in rows], type=f.type) if f.name == "fid" else pa.nulls(n, type=f.type)
+                   for f in _HISTORY_SCHEMA]
+        arrays.append(pa.array([r["blob"] for r in rows], type=pa.string()))
+    elif name == HISTORY:
         own = pa.RecordBatch.from_pylist(rows, schema=_HISTORY_SCHEMA)
         arrays += own.columns
         arrays.append(pa.nulls(n, type=pa.string()))
@@ -157,7 +166,7 @@ def table_batch(name: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
 #: the columns of a group stream row, as ``compute.group_stream`` selects them (what the fold reads)
 STREAM_COLUMNS = ("observer", "fid", "kind", "ts", "seq", "cn", "msg", "type", "sender", "sent_at", "msg_seq",
                   "to", "cnset", "changes", "requested", "source", "responders", "replicas", "event_store",
-                  "derived")
+                  "derived", "blob")
 StreamRow = namedtuple("StreamRow", STREAM_COLUMNS)  # type: ignore[misc]
 
 
@@ -190,8 +199,36 @@ def cyclic_gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def fold_partitions(payload: str, as_of: int, flush_rows: int = 20_000):  # type: ignore[no-untyped-def]
-    """The ``mapInArrow`` function: sorted group rows in, folded table rows out."""
+@dataclass
+class FolderState:
+    """A folder's fold state, as a run keeps it for the next: its replica-list changes so far
+    (a store first named later still folds them all), each observer's fold (``FolderFold``'s own
+    pickling drops what the next run brings or what is written already), and the rows the
+    comparisons between folds read again (status requests and who processed them)."""
+
+    lists: list[Event]
+    folds: dict[str, FolderFold]
+    responders: list[dict[str, Any]]
+    processed: list[dict[str, Any]]
+
+
+def dump_state(state: FolderState) -> str:
+    """As text for the ``row`` column. Pickle: the state is the fold's own objects; a run reads
+    only states its own code version wrote (``spark_jobs.state``), from its own output folder."""
+    return base64.b64encode(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)).decode("ascii")
+
+
+def load_state(text: str) -> FolderState:
+    state = pickle.loads(base64.b64decode(text))  # our own output, of this code version (spark_jobs.state)
+    if not isinstance(state, FolderState):
+        raise ValueError("not a pfscope fold state")
+    return state
+
+
+def fold_partitions(payload: str, as_of: int, flush_rows: int = 20_000,  # type: ignore[no-untyped-def]
+                    keep_state: bool = False):
+    """The ``mapInArrow`` function: sorted group rows in, folded table rows out; with
+    ``keep_state``, each folder's state too (a row of ``FOLD_STATE``)."""
     data = json.loads(payload)
     topo = topology_from_json(data["topology"])
 
@@ -199,7 +236,7 @@ def fold_partitions(payload: str, as_of: int, flush_rows: int = 20_000):  # type
         org = OrgContext(topo)
         for store, ts, seq, down in data["status"]:
             org.add_status(store, ts, seq, down)
-        part = _Partition(org, as_of)
+        part = _Partition(org, as_of, keep_state)
         with cyclic_gc_paused():
             for r in stream_rows(batches):
                 part.row(r)
@@ -214,16 +251,19 @@ def fold_partitions(payload: str, as_of: int, flush_rows: int = 20_000):  # type
 class _Partition:
     """One partition's folders as their rows stream past.
 
-    A folder's rows come as its replica-list changes first (observer null: each is sent once,
-    whoever observes the folder), then each observer's group: a start row (for the stores the
-    topology lists) and its own events. Every observer folds the list changes in time order among
-    its own events; a store named only by a list change gets a group of those alone, in its
-    sorted place (the replay's ``group_events``)."""
+    A folder's rows come as its state from the previous run, if any (``FOLD_STATE``: its folds
+    go on from there), its replica-list changes (observer null: each is sent once, whoever
+    observes the folder), then each observer's group: a start row (for the stores the topology
+    lists) and its own events. Every observer folds the list changes in time order among its own
+    events; a store named only by a list change gets a group of those alone, in its sorted place
+    (the replay's ``group_events``). A fold read back that no new row reaches is still finished
+    at the new as-of."""
 
-    def __init__(self, org: OrgContext, as_of: int) -> None:
-        self.org, self.as_of = org, as_of
+    def __init__(self, org: OrgContext, as_of: int, keep_state: bool = False) -> None:
+        self.org, self.as_of, self.keep_state = org, as_of, keep_state
         self.cn = _CNCache()
         self.pending = Rows()  # rows ready to go out
+        self.states: list[dict[str, Any]] = []  # folder states ready to go out
         self.held = 0  # how many
         self.done: set[str] = set()  # folders finished in this partition
         self.fid: str | None = None
@@ -238,6 +278,9 @@ class _Partition:
         self.folder = Rows()  # the folder's rows that wait for its last group
         self.owned: dict[tuple[str, str], CNSet] = {}  # the folder's folds: (observer, fid) -> owned
         self.messages: dict[tuple[str, str], Message] = {}  # the folder's messages
+        self.restored: dict[str, FolderFold] = {}  # folds read back, not folded on yet
+        self.lists_seen = 0  # how many of ``lists`` the folds read back have applied
+        self.finished: dict[str, FolderFold] = {}  # the folder's folds, finished
 
     def row(self, r: StreamRow) -> None:
         if r.fid != self.fid:
@@ -245,6 +288,9 @@ class _Partition:
             if r.fid in self.done:
                 raise ValueError(f"the rows of folder {r.fid!r} are not contiguous in the partition")
             self._start_folder(r.fid)
+        if r.kind == FOLD_STATE:  # first of the folder's rows (observer null, the least time)
+            self._restore(load_state(r.blob))
+            return
         if r.observer is None:  # a replica-list change: before every group of the folder
             if self.listed is not None:
                 raise ValueError(f"a replica-list change of folder {r.fid!r} after its groups")
@@ -259,8 +305,21 @@ class _Partition:
             self._apply_lists(until=(ev.ts, ev.seq))
             self.fold.apply(ev)
 
+    def _restore(self, state: FolderState) -> None:
+        if self.lists or self.restored:
+            raise ValueError(f"folder {self.fid!r}: a fold state after its other rows")
+        self.lists = list(state.lists)
+        self.lists_seen = len(self.lists)
+        self.restored = state.folds
+        self.folder.responders.extend(state.responders)
+        self.folder.processed_status_requests.extend(state.processed)
+
     def _start_group(self, observer: str) -> None:
-        self.fold, self.next_list = FolderFold(self.org, observer, self.fid or ""), 0
+        fold = self.restored.pop(observer, None)
+        if fold is not None:  # folds on from the previous run: it has applied the lists it knew
+            self.fold, self.next_list = fold.resume(self.org), self.lists_seen
+        else:
+            self.fold, self.next_list = FolderFold(self.org, observer, self.fid or ""), 0
 
     def _apply_lists(self, until: tuple[int, int] | None = None) -> None:
         """The folder's list changes up to ``until`` (all of them: None) the fold has not seen."""
@@ -275,6 +334,8 @@ class _Partition:
         if self.fold is not None:
             self._apply_lists()
             self.held += _finish(self.fold, self.as_of, self.pending, self.folder, self.owned)
+            if self.keep_state:
+                self.finished[self.fold.observer] = self.fold
             self.fold = None
 
     def _fold_listed(self, before: str | None) -> None:
@@ -289,17 +350,28 @@ class _Partition:
             listed.pop()  # it has a group of its own
 
     def end_folder(self) -> None:
-        """The folder's last group is folded: its lag and should-respond figures, as the replay makes them."""
+        """The folder's last group is folded: its lag and should-respond figures, as the replay
+        makes them, and its state for the next run."""
         if self.fid is None:
             return
         self._end_group()
         self._fold_listed(before=None)
+        for observer in sorted(self.restored):  # folds read back that no new row reached
+            self._start_group(observer)
+            self._end_group()
         self.held += _compare(self.folder, self.owned, self.pending, self.done, self.fid)
+        if self.keep_state:
+            state = FolderState(self.lists, self.finished, self.folder.responders,
+                                self.folder.processed_status_requests)
+            self.states.append({"fid": self.fid, "blob": dump_state(state)})
+            self.held += 1
         self.fid = None
 
     def flush(self) -> Iterator[pa.RecordBatch]:
         yield from _flush(self.pending)
-        self.pending, self.held = Rows(), 0
+        if self.states:
+            yield table_batch(FOLD_STATE, self.states)
+        self.pending, self.states, self.held = Rows(), [], 0
 
 
 def _finish(fold: FolderFold, as_of: int, pending: Rows, folder: Rows, owned: dict[tuple[str, str], CNSet]) -> int:

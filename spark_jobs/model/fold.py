@@ -146,6 +146,27 @@ class FolderFold:
         self._replica_state: tuple[Any, ...] | None = None  # the last replica_history row's state
 
     # ----------------------------------------------------------------------------------------
+    # kept between runs
+    # ----------------------------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """What a later run needs to fold on from here: no organisation (the next run brings
+        its own timeline), no rows (written already) and no closed entries (their rows are final:
+        nothing changes a closed entry)."""
+        state = {k: v for k, v in vars(self).items() if k not in ("org", "topo", "rows")}
+        state["entries"] = [e for e in self.entries if e.state == OPEN]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        vars(self).update(state)
+        self.org = self.topo = None  # type: ignore[assignment]
+        self.rows = Rows() if self.keep_rows else Rows.discarding()
+
+    def resume(self, org: OrgContext) -> FolderFold:
+        """A fold read back from a previous run, bound to this run's organisation."""
+        self.org, self.topo = org, org.topology
+        return self
+
+    # ----------------------------------------------------------------------------------------
     # driving
     # ----------------------------------------------------------------------------------------
     def apply(self, ev: Event) -> None:

@@ -124,6 +124,11 @@ def replay(topo: Topology, log: EventLog, as_of: int | None = None, *, run_id: s
             "rejected": len(log.rejects),
             "started_at": int(started * 1_000_000),
             "finished_at": int(time.time() * 1_000_000),
+            "refresh": "full",
+            "refresh_reason": "the replay reads the whole log",
+            "lines_new": log.lines_read,
+            "folders_refolded": None,
+            "folders_carried": None,
         }
     ]
     return result

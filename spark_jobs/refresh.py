@@ -1,0 +1,256 @@
+"""A refresh: a run that goes on from the previous run's state instead of reading the whole log.
+
+Exchange itself never re-reads history: each store keeps its replication state table and applies
+new messages to it. A refresh does the same, on Spark:
+
+1. Only the new bytes of each file are read (``spark_jobs.state.plan_refresh`` says which), in
+   the driver (a refresh's new lines are few), and parsed by stage 1 in the workers as usual.
+2. The rules between lines see every earlier line: the new lines are judged with the earlier
+   lines of the same shards (a message id, a store's changes to a folder, a meaning; the
+   previous runs' ``_state/lines``), by the same ``judge``. If that changes the verdict on any
+   line read before (a new line that sorts before an earlier one in input order), or a new
+   accepted line is stamped before the previous as-of (late data), the refresh gives up and
+   the job runs in full, saying why: never silently wrong.
+3. Every folder's fold state (``_state/folds``) streams through the fold with the folder's new
+   events (and those left pending after the previous as-of): each fold goes on from where it
+   stopped, and every fold, with new events or none, is finished at the new as-of (due times,
+   health, lag and next requests depend on it).
+4. Tables of rows that never change keep the previous run's files (``spark_jobs.writing``) and
+   add this run's; the others are written whole, from the folds or from the previous run's
+   live rows and the new events (messages still unprocessed, folders, stores).
+
+A refresh equals a full run of the same input, every table as a multiset of rows (the run's
+own columns aside): ``tests/spark/test_refresh.py`` holds it.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from .compute import (
+    FINAL_STATE,
+    FINAL_TABLES,
+    FOLD_STATE,
+    MIN_LONG_SQL,
+    SPLIT_TABLES,
+    STATE_EVENTS,
+    STATE_FOLDS,
+    STATE_LINES,
+    STATE_PENDING,
+    JobResult,
+    Piece,
+    Refresh,
+    _latest,
+    conform,
+    fold_groups,
+    fold_partitions_for,
+    fold_table,
+    group_stream,
+    local_frame,
+    messages_table,
+    stores_table,
+    summary_frame,
+    with_paths,
+)
+from .model.events import make_seq
+from .model.tables import TABLES, ddl
+from .model.timeutil import default_as_of, now_us
+from .model.topology import Topology
+from .reading import NARROW, SHARD, events_of, judge, parse_stage1, source_and_line
+from .state import Manifest, Plan, read_new_lines
+from .stream import OUT_TABLES, STREAM_COLUMNS, org_payload
+from .writing import MAX_FINAL_FILES, final_files
+
+
+class CannotRefresh(Exception):
+    """The new lines cannot be folded on from the state: the job runs in full, for this reason."""
+
+
+def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: Path, plan: Plan,
+            files: list[str], *, as_of: int | None, run_id: str, clock: int | None = None,
+            partitions: int | None = None) -> JobResult:
+    """The run, going on from ``previous`` (published at ``prev_dir``); raises
+    :class:`CannotRefresh` when a full run is needed."""
+    started = time.time()
+    rows: list[tuple[int, str | None]] = []
+    reads = {}
+    for nb in plan.new:
+        lines, read = read_new_lines(nb)
+        rows += [(make_seq(nb.index, n), text) for n, text in lines]
+        reads[nb.index] = read
+    new_lines = local_frame(spark, rows, {"seq": "long", "text": "string"})
+    parsed = parse_stage1(new_lines, topo).cache()
+    ok_new = parsed.filter("reason IS NULL")
+
+    # the rules between lines: the new lines with the earlier lines of their shards
+    old_lines = spark.read.parquet(str(prev_dir / STATE_LINES))
+    touched = ok_new.selectExpr(f"{SHARD} AS shard").distinct()
+    old_touched = old_lines.join(F.broadcast(touched), "shard", "left_semi")
+    judged = judge(old_touched.select(*NARROW, "fid").unionByName(ok_new.select(*NARROW, "fid"))).cache()
+    verdicts = judged.join(old_touched.selectExpr("seq", "first_seq AS f0", "why AS w0", "true AS old"), "seq", "left")
+    accepted = "old IS NULL AND why IS NULL AND seq = first_seq"
+    c = verdicts.selectExpr(
+        "count_if(old IS NULL) AS ok",
+        "count_if(old IS NULL AND why IS NULL AND seq != first_seq) AS duplicates",
+        "count_if(old IS NULL AND why IS NOT NULL) AS rejected",
+        "count_if(old AND NOT (first_seq <=> f0 AND why <=> w0)) AS flipped",
+        f"count_if({accepted} AND ts <= {previous.as_of}) AS late",
+        f"max(CASE WHEN {accepted} THEN ts END) AS last_ts",
+        f"collect_list(CASE WHEN {accepted} AND kind = 'store_status' THEN struct(ts, seq, store, status) END) AS status",
+    ).first()
+    assert c is not None
+    if c["flipped"]:
+        _release(parsed, judged)
+        raise CannotRefresh(f"new lines change the verdict on {c['flipped']:,} lines read before "
+                            "(they come before them in input order)")
+    if c["late"]:
+        _release(parsed, judged)
+        raise CannotRefresh(f"{c['late']:,} new lines are stamped before the earlier run's as-of (late data)")
+    last_ts = max((t for t in (previous.last_ts, c["last_ts"]) if t is not None), default=None)
+    if as_of is None:
+        as_of = default_as_of(last_ts, now_us() if clock is None else clock)
+    if as_of < previous.as_of:
+        _release(parsed, judged)
+        raise CannotRefresh("the as-of would be before the earlier run's")
+    n_lines = len(rows)
+    duplicates, stage2 = int(c["duplicates"]), int(c["rejected"])
+    n_accepted = int(c["ok"]) - duplicates - stage2
+    status = sorted([*previous.status, *((s.ts, s.seq, s.store, s.status == "down") for s in c["status"])])
+
+    # the new events: a receive of a message sent before takes its columns from the earlier send
+    new_accepted = ok_new.join(judged.filter("why IS NULL AND seq = first_seq").select("seq"), "seq", "left_semi")
+    received = new_accepted.filter("kind = 'receive'").select("msg").distinct()
+    old_events = spark.read.parquet(str(prev_dir / STATE_EVENTS))
+    old_sends = old_events.filter("kind = 'send'").join(F.broadcast(received), "msg", "left_semi")
+    events_new = events_of(new_accepted, old_sends)
+    waiting = events_new.unionByName(spark.read.parquet(str(prev_dir / STATE_PENDING))).cache()
+    fresh = waiting.filter(f"ts <= {int(as_of)}")
+
+    # the fold: every folder's state, with its fresh events
+    payload = org_payload(topo.to_json(), [(store, ts, seq, down) for ts, seq, store, down in status if ts <= as_of])
+    states = spark.read.parquet(str(prev_dir / STATE_FOLDS)).selectExpr(
+        *[_state_column(col) for col in STREAM_COLUMNS])
+    stream = group_stream(fresh, None).unionByName(states)
+    n = partitions or fold_partitions_for(spark.sparkContext.defaultParallelism, previous.accepted + n_accepted)
+    folded = fold_groups(stream, payload, as_of, n, keep_state=True).cache()
+    folders_refolded = fresh.filter("kind IN ('change', 'send', 'receive', 'replicas')").select("fid").distinct().count()
+
+    # the tables: final rows of this run, and the live ones
+    seq = F.col("seq")
+    sources = dict(enumerate(files))
+    rejects = parsed.filter("reason IS NOT NULL").select(*source_and_line(seq, sources), "reason", "text")
+    if stage2:
+        why = judged.join(new_lines.select("seq"), "seq", "left_semi").filter("why IS NOT NULL").selectExpr("seq", "why")
+        rejects = rejects.unionByName(new_lines.join(why, "seq").select(
+            *source_and_line(seq, sources), F.col("why").alias("reason"), "text"))
+    t: dict[str, DataFrame] = {"rejects": rejects}
+    for name in OUT_TABLES:
+        t[name] = fold_table(folded, name)
+    old_folders = spark.read.parquet(str(prev_dir / "folders"))
+    t["folders"] = refreshed_folders(old_folders, fresh)
+    t["replicas"] = with_paths(t["replicas"], t["folders"])
+    t["stores"] = stores_table(spark, topo, _status_frame(spark, status, as_of))
+    t["replica_lists"] = fresh.filter("kind = 'replicas'").selectExpr(
+        "fid", "timestamp_micros(ts) AS at", "seq", "replicas", "path")
+    t["messages"] = refreshed_messages(_live(spark, prev_dir, "messages"), fresh)
+    folders_before = int(previous.folders or 0)
+    refresh_ = Refresh("incremental", "", n_lines, folders_refolded, max(folders_before - folders_refolded, 0))
+    t["summary"] = summary_frame(spark, run_id, as_of, previous.lines_read + n_lines, previous.accepted + n_accepted,
+                                 previous.duplicates + duplicates, started, refresh_)
+    t = {name: conform(df, name) for name, df in t.items()}
+    new_state = judged.join(new_lines.select("seq"), "seq", "left_semi")
+    state = {STATE_LINES: new_state, STATE_EVENTS: events_new, STATE_PENDING: waiting.filter(f"ts > {int(as_of)}"),
+             STATE_FOLDS: fold_table(folded, FOLD_STATE)}
+
+    pieces, carry = [], []
+    for name, df in {**t, **state}.items():
+        if name in SPLIT_TABLES:
+            cond = SPLIT_TABLES[name]
+            final, live = df.filter(cond), df.filter(f"NOT ({cond})")
+        elif name in FINAL_TABLES or name in FINAL_STATE:
+            final, live = df, None
+        else:
+            final, live = None, df
+        if final is not None:
+            kept = final_files(prev_dir, name)
+            if len(kept) >= MAX_FINAL_FILES:  # compact: the earlier final rows and these as one
+                final = spark.read.parquet(*map(str, kept)).unionByName(final)
+            else:
+                carry.append(name)
+            pieces.append(Piece(name, True, final))
+        if live is not None:
+            pieces.append(Piece(name, False, live))
+
+    counts = {"lines_read": previous.lines_read + n_lines, "accepted": previous.accepted + n_accepted,
+              "duplicates": previous.duplicates + duplicates, "last_ts": last_ts, "status": status}
+    return JobResult({}, as_of, None, pieces, refresh_, tuple(carry), str(prev_dir), counts,
+                     [parsed, judged, waiting, folded], reads=reads)
+
+
+def _release(*dfs: DataFrame) -> None:
+    for df in dfs:
+        df.unpersist()
+
+
+def _state_column(column: str) -> str:
+    """A fold state as a row of the fold's stream: before the folder's others (observer null,
+    the least time), its state in ``blob``."""
+    if column == "fid":
+        return "fid"
+    if column == "blob":
+        return "blob"
+    if column == "kind":
+        return f"'{FOLD_STATE}' AS kind"
+    if column in ("ts", "seq"):
+        return f"{MIN_LONG_SQL} AS {column}"
+    kinds = {"to": "array<string>", "responders": "array<string>", "replicas": "array<string>",
+             "derived": "array<string>", "ts": "bigint", "seq": "bigint", "cn": "bigint", "sent_at": "bigint",
+             "msg_seq": "bigint"}
+    return f"CAST(NULL AS {kinds.get(column, 'string')}) AS `{column}`"
+
+
+def _status_frame(spark: SparkSession, status: list[tuple[int, int, str, bool]], as_of: int) -> DataFrame:
+    """The up/down lines by the as-of, as the events ``stores_table`` reads."""
+    rows = [("store_status", store, ts, seq, "down" if down else "up") for ts, seq, store, down in status if ts <= as_of]
+    return local_frame(spark, rows, {"kind": "string", "store": "string", "ts": "long", "seq": "long",
+                                     "status": "string"})
+
+
+def _live(spark: SparkSession, run_dir: Path, table: str) -> DataFrame:
+    """A table's live rows in an earlier run (none: an empty frame of its schema)."""
+    files = sorted((run_dir / table).glob("live-*"))
+    if not files:
+        return spark.createDataFrame([], ddl(table))
+    return spark.read.parquet(*map(str, files))
+
+
+def refreshed_folders(old: DataFrame, fresh: DataFrame) -> DataFrame:
+    """The folders table of the earlier run brought up to date with the fresh events: folders
+    first seen, and their latest replica list and path (``compute.folders_table``'s rules)."""
+    seen = fresh.filter("kind IN ('replicas', 'change', 'send')").selectExpr("fid").distinct()
+    lists = fresh.filter("kind = 'replicas'")
+    last_list = _latest(lists, "fid").selectExpr("fid", "replicas AS new_replicas")
+    last_path = _latest(lists.filter("path IS NOT NULL"), "fid").selectExpr("fid", "path AS new_path")
+    return (
+        old.join(seen, "fid", "full")
+        .join(last_list, "fid", "left")
+        .join(last_path, "fid", "left")
+        .selectExpr("fid", "coalesce(new_path, path, '') AS path", "parent",
+                    "coalesce(new_replicas, replicas, CAST(array() AS array<string>)) AS replicas")
+    )
+
+
+def refreshed_messages(old_live: DataFrame, fresh: DataFrame) -> DataFrame:
+    """Messages: the earlier run's rows not yet processed, now with their fresh receives, and
+    the rows of the fresh sends (``compute.messages_table``)."""
+    got = fresh.filter("kind = 'receive'").selectExpr("msg", "store AS recipient", "ts AS got")
+    cols = [n for n, _ in TABLES["messages"]]
+    older = old_live.join(got, ["msg", "recipient"], "left").selectExpr(
+        *[("coalesce(processed_at, timestamp_micros(got)) AS processed_at" if c == "processed_at" else f"`{c}`")
+          for c in cols])
+    return older.unionByName(messages_table(fresh).selectExpr(*[f"`{c}`" for c in cols]))
+

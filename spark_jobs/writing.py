@@ -1,0 +1,105 @@
+"""Writing a run's tables: pieces written by Spark side by side, then put in place.
+
+A table's folder holds Parquet files of two kinds: ``final-*`` files hold rows that never change
+(a state-history row, a closed entry, a processed message) and are kept by every later run, by
+a hard link (no copy: a refresh costs what changed, and retention can remove the earlier run's
+folder without losing them); ``live-*`` files hold rows of this run only. Readers see one
+dataset per table, whatever its files. After too many refreshes a table's final files are
+written again as one (``MAX_FINAL_FILES``), so a reader never opens hundreds of small files.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from spark_jobs.compute import JobResult, Piece
+
+SMALL_TABLES = {"stores", "folders", "summary", "replicas", "rejects", "backfill_entries", "responders"}
+#: tables the dashboard reads one folder at a time: written sorted by fid (see ``fold_groups``)
+#: in row groups of about 1 MB, so a reader's ``fid ==`` filter skips the rest by statistics
+FOLDER_TABLES = {"state_history", "state_table"}
+ROW_GROUP_BYTES = 1 << 20
+#: a table's final files beyond this many are compacted into one by the next refresh
+MAX_FINAL_FILES = 24
+PIECES = "_pieces"
+
+
+def write_table(df: DataFrame, name: str, path: str) -> None:
+    """One table (or piece), one Spark job."""
+    out = df.coalesce(1) if name in SMALL_TABLES else df
+    writer = out.write.mode("error")
+    if name in FOLDER_TABLES:
+        writer = writer.option("parquet.block.size", ROW_GROUP_BYTES)
+    writer.parquet(path)
+
+
+def write_piece(piece: Piece, table_path: Callable[[str], str]) -> None:
+    """Write one piece beside the tables, then move its files into the table's folder, named
+    by kind and run (``final-<run>-part-...``), so pieces of several runs never collide."""
+    dest = Path(table_path(piece.table))
+    run_dir = Path(table_path("x")).parent
+    kind = "final" if piece.final else "live"
+    tmp = run_dir / PIECES / f"{piece.table.replace('/', '.')}.{kind}"
+    write_table(piece.df, piece.table, str(tmp))
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in sorted(tmp.iterdir()):
+        if f.name.startswith("part-"):
+            os.replace(f, dest / f"{kind}-{run_dir.name}-{f.name}")
+
+
+def final_files(run_dir: Path, table: str) -> list[Path]:
+    return sorted((run_dir / table).glob("final-*"))
+
+
+def link_final_files(previous: Path, run_dir: Path, tables: tuple[str, ...]) -> None:
+    """Keep the previous run's final files of ``tables`` in this run: hard links where the
+    file system has them, else copies."""
+    for table in tables:
+        dest = run_dir / table
+        dest.mkdir(parents=True, exist_ok=True)
+        for f in final_files(previous, table):
+            try:
+                os.link(f, dest / f.name)
+            except OSError as e:
+                if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+                    raise
+                shutil.copy2(f, dest / f.name)
+
+
+def write_tables(result: JobResult, table_path: Callable[[str], str], pool: ThreadPoolExecutor,
+                 started: dict[str, Future[None]]) -> None:
+    """Write every piece, several Spark jobs at once from threads (Spark schedules concurrent
+    jobs): each small table's job is mostly fixed latency (planning, task launch, commit), which
+    runs side by side instead of one after the other. Two rounds: the rejects, the first fold
+    table (which runs the fold and fills the cache) and the judged lines (cached until then),
+    then all the others, which read the caches. ``started``: writes already running in ``pool``
+    (the rejects, started while the fold's plans were built). Every write finishes before this
+    returns or raises, so a failed run is abandoned whole."""
+    from spark_jobs.compute import FIRST_FOLD_TABLE, STATE_LINES
+
+    run_dir = Path(table_path("x")).parent
+    if result.previous and result.carry:
+        link_final_files(Path(result.previous), run_dir, result.carry)
+    first = [p for p in result.pieces if p.table in ("rejects", FIRST_FOLD_TABLE, STATE_LINES)]
+    rest = [p for p in result.pieces if all(p is not q for q in first)]
+    for i, batch in enumerate((first, rest)):
+        futures = [started.get(p.table) if p.table == "rejects" and p.table in started
+                   else pool.submit(write_piece, p, table_path) for p in batch]
+        wait(futures)
+        for f in futures:
+            f.result()  # the first failure, once none is still writing
+        result.written(first_round=i == 0)
+    shutil.rmtree(run_dir / PIECES, ignore_errors=True)
+    for table in {p.table for p in result.pieces} | set(result.carry):
+        d = Path(table_path(table))
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "_SUCCESS").touch()
