@@ -54,16 +54,20 @@ from .compute import (
     messages_table,
     stores_table,
     summary_frame,
+    topology_groups,
     with_paths,
 )
 from .model.events import make_seq
 from .model.tables import TABLES, ddl
 from .model.timeutil import default_as_of, now_us
 from .model.topology import Topology
-from .reading import NARROW, SHARD, events_of, judge, parse_stage1, source_and_line
+from .reading import NARROW, SHARD, _sql_text, events_of, judge, parse_stage1, source_and_line
 from .state import Manifest, Plan, read_new_lines
 from .stream import OUT_TABLES, STREAM_COLUMNS, org_payload
 from .writing import MAX_FINAL_FILES, final_files
+
+#: the fold's tables of final rows: a refolded folder's rows in them are written anew
+REFOLDED_TABLES = ("state_history", "backfill_requests", "backfill_candidates", "replica_history", "backfill_entries")
 
 
 class CannotRefresh(Exception):
@@ -107,9 +111,10 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
         _release(parsed, judged)
         raise CannotRefresh(f"new lines change the verdict on {c['flipped']:,} lines read before "
                             "(they come before them in input order)")
-    if c["late"]:
+    if any(st.ts <= previous.as_of for st in c["status"]):
         _release(parsed, judged)
-        raise CannotRefresh(f"{c['late']:,} new lines are stamped before the earlier run's as-of (late data)")
+        raise CannotRefresh("a new up/down line is stamped before the earlier run's as-of (the organisation's "
+                            "timeline changed)")
     last_ts = max((t for t in (previous.last_ts, c["last_ts"]) if t is not None), default=None)
     if as_of is None:
         as_of = default_as_of(last_ts, now_us() if clock is None else clock)
@@ -126,18 +131,27 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     received = new_accepted.filter("kind = 'receive'").select("msg").distinct()
     old_events = spark.read.parquet(str(prev_dir / STATE_EVENTS))
     old_sends = old_events.filter("kind = 'send'").join(F.broadcast(received), "msg", "left_semi")
-    events_new = events_of(new_accepted, old_sends)
-    waiting = events_new.unionByName(spark.read.parquet(str(prev_dir / STATE_PENDING))).cache()
+    events_new = events_of(new_accepted, old_sends).cache()
+    waiting = events_new.unionByName(spark.read.parquet(str(prev_dir / STATE_PENDING)))
     fresh = waiting.filter(f"ts <= {int(as_of)}")
+    # late data: the folders it reaches are folded again from their first event
+    refold = sorted(r.fid for r in events_new.filter(f"ts <= {previous.as_of}").select("fid").distinct().collect()
+                    ) if c["late"] else []
+    in_refold = f"fid IN ({', '.join(_sql_text(f) for f in refold)})" if refold else "false"
 
     # the fold: every folder's state, with its fresh events
     payload = org_payload(topo.to_json(), [(store, ts, seq, down) for ts, seq, store, down in status if ts <= as_of])
-    states = spark.read.parquet(str(prev_dir / STATE_FOLDS)).selectExpr(
+    states = spark.read.parquet(str(prev_dir / STATE_FOLDS)).filter(f"NOT {in_refold}").selectExpr(
         *[_state_column(col) for col in STREAM_COLUMNS])
-    stream = group_stream(fresh, None).unionByName(states)
+    stream = group_stream(fresh.filter(f"NOT coalesce({in_refold}, false)"), None).unionByName(states)
+    if refold:  # every event of those folders, from the first, as a full run folds them
+        everything = old_events.filter(in_refold).unionByName(events_new.filter(in_refold)).filter(
+            f"ts <= {int(as_of)}")
+        stream = stream.unionByName(group_stream(everything, topology_groups(spark, topo).filter(in_refold)))
     n = partitions or fold_partitions_for(spark.sparkContext.defaultParallelism, previous.accepted + n_accepted)
     folded = fold_groups(stream, payload, as_of, n, keep_state=True).cache()
-    folders_refolded = fresh.filter("kind IN ('change', 'send', 'receive', 'replicas')").select("fid").distinct().count()
+    folders_refolded = len({r.fid for r in fresh.filter("kind IN ('change', 'send', 'receive', 'replicas')")
+                            .select("fid").distinct().collect()} | set(refold))
 
     # the tables: final rows of this run, and the live ones
     seq = F.col("seq")
@@ -150,12 +164,13 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     t: dict[str, DataFrame] = {"rejects": rejects}
     for name in OUT_TABLES:
         t[name] = fold_table(folded, name)
-    old_folders = spark.read.parquet(str(prev_dir / "folders"))
-    t["folders"] = refreshed_folders(old_folders, fresh)
-    t["replicas"] = with_paths(t["replicas"], t["folders"])
-    t["stores"] = stores_table(spark, topo, _status_frame(spark, status, as_of))
     t["replica_lists"] = fresh.filter("kind = 'replicas'").selectExpr(
         "fid", "timestamp_micros(ts) AS at", "seq", "replicas", "path")
+    old_folders = spark.read.parquet(str(prev_dir / "folders"))
+    old_lists = spark.read.parquet(*map(str, final_files(prev_dir, "replica_lists")))
+    t["folders"] = refreshed_folders(old_folders, fresh, old_lists.unionByName(t["replica_lists"]))
+    t["replicas"] = with_paths(t["replicas"], t["folders"])
+    t["stores"] = stores_table(spark, topo, _status_frame(spark, status, as_of))
     t["messages"] = refreshed_messages(_live(spark, prev_dir, "messages"), fresh)
     folders_before = int(previous.folders or 0)
     refresh_ = Refresh("incremental", "", n_lines, folders_refolded, max(folders_before - folders_refolded, 0))
@@ -177,7 +192,9 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
             final, live = None, df
         if final is not None:
             kept = final_files(prev_dir, name)
-            if len(kept) >= MAX_FINAL_FILES:  # compact: the earlier final rows and these as one
+            if refold and name in REFOLDED_TABLES and kept:  # the refolded folders' rows come anew
+                final = spark.read.parquet(*map(str, kept)).filter(f"NOT {in_refold}").unionByName(final)
+            elif len(kept) >= MAX_FINAL_FILES:  # compact: the earlier final rows and these as one
                 final = spark.read.parquet(*map(str, kept)).unionByName(final)
             else:
                 carry.append(name)
@@ -188,7 +205,7 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     counts = {"lines_read": previous.lines_read + n_lines, "accepted": previous.accepted + n_accepted,
               "duplicates": previous.duplicates + duplicates, "last_ts": last_ts, "status": status}
     return JobResult({}, as_of, None, pieces, refresh_, tuple(carry), str(prev_dir), counts,
-                     [parsed, judged, waiting, folded], reads=reads)
+                     [parsed, judged, events_new, folded], reads=reads)
 
 
 def _release(*dfs: DataFrame) -> None:
@@ -228,11 +245,14 @@ def _live(spark: SparkSession, run_dir: Path, table: str) -> DataFrame:
     return spark.read.parquet(*map(str, files))
 
 
-def refreshed_folders(old: DataFrame, fresh: DataFrame) -> DataFrame:
+def refreshed_folders(old: DataFrame, fresh: DataFrame, replica_lists: DataFrame) -> DataFrame:
     """The folders table of the earlier run brought up to date with the fresh events: folders
-    first seen, and their latest replica list and path (``compute.folders_table``'s rules)."""
+    first seen, and the latest replica list and path of those with a fresh list change, among
+    all their changes (a late one is not the latest) (``compute.folders_table``'s rules)."""
     seen = fresh.filter("kind IN ('replicas', 'change', 'send')").selectExpr("fid").distinct()
-    lists = fresh.filter("kind = 'replicas'")
+    changed = fresh.filter("kind = 'replicas'").selectExpr("fid").distinct()
+    lists = replica_lists.filter("at IS NOT NULL").join(changed, "fid", "left_semi").selectExpr(
+        "fid", "unix_micros(at) AS ts", "seq", "replicas", "path")
     last_list = _latest(lists, "fid").selectExpr("fid", "replicas AS new_replicas")
     last_path = _latest(lists.filter("path IS NOT NULL"), "fid").selectExpr("fid", "path AS new_path")
     return (

@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python tests/benchmarks/bench_compute.py [--events 1000000] [--events 10000000]
         [--scenario worked-example] [--scenario demo] [--cache DIR] [--skip-local1] [--repeat 3]
+        [--refresh 0.01]
 
 For each size a ``scale`` log is simulated once and cached on disk (``--cache``, default
 ``$PFSCOPE_BENCH_CACHE`` or ``/tmp/pfscope-bench``; a log is reused when its folder holds it);
@@ -11,7 +12,8 @@ counting it (the floor), the job on ``local[1]`` and on ``local[2]``, and the re
 Printed per run: wall seconds, events/s, CPU seconds and peak RSS of the whole process tree (a
 fork counts only beyond its parent), the number of Spark jobs it ran (from its Spark event log),
 and the load average around it (the machine may be shared: a load above the core count means the
-wall times are inflated).
+wall times are inflated). Then a refresh: the log less its last share of lines in full, then with
+them, as an hourly ``compute`` meets it.
 
 The replay holds every row in memory (about 1.9 GB per million events), so it is not run on
 logs above ``REPLAY_LIMIT`` events: it would exhaust a 24 GiB machine.
@@ -136,6 +138,9 @@ def main() -> None:
     ap.add_argument("--cache", default=os.environ.get("PFSCOPE_BENCH_CACHE", "/tmp/pfscope-bench"),
                     help="folder keeping the simulated logs between runs")
     ap.add_argument("--skip-local1", action="store_true", help="do not run the job on local[1]")
+    ap.add_argument("--refresh", type=float, default=0.01, metavar="SHARE",
+                    help="also measure a refresh: the log less its last SHARE of lines in full, then with them "
+                         "(default 0.01; 0: no refresh)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="run each measurement this many times; print the median wall time (its run's CPU "
                          "and jobs), the highest peak and the range of wall times")
@@ -160,9 +165,9 @@ def main() -> None:
         job_conf = [x for c in event_log_conf(logs) for x in ("--conf", c)]
         runs: dict[str, list[str] | str] = {
             "floor: read + count": [py, "-c", FLOOR, "local[2]", events, *event_log_conf(logs)],
-            "job local[2]": [*job, "--out", str(data / "runs2"), "--master", "local[2]", *job_conf],
+            "job local[2]": [*job, "--out", str(data / "runs2"), "--master", "local[2]", "--full", *job_conf],
             "job local[1]": "skipped (--skip-local1)" if args.skip_local1 else
-                            [*job, "--out", str(data / "runs1"), "--master", "local[1]", *job_conf],
+                            [*job, "--out", str(data / "runs1"), "--master", "local[1]", "--full", *job_conf],
             "replay (plain Python)": f"not run: above {REPLAY_LIMIT:,} events it needs ~1.9 GB per million "
                                      "events and would exhaust the machine" if n > REPLAY_LIMIT else
                                      [py, "-m", "app.cli", "replay", "--topology", topo, "--events", events],
@@ -185,8 +190,38 @@ def main() -> None:
             spread = f"{tries[0][0]:.1f}-{tries[-1][0]:.1f}" if len(tries) > 1 else ""
             print(f"{n:>12,} {what:<24} {seconds:>8.1f} {n / seconds:>10,.0f} {cpu:>7.0f} {peak:>8.2f} {jobs:>5} "
                   f"{load:>10} {spread:>11}", flush=True)
+        if args.refresh:
+            measure_refresh(data, n, args.refresh, logs)
         shutil.rmtree(logs, ignore_errors=True)
     print(f"logs kept in {root}")
+
+
+def measure_refresh(data: Path, n: int, share: float, logs: Path) -> None:
+    """A refresh: the log without its last ``share`` of lines computed in full, then those lines
+    appended and computed again (the simulator writes lines in time order: they are new, not
+    late). Printed like the others, the refresh with its own one line."""
+    py = sys.executable
+    folder = data / f"refresh-{share:g}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir()
+    lines = (data / "events.jsonl").read_bytes().splitlines(keepends=True)
+    cut = len(lines) - max(1, round(len(lines) * share))
+    log = folder / "events.jsonl"
+    log.write_bytes(b"".join(lines[:cut]))
+    job = [py, "-m", "app.cli", "compute", "--topology", str(data / "topology.json"), "--events", str(log),
+           "--out", str(folder / "runs"), "--master", "local[2]", *[x for c in event_log_conf(logs) for x in ("--conf", c)]]
+    for what, append in ((f"job, first {1 - share:.1%} (full)", False), (f"refresh +{share:g} of the log", True)):
+        if append:
+            with open(log, "ab") as fh:
+                fh.write(b"".join(lines[cut:]))
+        shutil.rmtree(logs, ignore_errors=True)
+        logs.mkdir()
+        before = os.getloadavg()[0]
+        seconds, cpu, peak, out = measure(job)
+        said = next((line for line in out.splitlines() if line.startswith(("full:", "incremental:"))), "?")
+        print(f"{n:>12,} {what:<24} {seconds:>8.1f} {n / seconds:>10,.0f} {cpu:>7.0f} {peak:>8.2f} "
+              f"{spark_jobs(logs):>5} {before:.1f}/{os.getloadavg()[0]:.1f}  {said}", flush=True)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
