@@ -189,8 +189,14 @@ def _replay(args: argparse.Namespace) -> int:
     kinds = Counter(r["kind"] for r in t["backfill_requests"])
     print("backfill requests: " + (", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) or "none"))
     print(f"status requests: {len({r['msg'] for r in t['responders']})}")
-    for reason, n in Counter(r["reason"] for r in t["rejects"]).most_common():
+    rejects = t["rejects"]
+    for reason, n in Counter(r["reason"] for r in rejects).most_common():
         print(f"  rejected {n:,}: {reason}")
+        # a reject an accepted line caused: where to look first (the tables name it for each)
+        first = next((r for r in rejects if r["reason"] == reason and r["conflict_line"] is not None), None)
+        if first is not None:
+            print(f"    first: {first['source']}:{first['line']} conflicts with accepted "
+                  f"{first['conflict_source']}:{first['conflict_line']}")
     return 0
 
 

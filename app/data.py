@@ -198,7 +198,27 @@ class RunData:
         return {k: None if _missing(v) else v for k, v in frame.iloc[0].to_dict().items()}
 
     def rejects(self) -> pd.DataFrame:
-        return self.table("rejects").sort_values(["source", "line"], kind="stable").reset_index(drop=True)
+        """Every rejected line by file and line, with the accepted line it conflicts with (null
+        columns for a run published before ``conflict_source``/``conflict_line``)."""
+        frame = self.table("rejects")
+        for col in ("conflict_source", "conflict_line"):
+            if col not in frame.columns:
+                frame[col] = None
+        return frame.sort_values(["source", "line"], kind="stable").reset_index(drop=True)
+
+    def rejects_naming_a_line(self) -> pd.DataFrame:
+        """The rejects caused by an accepted line (those with a ``conflict_line``), by file and
+        line, without their text (the report lists them; empty for a run published before the
+        column)."""
+        def compute() -> pd.DataFrame:
+            cols = ["source", "line", "reason", "conflict_source", "conflict_line"]
+            try:
+                frame = read_table(self.run, "rejects", cols, where=ds.field("conflict_line").is_valid())
+            except pa.ArrowInvalid:  # no such column in this run
+                return empty_frame("rejects", cols)
+            return frame.sort_values(["source", "line"], kind="stable").reset_index(drop=True)
+
+        return self.memo("rejects_naming_a_line", (), compute).copy()
 
     # -- the organisation -------------------------------------------------------------------
 

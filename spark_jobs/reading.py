@@ -72,7 +72,7 @@ EVENT_COLUMNS = (
 @dataclass
 class ReadResult:
     events: DataFrame  # accepted lines; a receive carries its message's columns
-    rejects: DataFrame  # source, line, reason, text
+    rejects: DataFrame  # source, line, reason, text, conflict_source, conflict_line
     lines_read: int
     duplicates: int
     accepted: int
@@ -144,10 +144,12 @@ def counted_lines(spark: SparkSession, files: list[str]) -> tuple[DataFrame, dic
     return lines, per_file, sources
 
 
-def source_and_line(seq: Column, sources: dict[int, str]) -> list[Column]:
-    """A line's ``source`` and ``line`` from its ``seq`` (``make_seq``: file index, line)."""
+def source_and_line(seq: Column, sources: dict[int, str], prefix: str = "") -> list[Column]:
+    """A line's ``source`` and ``line`` from its ``seq`` (``make_seq``: file index, line), named
+    with ``prefix`` (null when ``seq`` is)."""
     by_index = F.create_map(*[c for i, name in sources.items() for c in (F.lit(i).cast("long"), F.lit(name))])
-    return [by_index[F.shiftright(seq, 32)].alias("source"), seq.bitwiseAND(F.lit(0xFFFFFFFF)).alias("line")]
+    return [by_index[F.shiftright(seq, 32)].alias(f"{prefix}source"),
+            seq.bitwiseAND(F.lit(0xFFFFFFFF)).alias(f"{prefix}line")]
 
 
 def _match_names(files: list[str], uris: list[str]) -> dict[str, int]:
@@ -244,9 +246,10 @@ def _small(df: DataFrame, rows: int) -> DataFrame:
 
 
 def judge(ok: DataFrame) -> DataFrame:
-    """seq, first_seq (the first line of its meaning), ts, kind, store, status and ``why``: the
+    """seq, first_seq (the first line of its meaning), ts, kind, store, status, ``why``: the
     rules between lines' verdict on the line's meaning (null: accepted, or a duplicate when
-    ``seq != first_seq``), as ``EventLog.build`` decides it.
+    ``seq != first_seq``), and ``conflict``: the seq of the accepted line a reject conflicts with,
+    as ``EventLog.build`` decides and names them.
 
     One shuffle, by the shard's hash, and two sorts within the partitions: every window
     partitions by (hash, shard) first, and all but one are ordered alike (a window over a whole
@@ -255,9 +258,12 @@ def judge(ok: DataFrame) -> DataFrame:
     first = "seq = first_seq"
     # a store's change numbers to a folder only increase, in event order (the other rules never
     # reject a change). Repeats may count in the running maximum: a repeat comes after its first
-    # occurrence (same time, later line), which already counted the same number.
-    cn_down = ("kind = 'change' AND cn <= max(CASE WHEN kind = 'change' THEN cn END) OVER (PARTITION BY h, shard"
-               " ORDER BY ts, seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)")
+    # occurrence (same time, later line), which already counted the same number. Of the lines
+    # holding the maximum, the first in event order is the accepted change a reject names (the
+    # others come after it: its repeats, or changes not above it).
+    cn_top = ("max(CASE WHEN kind = 'change' THEN named_struct('cn', cn, 'ts', -ts, 'seq', -seq) END)"
+              " OVER (PARTITION BY h, shard ORDER BY ts, seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)")
+    cn_down = "kind = 'change' AND cn <= cn_top.cn"
     # a first occurrence against its message: the first send of its id, in input order
     why = (
         f"CASE WHEN NOT {first} THEN NULL"
@@ -267,12 +273,16 @@ def judge(ok: DataFrame) -> DataFrame:
         f" WHEN kind = 'receive' AND NOT array_contains(m.rcpt, store) THEN {_sql_text(R_NOT_ADDRESSEE)}"
         f" WHEN kind = 'receive' AND ts < m.ts THEN {_sql_text(R_BEFORE_SEND)} END"
     )
+    # the line a reject names: the change it is not above, else its message's first send
+    conflict = (f"CASE WHEN why IS NULL OR why = {_sql_text(R_NEVER_SENT)} THEN NULL"
+                " WHEN kind = 'change' THEN -cn_top.seq ELSE m.seq END")
     # a store receives a message once: its first receive (in input order) of those that pass
     counted = f"kind = 'receive' AND {first} AND why IS NULL"
-    twice = (f"CASE WHEN why IS NULL AND {counted} AND seq != min(CASE WHEN {counted} THEN seq END)"
-             f" OVER (PARTITION BY h, shard, store ORDER BY key {whole}) THEN {_sql_text(R_RECEIVED_TWICE)} ELSE why END")
+    # (named: that first receive)
+    twice = f"why IS NULL AND {counted} AND seq != first_receive"
     return (
         ok.selectExpr(*NARROW, "fid", f"{SHARD} AS shard").selectExpr("*", "xxhash64(shard) AS h").repartition("h")
+        .selectExpr("*", f"{cn_top} AS cn_top")
         .selectExpr("*", f"coalesce({cn_down}, false) AS cn_down")
         .selectExpr(
             "*", "min(seq) OVER (PARTITION BY h, shard, store, key) AS first_seq",
@@ -280,10 +290,14 @@ def judge(ok: DataFrame) -> DataFrame:
             f" OVER (PARTITION BY h, shard ORDER BY store, key {whole}) AS m",
         )
         .selectExpr("*", f"{why} AS why")
-        .selectExpr("*", f"{twice} AS why2")
-        # the repeats of a meaning share its first occurrence's verdict
+        .selectExpr("*", f"{conflict} AS conflict", f"min(CASE WHEN {counted} THEN seq END)"
+                    f" OVER (PARTITION BY h, shard, store ORDER BY key {whole}) AS first_receive")
+        .selectExpr("*", f"CASE WHEN {twice} THEN {_sql_text(R_RECEIVED_TWICE)} ELSE why END AS why2",
+                    f"CASE WHEN {twice} THEN first_receive ELSE conflict END AS conflict2")
+        # the repeats of a meaning share its first occurrence's verdict (only it has one)
         .selectExpr(*NARROW, "fid", "shard", "first_seq",
-                    "max(why2) OVER (PARTITION BY h, shard, store, key) AS why")
+                    "max(why2) OVER (PARTITION BY h, shard, store, key) AS why",
+                    "max(conflict2) OVER (PARTITION BY h, shard, store, key) AS conflict")
     )
 
 
@@ -307,11 +321,14 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     # rejects: stage 1's as parsed (with their text); stage 2's take their text from the lines
     # (read again), by seq (no join when there are none)
     seq = F.col("seq")
-    rejects = parsed.filter("reason IS NOT NULL").select(*source_and_line(seq, sources), "reason", "text")
+    rejects = parsed.filter("reason IS NOT NULL").selectExpr(
+        "*", "CAST(NULL AS STRING) AS conflict_source", "CAST(NULL AS BIGINT) AS conflict_line",
+    ).select(*source_and_line(seq, sources), "reason", "text", "conflict_source", "conflict_line")
     if stage2:
-        rejected = judged.filter("why IS NOT NULL").selectExpr("seq", "why")
+        rejected = judged.filter("why IS NOT NULL").selectExpr("seq", "why", "conflict")
         rejects = rejects.unionByName(lines.join(_small(rejected, stage2), "seq").select(
-            *source_and_line(seq, sources), F.col("why").alias("reason"), "text"))
+            *source_and_line(seq, sources), F.col("why").alias("reason"), "text",
+            *source_and_line(F.col("conflict"), sources, "conflict_")))
 
     # accepted: first occurrences not rejected; a receive takes its message's columns
     accepted = ok

@@ -61,7 +61,16 @@ from .model.events import make_seq
 from .model.tables import TABLES, ddl
 from .model.timeutil import default_as_of, now_us
 from .model.topology import Topology
-from .reading import NARROW, SHARD, _sql_text, events_of, judge, parse_stage1, source_and_line
+from .reading import (
+    NARROW,
+    PARSED_COLUMNS,
+    SHARD,
+    _sql_text,
+    events_of,
+    judge,
+    parsed_row,
+    source_and_line,
+)
 from .state import Manifest, Plan, read_new_lines
 from .stream import OUT_TABLES, STREAM_COLUMNS, org_payload
 from .writing import MAX_FINAL_FILES, final_files
@@ -87,7 +96,9 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
         rows += [(make_seq(nb.index, n), text) for n, text in lines]
         reads[nb.index] = read
     new_lines = local_frame(spark, rows, {"seq": "long", "text": "string"})
-    parsed = parse_stage1(new_lines, topo).cache()
+    # stage 1 in the driver: a refresh's new lines are few, and a Python worker would cost more
+    # to start than they cost to parse (the same ``parsed_row``, the one set of rules)
+    parsed = local_frame(spark, [parsed_row(topo, seq, text) for seq, text in rows], PARSED_COLUMNS).cache()
     ok_new = parsed.filter("reason IS NULL")
 
     # the rules between lines: the new lines with the earlier lines of their shards
@@ -95,13 +106,14 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     touched = ok_new.selectExpr(f"{SHARD} AS shard").distinct()
     old_touched = old_lines.join(F.broadcast(touched), "shard", "left_semi")
     judged = judge(old_touched.select(*NARROW, "fid").unionByName(ok_new.select(*NARROW, "fid"))).cache()
-    verdicts = judged.join(old_touched.selectExpr("seq", "first_seq AS f0", "why AS w0", "true AS old"), "seq", "left")
+    verdicts = judged.join(old_touched.selectExpr("seq", "first_seq AS f0", "why AS w0", "conflict AS c0",
+                                                  "true AS old"), "seq", "left")
     accepted = "old IS NULL AND why IS NULL AND seq = first_seq"
     c = verdicts.selectExpr(
         "count_if(old IS NULL) AS ok",
         "count_if(old IS NULL AND why IS NULL AND seq != first_seq) AS duplicates",
         "count_if(old IS NULL AND why IS NOT NULL) AS rejected",
-        "count_if(old AND NOT (first_seq <=> f0 AND why <=> w0)) AS flipped",
+        "count_if(old AND NOT (first_seq <=> f0 AND why <=> w0 AND conflict <=> c0)) AS flipped",
         f"count_if({accepted} AND ts <= {previous.as_of}) AS late",
         f"max(CASE WHEN {accepted} THEN ts END) AS last_ts",
         f"collect_list(CASE WHEN {accepted} AND kind = 'store_status' THEN struct(ts, seq, store, status) END) AS status",
@@ -156,11 +168,15 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     # the tables: final rows of this run, and the live ones
     seq = F.col("seq")
     sources = dict(enumerate(files))
-    rejects = parsed.filter("reason IS NOT NULL").select(*source_and_line(seq, sources), "reason", "text")
+    rejects = parsed.filter("reason IS NOT NULL").selectExpr(
+        "*", "CAST(NULL AS STRING) AS conflict_source", "CAST(NULL AS BIGINT) AS conflict_line",
+    ).select(*source_and_line(seq, sources), "reason", "text", "conflict_source", "conflict_line")
     if stage2:
-        why = judged.join(new_lines.select("seq"), "seq", "left_semi").filter("why IS NOT NULL").selectExpr("seq", "why")
+        why = judged.join(new_lines.select("seq"), "seq", "left_semi").filter("why IS NOT NULL").selectExpr(
+            "seq", "why", "conflict")
         rejects = rejects.unionByName(new_lines.join(why, "seq").select(
-            *source_and_line(seq, sources), F.col("why").alias("reason"), "text"))
+            *source_and_line(seq, sources), F.col("why").alias("reason"), "text",
+            *source_and_line(F.col("conflict"), sources, "conflict_")))
     t: dict[str, DataFrame] = {"rejects": rejects}
     for name in OUT_TABLES:
         t[name] = fold_table(folded, name)

@@ -3,7 +3,8 @@
 Each scenario is simulated and computed once per test session (memoised in this module), in a
 subprocess running this worktree's ``pfscope``. The worked example gets hostile text: its folder
 path carries ``<script>`` and ``<img onerror>``, a child folder carries markup too, and the log
-gets unusable lines (so the run has rejects, one of them markup).
+gets unusable lines (so the run has rejects, one of them markup, one naming the accepted line it
+conflicts with).
 """
 
 from __future__ import annotations
@@ -21,7 +22,12 @@ ROOT = Path(__file__).resolve().parent.parent
 HOSTILE_PATH = 'IPM_SUBTREE\\Folder1 <script>window.__pfxss=1</script><img src=x onerror="window.__pfxss=2">'
 HOSTILE_CHILD = {"fid": "1-124", "path": "IPM_SUBTREE\\Folder1\\<b>bold</b> & <i>co</i>", "parent": "1-123",
                  "replicas": ["PFS1", "PFS2"]}
-HOSTILE_LINES = ['<script>window.__pfxss=3</script>', '{"ts": "2026-11-02T01:00:00Z", "store": "NOPE", "kind": "change"}']
+HOSTILE_LINES = ['<script>window.__pfxss=3</script>', '{"ts": "2026-11-02T01:00:00Z", "store": "NOPE", "kind": "change"}',
+                 # not above PFS1's change 17 to 1-123 (line 115 of the worked example): a reject that names it
+                 '{"ts": "2026-11-04T20:00:00Z", "store": "PFS1", "kind": "change", "fid": "1-123", "cn": 16, '
+                 '"item": "<b>again</b>"}']
+#: the line of the worked example's log that the last hostile line conflicts with
+HOSTILE_CONFLICT_LINE = 115
 
 _published: dict[str, Path] = {}
 _root: list[Path] = []

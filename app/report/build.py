@@ -55,6 +55,7 @@ class Limits:
     attempts: int = 40
     status_requests: int = 40
     rejects_reasons: int = 20
+    rejects_named: int = 50
     cnset_chars: int = 240
 
 
@@ -281,7 +282,24 @@ def _accounting_section(data: RunData, s: dict[str, Any], lim: Limits) -> Html:
         parts += [table(["reason", "lines"], _rows(shown, [lambda r: r["reason"], lambda r: _int(r["lines"])]),
                         numeric=[1], caption="Rejected lines by reason"),
                   left_out(len(shown), len(counts), "reasons", "most lines first")]
+        parts.append(_named_rejects(data, lim))
     return _section("accounting", "Input accounting", *parts)
+
+
+def _named_rejects(data: RunData, lim: Limits) -> Html:
+    """The rejects an accepted line caused, each with that line (file and number), so an operator
+    can open both; the dashboard's /rejects page has every reject with its text."""
+    named = data.rejects_naming_a_line()
+    if named.empty:
+        return Html("")
+    shown = named.head(lim.rejects_named)
+    rows = _rows(shown, [lambda r: r["source"], lambda r: int(r["line"]), lambda r: r["reason"],
+                         lambda r: f"{r['conflict_source']}:{int(r['conflict_line'])}"])  # as editors number lines
+    return join([
+        table(["file", "line", "reason", "conflicts with (file:line)"], rows, numeric=[1],
+              caption="Rejected because of an accepted line: the line each conflicts with"),
+        left_out(len(shown), len(named), "such rejects", "by file and line"),
+    ])
 
 
 def _stores_section(doc: Document, stores: pd.DataFrame, replicas: pd.DataFrame) -> Html:
@@ -456,15 +474,34 @@ def folder_report(data: RunData, fid: str, at: pd.Timestamp | None, lim: Limits)
     entries = data.backfill_entries(fid=fid)
     requests = data.backfill_requests(fid=fid)
 
+    doc.body.append(_verdict_section(data, fid, replicas, entries))
     doc.body.append(_replicas_section(replicas, lim))
     doc.body.append(_matrix_section(doc, data, fid, path, at, lim))
     doc.body.append(_entries_section(doc, fid, path, entries, requests, at, lim))
     doc.body.append(_candidates_section(data, fid, requests, lim))
     doc.body.append(_responders_section(data, fid, lim))
-    toc = [("replicas", "Replicas"), ("matrix", "Who knows what"), ("entries", "Backfill entries"),
+    toc = [("verdict", "Verdict"), ("replicas", "Replicas"), ("matrix", "Who knows what"), ("entries", "Backfill entries"),
            ("candidates", "Requests and candidates"), ("responders", "Status requests")]
     title = f"Folder {fid} {path}".rstrip()
     return doc.render(_header(data, title, extra), toc, _footer(data))
+
+
+def _verdict_section(data: RunData, fid: str, replicas: pd.DataFrame, entries: pd.DataFrame) -> Html:
+    """The verdict first, as on the dashboard's folder page and from the same function
+    (:func:`app.figures.folder_verdicts`): one line per unhealthy replica, most urgent first, as of
+    the run (also when the matrix is shown at an earlier time). The tier is written out, not only
+    coloured, so a printed or colour-blind reading keeps it."""
+    as_of = data.summary().get("as_of")
+    verdicts = f.folder_verdicts(replicas, entries, data.next_requests(fid=fid), data.stores(), as_of)
+    if not verdicts:
+        body = tag("p", "Every replica is in sync, as of the run.", class_="verdict-ok")
+    else:
+        body = tag("ul", *[tag("li", tag("span", v.tier, class_="tier"), " ", tag("span", v.text, class_="verdict-text"),
+                               class_=f"tier-{v.tier}", data_store=v.store) for v in verdicts],
+                   class_="verdict")
+    return _section("verdict", f"Verdict, as of the run ({_time(as_of)})",
+                    tag("p", "Each replica that is not in sync, or whose store is down, in one line: what is missing, "
+                             "why, what happens next and when. Most urgent first.", class_="note"), body)
 
 
 def _replicas_section(replicas: pd.DataFrame, lim: Limits) -> Html:

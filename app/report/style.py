@@ -12,11 +12,16 @@ CSS = """
 :root { --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --bg: #ffffff; --band: #f6f8fa;
   --link: #00649b; --warn: #906300;
   --in_sync: #007b5a; --backfilling: #1672a7; --overdue: #906300; --delete_pending: #b14380;
-  --deleted: #6c6c6c; }
+  --deleted: #6c6c6c;
+  /* severity tiers (verdict and causes): borders in the dashboard's hues, the tier's word in
+     their darkened text colours (4.9:1 or more) */
+  --critical: #d55e00; --warning: #e69f00; --info: #56b4e9;
+  --critical-text: #b24e00; --warning-text: #906300; --info-text: #1672a7; }
 /* dark preference: the page, its text and its charts; every text 4.5:1 or more on its background */
 @media (prefers-color-scheme: dark) {
   :root { color-scheme: dark; --fg: #e6edf3; --muted: #9aa4af; --line: #30363d; --bg: #0d1117;
-    --band: #161b22; --link: #56b4e9; --warn: #e69f00; }
+    --band: #161b22; --link: #56b4e9; --warn: #e69f00;
+    --critical-text: #f07a35; --warning-text: #e69f00; --info-text: #56b4e9; }
   .js-plotly-plot .main-svg { background: transparent !important; }
   .js-plotly-plot .bg { fill: transparent !important; }
   .js-plotly-plot g[class$="tick"] > text, .js-plotly-plot g[class^="g-"][class$="title"] text,
@@ -66,6 +71,16 @@ nav.toc { font-size: 13px; }
 nav.toc a { margin-right: 12px; }
 footer.report { margin-top: 32px; border-top: 1px solid var(--line); color: var(--muted); font-size: 12px; }
 noscript p { color: var(--warn); }
+ul.verdict, ul.causes { list-style: none; padding-left: 0; }
+ul.verdict > li, ul.causes > li { border-left: 4px solid var(--line); padding: 2px 10px; margin: 4px 0;
+  overflow-wrap: anywhere; }
+li.tier-critical { border-left-color: var(--critical) !important; }
+li.tier-warning { border-left-color: var(--warning) !important; }
+li.tier-info { border-left-color: var(--info) !important; }
+.tier { font-size: 11px; font-weight: 600; text-transform: uppercase; letter-spacing: 0.03em; }
+li.tier-critical .tier { color: var(--critical-text); }
+li.tier-warning .tier { color: var(--warning-text); }
+li.tier-info .tier { color: var(--info-text); }
 
 @media print {
   @page { size: A4 landscape; margin: 12mm; }
@@ -79,6 +94,7 @@ noscript p { color: var(--warn); }
   table.data tr, .chart, figure { break-inside: avoid; page-break-inside: avoid; }
   table.data thead { display: table-header-group; }
   .health { color: #000; border: 1px solid #000; background: none !important; }
+  li.tier-critical .tier, li.tier-warning .tier, li.tier-info .tier { color: #000; }
   a { color: #000; text-decoration: none; }
 }
 """

@@ -152,10 +152,21 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class RejectRow:
+    """A rejected line. ``conflict_source``/``conflict_line``: the accepted line whose acceptance
+    made this one a reject (rules between lines only; None when no line caused it). See
+    ``EventLog.build`` for which line is named when several could be."""
+
     source: str
     line: int
     reason: str
     text: str
+    conflict_source: str | None = None
+    conflict_line: int | None = None
+
+
+#: a rule between lines' verdict on a line: the reason, and the seq of the accepted line it
+#: conflicts with (None: no line caused it)
+Stage2Reject = tuple[str, int | None]
 
 
 def make_seq(file_index: int, line: int) -> int:
@@ -396,7 +407,22 @@ class EventLog:
 
     @classmethod
     def build(cls, lines: Iterable[tuple[str, int, int, str | None]], topo: Topology) -> EventLog:
-        """``lines`` yields ``(source, line_no, seq, text)``; text None means not UTF-8."""
+        """``lines`` yields ``(source, line_no, seq, text)``; text None means not UTF-8.
+
+        A reject of the rules between lines names the accepted line it conflicts with (its
+        ``conflict_source`` and ``conflict_line``):
+
+        - a message id reused with different content, a receive stamped before its send or by a
+          store not in ``to``: the message's send (the first send of that id in input order);
+        - a message already received by this store: that store's first accepted receive of it
+          (in input order);
+        - a change number not above the store's previous one for the folder: the accepted change
+          of that store and folder with the highest number before it in event order (time, then
+          input order), i.e. the last one accepted before it;
+        - a receive of a message never sent: none (no line caused it), like every stage-1 reject.
+
+        A repeat of a rejected line names the same line as its first occurrence.
+        """
         log = cls()
         parsed: list[tuple[Event, str, int, str]] = []
         for source, line_no, seq, text in lines:
@@ -415,44 +441,50 @@ class EventLog:
             if ev.kind == "send" and ev.message is not None:
                 log.messages.setdefault(ev.message.msg, ev.message)
 
-        outcome: dict[tuple[Any, ...], str | None] = {}  # key -> None (accepted) or reason
+        # stage-2 rejects: (source, line, reason, text, seq of the accepted line it conflicts with)
+        pending: list[tuple[str, int, str, str, int | None]] = []
+        outcome: dict[tuple[Any, ...], Stage2Reject | None] = {}  # key -> None (accepted) or its reject
         repeats: dict[tuple[Any, ...], list[tuple[str, int, str]]] = {}
-        received: set[tuple[str, str]] = set()
+        received: dict[tuple[str, str], int] = {}  # (store, msg) -> seq of its accepted receive
         accepted: list[Event] = []
         for ev, source, line_no, text in parsed:
             if ev.key in outcome:  # the same meaning again: decided by its first occurrence
-                reason = outcome[ev.key]
-                if reason is None:
+                verdict = outcome[ev.key]
+                if verdict is None:
                     repeats.setdefault(ev.key, []).append((source, line_no, text))
                 else:
-                    log.rejects.append(RejectRow(source, line_no, reason, text))
+                    pending.append((source, line_no, verdict[0], text, verdict[1]))
                 continue
-            reason = _check_between_lines(ev, log.messages, received)
-            outcome[ev.key] = reason
-            if reason is None:
+            verdict = _check_between_lines(ev, log.messages, received)
+            outcome[ev.key] = verdict
+            if verdict is None:
                 accepted.append(ev)
             else:
-                log.rejects.append(RejectRow(source, line_no, reason, text))
+                pending.append((source, line_no, verdict[0], text, verdict[1]))
 
         # Change numbers of one origin only increase, in event order.
-        last_cn: dict[tuple[str, str], int] = {}
-        bad: set[int] = set()
+        last_cn: dict[tuple[str, str], tuple[int, int]] = {}  # (store, fid) -> (cn, seq) last accepted
+        bad: dict[int, int] = {}  # seq of a rejected change -> seq of the change it is not above
         for ev in sorted((e for e in accepted if e.kind == "change"), key=lambda e: (e.ts, e.seq)):
             k = (ev.store, ev.fid or "")
-            if k in last_cn and ev.cn is not None and ev.cn <= last_cn[k]:
-                bad.add(ev.seq)
+            if k in last_cn and ev.cn is not None and ev.cn <= last_cn[k][0]:
+                bad[ev.seq] = last_cn[k][1]
             else:
-                last_cn[k] = ev.cn or 0
+                last_cn[k] = (ev.cn or 0, ev.seq)
         if bad:
             where = {ev.seq: (src, n, text) for ev, src, n, text in parsed if ev.seq in bad}
             for seq in sorted(bad):
                 source, line_no, text = where[seq]
-                log.rejects.append(RejectRow(source, line_no, R_CN_NOT_INCREASING, text))
+                pending.append((source, line_no, R_CN_NOT_INCREASING, text, bad[seq]))
             for ev in accepted:
                 if ev.seq in bad:  # its repeats share its fate
                     for source, line_no, text in repeats.pop(ev.key, []):
-                        log.rejects.append(RejectRow(source, line_no, R_CN_NOT_INCREASING, text))
+                        pending.append((source, line_no, R_CN_NOT_INCREASING, text, bad[ev.seq]))
             accepted = [e for e in accepted if e.seq not in bad]
+        named = {c for *_, c in pending if c is not None}
+        at = {ev.seq: (src, n) for ev, src, n, _ in parsed if ev.seq in named} if named else {}
+        for source, line_no, reason, text, c in pending:
+            log.rejects.append(RejectRow(source, line_no, reason, text, *(at[c] if c is not None else (None, None))))
         log.duplicates = sum(len(v) for v in repeats.values())
         log.events = accepted
         log.rejects.sort(key=lambda r: (r.source, r.line))
@@ -460,26 +492,27 @@ class EventLog:
 
 
 def _check_between_lines(
-    ev: Event, messages: dict[str, Message], received: set[tuple[str, str]]
-) -> str | None:
+    ev: Event, messages: dict[str, Message], received: dict[tuple[str, str], int]
+) -> Stage2Reject | None:
     if ev.kind == "send":
         m = ev.message
         assert m is not None
-        if messages[m.msg] is not m:
-            return R_MSG_REUSED
+        first = messages[m.msg]
+        if first is not m:
+            return R_MSG_REUSED, first.seq
         return None
     if ev.kind == "receive":
         msg_id = ev.msg_id or ""
         m = messages.get(msg_id)
         if m is None:
-            return R_NEVER_SENT
+            return R_NEVER_SENT, None
         if ev.store not in m.to:
-            return R_NOT_ADDRESSEE
+            return R_NOT_ADDRESSEE, m.seq
         if ev.ts < m.sent_at:
-            return R_BEFORE_SEND
+            return R_BEFORE_SEND, m.seq
         if (ev.store, msg_id) in received:
-            return R_RECEIVED_TWICE
-        received.add((ev.store, msg_id))
+            return R_RECEIVED_TWICE, received[(ev.store, msg_id)]
+        received[(ev.store, msg_id)] = ev.seq
         ev.message = m
         ev.fid = m.fid
         return None

@@ -112,7 +112,8 @@ def replay(topo: Topology, log: EventLog, as_of: int | None = None, *, run_id: s
     add_paths(t["replicas"], t["folders"])
     t["messages"] = messages_table(applied)
     t["rejects"] = [
-        {"source": r.source, "line": r.line, "reason": r.reason, "text": r.text} for r in log.rejects
+        {"source": r.source, "line": r.line, "reason": r.reason, "text": r.text,
+         "conflict_source": r.conflict_source, "conflict_line": r.conflict_line} for r in log.rejects
     ]
     t["summary"] = [
         {

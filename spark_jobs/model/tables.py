@@ -92,6 +92,8 @@ TABLES: dict[str, Columns] = {
     ),
     "rejects": (
         ("source", "string"), ("line", "long"), ("reason", "string"), ("text", "string"),
+        # the accepted line this one conflicts with (rules between lines; null: no line caused it)
+        ("conflict_source", "string"), ("conflict_line", "long"),
     ),
     "summary": (
         ("run_id", "string"), ("as_of", "timestamp"), ("lines_read", "long"), ("accepted", "long"),

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from tests.e2e.conftest import Server, screenshot, start_server, stop_server
-from tests.published import HOSTILE_CHILD, HOSTILE_LINES, HOSTILE_PATH
+from tests.published import HOSTILE_CHILD, HOSTILE_CONFLICT_LINE, HOSTILE_LINES, HOSTILE_PATH
 
 pytestmark = pytest.mark.e2e
 
@@ -293,6 +293,13 @@ def test_rejects_banner_links_to_the_rejected_lines(we_server: Server, page) -> 
     shown = page.locator("#pf-rejects td.pf-col-text").all_inner_texts()
     assert sorted(shown) == sorted(rejects["text"])
     assert sorted(page.locator("#pf-rejects td.pf-col-reason").all_inner_texts()) == sorted(rejects["reason"])
+    # a reject an accepted line caused names it (file:line); the others name nothing
+    rows = page.locator("#pf-rejects tbody tr")
+    named = {rows.nth(i).locator("td.pf-col-line").inner_text(): rows.nth(i).locator("td.pf-col-conflict_line").inner_text()
+             for i in range(rows.count())}
+    events = str(we_server.data.parent / "events.jsonl")
+    assert page.get_by_role("columnheader", name="conflicts with").is_visible()
+    assert sorted(named.values()) == ["", "", f"{events}:{HOSTILE_CONFLICT_LINE}"]
 
 
 def test_a_new_run_is_served_without_a_restart(we_data: Path, demo_data: Path, page,

@@ -146,6 +146,15 @@ def test_folder_report_renders_offline_and_is_interactive(reports: dict[str, Mad
     page.wait_for_selector("#matrix .hoverlayer .hovertext", timeout=5_000)
     hover = page.locator("#matrix .hoverlayer .hovertext").text_content()
     assert "observer" in hover and ":" in hover
+    # the verdict first, on the first screen: a line per unhealthy replica, or that all is well
+    page.mouse.move(0, 0)
+    verdict = page.locator("section#verdict")
+    assert verdict.is_visible() and verdict.bounding_box()["y"] < 1000
+    lines = page.locator("#verdict li").all_inner_texts()
+    if name == "demo-folder":  # its replicas are backfilling: one line each, with the next request
+        assert lines and all(" lacks " in t and "next request" in t for t in lines), lines
+    else:
+        assert lines == [] and "Every replica is in sync" in verdict.inner_text()
     assert made.size < 6 * MB
     assert_clean(state, made.path)
 

@@ -19,7 +19,7 @@ from spark_jobs.compute import compute, local_frame, rows_of
 from spark_jobs.model.events import read_event_log
 from spark_jobs.model.replay import replay
 from spark_jobs.model.tables import TABLES
-from spark_jobs.model.timeutil import HOUR, parse_ts
+from spark_jobs.model.timeutil import HOUR, SECOND, format_ts, parse_ts
 from spark_jobs.simulator import build, run_scenario
 
 from .published import ordered
@@ -46,6 +46,25 @@ SMALL_SCALE = {"stores": 7, "sites": 3, "folders": 16, "replicas": 3, "days": 4,
 CASES |= {f"scale-seed-{seed}": ("scale", seed, SMALL_SCALE, as_of) for seed, as_of in SEEDS.items()}
 
 
+def conflicting(lines: list[str]) -> list[str]:
+    """Lines the rules between lines reject because of an accepted line of the log, which they
+    name: a message id reused, a receive by the sender and one stamped before its send, a second
+    receive, a change number not above the store's last for the folder."""
+    objs = [json.loads(t) for t in lines]
+    send = next(o for o in objs if o["kind"] == "send")
+    rcv = next(o for o in objs if o["kind"] == "receive")
+    last = max(((parse_ts(o["ts"]), i) for i, o in enumerate(objs) if o["kind"] == "change"))
+    change = objs[last[1]]
+    sent = parse_ts(send["ts"])
+    return [json.dumps(o) for o in (
+        {**send, "ts": format_ts(sent + SECOND)},
+        {"ts": format_ts(sent + HOUR), "store": send["store"], "kind": "receive", "msg": send["msg"]},
+        {"ts": format_ts(sent - SECOND), "store": send["to"][0], "kind": "receive", "msg": send["msg"]},
+        {**rcv, "ts": format_ts(parse_ts(rcv["ts"]) + SECOND)},
+        {**change, "ts": format_ts(last[0] + HOUR)},
+    )]
+
+
 def write_case(tmp: Path, name: str, seed: int, options: dict[str, Any]) -> tuple[Any, list[str]]:
     """The simulated log split over two files in two folders, with noise and repeated lines."""
     scenario = build(name, seed, options)
@@ -57,7 +76,7 @@ def write_case(tmp: Path, name: str, seed: int, options: dict[str, Any]) -> tupl
     half = len(lines) // 2
     (tmp / "a").mkdir()
     (tmp / "a" / "first.jsonl").write_text("\n".join(lines[:half] + noise[:3] + lines[:5]) + "\n")
-    (tmp / "b.jsonl").write_text("\n".join(noise[3:] + lines[half:]) + "\n")
+    (tmp / "b.jsonl").write_text("\n".join(noise[3:] + lines[half:] + conflicting(lines)) + "\n")
     (tmp / "topology.json").write_text(json.dumps(scenario.topology.to_json()))
     return scenario.topology, [str(tmp)]
 
@@ -86,6 +105,9 @@ def test_spark_job_equals_replay(spark, tmp_path: Path, case: str) -> None:  # t
     assert name != "scale" or len({f for _, f in history}) > 1
     # the case must exercise what it claims to
     assert expected["rejects"] and expected["summary"][0]["duplicates"] == 5
+    # every reject the added conflicting lines make names an accepted line (the never-sent one: none)
+    named = [r for r in expected["rejects"] if r["conflict_line"] is not None]
+    assert len(named) == 5 and all(r["source"].endswith("b.jsonl") for r in named)
     assert expected["backfill_entries"]
     if case == "scale-2000" or (name == "scale" and as_of is None):
         assert {r["algorithm"] for r in expected["backfill_requests"]} >= {"2000", "2003+"}

@@ -219,8 +219,9 @@ def test_hostile_run_publishes_what_the_replay_computes(spark, tmp_path: Path, r
 
     assert (read.lines_read, read.accepted, read.duplicates) == (log.lines_read, log.accepted, log.duplicates)
     got_rejects = pq.read_table(out / latest["path"] / "rejects").to_pylist()
-    assert sorted((r["source"], r["line"], r["reason"], r["text"]) for r in got_rejects) == sorted(
-        (r.source, r.line, r.reason, r.text) for r in log.rejects)
+    assert sorted((r["source"], r["line"], r["reason"], r["text"], r["conflict_source"], r["conflict_line"])
+                  for r in got_rejects) == sorted(
+        (r.source, r.line, r.reason, r.text, r.conflict_source, r.conflict_line) for r in log.rejects)
     for table in TABLES:
         got = pq.read_table(out / latest["path"] / table, coerce_int96_timestamp_unit="us")
         # times as integers of microseconds: Python's datetime holds years 1-9999 only, the tables more

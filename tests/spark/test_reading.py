@@ -63,6 +63,8 @@ SECOND = [
     change("2026-11-02T10:00:00Z", 5),  # repeat of a rejected change (not above 7)
     change("2026-11-02T11:00:00Z", 8),
     change("2026-11-02T11:00:00Z", 1, store="PFS2"),
+    # not above 20: names the accepted 20 (item a), not its repeat nor the rejected 20 (item b)
+    change("2026-11-02T11:45:00Z", 19),
     send("m1"),  # a repeat of the first send: a duplicate
     "",
     change("2026-11-02T12:00:00Z", 2**63),  # beyond a long: rejected, not an overflow of the job
@@ -88,6 +90,15 @@ def _event(e: Any) -> tuple[Any, ...]:
             None if m is None else (m.sender, m.sent_at, m.seq, m.type, m.cnset.text()))
 
 
+def vars_of(r: ev.RejectRow) -> dict[str, Any]:
+    return {f: getattr(r, f) for f in r.__slots__}
+
+
+def _reject(r: dict[str, Any]) -> tuple[Any, ...]:
+    """A reject as compared: every column, the line it names included."""
+    return (r["source"], r["line"], r["reason"], r["text"], r["conflict_source"], r["conflict_line"])
+
+
 def _row(r: dict[str, Any]) -> tuple[Any, ...]:
     mail = r["kind"] in ("send", "receive")
     return (r["seq"], r["ts"], r["store"], r["kind"], r["fid"], r["cn"], r["msg"],
@@ -111,8 +122,10 @@ def test_every_rule_between_lines_as_the_reference_reader(spark, log_dir: Path) 
 
     assert (got.lines_read, got.accepted, got.duplicates) == (
         expected.lines_read, expected.accepted, expected.duplicates)
-    assert sorted((r["source"], r["line"], r["reason"], r["text"]) for r in rows_of(got.rejects)) == sorted(
-        (r.source, r.line, r.reason, r.text) for r in expected.rejects)
+    assert sorted(_reject(r) for r in rows_of(got.rejects)) == sorted(_reject(vars_of(r)) for r in expected.rejects)
+    named = {(r.line, Path(r.conflict_source or "").name, r.conflict_line)
+             for r in expected.rejects if r.source.endswith("b.jsonl")}
+    assert (5, "a.jsonl", 14) in named  # the change 19 names the accepted change 20 in a.jsonl
     assert sorted(_row(r) for r in rows_of(got.events)) == sorted(_event(e) for e in expected.events)
 
 
@@ -131,5 +144,4 @@ def test_a_log_repeated_whole_is_all_duplicates(spark, tmp_path: Path, monkeypat
     assert (got.lines_read, got.accepted, got.duplicates) == (
         expected.lines_read, expected.accepted, expected.duplicates)
     assert got.events.count() == expected.accepted
-    assert sorted((r["source"], r["line"], r["reason"]) for r in rows_of(got.rejects)) == sorted(
-        (r.source, r.line, r.reason) for r in expected.rejects)
+    assert sorted(_reject(r) for r in rows_of(got.rejects)) == sorted(_reject(vars_of(r)) for r in expected.rejects)

@@ -113,12 +113,16 @@ def test_replay_of_a_small_clean_log(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_replay_counts_duplicates_and_rejects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    topo, events = inputs(tmp_path, CHANGE, SEND, "{oops", RECEIVE, RECEIVE, "", CHANGE)
+    again = RECEIVE.replace("08:00:02", "08:00:09")
+    topo, events = inputs(tmp_path, CHANGE, SEND, "{oops", RECEIVE, RECEIVE, "", CHANGE, again)
     assert main(["replay", "--topology", topo, "--events", events]) == 0
     out = capsys.readouterr().out
-    assert "7 lines read, 3 accepted, 2 duplicates, 2 rejected (" in out
+    assert "8 lines read, 3 accepted, 2 duplicates, 3 rejected (" in out
     reject_lines = sorted(x.strip() for x in out.splitlines() if x.startswith("  rejected"))
-    assert reject_lines == ["rejected 1: empty line", "rejected 1: not JSON"]
+    assert reject_lines == ["rejected 1: empty line", "rejected 1: message already received by this store",
+                            "rejected 1: not JSON"]
+    # the second receive names the first, the line that made it a reject
+    assert f"    first: {events}:8 conflicts with accepted {events}:4\n" in out
 
 
 def test_replay_with_a_yaml_topology_several_files_and_an_as_of(

@@ -12,6 +12,7 @@ import pytest
 from app.cli import main
 from app.main import cache_config, create_app
 from app.settings import Settings, load_settings
+from tests.published import HOSTILE_LINES
 
 
 def basic(user: str, password: str) -> dict[str, str]:
@@ -45,7 +46,7 @@ def test_metrics_route_serves_the_exposition_of_the_published_run(client) -> Non
     r = client.get("/metrics", headers=basic("ops", "pw"))
     assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
     text = r.get_data(as_text=True)
-    assert "\npfscope_run_published 1.0\n" in text and 'pfscope_input_lines{outcome="rejected"} 2.0' in text
+    assert "\npfscope_run_published 1.0\n" in text and f'pfscope_input_lines{{outcome="rejected"}} {len(HOSTILE_LINES)}.0' in text
 
 
 def test_cache_is_shared_files_or_redis(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from app.report import Limits, ReportError, build_report, report_download, repor
 from app.report.build import cn_text
 from app.report.document import Document, figure_json, plotly_js
 from app.report.html import Html, esc, table, tag
-from tests.published import HOSTILE_PATH, ROOT, _env, published
+from tests.published import HOSTILE_CONFLICT_LINE, HOSTILE_PATH, ROOT, _env, published
 
 WE_FID = "1-123"
 MB = 1024 * 1024
@@ -660,3 +660,73 @@ def test_org_report_opens_with_a_summary_by_cause(demo: Path, demo_run: RunData)
     nxt = parquet(demo, "next_requests")
     assert nxt["waiting"].any()
     assert "open entries of its own wait for it" in body or "open entry of its own wait for it" in body
+
+
+# -- the folder report's verdict and the rejects that name a line ---------------------------
+
+
+def verdict_lines(page: str) -> list[tuple[str, str, str]]:
+    """(tier, store, text) of each verdict line, as the browser shows them (tags out, entities in)."""
+    section = page[page.index('<section id="verdict">'):]
+    section = section[:section.index("</section>")]
+    return [(tier, htmllib.unescape(store), htmllib.unescape(re.sub(r"<[^>]*>", "", text)))
+            for tier, store, text in re.findall(
+                r'<li class="tier-(\w+)" data-store="([^"]*)"><span class="tier">\w+</span> '
+                r'<span class="verdict-text">(.*?)</span></li>', section)]
+
+
+def test_folder_report_opens_with_the_dashboards_verdict(demo: Path, demo_run: RunData) -> None:
+    """The verdict comes first, before every table, and is the dashboard folder page's: the same
+    lines in the same order, one per replica not in sync or on a store that is down."""
+    from app.figures import TIERS, folder_verdicts
+
+    reps, stores = parquet(demo, "replicas"), parquet(demo, "stores")
+    down = set(stores.loc[stores["status"] == "down", "store"])
+    reps = reps[reps["fid"] != "1-1"]
+    unwell = reps[reps["health"].isin(["delete_pending", "overdue", "backfilling"]) | reps["store"].isin(down)]
+    assert down and not unwell.empty
+    # the folder with the most such replicas, a down store's among them when one is
+    score = unwell.groupby("fid").agg(n=("store", "size"), down=("store", lambda s: int(s.isin(down).any())))
+    fid = str(score.reset_index().sort_values(["down", "n", "fid"], ascending=[False, False, True])["fid"].iloc[0])
+    page = build_report(demo_run, fid=fid)
+    body = page[page.index("<body"):]
+    assert body.index('id="verdict"') < body.index('id="replicas"') < body.index('id="matrix"')
+    assert '<a href="#verdict">Verdict</a>' in body
+    lines = verdict_lines(page)
+    mine = unwell[unwell["fid"] == fid]
+    assert {s for _, s, _ in lines} == set(mine["store"]) and len(lines) == len(mine)
+    assert [TIERS.index(t) for t, _, _ in lines] == sorted(TIERS.index(t) for t, _, _ in lines)
+    for _, store, text in lines:
+        assert text.startswith(f"{store}: ")
+        if store in down:
+            assert "store down since" in text
+    expected = folder_verdicts(demo_run.replicas(fid=fid), demo_run.backfill_entries(fid=fid),
+                               demo_run.next_requests(fid=fid), demo_run.stores(), demo_run.summary().get("as_of"))
+    assert lines == [(v.tier, v.store, v.text) for v in expected]  # the dashboard's very lines
+
+
+def test_folder_report_verdict_escapes_its_text_and_says_when_all_is_well(
+        we_run: RunData, monkeypatch: pytest.MonkeyPatch) -> None:
+    from app import figures
+    from app.figures import Verdict
+
+    hostile = Verdict('<img src=x onerror="window.__pfxss=9">', "critical",
+                      '<script>window.__pfxss=8</script> lacks 3 CNs (PFS1:1-3) & more')
+    monkeypatch.setattr(figures, "folder_verdicts", lambda *_a: [hostile])
+    page = build_report(we_run, fid=WE_FID)
+    assert "<script>window.__pfxss=8" not in page and "<img src=x" not in page
+    assert verdict_lines(page) == [("critical", hostile.store, hostile.text)]
+    monkeypatch.setattr(figures, "folder_verdicts", lambda *_a: [])
+    page = build_report(we_run, fid=WE_FID)
+    assert verdict_lines(page) == [] and "Every replica is in sync, as of the run." in page
+
+
+def test_org_report_names_the_line_a_reject_conflicts_with(we: Path, we_org: str) -> None:
+    rejects = parquet(we, "rejects")
+    named = rejects[rejects["conflict_line"].notna()].sort_values(["source", "line"])
+    assert len(named) == 1 and int(named["conflict_line"].iloc[0]) == HOSTILE_CONFLICT_LINE
+    r = read_report(we_org)
+    shown = records(r.sections["accounting"][1])
+    assert shown == [{"file": row.source, "line": str(row.line), "reason": row.reason,
+                      "conflicts with (file:line)": f"{row.conflict_source}:{int(row.conflict_line)}"}
+                     for row in named.itertuples()]

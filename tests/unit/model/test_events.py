@@ -286,6 +286,11 @@ def rows(log: EventLog) -> list[tuple[str, int, str, str]]:
     return [(r.source, r.line, r.reason, r.text) for r in log.rejects]
 
 
+def named(log: EventLog) -> list[tuple[int, str | None, int | None]]:
+    """Each reject's line and the line it names (source, line): the accepted line it conflicts with."""
+    return [(r.line, r.conflict_source, r.conflict_line) for r in log.rejects]
+
+
 def balanced(log: EventLog) -> bool:
     return log.lines_read == log.accepted + log.duplicates + len(log.rejects)
 
@@ -301,7 +306,11 @@ def test_every_reject_reason_from_a_file(topo: Topology, tmp_path: Path, text: s
     log = read_event_log([path], topo)
     expected_text = "" if isinstance(text, bytes) else text
     assert rows(log) == [(str(path), 4, reason, expected_text)]
-    assert log.rejects[0] == RejectRow(str(path), 4, reason, expected_text)
+    # the prelude line a rule between lines names: m1's send, PFS2's receive of it, PFS1's change 5
+    names = {ev.R_MSG_REUSED: 1, ev.R_NOT_ADDRESSEE: 1, ev.R_BEFORE_SEND: 1, ev.R_RECEIVED_TWICE: 2,
+             ev.R_CN_NOT_INCREASING: 3}
+    earlier = (str(path), names[reason]) if reason in names else (None, None)
+    assert log.rejects[0] == RejectRow(str(path), 4, reason, expected_text, *earlier)
     assert (log.lines_read, log.accepted, log.duplicates) == (4, 3, 0)
     assert balanced(log)
 
@@ -580,6 +589,7 @@ def test_a_message_id_reused_with_different_content_is_rejected(topo: Topology, 
     other = line(BASE_SEND, **over)
     log = event_log_from_lines([first, other, other], topo)
     assert rows(log) == [("<memory>", 2, ev.R_MSG_REUSED, other), ("<memory>", 3, ev.R_MSG_REUSED, other)]
+    assert named(log) == [(2, "<memory>", 1), (3, "<memory>", 1)]  # the message's send, for the repeat too
     assert (log.accepted, log.duplicates) == (1, 0) and balanced(log)
     assert log.messages["m1"].seq == make_seq(0, 1)
 
@@ -622,6 +632,7 @@ def test_a_receive_in_an_earlier_file_stamped_before_the_send_is_rejected(topo: 
     write(tmp_path / "b.jsonl", [line(SEND, ts=ts(0), msg="m1")])
     log = read_event_log([tmp_path], topo)
     assert rows(log) == [(str(pfs2), 1, ev.R_BEFORE_SEND, text)]
+    assert named(log) == [(1, str(tmp_path / "b.jsonl"), 1)]  # its send, later in the input
     assert log.accepted == 1 and log.events[0].seq == make_seq(1, 1) and log.events[0].kind == "send"
 
 
@@ -646,6 +657,10 @@ def test_receive_checks(topo: Topology) -> None:
         (8, ev.R_RECEIVED_TWICE, lines[7]),
         (9, ev.R_NEVER_SENT, lines[8]),
     ]
+    # received twice: the store's first accepted receive; not an addressee or before the send:
+    # the send; never sent: no line
+    assert named(log) == [(3, "<memory>", 2), (5, "<memory>", 1), (6, "<memory>", 1), (8, "<memory>", 7),
+                          (9, None, None)]
     assert (log.accepted, log.duplicates) == (3, 1) and balanced(log)
     accepted = [(e.store, e.ts) for e in log.events if e.kind == "receive"]
     assert accepted == [("PFS2", at(0)), ("PFS3", at(2))]
@@ -676,6 +691,7 @@ def test_change_numbers_increase_in_time_order_not_input_order(topo: Topology) -
     log = event_log_from_lines(lines, topo)
     assert [(r.line, r.reason, r.text) for r in log.rejects] == [
         (3, ev.R_CN_NOT_INCREASING, lines[2]), (4, ev.R_CN_NOT_INCREASING, lines[3])]
+    assert named(log) == [(3, "<memory>", 1), (4, "<memory>", 1)]  # the accepted 5, not the rejected 4
     assert [e.cn for e in log.events] == [5, 3, 6, 1, 1]
     assert balanced(log)
 
@@ -685,6 +701,7 @@ def test_change_numbers_across_files(topo: Topology, tmp_path: Path) -> None:
     b = write(tmp_path / "b.jsonl", [change(ts=ts(0), cn=3), change(ts=ts(20), cn=4)])
     log = read_event_log([b, a], topo)
     assert [(r.source, r.line, r.reason) for r in log.rejects] == [(str(b), 2, ev.R_CN_NOT_INCREASING)]
+    assert named(log) == [(2, str(a), 1)]
     assert [e.cn for e in log.events] == [5, 3]
 
 
@@ -703,6 +720,7 @@ def test_a_duplicate_of_a_change_rejected_for_its_cn_is_rejected_too(topo: Topol
     assert [(r.line, r.reason, r.text) for r in log.rejects] == [
         (2, ev.R_CN_NOT_INCREASING, late), (3, ev.R_CN_NOT_INCREASING, late),
         (4, ev.R_CN_NOT_INCREASING, same_other_spelling)]
+    assert named(log) == [(2, "<memory>", 1), (3, "<memory>", 1), (4, "<memory>", 1)]
     assert (log.accepted, log.duplicates) == (1, 0) and balanced(log)
 
 
@@ -714,6 +732,7 @@ def test_a_change_first_taken_then_rejected_for_its_cn_takes_its_repeats_along(t
     log = event_log_from_lines(lines, topo)
     assert [(r.line, r.reason, r.text) for r in log.rejects] == [
         (1, ev.R_CN_NOT_INCREASING, late), (2, ev.R_CN_NOT_INCREASING, late)]
+    assert named(log) == [(1, "<memory>", 3), (2, "<memory>", 3)]  # a later line, earlier in time
     assert (log.lines_read, log.accepted, log.duplicates) == (4, 2, 0)
     assert [e.cn for e in log.events if e.kind == "change"] == [6]
 
