@@ -174,6 +174,7 @@ def stream_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[StreamRow]:
     """Rows of sorted record batches, in order."""
     for batch in batches:
         d = batch.to_pydict()
+        d.setdefault("blob", [None] * batch.num_rows)  # a stream with no fold state may leave it out
         yield from map(StreamRow._make, zip(*(d[c] for c in STREAM_COLUMNS), strict=True))
 
 
