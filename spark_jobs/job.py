@@ -44,6 +44,7 @@ from spark_jobs.state import (
     STATE_DIR,
     FileRead,
     Manifest,
+    Plan,
     code_version,
     load_manifest,
     plan_refresh,
@@ -218,8 +219,11 @@ def _run(args: JobSettings) -> dict[str, Any]:
         from spark_jobs.compute import compute
         from spark_jobs.session import spark_session
 
-        spark = spark_session(master=args.master, conf=conf, progress=sys.stderr.isatty(),
-                              input_bytes=input_bytes(list(args.events)))
+        # a refresh's work is its new bytes and the state it folds on from, not the whole log
+        # (the session's JIT and partitions are chosen by it)
+        size = (refresh_bytes(plan, previous) if plan.incremental and previous is not None
+                else input_bytes(list(args.events)))
+        spark = spark_session(master=args.master, conf=conf, progress=sys.stderr.isatty(), input_bytes=size)
         # leaving the pool waits for every write it runs, so nothing writes into an abandoned run
         with ThreadPoolExecutor(max_workers=WRITER_THREADS, thread_name_prefix="pfscope-write") as pool:
             started_writes: dict[str, Future[None]] = {}
@@ -264,6 +268,13 @@ def _run(args: JobSettings) -> dict[str, Any]:
                     "rejected": counts["lines_read"] - counts["accepted"] - counts["duplicates"]},
     }
     return publish(run, info)
+
+
+def refresh_bytes(plan: Plan, previous: Path) -> int:
+    """What a refresh reads: the new bytes, and the fold states and pending events it goes on from."""
+    state = previous / STATE_DIR
+    return sum(n.end - n.start for n in plan.new) + sum(
+        f.stat().st_size for d in ("folds", "pending") for f in (state / d).glob("*.parquet"))
 
 
 def list_log_files(paths: list[str]) -> list[str]:

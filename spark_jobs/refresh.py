@@ -197,6 +197,9 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     state = {STATE_LINES: new_state, STATE_EVENTS: events_new, STATE_PENDING: waiting.filter(f"ts > {int(as_of)}"),
              STATE_FOLDS: fold_table(folded, FOLD_STATE)}
 
+    # final pieces the counts say are empty are not written (each write is a Spark job)
+    empty = {name for name, n in (("rejects", n_lines - int(c["ok"]) + stage2), (STATE_LINES, int(c["ok"])),
+                                  (STATE_EVENTS, n_accepted)) if n == 0}
     pieces, carry = [], []
     for name, df in {**t, **state}.items():
         if name in SPLIT_TABLES:
@@ -214,7 +217,8 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
                 final = spark.read.parquet(*map(str, kept)).unionByName(final)
             else:
                 carry.append(name)
-            pieces.append(Piece(name, True, final))
+            if name not in empty or name not in carry:
+                pieces.append(Piece(name, True, final))
         if live is not None:
             pieces.append(Piece(name, False, live))
 
