@@ -34,7 +34,7 @@ STATE_TABLES = ("lines", "pending", "folds")
 FORMAT = 1
 _CHUNK = 4 * 1024 * 1024
 #: the code whose version a state belongs to: the model, the reading, the fold's stream, the job
-_CODE = ("model", "reading.py", "stream.py", "compute.py", "refresh.py", "state.py")
+_CODE = ("model", "reading.py", "stream.py", "compute.py", "refresh.py", "state.py", "writing.py")
 
 
 @dataclass
