@@ -223,7 +223,7 @@ def summarize(acc: Accounting, built: Built, *, errors: int, duplicates: int, re
     summary["inferred"]["servers_named_from_file_names"] = sorted(acc.servers_from_file_names)
     summary["times_without_offset"] = acc.times_without_offset
     summary["description_lines_ignored"] = {
-        "count": sum(acc.ignored_lines.values()),
+        "count": sum(acc.ignored_lines.values()) if acc.ignored_total is None else acc.ignored_total,
         "lines": dict(acc.ignored_lines.most_common(20)),
     }
     if acc.times_without_offset:

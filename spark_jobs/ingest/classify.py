@@ -66,6 +66,8 @@ class Accounting:
     times_without_offset: int = 0
     ignored_lines: Counter[str] = field(default_factory=Counter)  # description lines that carry nothing
     servers_from_file_names: set[str] = field(default_factory=set)
+    #: when ``ignored_lines`` holds only the most common lines: the count of all of them
+    ignored_total: int | None = None
 
 
 def server_from_file_name(source: str) -> str | None:

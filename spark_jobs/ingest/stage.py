@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import pickle
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -92,18 +93,33 @@ def task_rows(task: ReadTask, default_offset_min: int, zone: tzinfo | None) -> I
     status = _empty()
     status.update(file_key=task.file_key, piece=task.piece, rec=0)
     if task.piece != WHOLE:
+        # a file of one piece is held until read (at most a piece's rows) and, if it is not
+        # plain, read whole here; the pieces of a larger one stream, and such a file goes back
+        # to the driver (``resplit``), which has it read whole by another task
+        single = task.start == 0 and task.end >= _size(task.path)
+        held: list[dict[str, Any]] = []
         n = 0
-        try:  # a piece that is not plain: the driver drops its file's piece rows, reads it whole
+        try:
             for raw in read_split(task.path, task.start, task.end):
                 n += 1
-                yield record_row(raw, task.file_key, task.piece, default_offset_min, zone)
+                row = record_row(raw, task.file_key, task.piece, default_offset_min, zone)
+                if single:
+                    held.append(row)
+                else:
+                    yield row
         except (NotSplittable, OSError) as e:
-            status.update(kind="resplit", reason=str(e))
+            if not single:
+                status.update(kind="resplit", reason=str(e))
+                yield status
+                return
+            held = []
+        else:
+            yield from held
+            status.update(kind="piece", count=n)
             yield status
             return
-        status.update(kind="piece", count=n)
-        yield status
-        return
+        status.update(piece=WHOLE)
+        task = ReadTask(task.path, task.file_key)
     n = 0
     for raw in file_records(task.path):
         n += 1
@@ -112,6 +128,13 @@ def task_rows(task: ReadTask, default_offset_min: int, zone: tzinfo | None) -> I
         yield record_row(raw, task.file_key, WHOLE, default_offset_min, zone)
     status.update(kind="file", count=n)
     yield status
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
 
 
 def raw_of(row: dict[str, Any], source: str, record: int) -> RawRecord:
