@@ -1,0 +1,219 @@
+"""Ingest's Spark stages: the exports read in parallel, step 1's duplicates and accounting in SQL.
+
+1. ``read_exports``: one task per file, or per 16 MB piece of a plain ``wevtutil`` XML export
+   (``ingest.xml_splits``); each runs ``ingest.stage.task_rows`` (the reference's own rules, in
+   the worker) through ``mapInArrow`` and its rows are written as Parquet. A piece that is not
+   plain sends its file back to be read whole, salvage and all, by a second round of tasks.
+2. ``Classified``: the rows of every file of the share (this run's and those an earlier run read),
+   with their record numbers, then duplicates found as the reference finds them (the first event
+   of a key in input order is kept; a later one with the same meaning is a duplicate, otherwise a
+   reject), and the accounting the summary needs, in a few aggregations.
+
+The driver gets the kept replication events (compact: no description text) in input order, for
+the build steps that need the whole share at once (REPLIDs, message matching, derivation); the
+rejects and errors stream from Spark to their files.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from spark_jobs.ingest.classify import Accounting, Parsed
+from spark_jobs.ingest.reasons import R_CONFLICTING_COPY
+from spark_jobs.ingest.stage import FIELD_NAMES, ROW_FIELDS, WHOLE, ReadTask, parsed_from_row, task_rows
+
+_TYPES = {"str": T.StringType(), "int": T.LongType(), "bool": T.BooleanType(), "bytes": T.BinaryType(),
+          "list[str]": T.ArrayType(T.StringType())}
+ROW_SCHEMA = T.StructType([T.StructField(n, _TYPES[t]) for n, t in ROW_FIELDS])
+TASK_SCHEMA = T.StructType([T.StructField("path", T.StringType()), T.StructField("file_key", T.StringType()),
+                            T.StructField("piece", T.LongType()), T.StructField("start", T.LongType()),
+                            T.StructField("end", T.LongType())])
+BATCH_ROWS = 2_000
+RECORD_KINDS = ("reject", "error", "parsed")
+
+
+def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_offset_min: int,
+                 zone: tzinfo | None) -> None:
+    """Run ``tasks`` (one Spark task each, the largest first) and write their rows to ``dest``."""
+    import pyarrow as pa
+
+    arrow_schema = pa.schema([pa.field(f.name, _arrow(f.dataType)) for f in ROW_SCHEMA.fields])
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for t in batch.to_pylist():
+                rows: list[dict[str, Any]] = []
+                for row in task_rows(ReadTask(**t), default_offset_min, zone):
+                    rows.append(row)
+                    if len(rows) >= BATCH_ROWS:
+                        yield pa.RecordBatch.from_pylist(rows, schema=arrow_schema)
+                        rows = []
+                if rows:
+                    yield pa.RecordBatch.from_pylist(rows, schema=arrow_schema)
+
+    ordered = sorted(tasks, key=lambda t: -(t.end - t.start))
+    rdd = spark.sparkContext.parallelize([(t.path, t.file_key, t.piece, t.start, t.end) for t in ordered],
+                                         max(1, len(ordered)))
+    df = spark.createDataFrame(rdd, TASK_SCHEMA).mapInArrow(run, ROW_SCHEMA)
+    df.write.mode("error").parquet(dest)
+
+
+def _arrow(t: T.DataType) -> Any:
+    import pyarrow as pa
+
+    if isinstance(t, T.ArrayType):
+        return pa.list_(pa.string())
+    return {T.StringType: pa.string(), T.LongType: pa.int64(), T.BooleanType: pa.bool_(),
+            T.BinaryType: pa.binary()}[type(t)]
+
+
+def statuses(spark: SparkSession, dest: str) -> list[dict[str, Any]]:
+    """The status row of every task written to ``dest`` (one per task: small)."""
+    df = spark.read.schema(ROW_SCHEMA).parquet(dest)
+    cols = ["file_key", "piece", "kind", "count", "broken", "unreadable", "reason"]
+    return [r.asDict() for r in df.where(~F.col("kind").isin(*RECORD_KINDS)).select(*cols).collect()]
+
+
+@dataclass
+class FilePlan:
+    """How one file of the share is found in the stored rows."""
+
+    source: str
+    file_key: str
+    file_idx: int
+    dataset: str
+    #: piece -> records of the pieces before it; {WHOLE: 0} when read whole
+    offsets: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass
+class Accounted:
+    acc: Accounting
+    duplicates: int
+    errors: int
+    rejected: int  # step 1's rejects
+
+
+class Classified:
+    """Step 1 over the whole share: every record with its fate, cached for the few passes."""
+
+    def __init__(self, spark: SparkSession, files: list[FilePlan]):
+        self.spark = spark
+        datasets = sorted({f.dataset for f in files})
+        keys = spark.createDataFrame(
+            [(f.file_key, p, off, f.file_idx, f.source) for f in files for p, off in f.offsets.items()],
+            "file_key string, piece long, offset long, file_idx long, source string")
+        rows = spark.read.schema(ROW_SCHEMA).parquet(*datasets).where(F.col("kind").isin(*RECORD_KINDS))
+        rows = rows.join(keys, ["file_key", "piece"]).withColumn("record", F.col("rec") + F.col("offset"))
+        order = [F.col("file_idx"), F.col("record")]
+        err = Window.partitionBy("server", "event_id", "err_second", "text").orderBy(*order)
+        ev = Window.partitionBy("server", "direction", "msg_id", F.coalesce("sender", F.lit(""))).orderBy(*order)
+        is_err, is_ev = F.col("kind") == "error", F.col("kind") == "parsed"
+        err_first = F.when(is_err, F.row_number().over(err)) == 1
+        ev_n = F.when(is_ev, F.row_number().over(ev))
+        ev_meaning = F.when(is_ev, F.first("meaning").over(ev))
+        fate = (F.when(F.col("kind") == "reject", "reject")
+                .when(is_err, F.when(err_first, "error").otherwise("error_dup"))
+                .when(ev_n == 1, "parsed")
+                .when(F.col("meaning") == ev_meaning, "dup")
+                .otherwise("conflict"))
+        cols = [c for c in FIELD_NAMES if c not in ("count", "broken", "unreadable")]
+        self.error_servers: set[str] = set()
+        self.df = (rows.select(*cols, "record", "file_idx", "source", fate.alias("fate"))
+                   .persist(StorageLevel.MEMORY_AND_DISK))
+
+    def release(self) -> None:
+        self.df.unpersist()
+
+    def accounting(self) -> Accounted:
+        """The reference's ``Accounting`` of step 1, its counters filled in the order it fills
+        them (a reason is first counted at its first record): one aggregation, and one more for
+        the description lines ignored when there are any."""
+        df = self.df
+        acc = Accounting()
+        rkey = (F.when(F.col("fate") == "conflict", F.lit(R_CONFLICTING_COPY))
+                .when(F.col("fate") == "reject", F.col("reason_key")))
+        groups = (df.groupBy("source", "acct_server", "fate", rkey.alias("rkey"), "without_offset",
+                             "server_from_file")
+                  .agg(F.count("*").alias("n"), F.min(F.struct("file_idx", "record")).alias("first"),
+                       F.sum(F.size(F.coalesce("ignored", F.array().cast("array<string>")))).alias("lines"))
+                  .collect())
+        what = {"reject": "rejected", "conflict": "rejected", "dup": "duplicates", "error_dup": "duplicates",
+                "error": "errors"}
+        totals: Counter[str] = Counter()
+        reasons: dict[str, list[Any]] = {}
+        lines = 0
+        for g in groups:
+            n = g["n"]
+            acc.read[g["source"]] += n
+            if g["fate"] in what:
+                acc.per_server[g["acct_server"]][what[g["fate"]]] += n
+                totals[what[g["fate"]]] += n
+            if g["rkey"] is not None:
+                first = (g["first"]["file_idx"], g["first"]["record"])
+                r = reasons.setdefault(g["rkey"], [0, first])
+                r[0] += n
+                r[1] = min(r[1], first)
+            if g["without_offset"]:
+                acc.times_without_offset += n
+            if g["server_from_file"]:
+                acc.servers_from_file_names.add(g["server_from_file"])
+            if g["fate"] == "parsed":
+                lines += g["lines"] or 0
+        acc.read = Counter(dict(sorted(acc.read.items())))
+        for k, (n, _first) in sorted(reasons.items(), key=lambda kv: kv[1][1]):
+            acc.reasons[k] = n
+        acc.ignored_total = lines
+        if lines:
+            top = (df.where(F.col("fate") == "parsed")
+                   .select("file_idx", "record", F.posexplode("ignored").alias("i", "line"))
+                   .groupBy("line").agg(F.count("*").alias("n"), F.min(F.struct("file_idx", "record", "i")).alias("first"))
+                   .orderBy(F.desc("n"), "first").limit(20))
+            for r in top.collect():
+                acc.ignored_lines[r["line"]] = r["n"]
+        self.error_servers = {g["acct_server"] for g in groups if g["fate"] == "error"}
+        return Accounted(acc, totals["duplicates"], totals["errors"], totals["rejected"])
+
+    def parsed(self) -> list[Parsed]:
+        """The kept replication events in input order, as the reference's ``classify`` keeps them."""
+        cols = ["source", "record", "fmt", "raw_server", "provider", "event_id", "time_text", "record_id",
+                "server", "ts", "direction", "ev", "sender"]
+        q = self.df.where(F.col("fate") == "parsed").select(*cols).orderBy("file_idx", "record")
+        return [parsed_from_row(r.asDict(), r["source"], r["record"]) for r in q.toLocalIterator(prefetchPartitions=True)]
+
+    def errors(self) -> Iterator[tuple[str, int, str]]:
+        """(error row JSON, its record, server) of the errors kept, in input order."""
+        q = self.df.where(F.col("fate") == "error").select("err_json", "record", "server").orderBy("file_idx", "record")
+        for r in q.toLocalIterator(prefetchPartitions=True):
+            yield r["err_json"], r["record"], r["server"]
+
+    def rejects(self) -> Iterator[dict[str, Any]]:
+        """Step 1's rejects in input order, each as ``reasons.reject_row`` writes it."""
+        q = (self.df.where(F.col("fate").isin("reject", "conflict"))
+             .select("source", "record", "record_id", "server", "event_id", "time_text",
+                     F.when(F.col("fate") == "conflict", F.lit(R_CONFLICTING_COPY)).otherwise(F.col("reason"))
+                     .alias("reason"), "text")
+             .orderBy("file_idx", "record"))
+        for r in q.toLocalIterator(prefetchPartitions=True):
+            yield {"source": r["source"], "record": r["record"], "record_id": r["record_id"], "server": r["server"],
+                   "event_id": r["event_id"], "time": r["time_text"], "reason": r["reason"], "text": r["text"]}
+
+    def texts(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
+        """The description text of these records (rejected by the build steps)."""
+        if not keys:
+            return {}
+        k = self.spark.createDataFrame(sorted(set(keys)), "source string, record long")
+        return {(r["source"], r["record"]): r["text"]
+                for r in self.df.join(k, ["source", "record"]).select("source", "record", "text").collect()}
+
+
+__all__ = ["WHOLE", "Accounted", "Classified", "FilePlan", "read_exports", "statuses"]
