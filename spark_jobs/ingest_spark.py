@@ -23,13 +23,13 @@ from datetime import tzinfo
 from typing import Any
 
 from pyspark import StorageLevel
-from pyspark.sql import SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from spark_jobs.ingest.classify import Accounting, Parsed
 from spark_jobs.ingest.reasons import R_CONFLICTING_COPY
-from spark_jobs.ingest.stage import FIELD_NAMES, ROW_FIELDS, WHOLE, ReadTask, parsed_from_row, task_rows
+from spark_jobs.ingest.stage import ROW_FIELDS, WHOLE, ReadTask, parsed_from_row, task_rows
 
 _TYPES = {"str": T.StringType(), "int": T.LongType(), "bool": T.BooleanType(), "bytes": T.BinaryType(),
           "list[str]": T.ArrayType(T.StringType())}
@@ -39,6 +39,7 @@ TASK_SCHEMA = T.StructType([T.StructField("path", T.StringType()), T.StructField
                             T.StructField("end", T.LongType())])
 BATCH_ROWS = 2_000
 RECORD_KINDS = ("reject", "error", "parsed")
+_KEYS = ["file_key", "piece", "rec"]  # a record of one piece of one file
 
 
 def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_offset_min: int,
@@ -104,7 +105,11 @@ class Accounted:
 
 
 class Classified:
-    """Step 1 over the whole share: every record with its fate, cached for the few passes."""
+    """Step 1 over the whole share. The duplicate check runs on a narrow projection (keys,
+    positions, what the accounting counts), whose verdicts (``fate``) are cached; the wide
+    rows (description text, pickled events) are read from Parquet only for what is written."""
+
+
 
     def __init__(self, spark: SparkSession, files: list[FilePlan]):
         self.spark = spark
@@ -113,39 +118,44 @@ class Classified:
             [(f.file_key, p, off, f.file_idx, f.source) for f in files for p, off in f.offsets.items()],
             "file_key string, piece long, offset long, file_idx long, source string")
         rows = spark.read.schema(ROW_SCHEMA).parquet(*datasets).where(F.col("kind").isin(*RECORD_KINDS))
-        rows = rows.join(keys, ["file_key", "piece"]).withColumn("record", F.col("rec") + F.col("offset"))
-        order = [F.col("file_idx"), F.col("record")]
-        err = Window.partitionBy("server", "event_id", "err_second", "text").orderBy(*order)
-        ev = Window.partitionBy("server", "direction", "msg_id", F.coalesce("sender", F.lit(""))).orderBy(*order)
-        is_err, is_ev = F.col("kind") == "error", F.col("kind") == "parsed"
-        err_first = F.when(is_err, F.row_number().over(err)) == 1
-        ev_n = F.when(is_ev, F.row_number().over(ev))
-        ev_meaning = F.when(is_ev, F.first("meaning").over(ev))
-        fate = (F.when(F.col("kind") == "reject", "reject")
-                .when(is_err, F.when(err_first, "error").otherwise("error_dup"))
-                .when(ev_n == 1, "parsed")
-                .when(F.col("meaning") == ev_meaning, "dup")
+        self.rows = (rows.join(F.broadcast(keys), ["file_key", "piece"])
+                     .withColumn("record", F.col("rec") + F.col("offset")))
+        narrow = self.rows.select(*_KEYS, "record", "file_idx", "source", "kind", "server", "acct_server",
+                                  "reason_key", "without_offset", "server_from_file", "dedup_key", "meaning",
+                                  "lines")
+        w = Window.partitionBy("dedup_key").orderBy("file_idx", "record")
+        keyed = F.col("kind") != "reject"
+        n = F.when(keyed, F.row_number().over(w))
+        first = F.when(keyed, F.first("meaning").over(w))
+        fate = (F.when(~keyed, "reject")
+                .when(n == 1, F.when(F.col("kind") == "error", "error").otherwise("parsed"))
+                .when(F.col("kind") == "error", "error_dup")
+                .when(F.col("meaning") == first, "dup")
                 .otherwise("conflict"))
-        cols = [c for c in FIELD_NAMES if c not in ("count", "broken", "unreadable")]
+        self.fates = narrow.withColumn("fate", fate).drop("meaning", "dedup_key").persist(
+            StorageLevel.MEMORY_AND_DISK)
         self.error_servers: set[str] = set()
-        self.df = (rows.select(*cols, "record", "file_idx", "source", fate.alias("fate"))
-                   .persist(StorageLevel.MEMORY_AND_DISK))
 
     def release(self) -> None:
-        self.df.unpersist()
+        self.fates.unpersist()
+
+    def _with(self, *fates: str) -> DataFrame:
+        """The wide rows of the records with these fates (few: a broadcast join)."""
+        keys = self.fates.where(F.col("fate").isin(*fates)).select(*_KEYS, "fate")
+        return self.rows.join(F.broadcast(keys), _KEYS)
 
     def accounting(self) -> Accounted:
         """The reference's ``Accounting`` of step 1, its counters filled in the order it fills
         them (a reason is first counted at its first record): one aggregation, and one more for
         the description lines ignored when there are any."""
-        df = self.df
+        df = self.fates
         acc = Accounting()
         rkey = (F.when(F.col("fate") == "conflict", F.lit(R_CONFLICTING_COPY))
                 .when(F.col("fate") == "reject", F.col("reason_key")))
         groups = (df.groupBy("source", "acct_server", "fate", rkey.alias("rkey"), "without_offset",
                              "server_from_file")
                   .agg(F.count("*").alias("n"), F.min(F.struct("file_idx", "record")).alias("first"),
-                       F.sum(F.size(F.coalesce("ignored", F.array().cast("array<string>")))).alias("lines"))
+                       F.sum("lines").alias("lines"))
                   .collect())
         what = {"reject": "rejected", "conflict": "rejected", "dup": "duplicates", "error_dup": "duplicates",
                 "error": "errors"}
@@ -174,7 +184,7 @@ class Classified:
             acc.reasons[k] = n
         acc.ignored_total = lines
         if lines:
-            top = (df.where(F.col("fate") == "parsed")
+            top = (self._with("parsed")
                    .select("file_idx", "record", F.posexplode("ignored").alias("i", "line"))
                    .groupBy("line").agg(F.count("*").alias("n"), F.min(F.struct("file_idx", "record", "i")).alias("first"))
                    .orderBy(F.desc("n"), "first").limit(20))
@@ -184,24 +194,33 @@ class Classified:
         return Accounted(acc, totals["duplicates"], totals["errors"], totals["rejected"])
 
     def parsed(self) -> list[Parsed]:
-        """The kept replication events in input order, as the reference's ``classify`` keeps them."""
-        cols = ["source", "record", "fmt", "raw_server", "provider", "event_id", "time_text", "record_id",
-                "server", "ts", "direction", "ev", "sender"]
-        q = self.df.where(F.col("fate") == "parsed").select(*cols).orderBy("file_idx", "record")
-        return [parsed_from_row(r.asDict(), r["source"], r["record"]) for r in q.toLocalIterator(prefetchPartitions=True)]
+        """The kept replication events in input order, as the reference's ``classify`` keeps them:
+        every parsed row but the duplicates and conflicting copies (an anti join), sorted here."""
+        import pyarrow.compute as pc
+
+        cols = ["source", "record", "file_idx", "fmt", "raw_server", "provider", "event_id", "time_text",
+                "record_id", "server", "ts", "direction", "ev", "sender"]
+        dropped = self.fates.where(F.col("fate").isin("dup", "conflict")).select(*_KEYS)
+        q = self.rows.where(F.col("kind") == "parsed").join(F.broadcast(dropped), _KEYS, "left_anti")
+        table = q.select(*cols).toArrow()
+        table = table.take(pc.sort_indices(table, [("file_idx", "ascending"), ("record", "ascending")]))
+        out: list[Parsed] = []
+        for batch in table.to_batches(max_chunksize=10_000):
+            out.extend(parsed_from_row(r, r["source"], r["record"]) for r in batch.to_pylist())
+        return out
 
     def errors(self) -> Iterator[tuple[str, int, str]]:
         """(error row JSON, its record, server) of the errors kept, in input order."""
-        q = self.df.where(F.col("fate") == "error").select("err_json", "record", "server").orderBy("file_idx", "record")
+        q = self._with("error").select("err_json", "record", "server", "file_idx").orderBy("file_idx", "record")
         for r in q.toLocalIterator(prefetchPartitions=True):
             yield r["err_json"], r["record"], r["server"]
 
     def rejects(self) -> Iterator[dict[str, Any]]:
         """Step 1's rejects in input order, each as ``reasons.reject_row`` writes it."""
-        q = (self.df.where(F.col("fate").isin("reject", "conflict"))
+        q = (self._with("reject", "conflict")
              .select("source", "record", "record_id", "server", "event_id", "time_text",
                      F.when(F.col("fate") == "conflict", F.lit(R_CONFLICTING_COPY)).otherwise(F.col("reason"))
-                     .alias("reason"), "text")
+                     .alias("reason"), "text", "file_idx")
              .orderBy("file_idx", "record"))
         for r in q.toLocalIterator(prefetchPartitions=True):
             yield {"source": r["source"], "record": r["record"], "record_id": r["record_id"], "server": r["server"],
@@ -213,7 +232,8 @@ class Classified:
             return {}
         k = self.spark.createDataFrame(sorted(set(keys)), "source string, record long")
         return {(r["source"], r["record"]): r["text"]
-                for r in self.df.join(k, ["source", "record"]).select("source", "record", "text").collect()}
+                for r in self.rows.join(F.broadcast(k), ["source", "record"]).select("source", "record", "text")
+                .collect()}
 
 
 __all__ = ["WHOLE", "Accounted", "Classified", "FilePlan", "read_exports", "statuses"]

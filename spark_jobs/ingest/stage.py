@@ -37,6 +37,7 @@ ROW_FIELDS: list[tuple[str, str]] = [
     ("err_json", "str"), ("err_second", "int"),
     ("ts", "int"), ("direction", "str"), ("sender", "str"), ("msg_id", "str"),
     ("meaning", "bytes"), ("ev", "bytes"), ("ignored", "list[str]"),
+    ("dedup_key", "str"), ("lines", "int"),
     ("count", "int"), ("broken", "str"), ("unreadable", "bool"),
 ]
 FIELD_NAMES = [n for n, _ in ROW_FIELDS]
@@ -73,17 +74,27 @@ def record_row(raw: RawRecord, file_key: str, piece: int, default_offset_min: in
     elif o.error is not None:
         e = dict(o.error)
         row.update(kind="error", server=e["server"], acct_server=e["server"], err_second=e.pop("_second"),
-                   err_json=json.dumps(e, ensure_ascii=False))
+                   err_json=json.dumps(e, ensure_ascii=False),
+                   dedup_key=_key("E", e["server"], e["event_id"], row["err_second"], _digest(e["text"]).hex()))
     else:
         p = o.parsed
         assert p is not None
         ev = p.ev
         row.update(kind="parsed", server=p.server, acct_server=p.server, ts=p.ts, direction=p.direction,
                    sender=p.sender, msg_id=ev.msg_id, ignored=[line[:120] for line in ev.ignored],
-                   meaning=hashlib.blake2b(repr(ev.meaning()).encode("utf-8", "surrogatepass"),
-                                           digest_size=16).digest(),
+                   lines=len(ev.ignored), meaning=_digest(repr(ev.meaning())),
+                   dedup_key=_key("P", *o.parsed_key),
                    ev=pickle.dumps(ev, protocol=pickle.HIGHEST_PROTOCOL))
     return row
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _key(*parts: object) -> str:
+    """The duplicate check's key (``classify``'s) as one string (a JSON list: unambiguous)."""
+    return json.dumps(parts, ensure_ascii=False)
 
 
 def task_rows(task: ReadTask, default_offset_min: int, zone: tzinfo | None) -> Iterator[dict[str, Any]]:
