@@ -39,6 +39,9 @@ from spark_jobs.ingest.xml_splits import SPLIT_BYTES, plan, splittable
 from spark_jobs.model.errors import OperatorError
 
 EXIT_OK, EXIT_CRASH, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
+#: the JVM's heap unless ``--conf spark.driver.memory=...``: the rows pass through in batches, the
+#: duplicate check's projection is narrow
+DRIVER_MEMORY = "2g"
 #: ``--engine auto`` runs Spark from this much input on
 AUTO_SPARK_BYTES = 32 << 20
 _BREAK_RE = re.compile(r"^unreadable (?:file|after record \d+): ")
@@ -186,12 +189,12 @@ def run_ingest_spark(s: IngestSettings) -> IngestRun:
     from pyspark.sql import SparkSession
 
     from spark_jobs import ingest_spark as ks
-    from spark_jobs.job import input_bytes, parse_conf
+    from spark_jobs.job import input_bytes
     from spark_jobs.session import spark_session
 
     # a session the caller built (a notebook, the tests) is used as it is
     spark = SparkSession.getActiveSession() or spark_session(
-        master=s.master or s.default_master, app_name="pfscope-ingest", conf=parse_conf(list(s.conf)),
+        master=s.master or s.default_master, app_name="pfscope-ingest", conf=session_conf(s),
         progress=sys.stderr.isatty(), input_bytes=input_bytes(files))
     timings: dict[str, float] = {"session": time.perf_counter() - started}
 
@@ -262,6 +265,19 @@ def run_ingest_spark(s: IngestSettings) -> IngestRun:
     else:
         mode = f"full ingest: {why}"
     return IngestRun(summary, mode, len(files) - len(new), len(new), new_records, reused, timings)
+
+
+def session_conf(s: IngestSettings) -> dict[str, str]:
+    """Compute's settings, but the JVM compiles with C1 only and has a smaller heap: in ingest it
+    mostly moves rows between the workers' Python and Parquet, and C2's warm-up cost more than it
+    saved (12 exports: 23 JVM CPU seconds with C1 only, 31 with C2). ``--conf`` wins."""
+    from spark_jobs.job import parse_conf
+    from spark_jobs.session import session_settings
+
+    master = s.master or s.default_master or "local[*]"
+    conf = {"spark.driver.extraJavaOptions": session_settings(master, input_bytes=0)["spark.driver.extraJavaOptions"],
+            "spark.driver.memory": DRIVER_MEMORY}
+    return conf | parse_conf(list(s.conf))
 
 
 def _entries(got: list[dict[str, Any]], resplit: set[str], run_id: str) -> dict[str, ingest_state.Stored]:
