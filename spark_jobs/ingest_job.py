@@ -253,6 +253,7 @@ def run_ingest_spark(s: IngestSettings) -> IngestRun:
                [{"file_key": keys[f], "source": f, "dataset": entries[keys[f]].dataset,
                  "offsets": entries[keys[f]].offsets, "status": entries[keys[f]].status} for f in files])
         lap("write")
+        repeated = classified.repeated([keys[f] for f in new]) if state is not None and new else 0
     finally:
         gc.enable()
         classified.release()
@@ -260,8 +261,8 @@ def run_ingest_spark(s: IngestSettings) -> IngestRun:
     new_records = sum(entries[keys[f]].status["count"] for f in new)
     reused = sum(entries[keys[f]].status["count"] for f in files if keys[f] in stored)
     if state is not None:
-        mode = (f"incremental: {len(new):,} new files, {new_records:,} new records, "
-                f"{reused:,} already read")
+        mode = (f"incremental: {len(new):,} new files, {new_records - repeated:,} new records, "
+                f"{repeated:,} already read; {len(files) - len(new):,} files ({reused:,} records) not read again")
     else:
         mode = f"full ingest: {why}"
     return IngestRun(summary, mode, len(files) - len(new), len(new), new_records, reused, timings)

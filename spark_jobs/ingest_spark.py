@@ -226,6 +226,15 @@ class Classified:
             yield {"source": r["source"], "record": r["record"], "record_id": r["record_id"], "server": r["server"],
                    "event_id": r["event_id"], "time": r["time_text"], "reason": r["reason"], "text": r["text"]}
 
+    def repeated(self, new_keys: list[str]) -> int:
+        """Records of the files in ``new_keys`` that another file already holds: the same server,
+        EventRecordID and text (a server's later export overlapping its earlier one)."""
+        cols = ["raw_server", "record_id", "text"]
+        rows = self.rows.where(F.col("record_id").isNotNull())
+        new = rows.where(F.col("file_key").isin(*new_keys)).select(*cols)
+        old = rows.where(~F.col("file_key").isin(*new_keys)).select(*cols).distinct()
+        return new.join(old, cols, "left_semi").count()
+
     def texts(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
         """The description text of these records (rejected by the build steps)."""
         if not keys:
