@@ -186,6 +186,7 @@ def _ingest(args: argparse.Namespace) -> int:
     reference implementation (``spark_jobs.ingest.run_ingest``): the same outputs either way."""
     from spark_jobs.ingest import run_ingest
     from spark_jobs.ingest_job import IngestRun, choose_engine, report, run_ingest_spark, settings_from_flags
+    from spark_jobs.publish import EXIT_LOCKED, RunLocked
 
     settings = settings_from_flags(args, master=os.environ.get("PFSCOPE_SPARK_MASTER") or None)
     try:
@@ -197,6 +198,9 @@ def _ingest(args: argparse.Namespace) -> int:
                                           default_offset_min=settings.default_offset_min), mode="")
     except OperatorError:
         raise
+    except RunLocked as e:
+        print(f"pfscope ingest: {e}", file=sys.stderr)
+        return EXIT_LOCKED
     except OSError as e:
         raise UsageError(f"{getattr(e, 'filename', None) or args.out}: {e.strerror or e}") from None
     except Exception as e:  # a crash is still one line; nothing was written

@@ -40,8 +40,8 @@ from spark_jobs.model.errors import OperatorError
 
 EXIT_OK, EXIT_CRASH, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
 #: the JVM's heap unless ``--conf spark.driver.memory=...``: the rows pass through in batches, the
-#: duplicate check's projection is narrow
-DRIVER_MEMORY = "2g"
+#: duplicate check's projection is narrow, the kept events are collected a run of files at a time
+DRIVER_MEMORY = "1g"
 #: ``--engine auto`` runs Spark from this much input on
 AUTO_SPARK_BYTES = 32 << 20
 _BREAK_RE = re.compile(r"^unreadable (?:file|after record \d+): ")
@@ -172,14 +172,27 @@ def sniff_or_none(path: str) -> str | None:
 
 def run_ingest_spark(s: IngestSettings) -> IngestRun:
     """Read, build and write; the summary (as ``run_ingest``'s) and what was read again.
-    Raises ``OperatorError`` for what the operator must fix (nothing written)."""
+    Raises ``OperatorError`` for what the operator must fix (nothing written), ``RunLocked``
+    (an ``OperatorError``) when another ingest into the same folder is running."""
     from spark_jobs.model.topology import load_topology
+    from spark_jobs.publish import run_lock
 
     started = time.perf_counter()
     zone = _zone(s.zone)
     files = expand_log_paths(s.logs)
     table = load_replids(s.replids) if s.replids else None
     topo = load_topology(s.topology) if s.topology else None
+    with run_lock(ingest_state.state_root(s.out)):  # one run at a time updates the state
+        run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
+        try:
+            return _run(s, started, zone, files, table, topo, run_id)
+        except BaseException:  # this run's rows are no state's: removed (the last state's stay)
+            ingest_state.prune_run(s.out, run_id)
+            raise
+
+
+def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[str],
+         table: dict[tuple[str, int], str] | None, topo: Any, run_id: str) -> IngestRun:
     options = {"time_offset": s.default_offset_min, "timezone": s.zone, "code": ingest_state.code_digest()}
     state, why = (None, "--full") if s.full else ingest_state.load(s.out, options)
     keys = {f: ingest_state.file_key(f) for f in files}
@@ -225,7 +238,7 @@ def run_ingest_spark(s: IngestSettings) -> IngestRun:
     try:
         counted = classified.accounting()
         lap("accounting")
-        parsed = classified.parsed()
+        parsed = classified.parsed([entries[keys[f]].status["count"] for f in files])
         lap("collect")
         acc = counted.acc
         built = build_events(parsed, classified.error_servers, acc, replids=table, topology=topo)
@@ -271,7 +284,8 @@ def run_ingest_spark(s: IngestSettings) -> IngestRun:
 def session_conf(s: IngestSettings) -> dict[str, str]:
     """Compute's settings, but the JVM compiles with C1 only and has a smaller heap: in ingest it
     mostly moves rows between the workers' Python and Parquet, and C2's warm-up cost more than it
-    saved (12 exports: 23 JVM CPU seconds with C1 only, 31 with C2). ``--conf`` wins."""
+    saved (12 exports: 23 JVM CPU seconds with C1 only, 31 with C2); what it holds at once is
+    bounded (a piece per task, a run of files collected). ``--conf`` wins."""
     from spark_jobs.job import parse_conf
     from spark_jobs.session import session_settings
 
@@ -385,8 +399,13 @@ def report(run: IngestRun, out: str) -> int:
 
 def run(s: IngestSettings) -> int:
     """Run and report; every failure is one line on stderr and a status (nothing written)."""
+    from spark_jobs.publish import EXIT_LOCKED, RunLocked
+
     try:
         result = run_ingest_spark(s)
+    except RunLocked as e:
+        print(f"pfscope ingest: {e}", file=sys.stderr)
+        return EXIT_LOCKED
     except OperatorError as e:
         print(f"pfscope ingest: {e}", file=sys.stderr)
         return EXIT_USAGE

@@ -39,7 +39,9 @@ TASK_SCHEMA = T.StructType([T.StructField("path", T.StringType()), T.StructField
                             T.StructField("end", T.LongType())])
 BATCH_ROWS = 2_000
 RECORD_KINDS = ("reject", "error", "parsed")
-_KEYS = ["file_key", "piece", "rec"]  # a record of one piece of one file
+_KEYS = ["file_key", "piece", "rec"]
+#: records of the files collected at once by ``Classified.parsed``
+COLLECT_RECORDS = 200_000  # a record of one piece of one file
 
 
 def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_offset_min: int,
@@ -102,6 +104,20 @@ class Accounted:
     duplicates: int
     errors: int
     rejected: int  # step 1's rejects
+
+
+def _runs(counts: list[int], most: int) -> list[tuple[int, int]]:
+    """Consecutive files ``[lo, hi)`` of at most ``most`` records each (a larger file alone)."""
+    out: list[tuple[int, int]] = []
+    lo, n = 0, 0
+    for i, c in enumerate(counts):
+        if n and n + c > most:
+            out.append((lo, i))
+            lo, n = i, 0
+        n += c
+    if lo < len(counts):
+        out.append((lo, len(counts)))
+    return out
 
 
 class Classified:
@@ -193,20 +209,25 @@ class Classified:
         self.error_servers = {g["acct_server"] for g in groups if g["fate"] == "error"}
         return Accounted(acc, totals["duplicates"], totals["errors"], totals["rejected"])
 
-    def parsed(self) -> list[Parsed]:
+    def parsed(self, counts: list[int]) -> list[Parsed]:
         """The kept replication events in input order, as the reference's ``classify`` keeps them:
-        every parsed row but the duplicates and conflicting copies (an anti join), sorted here."""
+        every parsed row but the duplicates and conflicting copies (an anti join). Collected as
+        Arrow a run of files at a time (``counts``: each file's records, by ``file_idx``), so the
+        JVM holds one run's rows, not the share's, and sorted here."""
         import pyarrow.compute as pc
 
         cols = ["source", "record", "file_idx", "fmt", "raw_server", "provider", "event_id", "time_text",
                 "record_id", "server", "ts", "direction", "ev", "sender"]
         dropped = self.fates.where(F.col("fate").isin("dup", "conflict")).select(*_KEYS)
-        q = self.rows.where(F.col("kind") == "parsed").join(F.broadcast(dropped), _KEYS, "left_anti")
-        table = q.select(*cols).toArrow()
-        table = table.take(pc.sort_indices(table, [("file_idx", "ascending"), ("record", "ascending")]))
+        q = (self.rows.where(F.col("kind") == "parsed").join(F.broadcast(dropped), _KEYS, "left_anti")
+             .select(*cols))
         out: list[Parsed] = []
-        for batch in table.to_batches(max_chunksize=10_000):
-            out.extend(parsed_from_row(r, r["source"], r["record"]) for r in batch.to_pylist())
+        for lo, hi in _runs(counts, COLLECT_RECORDS):
+            table = q.where(F.col("file_idx").between(lo, hi - 1)).toArrow()
+            table = table.take(pc.sort_indices(table, [("file_idx", "ascending"), ("record", "ascending")]))
+            for batch in table.to_batches(max_chunksize=10_000):
+                out.extend(parsed_from_row(r, r["source"], r["record"]) for r in batch.to_pylist())
+            del table
         return out
 
     def errors(self) -> Iterator[tuple[str, int, str]]:

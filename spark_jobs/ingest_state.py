@@ -125,3 +125,10 @@ def prune(out: str | os.PathLike[str], keep: set[str]) -> None:
         if d.name not in keep:
             with contextlib.suppress(OSError):
                 shutil.rmtree(d)
+
+
+def prune_run(out: str | os.PathLike[str], run_id: str) -> None:
+    """Remove the rows a failed run wrote (``run_id`` and its second round)."""
+    for name in (run_id, run_id + "-whole"):
+        with contextlib.suppress(OSError):
+            shutil.rmtree(state_root(out) / "rows" / name)
