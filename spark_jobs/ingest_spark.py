@@ -16,6 +16,7 @@ rejects and errors stream from Spark to their files.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -67,7 +68,8 @@ def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_
     rdd = spark.sparkContext.parallelize([(t.path, t.file_key, t.piece, t.start, t.end) for t in ordered],
                                          max(1, len(ordered)))
     df = spark.createDataFrame(rdd, TASK_SCHEMA).mapInArrow(run, ROW_SCHEMA)
-    df.write.mode("error").parquet(dest)
+    # by kind: the outputs that read few rows (rejects, errors, the status rows) read only their files
+    df.write.mode("error").partitionBy("kind").parquet(dest)
 
 
 def _arrow(t: T.DataType) -> Any:
@@ -79,9 +81,15 @@ def _arrow(t: T.DataType) -> Any:
             T.BinaryType: pa.binary()}[type(t)]
 
 
+def _read(spark: SparkSession, datasets: list[str]) -> DataFrame:
+    """The rows of these datasets (each partitioned by ``kind``: read one by one, then united)."""
+    frames = [spark.read.schema(ROW_SCHEMA).parquet(d) for d in datasets]
+    return functools.reduce(DataFrame.unionByName, frames)
+
+
 def statuses(spark: SparkSession, dest: str) -> list[dict[str, Any]]:
     """The status row of every task written to ``dest`` (one per task: small)."""
-    df = spark.read.schema(ROW_SCHEMA).parquet(dest)
+    df = _read(spark, [dest])
     cols = ["file_key", "piece", "kind", "count", "broken", "unreadable", "reason"]
     return [r.asDict() for r in df.where(~F.col("kind").isin(*RECORD_KINDS)).select(*cols).collect()]
 
@@ -133,7 +141,7 @@ class Classified:
         keys = spark.createDataFrame(
             [(f.file_key, p, off, f.file_idx, f.source) for f in files for p, off in f.offsets.items()],
             "file_key string, piece long, offset long, file_idx long, source string")
-        rows = spark.read.schema(ROW_SCHEMA).parquet(*datasets).where(F.col("kind").isin(*RECORD_KINDS))
+        rows = _read(spark, datasets).where(F.col("kind").isin(*RECORD_KINDS))
         self.rows = (rows.join(F.broadcast(keys), ["file_key", "piece"])
                      .withColumn("record", F.col("rec") + F.col("offset")))
         narrow = self.rows.select(*_KEYS, "record", "file_idx", "source", "kind", "server", "acct_server",
