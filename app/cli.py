@@ -11,11 +11,13 @@ whole, everything else was written and each such file is a reject.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
 
+from spark_jobs.ingest_job import add_arguments as add_ingest_arguments
 from spark_jobs.job import add_arguments as add_job_arguments
 from spark_jobs.model.errors import OperatorError
 
@@ -76,17 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     o.add_argument("--at", help="with --fid: the folder's matrix at this RFC 3339 time (default: the run's as-of)")
 
     i = sub.add_parser("ingest", help="convert exported Exchange event logs into a pfscope event log")
-    i.add_argument("--logs", required=True, nargs="+", help="XML, CSV or .evtx exports: files, folders or globs")
-    i.add_argument("--out", required=True, help="folder for events.jsonl, topology.json and the ingest reports")
-    i.add_argument("--replids", help="CSV server,replid,store: which store each server's REPLIDs mean")
-    i.add_argument("--topology", help="topology to complete with the stores and folders found")
-    i.add_argument("--time-offset", default="+00:00",
-                   help="UTC offset of exported times that carry none (CSV exports), e.g. +01:00")
-    i.add_argument("--timezone", help="time zone of exported times that carry no offset, with its daylight "
-                                      "saving rules, e.g. Europe/Paris (instead of --time-offset)")
-    i.add_argument("--strict", action="store_true",
-                   help="stop at the first file that cannot be read whole, writing nothing (exit 2), instead "
-                        "of rejecting it and ingesting the rest (exit 3, partial)")
+    add_ingest_arguments(i)
 
     m = sub.add_parser("rules", help="the Prometheus alert rules shipped with pfscope (for rule_files)")
     m.add_argument("--path", action="store_true", help="print the rule file's path instead of its content")
@@ -201,46 +193,32 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    import re
-
+    """On Spark (``spark_jobs.ingest_job``), or for a small share in this process with the
+    reference implementation (``spark_jobs.ingest.run_ingest``): the same outputs either way."""
     from spark_jobs.ingest import run_ingest
+    from spark_jobs.ingest_job import IngestRun, choose_engine, report, run_ingest_spark, settings_from_flags
+    from spark_jobs.publish import EXIT_LOCKED, RunLocked
 
-    m = re.fullmatch(r"([+-])(\d{1,2}):?(\d{2})?", args.time_offset.strip())
-    if not m:
-        raise UsageError(f"--time-offset {args.time_offset!r}: expected +HH:MM or -HH:MM")
-    offset = (1 if m.group(1) == "+" else -1) * (int(m.group(2)) * 60 + int(m.group(3) or 0))
-    if args.timezone and offset:
-        raise UsageError("give --time-offset or --timezone, not both")
+    settings = settings_from_flags(args, master=os.environ.get("PFSCOPE_SPARK_MASTER") or None)
     try:
-        s = run_ingest(args.logs, args.out, replids=args.replids, topology=args.topology,
-                       default_offset_min=offset, zone=args.timezone, strict=args.strict)
+        if choose_engine(args.engine, settings) == "spark":
+            result = run_ingest_spark(settings)
+        else:
+            result = IngestRun(run_ingest(settings.logs, args.out, replids=settings.replids,
+                                          topology=settings.topology, zone=settings.zone, strict=settings.strict,
+                                          default_offset_min=settings.default_offset_min), mode="")
     except OperatorError:
         raise
+    except RunLocked as e:
+        print(f"pfscope ingest: {e}", file=sys.stderr)
+        return EXIT_LOCKED
     except OSError as e:
         raise UsageError(f"{getattr(e, 'filename', None) or args.out}: {e.strerror or e}") from None
     except Exception as e:  # a crash is still one line; nothing was written
         first = (str(e).strip().splitlines() or [type(e).__name__])[0]
         print(f"pfscope ingest: failed ({type(e).__name__}): {first[:400]}; nothing written", file=sys.stderr)
         return EXIT_CRASH
-    w = s["events_written"]
-    print(f"read {s['records_read']:,} records from {len(s['files'])} files in {s['seconds']:.1f} s "
-          f"({s['records_per_second']:,} records/s): {s['used']:,} used, {s['errors_kept']:,} errors kept, "
-          f"{s['duplicates']:,} duplicates, {s['rejected']:,} rejected -> {args.out}")
-    print(f"wrote {w.get('send', 0):,} sends, {w.get('receive', 0):,} receives, {w.get('change', 0):,} derived "
-          f"changes; {len(s['replids']['inferred'])} REPLIDs inferred, {len(s['replids']['conflicts'])} conflicts")
-    for reason, n in s["reject_reasons"].items():
-        print(f"  rejected {n:,}: {reason}")
-    if s["rejected"] and any("unrendered" in r for r in s["reject_reasons"]):
-        print("  some events carry no description: see docs/ingest.md, 'Export the events'")
-    broken = s["files_broken"]
-    if broken:
-        print(f"pfscope ingest: partial: {len(broken)} of {len(s['files'])} files could not be read whole; "
-              f"their complete records and every other file were ingested (ingest_rejects.jsonl):",
-              file=sys.stderr)
-        for b in broken:
-            print(f"  {b['file']}: {b['reason']}", file=sys.stderr)
-        return EXIT_PARTIAL
-    return EXIT_OK
+    return report(result, args.out)
 
 
 def _report(args: argparse.Namespace) -> int:

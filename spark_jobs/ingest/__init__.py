@@ -29,29 +29,49 @@ from .identity import ReplidFileError, load_replids
 __all__ = ["IngestResult", "InputError", "ReplidFileError", "ingest_records", "run_ingest"]
 
 
+def file_records(f: str, strict: bool = False) -> Iterator[RawRecord]:
+    """One file's records; a file that breaks adds its one reject (``problem``) after its
+    complete records. With ``strict``, a break raises ``InputError`` instead."""
+    n = 0
+    try:
+        for r in read_records(f):
+            n = r.record
+            yield r
+    except Exception as e:
+        if isinstance(e, InputError):
+            cause = str(e).removeprefix(f"{f}: ")
+        else:  # a reader's own failure: still only this file's, and said so
+            cause = f"unexpected {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
+        if strict:  # any file not read whole is the operator's to fix (exit 2), whatever broke
+            raise InputError(f"{f}: {cause} (--strict: nothing written)") from None
+        reason = f"unreadable file: {cause}" if n == 0 else f"unreadable after record {n}: {cause}"
+        fmt = EXTENSIONS.get(os.path.splitext(f)[1].lower(), "unknown")
+        yield RawRecord(f, n + 1, fmt, None, None, None, None, None, problem=reason)
+
+
+def broken_entry(r: RawRecord) -> dict[str, Any]:
+    """The summary's ``files_broken`` entry of a file whose last record is its break."""
+    return {"file": r.source, "complete_records": r.record - 1, "reason": r.problem}
+
+
+def is_break(r: RawRecord) -> bool:
+    """Whether ``r`` is the one reject of a file that could not be read whole."""
+    return r.problem is not None and r.problem.startswith(("unreadable file: ", "unreadable after record "))
+
+
 def _all_records(files: Sequence[str], broken: list[dict[str, Any]], strict: bool,
                  empty: list[str]) -> Iterator[RawRecord]:
     """Every file's records; a file that breaks adds its one reject after its complete records.
     A file with no record at all (an export of a quiet server) is listed in ``empty``."""
     for f in files:
         n = 0
-        try:
-            for r in read_records(f):
-                n = r.record
-                yield r
-            if n == 0:
-                empty.append(f)
-        except Exception as e:
-            if isinstance(e, InputError):
-                cause = str(e).removeprefix(f"{f}: ")
-            else:  # a reader's own failure: still only this file's, and said so
-                cause = f"unexpected {type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"
-            if strict:  # any file not read whole is the operator's to fix (exit 2), whatever broke
-                raise InputError(f"{f}: {cause} (--strict: nothing written)") from None
-            reason = f"unreadable file: {cause}" if n == 0 else f"unreadable after record {n}: {cause}"
-            broken.append({"file": f, "complete_records": n, "reason": reason})
-            fmt = EXTENSIONS.get(os.path.splitext(f)[1].lower(), "unknown")
-            yield RawRecord(f, n + 1, fmt, None, None, None, None, None, problem=reason)
+        for r in file_records(f, strict):
+            if is_break(r):
+                broken.append(broken_entry(r))
+            n += 1
+            yield r
+        if n == 0:
+            empty.append(f)
 
 
 def run_ingest(

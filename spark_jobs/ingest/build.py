@@ -39,11 +39,13 @@ from .translate import ROOT, infer_replids
 
 __all__ = [
     "Accounting",
+    "Built",
     "Folders",
     "IngestResult",
     "Msg",
     "Parsed",
     "assign_fids",
+    "build_events",
     "build_messages",
     "build_topology",
     "classify",
@@ -54,6 +56,7 @@ __all__ = [
     "message_keys",
     "reason_key",
     "reject_row",
+    "summarize",
 ]
 
 
@@ -66,6 +69,17 @@ class IngestResult:
     summary: dict[str, Any]
 
 
+@dataclass
+class Built:
+    """Steps 2-5 over the parsed events: what they write, reject, and what the summary needs."""
+
+    events: list[dict[str, Any]]
+    topology: dict[str, Any]
+    rejects: list[dict[str, Any]]  # rejected after step 1, in the order they were found
+    own: dict[str, str]  # each server's own store
+    summary: dict[str, Any]  # the parts of the summary steps 2-5 know
+
+
 def ingest_records(
     records: Iterable[RawRecord],
     *,
@@ -76,7 +90,26 @@ def ingest_records(
 ) -> IngestResult:
     acc = Accounting()
     parsed, errors, rejects, duplicates = classify(records, default_offset_min, acc, zone)
+    built = build_events(parsed, {e["server"] for e in errors}, acc, replids=replids, topology=topology)
+    for e in errors:  # the dashboard's store page shows them by store
+        e["store"] = built.own.get(e["server"], e["server"])
+    rejects.extend(built.rejects)
+    summary = summarize(acc, built, errors=len(errors), duplicates=duplicates, rejected=len(rejects),
+                        default_offset_min=default_offset_min, zone=zone)
+    return IngestResult(built.events, built.topology, rejects, errors, summary)
 
+
+def build_events(
+    parsed: list[Parsed],
+    error_servers: set[str],
+    acc: Accounting,
+    *,
+    replids: dict[tuple[str, int], str] | None = None,
+    topology: Topology | None = None,
+) -> Built:
+    """Steps 2 to 5 over step 1's parsed events (in input order, duplicates gone); ``acc``
+    counts the records rejected here. ``error_servers``: the servers of the errors kept."""
+    rejects: list[dict[str, Any]] = []
     rejected_ids: set[int] = set()
 
     def reject_parsed(p: Parsed, reason: str) -> None:
@@ -87,7 +120,7 @@ def ingest_records(
         acc.reasons[reason_key(reason)] += 1
         acc.per_server[p.server]["rejected"] += 1
 
-    groups, bad = message_keys(parsed, (e["server"] for e in errors))
+    groups, bad = message_keys(parsed, error_servers)
     for p, reason in bad:
         reject_parsed(p, reason)
 
@@ -98,7 +131,7 @@ def ingest_records(
             topo_by_server.setdefault(norm_server(s.server), s.name)
     servers = {p.server for ps in groups.values() for p in ps} | {
         p.sender for ps in groups.values() for p in ps if p.sender}
-    servers |= {e["server"] for e in errors}
+    servers |= error_servers
     servers |= {n for ps in groups.values() for p in ps if p.ev.server_dn
                 for n in [server_from_dn(p.ev.server_dn)] if n}
     given = dict(replids or {})
@@ -107,8 +140,6 @@ def ingest_records(
         own[server] = given.get((server, 1)) or topo_by_server.get(server) or server
     rmap = ReplidMap(given=given)
     infer_replids(groups, own, rmap)
-    for e in errors:  # the dashboard's store page shows them by store
-        e["store"] = own.get(e["server"], e["server"])
 
     folders = Folders()
     msgs, bad2 = build_messages(groups, rmap, own, folders)
@@ -149,19 +180,8 @@ def ingest_records(
         code = f"0x{p.ev.type_code:X}"
         acc.per_server[p.server][f"{p.direction} {code}"] += 1
         acc.per_type[code][p.direction] += 1
-    used = len(used_records)
-    read = sum(acc.read.values())
-    summary: dict[str, Any] = {
-        "records_read": read,
-        "used": used,
-        "errors_kept": len(errors),
-        "duplicates": duplicates,
-        "rejected": len(rejects),
-        "accounted": read == used + len(errors) + duplicates + len(rejects),
-        "files": dict(sorted(acc.read.items())),
-        "per_type": {k: dict(v) for k, v in sorted(acc.per_type.items())},
-        "per_server": {k: dict(sorted(v.items())) for k, v in sorted(acc.per_server.items())},
-        "reject_reasons": dict(acc.reasons.most_common()),
+    part: dict[str, Any] = {
+        "used": len(used_records),
         "events_written": {k: v for k, v in stats.items() if k in ("send", "receive", "change")},
         "derived": {k: v for k, v in stats.items() if k not in ("send", "receive", "change")},
         "messages": {
@@ -175,17 +195,39 @@ def ingest_records(
             "stores_added_to_topology": added["stores"],
             "sites_added": added["sites"],
             "folders_added": added["folders"],
-            "servers_named_from_file_names": sorted(acc.servers_from_file_names),
         },
-        "times_without_offset": acc.times_without_offset,
-        "description_lines_ignored": {
-            "count": sum(acc.ignored_lines.values()),
-            "lines": dict(acc.ignored_lines.most_common(20)),
-        },
+    }
+    assert all(v in VERSIONS for v in versions.values())
+    return Built(lines, topo_json, rejects, own, part)
+
+
+def summarize(acc: Accounting, built: Built, *, errors: int, duplicates: int, rejected: int,
+              default_offset_min: int = 0, zone: tzinfo | None = None) -> dict[str, Any]:
+    """The summary, in its order: the accounting of every record, then what steps 2-5 found."""
+    part = built.summary
+    used = part["used"]
+    read = sum(acc.read.values())
+    summary: dict[str, Any] = {
+        "records_read": read,
+        "used": used,
+        "errors_kept": errors,
+        "duplicates": duplicates,
+        "rejected": rejected,
+        "accounted": read == used + errors + duplicates + rejected,
+        "files": dict(sorted(acc.read.items())),
+        "per_type": {k: dict(v) for k, v in sorted(acc.per_type.items())},
+        "per_server": {k: dict(sorted(v.items())) for k, v in sorted(acc.per_server.items())},
+        "reject_reasons": dict(acc.reasons.most_common()),
+        **{k: v for k, v in part.items() if k != "used"},
+    }
+    summary["inferred"]["servers_named_from_file_names"] = sorted(acc.servers_from_file_names)
+    summary["times_without_offset"] = acc.times_without_offset
+    summary["description_lines_ignored"] = {
+        "count": sum(acc.ignored_lines.values()) if acc.ignored_total is None else acc.ignored_total,
+        "lines": dict(acc.ignored_lines.most_common(20)),
     }
     if acc.times_without_offset:
         how = f"in time zone {zone}" if zone is not None else \
             f"as UTC{default_offset_min:+d} minutes (--time-offset)"
         summary["notes"] = [f"{acc.times_without_offset} times had no UTC offset and were read {how}"]
-    assert all(v in VERSIONS for v in versions.values())
-    return IngestResult(lines, topo_json, rejects, errors, summary)
+    return summary

@@ -66,6 +66,8 @@ class Accounting:
     times_without_offset: int = 0
     ignored_lines: Counter[str] = field(default_factory=Counter)  # description lines that carry nothing
     servers_from_file_names: set[str] = field(default_factory=set)
+    #: when ``ignored_lines`` holds only the most common lines: the count of all of them
+    ignored_total: int | None = None
 
 
 def server_from_file_name(source: str) -> str | None:
@@ -73,6 +75,88 @@ def server_from_file_name(source: str) -> str | None:
     base = re.split(r"[\\/]", source)[-1]
     m = re.match(r"([A-Za-z0-9]+)", base)
     return m.group(1).upper() if m else None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What one record is, on its own (no other record consulted): exactly one of ``reject``
+    (the reason), ``error`` (the row of ``ingest_errors.jsonl``, its store still to fill) or
+    ``parsed``; ``server`` (None when no server could be named), and what the accounting counts:
+    ``without_offset`` (its time printed no UTC offset), ``server_from_file`` (named from the
+    file name). The duplicate check is the caller's: ``error_key`` and ``parsed_key``."""
+
+    server: str | None
+    reject: str | None = None
+    error: dict[str, Any] | None = None
+    parsed: Parsed | None = None
+    without_offset: bool = False
+    server_from_file: str | None = None
+
+    @property
+    def error_key(self) -> tuple[Any, ...]:
+        e = self.error
+        assert e is not None
+        return (e["server"], e["event_id"], e["_second"], e["text"])
+
+    @property
+    def parsed_key(self) -> tuple[str, str, str, str]:
+        p = self.parsed
+        assert p is not None
+        return (p.server, p.direction, p.ev.msg_id, p.sender or "")
+
+
+def classify_one(raw: RawRecord, default_offset_min: int, zone: tzinfo | None = None) -> Outcome:
+    """One record read on its own: the rules every reader of records shares (the reference
+    ``classify`` here, and the Spark job's workers)."""
+    if raw.problem:
+        return Outcome(None, reject=raw.problem)
+    if raw.provider is not None and not _public_store_event(raw.provider, raw.event_id):
+        return Outcome(None, reject=R_NOT_EXCHANGE)
+    server_text = raw.server or server_from_file_name(raw.source)
+    if not server_text:
+        return Outcome(None, reject=R_NO_SERVER)
+    server = norm_server(server_text)
+    from_file = None if raw.server else server
+    try:
+        ts, own_offset = parse_event_time(raw.time_text or "", default_offset_min, zone)
+    except TimeTextError as e:
+        return Outcome(server, reject=R_BAD_TIME.format(e), server_from_file=from_file)
+    flags = {"without_offset": not own_offset, "server_from_file": from_file}
+    eid = raw.event_id
+    if eid in ERROR_IDS:
+        text = record_text(raw)
+        row = {"server": server, "store": None, "ts": format_ts(ts), "event_id": eid,
+               **error_details(eid, text), "text": text, "source": raw.source, "record": raw.record,
+               "_second": ts // 1_000_000}
+        return Outcome(server, error=row, **flags)
+    if eid not in OUTGOING_IDS and eid not in INCOMING_IDS:
+        return Outcome(server, reject=R_NOT_REPLICATION.format(eid), **flags)
+    if raw.message is not None:
+        text = raw.message
+        not_found, strings = description_not_found(text)
+        if not_found:  # Windows could not render it: read the strings it printed, if it can be done
+            labelled = label_insertion_strings(strings) if strings else None
+            if labelled is None:
+                return Outcome(server, reject=R_NOT_RENDERED_THERE, **flags)
+            text = labelled
+    elif raw.strings:
+        labelled = label_insertion_strings(list(raw.strings))
+        if labelled is None:
+            return Outcome(server, reject=R_UNRENDERED, **flags)
+        text = labelled
+    else:
+        return Outcome(server, reject=R_NO_TEXT, **flags)
+    try:
+        ev = parse_description(text)
+    except DescriptionError as e:
+        return Outcome(server, reject=f"description: {e}", **flags)
+    direction = "out" if eid in OUTGOING_IDS else "in"
+    p = Parsed(raw, server, ts, direction, ev)
+    if direction == "out":
+        p.sender = server
+    elif ev.server_dn:
+        p.sender = server_from_dn(ev.server_dn)
+    return Outcome(server, parsed=p, **flags)
 
 
 def classify(
@@ -94,85 +178,44 @@ def classify(
 
     for raw in records:
         acc.read[raw.source] += 1
-        if raw.problem:
-            reject(raw, raw.problem)
-            continue
-        if raw.provider is not None and not _public_store_event(raw.provider, raw.event_id):
-            reject(raw, R_NOT_EXCHANGE)
-            continue
-        server_text = raw.server or server_from_file_name(raw.source)
-        if not server_text:
-            reject(raw, R_NO_SERVER)
-            continue
-        if not raw.server:
-            acc.servers_from_file_names.add(norm_server(server_text))
-        server = norm_server(server_text)
-        try:
-            ts, own_offset = parse_event_time(raw.time_text or "", default_offset_min, zone)
-        except TimeTextError as e:
-            reject(raw, R_BAD_TIME.format(e), server)
-            continue
-        if not own_offset:
+        o = classify_one(raw, default_offset_min, zone)
+        if o.server_from_file:
+            acc.servers_from_file_names.add(o.server_from_file)
+        if o.without_offset:
             acc.times_without_offset += 1
-        eid = raw.event_id
-        if eid in ERROR_IDS:
-            text = record_text(raw)
-            k = (server, eid, ts // 1_000_000, text)
+        if o.reject is not None:
+            reject(raw, o.reject, o.server)
+        elif o.error is not None:
+            k = o.error_key
             if k in error_keys:
                 duplicates += 1
-                acc.per_server[server]["duplicates"] += 1
+                acc.per_server[o.error["server"]]["duplicates"] += 1
                 continue
             error_keys.add(k)
-            errors.append({"server": server, "store": None, "ts": format_ts(ts), "event_id": eid,
-                           **error_details(eid, text), "text": text, "source": raw.source, "record": raw.record})
-            acc.per_server[server]["errors"] += 1
-            continue
-        if eid not in OUTGOING_IDS and eid not in INCOMING_IDS:
-            reject(raw, R_NOT_REPLICATION.format(eid), server)
-            continue
-        if raw.message is not None:
-            text = raw.message
-            not_found, strings = description_not_found(text)
-            if not_found:  # Windows could not render it: read the strings it printed, if it can be done
-                labelled = label_insertion_strings(strings) if strings else None
-                if labelled is None:
-                    reject(raw, R_NOT_RENDERED_THERE, server)
-                    continue
-                text = labelled
-        elif raw.strings:
-            labelled = label_insertion_strings(list(raw.strings))
-            if labelled is None:
-                reject(raw, R_UNRENDERED, server)
-                continue
-            text = labelled
+            errors.append(public_error(o.error))
+            acc.per_server[o.error["server"]]["errors"] += 1
         else:
-            reject(raw, R_NO_TEXT, server)
-            continue
-        try:
-            ev = parse_description(text)
-        except DescriptionError as e:
-            reject(raw, f"description: {e}", server)
-            continue
-        direction = "out" if eid in OUTGOING_IDS else "in"
-        p = Parsed(raw, server, ts, direction, ev)
-        if direction == "out":
-            p.sender = server
-        elif ev.server_dn:
-            p.sender = server_from_dn(ev.server_dn)
-        k2 = (server, direction, ev.msg_id, p.sender or "")
-        first = seen.get(k2)
-        if first is not None:
-            if first.ev.meaning() == ev.meaning():
-                duplicates += 1
-                acc.per_server[server]["duplicates"] += 1
-            else:
-                reject(raw, R_CONFLICTING_COPY, server)
-            continue
-        seen[k2] = p
-        parsed.append(p)
-        for line in ev.ignored:
-            acc.ignored_lines[line[:120]] += 1
+            p = o.parsed
+            assert p is not None
+            k2 = o.parsed_key
+            first = seen.get(k2)
+            if first is not None:
+                if first.ev.meaning() == p.ev.meaning():
+                    duplicates += 1
+                    acc.per_server[p.server]["duplicates"] += 1
+                else:
+                    reject(raw, R_CONFLICTING_COPY, p.server)
+                continue
+            seen[k2] = p
+            parsed.append(p)
+            for line in p.ev.ignored:
+                acc.ignored_lines[line[:120]] += 1
     return parsed, errors, rejects, duplicates
+
+
+def public_error(row: dict[str, Any]) -> dict[str, Any]:
+    """The error row as written (without the duplicate check's second)."""
+    return {k: v for k, v in row.items() if k != "_second"}
 
 
 def _public_store_event(provider: str, event_id: int | None) -> bool:

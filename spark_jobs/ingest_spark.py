@@ -1,0 +1,277 @@
+"""Ingest's Spark stages: the exports read in parallel, step 1's duplicates and accounting in SQL.
+
+1. ``read_exports``: one task per file, or per 16 MB piece of a plain ``wevtutil`` XML export
+   (``ingest.xml_splits``); each runs ``ingest.stage.task_rows`` (the reference's own rules, in
+   the worker) through ``mapInArrow`` and its rows are written as Parquet. A piece that is not
+   plain sends its file back to be read whole, salvage and all, by a second round of tasks.
+2. ``Classified``: the rows of every file of the share (this run's and those an earlier run read),
+   with their record numbers, then duplicates found as the reference finds them (the first event
+   of a key in input order is kept; a later one with the same meaning is a duplicate, otherwise a
+   reject), and the accounting the summary needs, in a few aggregations.
+
+The driver gets the kept replication events (compact: no description text) in input order, for
+the build steps that need the whole share at once (REPLIDs, message matching, derivation); the
+rejects and errors stream from Spark to their files.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from spark_jobs.ingest.classify import Accounting, Parsed
+from spark_jobs.ingest.reasons import R_CONFLICTING_COPY
+from spark_jobs.ingest.stage import ROW_FIELDS, WHOLE, ReadTask, parsed_from_row, task_rows
+
+_TYPES = {"str": T.StringType(), "int": T.LongType(), "bool": T.BooleanType(), "bytes": T.BinaryType(),
+          "list[str]": T.ArrayType(T.StringType())}
+ROW_SCHEMA = T.StructType([T.StructField(n, _TYPES[t]) for n, t in ROW_FIELDS])
+TASK_SCHEMA = T.StructType([T.StructField("path", T.StringType()), T.StructField("file_key", T.StringType()),
+                            T.StructField("piece", T.LongType()), T.StructField("start", T.LongType()),
+                            T.StructField("end", T.LongType())])
+BATCH_ROWS = 2_000
+RECORD_KINDS = ("reject", "error", "parsed")
+_KEYS = ["file_key", "piece", "rec"]
+#: records of the files collected at once by ``Classified.parsed``
+COLLECT_RECORDS = 200_000  # a record of one piece of one file
+
+
+def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_offset_min: int,
+                 zone: tzinfo | None) -> None:
+    """Run ``tasks`` (one Spark task each, the largest first) and write their rows to ``dest``."""
+    import pyarrow as pa
+
+    arrow_schema = pa.schema([pa.field(f.name, _arrow(f.dataType)) for f in ROW_SCHEMA.fields])
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for t in batch.to_pylist():
+                rows: list[dict[str, Any]] = []
+                for row in task_rows(ReadTask(**t), default_offset_min, zone):
+                    rows.append(row)
+                    if len(rows) >= BATCH_ROWS:
+                        yield pa.RecordBatch.from_pylist(rows, schema=arrow_schema)
+                        rows = []
+                if rows:
+                    yield pa.RecordBatch.from_pylist(rows, schema=arrow_schema)
+
+    ordered = sorted(tasks, key=lambda t: -(t.end - t.start))
+    rdd = spark.sparkContext.parallelize([(t.path, t.file_key, t.piece, t.start, t.end) for t in ordered],
+                                         max(1, len(ordered)))
+    df = spark.createDataFrame(rdd, TASK_SCHEMA).mapInArrow(run, ROW_SCHEMA)
+    # by kind: the outputs that read few rows (rejects, errors, the status rows) read only their files
+    df.write.mode("error").partitionBy("kind").parquet(dest)
+
+
+def _arrow(t: T.DataType) -> Any:
+    import pyarrow as pa
+
+    if isinstance(t, T.ArrayType):
+        return pa.list_(pa.string())
+    return {T.StringType: pa.string(), T.LongType: pa.int64(), T.BooleanType: pa.bool_(),
+            T.BinaryType: pa.binary()}[type(t)]
+
+
+def _read(spark: SparkSession, datasets: list[str]) -> DataFrame:
+    """The rows of these datasets (each partitioned by ``kind``: read one by one, then united)."""
+    frames = [spark.read.schema(ROW_SCHEMA).parquet(d) for d in datasets]
+    return functools.reduce(DataFrame.unionByName, frames)
+
+
+def statuses(spark: SparkSession, dest: str) -> list[dict[str, Any]]:
+    """The status row of every task written to ``dest`` (one per task: small)."""
+    df = _read(spark, [dest])
+    cols = ["file_key", "piece", "kind", "count", "broken", "unreadable", "reason"]
+    return [r.asDict() for r in df.where(~F.col("kind").isin(*RECORD_KINDS)).select(*cols).collect()]
+
+
+@dataclass
+class FilePlan:
+    """How one file of the share is found in the stored rows."""
+
+    source: str
+    file_key: str
+    file_idx: int
+    dataset: str
+    #: piece -> records of the pieces before it; {WHOLE: 0} when read whole
+    offsets: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass
+class Accounted:
+    acc: Accounting
+    duplicates: int
+    errors: int
+    rejected: int  # step 1's rejects
+
+
+def _runs(counts: list[int], most: int) -> list[tuple[int, int]]:
+    """Consecutive files ``[lo, hi)`` of at most ``most`` records each (a larger file alone)."""
+    out: list[tuple[int, int]] = []
+    lo, n = 0, 0
+    for i, c in enumerate(counts):
+        if n and n + c > most:
+            out.append((lo, i))
+            lo, n = i, 0
+        n += c
+    if lo < len(counts):
+        out.append((lo, len(counts)))
+    return out
+
+
+class Classified:
+    """Step 1 over the whole share. The duplicate check runs on a narrow projection (keys,
+    positions, what the accounting counts), whose verdicts (``fate``) are cached; the wide
+    rows (description text, pickled events) are read from Parquet only for what is written."""
+
+
+
+    def __init__(self, spark: SparkSession, files: list[FilePlan]):
+        self.spark = spark
+        datasets = sorted({f.dataset for f in files})
+        keys = spark.createDataFrame(
+            [(f.file_key, p, off, f.file_idx, f.source) for f in files for p, off in f.offsets.items()],
+            "file_key string, piece long, offset long, file_idx long, source string")
+        rows = _read(spark, datasets).where(F.col("kind").isin(*RECORD_KINDS))
+        self.rows = (rows.join(F.broadcast(keys), ["file_key", "piece"])
+                     .withColumn("record", F.col("rec") + F.col("offset")))
+        narrow = self.rows.select(*_KEYS, "record", "file_idx", "source", "kind", "server", "acct_server",
+                                  "reason_key", "without_offset", "server_from_file", "dedup_key", "meaning",
+                                  "lines")
+        w = Window.partitionBy("dedup_key").orderBy("file_idx", "record")
+        keyed = F.col("kind") != "reject"
+        n = F.when(keyed, F.row_number().over(w))
+        first = F.when(keyed, F.first("meaning").over(w))
+        fate = (F.when(~keyed, "reject")
+                .when(n == 1, F.when(F.col("kind") == "error", "error").otherwise("parsed"))
+                .when(F.col("kind") == "error", "error_dup")
+                .when(F.col("meaning") == first, "dup")
+                .otherwise("conflict"))
+        self.fates = narrow.withColumn("fate", fate).drop("meaning", "dedup_key").persist(
+            StorageLevel.MEMORY_AND_DISK)
+        self.error_servers: set[str] = set()
+
+    def release(self) -> None:
+        self.fates.unpersist()
+
+    def _with(self, *fates: str) -> DataFrame:
+        """The wide rows of the records with these fates (few: a broadcast join)."""
+        keys = self.fates.where(F.col("fate").isin(*fates)).select(*_KEYS, "fate")
+        return self.rows.join(F.broadcast(keys), _KEYS)
+
+    def accounting(self) -> Accounted:
+        """The reference's ``Accounting`` of step 1, its counters filled in the order it fills
+        them (a reason is first counted at its first record): one aggregation, and one more for
+        the description lines ignored when there are any."""
+        df = self.fates
+        acc = Accounting()
+        rkey = (F.when(F.col("fate") == "conflict", F.lit(R_CONFLICTING_COPY))
+                .when(F.col("fate") == "reject", F.col("reason_key")))
+        groups = (df.groupBy("source", "acct_server", "fate", rkey.alias("rkey"), "without_offset",
+                             "server_from_file")
+                  .agg(F.count("*").alias("n"), F.min(F.struct("file_idx", "record")).alias("first"),
+                       F.sum("lines").alias("lines"))
+                  .collect())
+        what = {"reject": "rejected", "conflict": "rejected", "dup": "duplicates", "error_dup": "duplicates",
+                "error": "errors"}
+        totals: Counter[str] = Counter()
+        reasons: dict[str, list[Any]] = {}
+        lines = 0
+        for g in groups:
+            n = g["n"]
+            acc.read[g["source"]] += n
+            if g["fate"] in what:
+                acc.per_server[g["acct_server"]][what[g["fate"]]] += n
+                totals[what[g["fate"]]] += n
+            if g["rkey"] is not None:
+                first = (g["first"]["file_idx"], g["first"]["record"])
+                r = reasons.setdefault(g["rkey"], [0, first])
+                r[0] += n
+                r[1] = min(r[1], first)
+            if g["without_offset"]:
+                acc.times_without_offset += n
+            if g["server_from_file"]:
+                acc.servers_from_file_names.add(g["server_from_file"])
+            if g["fate"] == "parsed":
+                lines += g["lines"] or 0
+        acc.read = Counter(dict(sorted(acc.read.items())))
+        for k, (n, _first) in sorted(reasons.items(), key=lambda kv: kv[1][1]):
+            acc.reasons[k] = n
+        acc.ignored_total = lines
+        if lines:
+            top = (self._with("parsed")
+                   .select("file_idx", "record", F.posexplode("ignored").alias("i", "line"))
+                   .groupBy("line").agg(F.count("*").alias("n"), F.min(F.struct("file_idx", "record", "i")).alias("first"))
+                   .orderBy(F.desc("n"), "first").limit(20))
+            for r in top.collect():
+                acc.ignored_lines[r["line"]] = r["n"]
+        self.error_servers = {g["acct_server"] for g in groups if g["fate"] == "error"}
+        return Accounted(acc, totals["duplicates"], totals["errors"], totals["rejected"])
+
+    def parsed(self, counts: list[int]) -> list[Parsed]:
+        """The kept replication events in input order, as the reference's ``classify`` keeps them:
+        every parsed row but the duplicates and conflicting copies (an anti join). Collected as
+        Arrow a run of files at a time (``counts``: each file's records, by ``file_idx``), so the
+        JVM holds one run's rows, not the share's, and sorted here."""
+        import pyarrow.compute as pc
+
+        cols = ["source", "record", "file_idx", "fmt", "raw_server", "provider", "event_id", "time_text",
+                "record_id", "server", "ts", "direction", "ev", "sender"]
+        dropped = self.fates.where(F.col("fate").isin("dup", "conflict")).select(*_KEYS)
+        q = (self.rows.where(F.col("kind") == "parsed").join(F.broadcast(dropped), _KEYS, "left_anti")
+             .select(*cols))
+        out: list[Parsed] = []
+        for lo, hi in _runs(counts, COLLECT_RECORDS):
+            table = q.where(F.col("file_idx").between(lo, hi - 1)).toArrow()
+            table = table.take(pc.sort_indices(table, [("file_idx", "ascending"), ("record", "ascending")]))
+            for batch in table.to_batches(max_chunksize=10_000):
+                out.extend(parsed_from_row(r, r["source"], r["record"]) for r in batch.to_pylist())
+            del table
+        return out
+
+    def errors(self) -> Iterator[tuple[str, int, str]]:
+        """(error row JSON, its record, server) of the errors kept, in input order."""
+        q = self._with("error").select("err_json", "record", "server", "file_idx").orderBy("file_idx", "record")
+        for r in q.toLocalIterator(prefetchPartitions=True):
+            yield r["err_json"], r["record"], r["server"]
+
+    def rejects(self) -> Iterator[dict[str, Any]]:
+        """Step 1's rejects in input order, each as ``reasons.reject_row`` writes it."""
+        q = (self._with("reject", "conflict")
+             .select("source", "record", "record_id", "server", "event_id", "time_text",
+                     F.when(F.col("fate") == "conflict", F.lit(R_CONFLICTING_COPY)).otherwise(F.col("reason"))
+                     .alias("reason"), "text", "file_idx")
+             .orderBy("file_idx", "record"))
+        for r in q.toLocalIterator(prefetchPartitions=True):
+            yield {"source": r["source"], "record": r["record"], "record_id": r["record_id"], "server": r["server"],
+                   "event_id": r["event_id"], "time": r["time_text"], "reason": r["reason"], "text": r["text"]}
+
+    def repeated(self, new_keys: list[str]) -> int:
+        """Records of the files in ``new_keys`` that another file already holds: the same server,
+        EventRecordID and text (a server's later export overlapping its earlier one)."""
+        cols = ["raw_server", "record_id", "text"]
+        rows = self.rows.where(F.col("record_id").isNotNull())
+        new = rows.where(F.col("file_key").isin(*new_keys)).select(*cols)
+        old = rows.where(~F.col("file_key").isin(*new_keys)).select(*cols).distinct()
+        return new.join(old, cols, "left_semi").count()
+
+    def texts(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
+        """The description text of these records (rejected by the build steps)."""
+        if not keys:
+            return {}
+        k = self.spark.createDataFrame(sorted(set(keys)), "source string, record long")
+        return {(r["source"], r["record"]): r["text"]
+                for r in self.rows.join(F.broadcast(k), ["source", "record"]).select("source", "record", "text")
+                .collect()}
+
+
+__all__ = ["WHOLE", "Accounted", "Classified", "FilePlan", "read_exports", "statuses"]

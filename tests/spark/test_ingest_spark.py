@@ -1,0 +1,185 @@
+"""Ingest on Spark against the reference (``run_ingest``): the same five outputs on a varied share
+(the committed samples, every published text, the worked example simulated and rendered in every
+format, re-exports, conflicting copies, broken, empty and hostile files, XML read in many pieces),
+then incrementally on a share that grows, and its exit statuses on the command line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.cli import main
+from spark_jobs.ingest import run_ingest
+from spark_jobs.ingest.render import ExportRecord, render_log
+from spark_jobs.ingest_job import IngestSettings, run_ingest_spark
+from spark_jobs.model.timeutil import parse_ts
+from spark_jobs.model.topology import load_topology
+from tests.unit.ingest import three_servers as fx
+from tests.unit.ingest.exports import NS, event_xml, write_events_xml, write_export_csv, write_wevtutil_xml
+from tests.unit.ingest.test_published import PUBLISHED
+from tests.unit.ingest.test_roundtrip import WRITERS
+
+SAMPLES = Path(__file__).resolve().parents[1] / "unit" / "ingest" / "fixtures"
+OUTPUTS = ("events.jsonl", "ingest_rejects.jsonl", "ingest_errors.jsonl", "topology.json")
+TIMING = ("seconds", "records_per_second")
+SPLIT = 16_000  # the larger XML exports of the varied share are read in two or three pieces
+
+
+def _same_outputs(reference: Path, spark: Path) -> None:
+    for name in OUTPUTS:
+        assert (spark / name).read_text(encoding="utf-8") == (reference / name).read_text(encoding="utf-8"), name
+    a = json.loads((reference / "ingest_summary.json").read_text(encoding="utf-8"))
+    b = json.loads((spark / "ingest_summary.json").read_text(encoding="utf-8"))
+    for k in TIMING:
+        a.pop(k), b.pop(k)
+    assert list(b) == list(a) and b == a
+
+
+def _worked_example(logs: Path) -> None:
+    """The worked example's events rendered as each server logs them, in every export format."""
+    folder = SAMPLES / "worked-example"
+    topo = load_topology(folder / "topology.json")
+    r = render_log(topo, (folder / "simulated-events.jsonl").read_text(encoding="utf-8").splitlines())
+    by_server: dict[str, list[ExportRecord]] = defaultdict(list)
+    for rec in r.records:
+        by_server[rec.server.split(".")[0]].append(rec)
+    for fmt, write in WRITERS.items():
+        d = logs / f"sim-{fmt}"
+        d.mkdir()
+        for server, recs in sorted(by_server.items()):
+            write(recs, d, server)
+
+
+def _varied_share(tmp: Path) -> Path:
+    logs = tmp / "logs"
+    logs.mkdir()
+    for name in ("EX07.xml", "LDNPF1_application.csv", "PARPF2.csv", "replids.csv"):  # replids.csv: no export
+        shutil.copy(SAMPLES / name, logs / name)
+    for evtx in sorted((SAMPLES / "worked-example").glob("*.evtx")):
+        shutil.copy(evtx, logs / f"we-{evtx.name}")
+    recs = [ExportRecord(f"PF{i % 3}.example.test", f["event_id"], parse_ts(f"2026-11-02T08:{i:02d}:00Z"),
+                         f["text"].replace("\n", "\r\n"), [], f["provider"]) for i, f in enumerate(PUBLISHED)]
+    write_wevtutil_xml(recs, logs / "published.xml")
+    cut = (logs / "published.xml").read_bytes()
+    (logs / "published-cut.xml").write_bytes(cut[: len(cut) * 2 // 3])  # in pieces, then read whole
+    write_export_csv(recs, logs / "published.csv")
+    _worked_example(logs)
+    ex07 = fx.EX07_EVENTS
+    write_wevtutil_xml(ex07, logs / "EX07-again.xml")  # a re-export: duplicates
+    changed = [ExportRecord(r.server, r.event_id, r.ts, r.message.replace("CN max: 1-", "CN max: 1-F"), r.strings)
+               for r in ex07]
+    write_wevtutil_xml(changed, logs / "EX07-changed.xml")  # the same messages saying otherwise: rejects
+    whole = (logs / "EX07.xml").read_bytes()
+    (logs / "EX07-cut.xml").write_bytes(whole[: len(whole) * 2 // 3])  # cut off inside a record
+    (logs / "EX07-garbage.xml").write_bytes(whole[:900] + b"\x00garbage" + whole[900:])
+    write_events_xml(ex07, logs / "EX07-saved.xml")  # Event Viewer: an <Events> root, UTF-16
+    (logs / "EX07-quiet.xml").write_bytes(b"")
+    (logs / "gone.xml").symlink_to(logs / "moved-away.xml")  # went between listing and reading
+    (logs / "EX07-junk.xml").write_text(  # text between records: read whole, as the reference reads it
+        event_xml(ex07[0], 1, rendered=True) + "junk" + event_xml(ex07[1], 2, rendered=True), encoding="utf-8")
+    trap = (f"<Event xmlns='{NS}'><System><Provider Name='MSExchangeIS Public Store'/><EventID>3020</EventID>"
+            "<TimeCreated SystemTime='2026-11-02T08:00:00Z'/><Computer>EX07</Computer></System><RenderingInfo>"
+            f"<Message><![CDATA[not a boundary: </Event><Event xmlns='{NS}'>]]></Message></RenderingInfo></Event>")
+    (logs / "EX07-cdata.xml").write_text(trap + event_xml(ex07[2], 2, rendered=True), encoding="utf-8")
+    return logs
+
+
+def test_spark_ingest_equals_the_reference_on_a_varied_share(spark: Any, tmp_path: Path) -> None:
+    logs = _varied_share(tmp_path)
+    opts: dict[str, Any] = {"replids": str(SAMPLES / "replids.csv"), "default_offset_min": 60}
+    ref = run_ingest([str(logs)], tmp_path / "ref", **opts)
+    assert ref["status"] == "partial" and ref["duplicates"] and ref["files_empty"]
+    assert any("another event for the same message" in r for r in ref["reject_reasons"])
+    got = run_ingest_spark(IngestSettings(logs=(str(logs),), out=str(tmp_path / "spark"), split_bytes=SPLIT, **opts))
+    assert got.mode.startswith("full ingest: no state") and got.new_files == ref["formats"].__len__()
+    _same_outputs(tmp_path / "ref", tmp_path / "spark")
+
+
+def _export(recs: list[ExportRecord], path: Path, first_id: int) -> None:
+    """A wevtutil export whose EventRecordIDs start at ``first_id`` (a later export of one log)."""
+    path.write_text("".join(event_xml(r, first_id + i, rendered=True) for i, r in enumerate(recs)),
+                    encoding="utf-8")
+
+
+def test_a_growing_share_is_read_incrementally_and_equals_a_fresh_ingest(
+        spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = SAMPLES / "worked-example"
+    topo = load_topology(folder / "topology.json")
+    r = render_log(topo, (folder / "simulated-events.jsonl").read_text(encoding="utf-8").splitlines())
+    by_server: dict[str, list[ExportRecord]] = defaultdict(list)
+    for rec in r.records:
+        by_server[rec.server.split(".")[0]].append(rec)
+    logs, out, ref = tmp_path / "logs", tmp_path / "out", tmp_path / "ref"
+    logs.mkdir()
+    servers = sorted(by_server)
+    first = {s: len(by_server[s]) // 2 for s in servers}
+    for s in servers:  # each server's export of the first half of its log
+        _export(by_server[s][: first[s]], logs / f"{s}-1.xml", 1)
+    argv = ["ingest", "--logs", str(logs), "--out", str(out), "--topology", str(folder / "topology.json"),
+            "--engine", "spark"]
+    assert main(argv) == 0
+    assert capsys.readouterr().out.startswith("full ingest: no state of an earlier ingest")
+
+    # the later exports overlap the earlier ones by a few records (the same EventRecordIDs)
+    for s in servers:
+        start = first[s] - 3
+        _export(by_server[s][start:], logs / f"{s}-2.xml", start + 1)
+    new = sum(len(by_server[s]) - first[s] + 3 for s in servers)
+    old = sum(first.values())
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert printed.splitlines()[0] == (f"incremental: {len(servers)} new files, {new - 3 * len(servers):,} new "
+                                       f"records, {3 * len(servers)} already read; {len(servers)} files "
+                                       f"({old:,} records) not read again")
+    run_ingest([str(logs)], ref, topology=str(folder / "topology.json"))
+    _same_outputs(ref, out)
+    summary = json.loads((out / "ingest_summary.json").read_text(encoding="utf-8"))
+    assert summary["duplicates"] == 3 * len(servers) and summary["accounted"]
+
+    # a run that dies before its outputs are complete leaves the last outputs and state as they were
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    state = (out / ".ingest_state" / "state.json").read_bytes()
+    (logs / "EX04-1.xml").write_bytes((logs / f"{servers[0]}-1.xml").read_bytes())
+    (out / "ingest_summary.json.partial").mkdir()  # the summary cannot be written
+    assert main(argv) == 2
+    assert "ingest_summary.json.partial: Is a directory" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    assert (out / ".ingest_state" / "state.json").read_bytes() == state
+    (out / "ingest_summary.json.partial").rmdir()
+    (logs / "EX04-1.xml").unlink()
+
+    # nothing new: nothing read; another time offset: read again, and said why
+    assert main(argv) == 0
+    assert capsys.readouterr().out.startswith(f"incremental: 0 new files, 0 new records, 0 already read; "
+                                              f"{2 * len(servers)} files ({old + new:,} records) not read again")
+    _same_outputs(ref, out)
+    assert main([*argv, "--time-offset=+01:00"]) == 0
+    assert capsys.readouterr().out.startswith("full ingest: --time-offset changed")
+
+
+def test_spark_ingest_exit_statuses(spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Partial is 3 with each broken file on stderr; ``--strict`` and no readable file are 2, nothing written."""
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write_wevtutil_xml(fx.EX07_EVENTS, logs / "ex07.xml")
+    (logs / "cut.xml").write_bytes((logs / "ex07.xml").read_bytes()[:-30])
+    out = tmp_path / "out"
+    base = ["ingest", "--logs", str(logs), "--out", str(out), "--engine", "spark"]
+    assert main([*base, "--strict"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cut.xml" in err and "--strict: nothing written" in err
+    assert not out.exists() or not (out / "events.jsonl").exists()
+    assert main(base) == 3
+    err = capsys.readouterr().err
+    assert "partial: 1 of 2 files could not be read whole" in err and "cut.xml: unreadable after record" in err
+    (logs / "ex07.xml").write_bytes(b"\x00\x01 not an export")
+    (logs / "cut.xml").write_bytes(b"<Event")
+    before = (out / "events.jsonl").read_bytes()
+    assert main(base) == 2
+    assert "no file could be read, nothing written" in capsys.readouterr().err
+    assert (out / "events.jsonl").read_bytes() == before
