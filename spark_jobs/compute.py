@@ -248,8 +248,13 @@ def folders_table(spark: SparkSession, topo: Topology, events: DataFrame) -> Dat
     rows += [(f.fid, f.path, f.parent, list(f.replicas)) for f in topo.folders.values()]
     base = local_frame(spark, rows, {"fid": "string", "path": "string", "parent": "string",
                                      "replicas": "array<string>"})
+    return folders_from(base, events, events.filter("kind = 'replicas'"))
+
+
+def folders_from(base: DataFrame, events: DataFrame, lists: DataFrame) -> DataFrame:
+    """``base`` (fid, path, parent, replicas) with the folders ``events`` first show, and each
+    folder's latest replica list and path among ``lists`` (fid, ts, seq, replicas, path)."""
     seen = events.filter("kind IN ('replicas', 'change', 'send')").selectExpr("fid").distinct()
-    lists = events.filter("kind = 'replicas'")
     last_list = _latest(lists, "fid").selectExpr("fid", "replicas AS new_replicas")
     last_path = _latest(lists.filter("path IS NOT NULL"), "fid").selectExpr("fid", "path AS new_path")
     return (

@@ -30,7 +30,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from spark_jobs import ingest_state
-from spark_jobs.ingest import InputError, expand_log_paths
+from spark_jobs.ingest import InputError, check_some_file_read, expand_log_paths
 from spark_jobs.ingest.build import build_events, summarize
 from spark_jobs.ingest.formats import sniff
 from spark_jobs.ingest.identity import load_replids
@@ -250,11 +250,7 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
         rejected = counted.rejected + len(built.rejects)
         summary = summarize(acc, built, errors=counted.errors, duplicates=counted.duplicates, rejected=rejected,
                             default_offset_min=s.default_offset_min, zone=zone)
-        if broken and len(broken) == len(files) and not any(b["complete_records"] for b in broken):
-            first = broken[0]
-            more = f" (and {len(broken) - 1} more unreadable files)" if len(broken) > 1 else ""
-            raise InputError(f"{first['file']}: {first['reason'].removeprefix('unreadable file: ')}{more}; "
-                             "no file could be read, nothing written")
+        check_some_file_read(broken, files)
         took = time.perf_counter() - started
         summary["status"] = "partial" if broken else "complete"
         summary["files_broken"] = broken

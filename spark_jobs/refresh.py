@@ -44,11 +44,11 @@ from .compute import (
     JobResult,
     Piece,
     Refresh,
-    _latest,
     conform,
     fold_groups,
     fold_partitions_for,
     fold_table,
+    folders_from,
     group_stream,
     local_frame,
     messages_table,
@@ -269,19 +269,10 @@ def refreshed_folders(old: DataFrame, fresh: DataFrame, replica_lists: DataFrame
     """The folders table of the earlier run brought up to date with the fresh events: folders
     first seen, and the latest replica list and path of those with a fresh list change, among
     all their changes (a late one is not the latest) (``compute.folders_table``'s rules)."""
-    seen = fresh.filter("kind IN ('replicas', 'change', 'send')").selectExpr("fid").distinct()
     changed = fresh.filter("kind = 'replicas'").selectExpr("fid").distinct()
     lists = replica_lists.filter("at IS NOT NULL").join(changed, "fid", "left_semi").selectExpr(
         "fid", "unix_micros(at) AS ts", "seq", "replicas", "path")
-    last_list = _latest(lists, "fid").selectExpr("fid", "replicas AS new_replicas")
-    last_path = _latest(lists.filter("path IS NOT NULL"), "fid").selectExpr("fid", "path AS new_path")
-    return (
-        old.join(seen, "fid", "full")
-        .join(last_list, "fid", "left")
-        .join(last_path, "fid", "left")
-        .selectExpr("fid", "coalesce(new_path, path, '') AS path", "parent",
-                    "coalesce(new_replicas, replicas, CAST(array() AS array<string>)) AS replicas")
-    )
+    return folders_from(old, fresh, lists)
 
 
 def refreshed_messages(old_live: DataFrame, fresh: DataFrame) -> DataFrame:

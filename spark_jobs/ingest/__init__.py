@@ -26,7 +26,7 @@ from .build import IngestResult, ingest_records
 from .formats import EXTENSIONS, InputError, RawRecord, expand_log_paths, read_records, sniff
 from .identity import ReplidFileError, load_replids
 
-__all__ = ["IngestResult", "InputError", "ReplidFileError", "ingest_records", "run_ingest"]
+__all__ = ["IngestResult", "InputError", "ReplidFileError", "check_some_file_read", "ingest_records", "run_ingest"]
 
 
 def file_records(f: str, strict: bool = False) -> Iterator[RawRecord]:
@@ -106,11 +106,7 @@ def run_ingest(
     empty: list[str] = []
     result = ingest_records(_all_records(files, broken, strict, empty), replids=table, topology=topo,
                             default_offset_min=default_offset_min, zone=tz)
-    if broken and len(broken) == len(files) and not any(b["complete_records"] for b in broken):
-        first = broken[0]
-        more = f" (and {len(broken) - 1} more unreadable files)" if len(broken) > 1 else ""
-        raise InputError(f"{first['file']}: {first['reason'].removeprefix('unreadable file: ')}{more}; "
-                         "no file could be read, nothing written")
+    check_some_file_read(broken, files)
     took = time.perf_counter() - started
     result.summary["status"] = "partial" if broken else "complete"
     result.summary["files_broken"] = broken
@@ -120,6 +116,15 @@ def run_ingest(
     result.summary["records_per_second"] = round(result.summary["records_read"] / max(took, 1e-9))
     write_outputs(result, out)
     return result.summary
+
+
+def check_some_file_read(broken: list[dict[str, Any]], files: Sequence[str]) -> None:
+    """When no file at all could be read, that is the operator's to fix: nothing is written."""
+    if broken and len(broken) == len(files) and not any(b["complete_records"] for b in broken):
+        first = broken[0]
+        more = f" (and {len(broken) - 1} more unreadable files)" if len(broken) > 1 else ""
+        raise InputError(f"{first['file']}: {first['reason'].removeprefix('unreadable file: ')}{more}; "
+                         "no file could be read, nothing written")
 
 
 def _format_of(path: str) -> str:
