@@ -11,7 +11,6 @@ whole, everything else was written and each such file is a reject.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections import Counter
@@ -195,11 +194,12 @@ def _replay(args: argparse.Namespace) -> int:
 def _ingest(args: argparse.Namespace) -> int:
     """On Spark (``spark_jobs.ingest_job``), or for a small share in this process with the
     reference implementation (``spark_jobs.ingest.run_ingest``): the same outputs either way."""
+    from app.settings import spark_master
     from spark_jobs.ingest import run_ingest
     from spark_jobs.ingest_job import IngestRun, choose_engine, report, run_ingest_spark, settings_from_flags
     from spark_jobs.publish import EXIT_LOCKED, RunLocked
 
-    settings = settings_from_flags(args, master=os.environ.get("PFSCOPE_SPARK_MASTER") or None)
+    settings = settings_from_flags(args, master=spark_master())
     try:
         if choose_engine(args.engine, settings) == "spark":
             result = run_ingest_spark(settings)

@@ -46,7 +46,7 @@ VARIABLES = {
     "PFSCOPE_CACHE_TIMEOUT": "serve: seconds a cached answer lives",
     "PFSCOPE_REDIS_URL": "serve: a Redis cache shared by every worker instead of files",
     "PFSCOPE_ACCESS_LOG": "serve: gunicorn's access log ('-': stderr)",
-    "PFSCOPE_SPARK_MASTER": "compute: the Spark master URL (--master)",
+    "PFSCOPE_SPARK_MASTER": "compute and ingest on Spark: the Spark master URL (--master)",
     "PFSCOPE_KEEP": "compute: published runs retention keeps (--keep)",
     "PFSCOPE_DRIVER_MEMORY": "compute: the Spark driver's heap (spark.driver.memory)",
 }
@@ -227,6 +227,11 @@ def job_settings(flags: Any, env: Mapping[str, str] | None = None) -> JobSetting
     return settings_from_flags(flags, master=env_text(env, "PFSCOPE_SPARK_MASTER"),
                                keep=env_int(env, "PFSCOPE_KEEP"),
                                driver_memory=env_text(env, "PFSCOPE_DRIVER_MEMORY"))
+
+
+def spark_master(env: Mapping[str, str] | None = None) -> str | None:
+    """The Spark master ``PFSCOPE_SPARK_MASTER`` names (``ingest`` on Spark, as ``compute``); None: unset."""
+    return env_text(_environ(env), "PFSCOPE_SPARK_MASTER")
 
 
 def load_settings(
