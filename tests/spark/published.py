@@ -48,14 +48,15 @@ def ordered(table: str, rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return [tuple(r[i] for i in keep) for r in rows_n]
 
 
-def assert_published_equals_replay(out: Path, data: Path, events: Path | None = None) -> dict[str, Any]:
+def assert_published_equals_replay(out: Path, data: Path, events: Path | None = None,
+                                   as_of: int | None = None) -> dict[str, Any]:
     """The run ``out/LATEST`` points at holds every table, each equal to the replay of ``data``
     (a simulated folder: topology.json, events.jsonl; or the log at ``events``). Returns the
     replay's tables."""
     latest = read_latest(out)
     assert latest is not None, f"nothing published in {out}"
     topo = load_topology(data / "topology.json")
-    expected = replay(topo, read_event_log([events or data / "events.jsonl"], topo)).tables
+    expected = replay(topo, read_event_log([events or data / "events.jsonl"], topo), as_of).tables
     for table in TABLES:
         got = pq.read_table(out / latest["path"] / table)
         assert got.column_names == [n for n, _ in TABLES[table]], table

@@ -3,9 +3,10 @@ log that grew.
 
 Simulated logs are split into one file per store (as each server's log grows) and fed to
 ``pfscope compute`` in steps: each step appends every line stamped up to a cut time (so a send
-may be read in one step and its receive in the next), some steps add a file, hold a store's lines
-back until a later step (late data), rewrite a file read before, or bring replica changes and
-outages after the cut. After every step, every published table equals the replay of the files as
+may be read in one step and its receive in the next), some steps hold a store's lines back until
+a later step (late data), leave lines after an ``--as-of`` or rewrite a file read before, and
+replica changes and an outage fall after cuts. Every reason for a full run is
+``tests/unit/spark_jobs/test_state.py``'s. After every step, every published table equals the replay of the files as
 they are then (the replay is the oracle the full run is held to), and the run said whether it
 went on from the previous one or read everything, and why.
 """
@@ -86,56 +87,52 @@ class Share:
 
 
 def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Every step equals the replay of the files as they are. On the way: lines left waiting by an
+    ``--as-of`` in the middle, then folded by a refresh of nothing new; part of one store's export
+    a step late (its folders refolded); all of another's a step late (the other stores' receives
+    of its messages were read before their sends: a full run, and why); a file rewritten."""
     data, lines = simulate(tmp_path, "scale", 3, SMALL)
     times = sorted(stamp(line) for line in lines)
     rng = random.Random(3)
-    cuts = [*sorted(rng.sample(times[len(times) // 10:-1], 9)), times[-1]]
+    cuts = [*sorted(rng.sample(times[len(times) // 10:-1], 8)), times[-1]]
     share = Share(tmp_path / "logs", lines)
     out = tmp_path / "out"
     stores = share.stores
-    # step 4 holds back one store's changes and receives (they arrive a step late: they refold
-    # the folders they reach); step 7 holds back all of another store's lines (then the other
-    # stores' receives of its messages, read before, were receives of messages never sent)
     recs = [json.loads(line) for line in lines]
     sent = {r["msg"]: (r["store"], parse_ts(r["ts"])) for r in recs if r["kind"] == "send"}
     received = [sent[r["msg"]][0] for r in recs if r["kind"] == "receive"
-                and cuts[6] < sent[r["msg"]][1] and parse_ts(r["ts"]) <= cuts[7]]
-    # whose messages, sent and received in step 7, the others receive most
+                and cuts[5] < sent[r["msg"]][1] and parse_ts(r["ts"]) <= cuts[6]]
+    # whose messages, sent and received in that step, the others receive most
     muted = max((s for s in stores if s != stores[0]), key=received.count)
     assert received.count(muted) > 0
-    hold = {4: {stores[0]: ("change", "receive")}, 7: {muted: ("change", "send", "receive", "replicas")}}
+    middle = (cuts[0] + cuts[1]) // 2
+    steps: list[tuple[int | None, dict[str, tuple[str, ...]], list[str]]] = [
+        (cuts[0], {}, []),
+        (cuts[1], {}, ["--as-of", format_ts(middle)]),  # lines after the as-of wait
+        (None, {}, []),  # nothing new: the waiting lines are folded
+        (cuts[2], {}, []),
+        (cuts[3], {stores[0]: ("change", "receive")}, []),  # part of an export held back...
+        (cuts[4], {}, []),  # ... arrives late: its folders refolded
+        (cuts[6], {muted: ("change", "send", "receive", "replicas")}, []),  # all of an export held back...
+        (cuts[7], {}, []),  # ... arrives late, after the receives of its messages
+        (None, {}, []),  # a file rewritten
+        (cuts[8], {}, []),
+    ]
     said = []
-    for step, cut in enumerate(cuts):
-        share.grow(cut, hold=hold.get(step))
-        said.append(compute(data, share.root, out, capsys))
-        assert_published_equals_replay(out, data, share.root)
+    for step, (cut, hold, extra) in enumerate(steps):
+        if cut is not None:
+            share.grow(cut, hold=hold)
+        if step == 8:
+            first = sorted(share.root.iterdir())[0]
+            text = first.read_bytes()
+            first.write_bytes(text[:10] + (b"X" if text[10:11] != b"X" else b"Y") + text[11:])
+        said.append(compute(data, share.root, out, capsys, *extra))
+        assert_published_equals_replay(out, data, share.root, middle if step == 1 else None)
     assert said[0] == "full: no earlier run to go on from"
-    assert said[8].startswith("full: new lines change the verdict on "), said
+    assert said[2].startswith("incremental: 0 new lines"), said
+    assert said[7].startswith("full: new lines change the verdict on "), said
+    assert said[8] == f"full: {first} was rewritten since it was read", said
     # every other step went on from the one before, the late lines of step 5 included
-    assert [i for i, line in enumerate(said) if line.startswith("incremental: ")] == [1, 2, 3, 4, 5, 6, 7, 9], said
+    assert [i for i, line in enumerate(said) if line.startswith("incremental: ")] == [1, 2, 3, 4, 5, 6, 9], said
     latest = read_latest(out)
     assert latest is not None and latest["refresh"] == said[-1]
-
-
-def test_a_refresh_of_nothing_new_then_of_lines_waiting_after_an_as_of(spark, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    """What only a run shows (every reason for a full run is ``tests/unit/spark_jobs/test_state.py``'s):
-    a refresh with no new line, after an ``--as-of`` in the middle left lines read but not
-    applied, which it folds; a rewritten file read in full; a refresh after that full run."""
-    data, lines = simulate(tmp_path, "worked-example", 1, [])
-    times = sorted(stamp(line) for line in lines)
-    share = Share(tmp_path / "logs", lines)
-    out = tmp_path / "out"
-    share.grow(times[len(times) // 2])
-    middle = times[len(times) // 4]
-    assert compute(data, share.root, out, capsys, "--as-of", format_ts(middle)) == (
-        "full: no earlier run to go on from")
-    # the lines after that as-of wait; the next run, as of their last, folds them without new lines
-    assert compute(data, share.root, out, capsys).startswith("incremental: 0 new lines")
-    assert_published_equals_replay(out, data, share.root)
-    first = sorted(share.root.iterdir())[0]
-    text = first.read_bytes()
-    first.write_bytes(text[:10] + (b"X" if text[10:11] != b"X" else b"Y") + text[11:])
-    assert compute(data, share.root, out, capsys) == f"full: {first} was rewritten since it was read"
-    share.grow(times[-1])  # the rest, after the file as rewritten: a refresh again
-    assert compute(data, share.root, out, capsys).startswith("incremental: ")
-    assert_published_equals_replay(out, data, share.root)
