@@ -235,7 +235,7 @@ SHARD = ("CASE WHEN kind IN ('send', 'receive') THEN concat('m', msg)"
          " ELSE concat('k', key) END")
 
 
-def _sql_text(value: str) -> str:
+def sql_text(value: str) -> str:
     """A SQL string literal (a reject reason: fixed phrases, one with an apostrophe)."""
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
@@ -267,14 +267,14 @@ def judge(ok: DataFrame) -> DataFrame:
     # a first occurrence against its message: the first send of its id, in input order
     why = (
         f"CASE WHEN NOT {first} THEN NULL"
-        f" WHEN cn_down THEN {_sql_text(R_CN_NOT_INCREASING)}"
-        f" WHEN kind = 'send' AND key != m.key THEN {_sql_text(R_MSG_REUSED)}"
-        f" WHEN kind = 'receive' AND m IS NULL THEN {_sql_text(R_NEVER_SENT)}"
-        f" WHEN kind = 'receive' AND NOT array_contains(m.rcpt, store) THEN {_sql_text(R_NOT_ADDRESSEE)}"
-        f" WHEN kind = 'receive' AND ts < m.ts THEN {_sql_text(R_BEFORE_SEND)} END"
+        f" WHEN cn_down THEN {sql_text(R_CN_NOT_INCREASING)}"
+        f" WHEN kind = 'send' AND key != m.key THEN {sql_text(R_MSG_REUSED)}"
+        f" WHEN kind = 'receive' AND m IS NULL THEN {sql_text(R_NEVER_SENT)}"
+        f" WHEN kind = 'receive' AND NOT array_contains(m.rcpt, store) THEN {sql_text(R_NOT_ADDRESSEE)}"
+        f" WHEN kind = 'receive' AND ts < m.ts THEN {sql_text(R_BEFORE_SEND)} END"
     )
     # the line a reject names: the change it is not above, else its message's first send
-    conflict = (f"CASE WHEN why IS NULL OR why = {_sql_text(R_NEVER_SENT)} THEN NULL"
+    conflict = (f"CASE WHEN why IS NULL OR why = {sql_text(R_NEVER_SENT)} THEN NULL"
                 " WHEN kind = 'change' THEN -cn_top.seq ELSE m.seq END")
     # a store receives a message once: its first receive (in input order) of those that pass
     counted = f"kind = 'receive' AND {first} AND why IS NULL"
@@ -292,7 +292,7 @@ def judge(ok: DataFrame) -> DataFrame:
         .selectExpr("*", f"{why} AS why")
         .selectExpr("*", f"{conflict} AS conflict", f"min(CASE WHEN {counted} THEN seq END)"
                     f" OVER (PARTITION BY h, shard, store ORDER BY key {whole}) AS first_receive")
-        .selectExpr("*", f"CASE WHEN {twice} THEN {_sql_text(R_RECEIVED_TWICE)} ELSE why END AS why2",
+        .selectExpr("*", f"CASE WHEN {twice} THEN {sql_text(R_RECEIVED_TWICE)} ELSE why END AS why2",
                     f"CASE WHEN {twice} THEN first_receive ELSE conflict END AS conflict2")
         # the repeats of a meaning share its first occurrence's verdict (only it has one)
         .selectExpr(*NARROW, "fid", "shard", "first_seq",

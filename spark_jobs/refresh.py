@@ -65,11 +65,11 @@ from .reading import (
     NARROW,
     PARSED_COLUMNS,
     SHARD,
-    _sql_text,
     events_of,
     judge,
     parsed_row,
     source_and_line,
+    sql_text,
 )
 from .state import Manifest, Plan, read_new_lines
 from .stream import OUT_TABLES, STREAM_COLUMNS, org_payload
@@ -149,7 +149,7 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     # late data: the folders it reaches are folded again from their first event
     refold = sorted(r.fid for r in events_new.filter(f"ts <= {previous.as_of}").select("fid").distinct().collect()
                     ) if c["late"] else []
-    in_refold = f"fid IN ({', '.join(_sql_text(f) for f in refold)})" if refold else "false"
+    in_refold = f"fid IN ({', '.join(sql_text(f) for f in refold)})" if refold else "false"
 
     # the fold: every folder's state, with its fresh events
     payload = org_payload(topo.to_json(), [(store, ts, seq, down) for ts, seq, store, down in status if ts <= as_of])

@@ -40,14 +40,20 @@ def _same_outputs(reference: Path, spark: Path) -> None:
     assert list(b) == list(a) and b == a
 
 
-def _worked_example(logs: Path) -> None:
-    """The worked example's events rendered as each server logs them, in every export format."""
+def _worked_example_records() -> dict[str, list[ExportRecord]]:
+    """The worked example's events rendered as Exchange records, by server."""
     folder = SAMPLES / "worked-example"
     topo = load_topology(folder / "topology.json")
     r = render_log(topo, (folder / "simulated-events.jsonl").read_text(encoding="utf-8").splitlines())
     by_server: dict[str, list[ExportRecord]] = defaultdict(list)
     for rec in r.records:
         by_server[rec.server.split(".")[0]].append(rec)
+    return by_server
+
+
+def _worked_example(logs: Path) -> None:
+    """The worked example's events rendered as each server logs them, in every export format."""
+    by_server = _worked_example_records()
     for fmt, write in WRITERS.items():
         d = logs / f"sim-{fmt}"
         d.mkdir()
@@ -109,11 +115,7 @@ def _export(recs: list[ExportRecord], path: Path, first_id: int) -> None:
 def test_a_growing_share_is_read_incrementally_and_equals_a_fresh_ingest(
         spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = SAMPLES / "worked-example"
-    topo = load_topology(folder / "topology.json")
-    r = render_log(topo, (folder / "simulated-events.jsonl").read_text(encoding="utf-8").splitlines())
-    by_server: dict[str, list[ExportRecord]] = defaultdict(list)
-    for rec in r.records:
-        by_server[rec.server.split(".")[0]].append(rec)
+    by_server = _worked_example_records()
     logs, out, ref = tmp_path / "logs", tmp_path / "out", tmp_path / "ref"
     logs.mkdir()
     servers = sorted(by_server)
