@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -23,7 +24,7 @@ from app.data import RunData, require_run
 from spark_jobs.publish import EXIT_LOCKED, LATEST, RUNS, WRITER
 from tests.published import ROOT, _env, published
 
-pytestmark = pytest.mark.slow  # three real computes each (about a minute on a quiet machine)
+pytestmark = pytest.mark.slow  # five real computes, three of them killed
 
 
 def _compute(out: Path, source: Path, *extra: str) -> subprocess.Popen[str]:
@@ -77,7 +78,8 @@ def baseline(tmp_path: Path) -> tuple[Path, Path]:
     return out, src.parent
 
 
-def test_killed_runs_leave_latest_and_the_next_run_clears_them(baseline: tuple[Path, Path]) -> None:
+def test_killed_runs_leave_latest_the_next_run_clears_them_and_a_second_run_exits_75_or_waits(
+        baseline: tuple[Path, Path]) -> None:
     out, source = baseline
     latest = (out / LATEST).read_bytes()
     summary = _readable(out)
@@ -108,27 +110,12 @@ def test_killed_runs_leave_latest_and_the_next_run_clears_them(baseline: tuple[P
     assert (out / LATEST).read_bytes() == latest
     assert _readable(out) == summary
 
-    # the next run takes the lock the killed ones held, publishes, and removes their folders
-    done = subprocess.run(
-        [sys.executable, "-m", "app.cli", "compute", "--topology", str(source / "topology.json"),
-         "--events", str(source / "events.jsonl"), "--out", str(out), "--keep", "2"],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr
-    assert "removed 0 older run(s) (keeping 2) and 3 left by interrupted runs" in done.stdout
-    assert not any(r.exists() for r in leftovers)
-    pointer = json.loads((out / LATEST).read_text())
-    assert pointer["previous_run_id"] == json.loads(latest)["run_id"]
-    assert sorted(p.name for p in (out / RUNS).iterdir()) == sorted([*first, pointer["run_id"]])
-    assert _readable(out)["run_id"] == pointer["run_id"]
-
-
-def test_a_second_run_exits_75_or_waits_for_the_first(baseline: tuple[Path, Path]) -> None:
-    out, source = baseline
-    first = {p.name for p in (out / RUNS).iterdir()}
-    a = _compute(out, source)
+    # the next run takes the lock the killed ones held; while it holds it, a second run exits 75
+    # with one line, or waits with --wait-lock and publishes after it
+    a = _compute(out, source, "--keep", "2")
     waiter = None
     try:
-        _wait_for("run folder", lambda: _new_runs(out, first), a)  # a holds the lock from before this
+        _wait_for("run folder", lambda: _new_runs(out, first | {p.name for p in leftovers}), a)
         refused = subprocess.run(
             [sys.executable, "-m", "app.cli", "compute", "--topology", str(source / "topology.json"),
              "--events", str(source / "events.jsonl"), "--out", str(out)],
@@ -139,17 +126,23 @@ def test_a_second_run_exits_75_or_waits_for_the_first(baseline: tuple[Path, Path
         assert line.startswith(f"pfscope compute: another run holds {out / '.lock'} (pid {a.pid} on ")
         assert "--wait-lock" in line
         waiter = _compute(out, source, "--wait-lock")
+
+        # the next run publishes and removes the killed runs' folders
         a_out, a_err = a.communicate(timeout=900)
         assert a.returncode == 0, a_err
-        a_run = json.loads((out / LATEST).read_text())["run_id"]
-        assert a_run in a_out
+        assert "removed 0 older run(s) (keeping 2) and 3 left by interrupted runs" in a_out
+        assert not any(r.exists() for r in leftovers)
+        [a_run] = re.findall(r"^published run (\S+) ", a_out, re.M)
+
         _, w_err = waiter.communicate(timeout=900)
         assert waiter.returncode == 0, w_err
-        pointer = json.loads((out / LATEST).read_text())
-        assert pointer["run_id"] != a_run and pointer["previous_run_id"] == a_run
-        assert pointer["run_id"] > a_run  # the waiter started its run only once a had published
     finally:
         for p in (a, waiter):
             if p is not None and p.poll() is None:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
+    pointer = json.loads((out / LATEST).read_text())
+    assert pointer["run_id"] != a_run and pointer["previous_run_id"] == a_run
+    assert pointer["run_id"] > a_run  # the waiter started its run only once a had published
+    assert sorted(p.name for p in (out / RUNS).iterdir()) == sorted([*first, a_run, pointer["run_id"]])
+    assert _readable(out)["run_id"] == pointer["run_id"]
