@@ -94,6 +94,8 @@ class JobResult:
     refresh: Refresh | None = None
     #: tables (and state) whose final files of the previous run are kept (a refresh)
     carry: tuple[str, ...] = ()
+    #: final files of the previous run (``table/name``) this run writes anew instead of keeping
+    rewritten: frozenset[str] = frozenset()
     previous: str | None = None  # the previous run's folder (a refresh)
     counts: dict[str, Any] = field(default_factory=dict)  # lines_read, accepted, duplicates, last_ts, status
     cached: list[DataFrame] = field(default_factory=list)

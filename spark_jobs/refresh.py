@@ -17,7 +17,9 @@ new messages to it. A refresh does the same, on Spark:
    health, lag and next requests depend on it).
 4. Tables of rows that never change keep the previous run's files (``spark_jobs.writing``) and
    add this run's; the others are written whole, from the folds or from the previous run's
-   live rows and the new events (messages still unprocessed, folders, stores).
+   live rows and the new events (messages still unprocessed, folders, stores). Late lines
+   refold their folders: the files holding those folders' earlier rows are written again
+   without them, the others kept.
 
 A refresh equals a full run of the same input, every table as a multiset of rows (the run's
 own columns aside): ``tests/spark/test_refresh.py`` holds it.
@@ -73,7 +75,7 @@ from .reading import (
 )
 from .state import Manifest, Plan, read_new_lines
 from .stream import OUT_TABLES, STREAM_COLUMNS, org_payload
-from .writing import MAX_FINAL_FILES, final_files
+from .writing import MAX_FINAL_FILES, files_holding, final_files
 
 #: the fold's tables of final rows: a refolded folder's rows in them are written anew
 REFOLDED_TABLES = ("state_history", "backfill_requests", "backfill_candidates", "replica_history", "backfill_entries")
@@ -105,7 +107,11 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     old_lines = spark.read.parquet(str(prev_dir / STATE_LINES))
     touched = ok_new.selectExpr(f"{SHARD} AS shard").distinct()
     old_touched = old_lines.join(F.broadcast(touched), "shard", "left_semi")
-    judged = judge(old_touched.select(*NARROW, "fid").unionByName(ok_new.select(*NARROW, "fid"))).cache()
+    # the verdicts, the new events and the folds are checkpointed, not cached: every frame made
+    # from a cached one is analysed down its whole plan and matched against every cached plan,
+    # and the refresh makes about a hundred (a small log's refresh: its 15 joins took 6.6 s to
+    # plan, 0.14 s on checkpoints); a checkpoint is a leaf. Each is computed once either way.
+    judged = judge(old_touched.select(*NARROW, "fid").unionByName(ok_new.select(*NARROW, "fid"))).localCheckpoint()
     verdicts = judged.join(old_touched.selectExpr("seq", "first_seq AS f0", "why AS w0", "conflict AS c0",
                                                   "true AS old"), "seq", "left")
     accepted = "old IS NULL AND why IS NULL AND seq = first_seq"
@@ -143,7 +149,7 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     received = new_accepted.filter("kind = 'receive'").select("msg").distinct()
     old_events = spark.read.parquet(str(prev_dir / STATE_EVENTS))
     old_sends = old_events.filter("kind = 'send'").join(F.broadcast(received), "msg", "left_semi")
-    events_new = events_of(new_accepted, old_sends).cache()
+    events_new = events_of(new_accepted, old_sends).localCheckpoint()
     waiting = events_new.unionByName(spark.read.parquet(str(prev_dir / STATE_PENDING)))
     fresh = waiting.filter(f"ts <= {int(as_of)}")
     # late data: the folders it reaches are folded again from their first event
@@ -161,7 +167,7 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
             f"ts <= {int(as_of)}")
         stream = stream.unionByName(group_stream(everything, topology_groups(spark, topo).filter(in_refold)))
     n = partitions or fold_partitions_for(spark.sparkContext.defaultParallelism, previous.accepted + n_accepted)
-    folded = fold_groups(stream, payload, as_of, n, keep_state=True).cache()
+    folded = fold_groups(stream, payload, as_of, n, keep_state=True).localCheckpoint()
     folders_refolded = len({r.fid for r in fresh.filter("kind IN ('change', 'send', 'receive', 'replicas')")
                             .select("fid").distinct().collect()} | set(refold))
 
@@ -200,7 +206,7 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     # final pieces the counts say are empty are not written (each write is a Spark job)
     empty = {name for name, n in (("rejects", n_lines - int(c["ok"]) + stage2), (STATE_LINES, int(c["ok"])),
                                   (STATE_EVENTS, n_accepted)) if n == 0}
-    pieces, carry = [], []
+    pieces, carry, rewritten = [], [], set()
     for name, df in {**t, **state}.items():
         if name in SPLIT_TABLES:
             cond = SPLIT_TABLES[name]
@@ -211,20 +217,26 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
             final, live = None, df
         if final is not None:
             kept = final_files(prev_dir, name)
-            if refold and name in REFOLDED_TABLES and kept:  # the refolded folders' rows come anew
-                final = spark.read.parquet(*map(str, kept)).filter(f"NOT {in_refold}").unionByName(final)
-            elif len(kept) >= MAX_FINAL_FILES:  # compact: the earlier final rows and these as one
-                final = spark.read.parquet(*map(str, kept)).unionByName(final)
+            refolded = bool(refold) and name in REFOLDED_TABLES
+            if len(kept) >= MAX_FINAL_FILES:  # compact: the earlier final rows and these as one
+                earlier = spark.read.parquet(*map(str, kept))
+                final = (earlier.filter(f"NOT {in_refold}") if refolded else earlier).unionByName(final)
             else:
                 carry.append(name)
-            if name not in empty or name not in carry:
+                # the refolded folders' rows come anew: the files that hold any are written again
+                # without them, the others kept (one late folder costs its files, not the table)
+                touched = files_holding(kept, set(refold)) if refolded else []
+                if touched:
+                    final = spark.read.parquet(*map(str, touched)).filter(f"NOT {in_refold}").unionByName(final)
+                    rewritten |= {f"{name}/{f.name}" for f in touched}
+            if name not in empty or name not in carry or any(r.startswith(f"{name}/") for r in rewritten):
                 pieces.append(Piece(name, True, final))
         if live is not None:
             pieces.append(Piece(name, False, live))
 
     counts = {"lines_read": previous.lines_read + n_lines, "accepted": previous.accepted + n_accepted,
               "duplicates": previous.duplicates + duplicates, "last_ts": last_ts, "status": status}
-    return JobResult({}, as_of, None, pieces, refresh_, tuple(carry), str(prev_dir), counts,
+    return JobResult({}, as_of, None, pieces, refresh_, tuple(carry), frozenset(rewritten), str(prev_dir), counts,
                      [parsed, judged, events_new, folded], reads=reads)
 
 

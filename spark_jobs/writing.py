@@ -60,13 +60,40 @@ def final_files(run_dir: Path, table: str) -> list[Path]:
     return sorted((run_dir / table).glob("final-*"))
 
 
-def link_final_files(previous: Path, run_dir: Path, tables: tuple[str, ...]) -> None:
-    """Keep the previous run's final files of ``tables`` in this run: hard links where the
-    file system has them, else copies."""
+def files_holding(files: list[Path], fids: set[str]) -> list[Path]:
+    """The files among ``files`` with a row of one of ``fids``: the ones a refold must rewrite
+    (the others are kept as they are). Row groups whose ``fid`` range misses every one are
+    skipped by their statistics; the others' ``fid`` column is read (dictionary-encoded: small)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    wanted = sorted(fids)
+    value_set = pa.array(wanted, pa.string())
+    out = []
+    for f in files:
+        pf = pq.ParquetFile(f)
+        col = pf.schema_arrow.get_field_index("fid")
+        groups = []
+        for g in range(pf.metadata.num_row_groups):
+            st = pf.metadata.row_group(g).column(col).statistics
+            if st is None or not st.has_min_max or any(st.min <= fid <= st.max for fid in wanted):
+                groups.append(g)
+        if groups and pc.any(pc.is_in(pf.read_row_groups(groups, columns=["fid"]).column("fid"),
+                                      value_set=value_set)).as_py():
+            out.append(f)
+    return out
+
+
+def link_final_files(previous: Path, run_dir: Path, tables: tuple[str, ...], skip: frozenset[str] = frozenset()) -> None:
+    """Keep the previous run's final files of ``tables`` in this run, but those named in
+    ``skip`` (rewritten by this run): hard links where the file system has them, else copies."""
     for table in tables:
         dest = run_dir / table
         dest.mkdir(parents=True, exist_ok=True)
         for f in final_files(previous, table):
+            if f"{table}/{f.name}" in skip:
+                continue
             try:
                 os.link(f, dest / f.name)
             except OSError as e:
@@ -88,7 +115,7 @@ def write_tables(result: JobResult, table_path: Callable[[str], str], pool: Thre
 
     run_dir = Path(table_path("x")).parent
     if result.previous and result.carry:
-        link_final_files(Path(result.previous), run_dir, result.carry)
+        link_final_files(Path(result.previous), run_dir, result.carry, result.rewritten)
     first = [p for p in result.pieces if p.table in ("rejects", FIRST_FOLD_TABLE, STATE_LINES)]
     rest = [p for p in result.pieces if all(p is not q for q in first)]
     for i, batch in enumerate((first, rest)):
