@@ -1,7 +1,9 @@
 """Published runs for the dashboard tests, made by the real Spark job (``pfscope compute``).
 
-Each scenario is simulated and computed once per test session (memoised in this module), in a
-subprocess running this worktree's ``pfscope``. The worked example gets hostile text: its folder
+Each scenario is simulated and computed once per test session (memoised in this module) by this
+worktree's ``pfscope``, called in the test process: a compute runs in the suite's one
+SparkSession (``suite_session``), so no run starts a JVM of its own (the spawned ``pfscope
+compute`` is tested in ``tests/spark/test_retention.py`` and ``test_cluster.py``). The worked example gets hostile text: its folder
 path carries ``<script>`` and ``<img onerror>``, a child folder carries markup too, and the log
 gets unusable lines (so the run has rejects, one of them markup, one naming the accepted line it
 conflicts with).
@@ -10,11 +12,11 @@ conflicts with).
 from __future__ import annotations
 
 import atexit
+import contextlib
+import io
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -40,11 +42,23 @@ def _env() -> dict[str, str]:
     return env
 
 
+def suite_session():  # type: ignore[no-untyped-def]
+    """The test suite's one SparkSession (local[2], UI off, few shuffle partitions)."""
+    from spark_jobs.session import spark_session
+
+    return spark_session("local[2]", "pfscope-tests", for_tests=True)
+
+
 def _pfscope(*args: str) -> None:
-    done = subprocess.run([sys.executable, "-m", "app.cli", *args], cwd=ROOT, env=_env(),
-                          capture_output=True, text=True, timeout=900)
-    if done.returncode != 0:
-        raise RuntimeError(f"pfscope {' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
+    from app.cli import main
+
+    if args[0] == "compute":
+        suite_session()  # the compute's getOrCreate finds it
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    if code != 0:
+        raise RuntimeError(f"pfscope {' '.join(args)} failed ({code}): {err.getvalue()[-2000:]}")
 
 
 def _base() -> Path:

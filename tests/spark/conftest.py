@@ -13,9 +13,9 @@ time.tzset()
 
 @pytest.fixture(scope="session")
 def spark():  # type: ignore[no-untyped-def]
-    from spark_jobs.session import spark_session
+    from tests.published import suite_session
 
-    session = spark_session("local[2]", "pfscope-tests", for_tests=True)
+    session = suite_session()
     yield session
     session.stop()
 
