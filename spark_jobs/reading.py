@@ -245,7 +245,7 @@ def _small(df: DataFrame, rows: int) -> DataFrame:
     return F.broadcast(df) if rows <= BROADCAST_ROWS else df
 
 
-def judge(ok: DataFrame) -> DataFrame:
+def judge(ok: DataFrame, partitions: int | None = None) -> DataFrame:
     """seq, first_seq (the first line of its meaning), ts, kind, store, status, ``why``: the
     rules between lines' verdict on the line's meaning (null: accepted, or a duplicate when
     ``seq != first_seq``), and ``conflict``: the seq of the accepted line a reject conflicts with,
@@ -253,7 +253,8 @@ def judge(ok: DataFrame) -> DataFrame:
 
     One shuffle, by the shard's hash, and two sorts within the partitions: every window
     partitions by (hash, shard) first, and all but one are ordered alike (a window over a whole
-    partition that is ordered anyway costs no sort of its own)."""
+    partition that is ordered anyway costs no sort of its own). ``partitions``: of that shuffle
+    (default: the session's shuffle partitions)."""
     whole = "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
     first = "seq = first_seq"
     # a store's change numbers to a folder only increase, in event order (the other rules never
@@ -281,7 +282,8 @@ def judge(ok: DataFrame) -> DataFrame:
     # (named: that first receive)
     twice = f"why IS NULL AND {counted} AND seq != first_receive"
     return (
-        ok.selectExpr(*NARROW, "fid", f"{SHARD} AS shard").selectExpr("*", "xxhash64(shard) AS h").repartition("h")
+        ok.selectExpr(*NARROW, "fid", f"{SHARD} AS shard").selectExpr("*", "xxhash64(shard) AS h")
+        .repartition(*([partitions] if partitions else []), "h")
         .selectExpr("*", f"{cn_top} AS cn_top")
         .selectExpr("*", f"coalesce({cn_down}, false) AS cn_down")
         .selectExpr(
