@@ -139,13 +139,18 @@ def replay(topo: Topology, log: EventLog, as_of: int | None = None, *, run_id: s
 # the two comparisons between folds, and the org-wide tables
 # --------------------------------------------------------------------------------------------
 def add_lag(state_table: list[dict[str, Any]], owned: dict[GroupKey, CNSet]) -> None:
-    """Knowledge lag of R about T: CNs of owned(T, F) that believed(R, F, T) lacks."""
+    """Knowledge lag of R about T: CNs of owned(T, F) that believed(R, F, T) lacks. (Each
+    distinct pair of sets is computed once: most stores believe the same of a folder.)"""
+    lags: dict[tuple[GroupKey, str], int] = {}
     for row in state_table:
         if row["is_self"]:
             row["lag_count"] = 0
             continue
-        real = owned.get((row["subject"], row["fid"]), EMPTY)
-        row["lag_count"] = real.difference(CNSet.parse(row["cnset"])).count()
+        key = ((row["subject"], row["fid"]), row["cnset"])
+        lag = lags.get(key)
+        if lag is None:
+            lag = lags[key] = owned.get(key[0], EMPTY).difference(CNSet.parse(row["cnset"])).count()
+        row["lag_count"] = lag
 
 
 def add_should_respond(
