@@ -110,7 +110,9 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     # the verdicts, the new events and the folds are checkpointed, not cached: every frame made
     # from a cached one is analysed down its whole plan and matched against every cached plan,
     # and the refresh makes about a hundred (a small log's refresh: its 15 joins took 6.6 s to
-    # plan, 0.14 s on checkpoints); a checkpoint is a leaf. Each is computed once either way.
+    # plan, 0.14 s on checkpoints); a checkpoint is a leaf. Each is computed once either way. (A
+    # checkpoint has no lineage: on a cluster, an executor lost after one fails the run, which
+    # leaves the previous run published, as any failed run does.)
     # (in one task per core: the session is sized by the new bytes and states, and the earlier
     # lines read here are more: on the 1M log, in one task the judging took 3.6 s)
     cores = spark.sparkContext.defaultParallelism

@@ -198,8 +198,9 @@ def main() -> None:
 
 def measure_refresh(data: Path, n: int, share: float, logs: Path) -> None:
     """A refresh: the log without its last ``share`` of lines computed in full, then those lines
-    appended and computed again (the simulator writes lines in time order: they are new, not
-    late). Printed like the others, the refresh with its own one line."""
+    appended and computed again (the simulator writes lines in time order: they are new, but for
+    any stamped in the same second as the first part's last, which are late and refold their
+    folders). Printed like the others, the refresh with its own one line."""
     py = sys.executable
     folder = data / f"refresh-{share:g}"
     shutil.rmtree(folder, ignore_errors=True)
