@@ -403,7 +403,7 @@ def run(s: IngestSettings) -> int:
 
     try:
         result = run_ingest_spark(s)
-    except RunLocked as e:
+    except RunLocked as e:  # an OperatorError with its own status: before the others
         print(f"pfscope ingest: {e}", file=sys.stderr)
         return EXIT_LOCKED
     except OperatorError as e:
