@@ -218,7 +218,6 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
     def lap(name: str) -> None:
         timings[name] = time.perf_counter() - started - sum(timings.values())
     root = ingest_state.state_root(s.out) / "rows"
-    run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
     entries: dict[str, ingest_state.Stored] = {}
     if new:
         tasks = [t for f in new for t in _tasks(f, keys[f], s.split_bytes)]

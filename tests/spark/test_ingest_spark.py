@@ -148,12 +148,14 @@ def test_a_growing_share_is_read_incrementally_and_equals_a_fresh_ingest(
     # a run that dies before its outputs are complete leaves the last outputs and state as they were
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     state = (out / ".ingest_state" / "state.json").read_bytes()
+    rows = sorted(p.name for p in (out / ".ingest_state" / "rows").iterdir())
     (logs / "EX04-1.xml").write_bytes((logs / f"{servers[0]}-1.xml").read_bytes())
     (out / "ingest_summary.json.partial").mkdir()  # the summary cannot be written
     assert main(argv) == 2
     assert "ingest_summary.json.partial: Is a directory" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
     assert (out / ".ingest_state" / "state.json").read_bytes() == state
+    assert sorted(p.name for p in (out / ".ingest_state" / "rows").iterdir()) == rows  # its rows removed
     (out / "ingest_summary.json.partial").rmdir()
     (logs / "EX04-1.xml").unlink()
 
