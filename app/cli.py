@@ -88,9 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _COMMANDS[args.command](args)
-    except OperatorError as e:  # every error an operator can fix: one line, exit 2
+    except OperatorError as e:  # every error an operator can fix: one line, its status (2 but a held lock)
         print(f"pfscope: {e}", file=sys.stderr)
-        return EXIT_USAGE
+        return e.exit_status
 
 
 def _compute(args: argparse.Namespace) -> int:
@@ -207,11 +207,11 @@ def _ingest(args: argparse.Namespace) -> int:
             result = IngestRun(run_ingest(settings.logs, args.out, replids=settings.replids,
                                           topology=settings.topology, zone=settings.zone, strict=settings.strict,
                                           default_offset_min=settings.default_offset_min), mode="")
-    except OperatorError:
-        raise
-    except RunLocked as e:
+    except RunLocked as e:  # an OperatorError with its own status: said before the others
         print(f"pfscope ingest: {e}", file=sys.stderr)
         return EXIT_LOCKED
+    except OperatorError:
+        raise
     except OSError as e:
         raise UsageError(f"{getattr(e, 'filename', None) or args.out}: {e.strerror or e}") from None
     except Exception as e:  # a crash is still one line; nothing was written

@@ -42,6 +42,9 @@ EXIT_OK, EXIT_CRASH, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
 #: the JVM's heap unless ``--conf spark.driver.memory=...``: the rows pass through in batches, the
 #: duplicate check's projection is narrow, the kept events are collected a run of files at a time
 DRIVER_MEMORY = "1g"
+#: the kept events collected to the driver at once (a run of files; a larger file alone): what
+#: the JVM and the Arrow table hold at once, whatever the share's size
+COLLECT_RECORDS = 32_000
 #: ``--engine auto`` runs Spark from this much input on
 AUTO_SPARK_BYTES = 32 << 20
 _BREAK_RE = re.compile(r"^unreadable (?:file|after record \d+): ")
@@ -65,6 +68,7 @@ class IngestSettings:
     #: read every file again, whatever the state says
     full: bool = False
     split_bytes: int = SPLIT_BYTES
+    collect_records: int = COLLECT_RECORDS
 
 
 @dataclass
@@ -214,7 +218,6 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
     def lap(name: str) -> None:
         timings[name] = time.perf_counter() - started - sum(timings.values())
     root = ingest_state.state_root(s.out) / "rows"
-    run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
     entries: dict[str, ingest_state.Stored] = {}
     if new:
         tasks = [t for f in new for t in _tasks(f, keys[f], s.split_bytes)]
@@ -238,7 +241,7 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
     try:
         counted = classified.accounting()
         lap("accounting")
-        parsed = classified.parsed([entries[keys[f]].status["count"] for f in files])
+        parsed = classified.parsed([entries[keys[f]].status["count"] for f in files], s.collect_records)
         lap("collect")
         acc = counted.acc
         built = build_events(parsed, classified.error_servers, acc, replids=table, topology=topo)
@@ -399,7 +402,7 @@ def run(s: IngestSettings) -> int:
 
     try:
         result = run_ingest_spark(s)
-    except RunLocked as e:
+    except RunLocked as e:  # an OperatorError with its own status: before the others
         print(f"pfscope ingest: {e}", file=sys.stderr)
         return EXIT_LOCKED
     except OperatorError as e:

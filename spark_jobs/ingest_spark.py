@@ -41,8 +41,6 @@ TASK_SCHEMA = T.StructType([T.StructField("path", T.StringType()), T.StructField
 BATCH_ROWS = 2_000
 RECORD_KINDS = ("reject", "error", "parsed")
 _KEYS = ["file_key", "piece", "rec"]
-#: records of the files collected at once by ``Classified.parsed``
-COLLECT_RECORDS = 200_000  # a record of one piece of one file
 
 
 def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_offset_min: int,
@@ -137,6 +135,7 @@ class Classified:
 
     def __init__(self, spark: SparkSession, files: list[FilePlan]):
         self.spark = spark
+        self.files = files
         datasets = sorted({f.dataset for f in files})
         keys = spark.createDataFrame(
             [(f.file_key, p, off, f.file_idx, f.source) for f in files for p, off in f.offsets.items()],
@@ -217,11 +216,12 @@ class Classified:
         self.error_servers = {g["acct_server"] for g in groups if g["fate"] == "error"}
         return Accounted(acc, totals["duplicates"], totals["errors"], totals["rejected"])
 
-    def parsed(self, counts: list[int]) -> list[Parsed]:
+    def parsed(self, counts: list[int], most: int) -> list[Parsed]:
         """The kept replication events in input order, as the reference's ``classify`` keeps them:
         every parsed row but the duplicates and conflicting copies (an anti join). Collected as
-        Arrow a run of files at a time (``counts``: each file's records, by ``file_idx``), so the
-        JVM holds one run's rows, not the share's, and sorted here."""
+        Arrow a run of files of at most ``most`` records at a time (``counts``: each file's records,
+        by ``file_idx``; a larger file alone), so the JVM and the Arrow table hold one run's rows,
+        not the share's; each run sorted here."""
         import pyarrow.compute as pc
 
         cols = ["source", "record", "file_idx", "fmt", "raw_server", "provider", "event_id", "time_text",
@@ -229,9 +229,11 @@ class Classified:
         dropped = self.fates.where(F.col("fate").isin("dup", "conflict")).select(*_KEYS)
         q = (self.rows.where(F.col("kind") == "parsed").join(F.broadcast(dropped), _KEYS, "left_anti")
              .select(*cols))
+        key_of = {f.file_idx: f.file_key for f in self.files}
         out: list[Parsed] = []
-        for lo, hi in _runs(counts, COLLECT_RECORDS):
-            table = q.where(F.col("file_idx").between(lo, hi - 1)).toArrow()
+        for lo, hi in _runs(counts, most):
+            # by file key, which the Parquet scan filters on: a run reads its own files' rows only
+            table = q.where(F.col("file_key").isin(*{key_of[i] for i in range(lo, hi)})).toArrow()
             table = table.take(pc.sort_indices(table, [("file_idx", "ascending"), ("record", "ascending")]))
             for batch in table.to_batches(max_chunksize=10_000):
                 out.extend(parsed_from_row(r, r["source"], r["record"]) for r in batch.to_pylist())

@@ -134,8 +134,11 @@ def read_latest(out: str | os.PathLike[str]) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------------------------
 # one run at a time
 # --------------------------------------------------------------------------------------------
-class RunLocked(Exception):
-    """Another run holds ``DIR/.lock``; one line for the operator."""
+class RunLocked(OperatorError):
+    """Another run holds ``DIR/.lock``; one line for the operator. Not a usage error: a schedule
+    tries again later (``EXIT_LOCKED``), so a command that catches it says so before the others."""
+
+    exit_status = EXIT_LOCKED
 
 
 @contextmanager

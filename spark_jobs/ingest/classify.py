@@ -44,7 +44,7 @@ PROVIDER_50 = "msexchangeis"  # Exchange 5.0 logged replication under the store'
 PROVIDER_ALIASES = (PROVIDER_50, "msexchangepublicis")  # ... and KB 203170 prints "MSExchangePublicIS"
 
 
-@dataclass
+@dataclass(slots=True)
 class Parsed:
     """A usable replication event: one record, read and classified."""
 

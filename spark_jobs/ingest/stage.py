@@ -15,8 +15,9 @@ import hashlib
 import json
 import os
 import pickle
+import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import tzinfo
 from typing import Any
 
@@ -25,6 +26,7 @@ from .classify import Parsed, classify_one
 from .identity import norm_server
 from .reasons import reason_key, record_text
 from .records import RawRecord
+from .values import ReplicationEvent
 from .xml_splits import NotSplittable, read_split
 
 #: (name, type) of a row; types: str, int, bool, bytes, list[str]
@@ -84,8 +86,18 @@ def record_row(raw: RawRecord, file_key: str, piece: int, default_offset_min: in
                    sender=p.sender, msg_id=ev.msg_id, ignored=[line[:120] for line in ev.ignored],
                    lines=len(ev.ignored), meaning=_digest(repr(ev.meaning())),
                    dedup_key=_key("P", *o.parsed_key),
-                   ev=pickle.dumps(ev, protocol=pickle.HIGHEST_PROTOCOL))
+                   ev=pickle.dumps(for_build(ev), protocol=pickle.HIGHEST_PROTOCOL))
     return row
+
+
+def for_build(ev: ReplicationEvent) -> ReplicationEvent:
+    """The event as the build steps read it: without the lines ignored (step 1 counts them, from
+    the row's ``ignored``) nor the Message ID list of a 2007 content message (its items, each with
+    a subject line, are read only to tell duplicates apart, by ``meaning``). The driver holds one
+    such event per kept record: these are most of an event's size where they are printed."""
+    if not ev.ignored and not ev.message_ids:
+        return ev
+    return replace(ev, ignored=[], message_ids=[])
 
 
 def _digest(text: str) -> bytes:
@@ -148,13 +160,25 @@ def _size(path: str) -> int:
         return 0
 
 
+def _shared(text: Any) -> Any:
+    """One string object for every copy of a name (a server, a file, a folder path): the driver
+    holds every kept event, and their names repeat."""
+    return None if text is None else sys.intern(text)
+
+
 def raw_of(row: dict[str, Any], source: str, record: int) -> RawRecord:
     """The record's ``RawRecord`` without its text (the build steps never read it)."""
-    return RawRecord(source, record, row["fmt"], row["raw_server"], row["provider"], row["event_id"],
-                     row["time_text"], None, None, row["record_id"])
+    return RawRecord(_shared(source), record, _shared(row["fmt"]), _shared(row["raw_server"]),
+                     _shared(row["provider"]), row["event_id"], row["time_text"], None, None, row["record_id"])
 
 
 def parsed_from_row(row: dict[str, Any], source: str, record: int) -> Parsed:
-    """A kept ``parsed`` row as ``classify`` would have kept it."""
-    return Parsed(raw_of(row, source, record), row["server"], row["ts"], row["direction"],
-                  pickle.loads(row["ev"]), sender=row["sender"])
+    """A kept ``parsed`` row as ``classify`` would have kept it (``for_build``'s event), its
+    repeated strings shared."""
+    ev: ReplicationEvent = pickle.loads(row["ev"])
+    ev.msg_id = _shared(ev.msg_id)  # its send's and its receives' copies are one
+    ev.database = _shared(ev.database)
+    ev.server_dn = _shared(ev.server_dn)
+    ev.folders = [(fid, _shared(path)) for fid, path in ev.folders]
+    return Parsed(raw_of(row, source, record), _shared(row["server"]), row["ts"],
+                  _shared(row["direction"]), ev, sender=_shared(row["sender"]))

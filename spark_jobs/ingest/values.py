@@ -79,7 +79,7 @@ class Rfi:
     path: str | None
 
 
-@dataclass
+@dataclass(slots=True)
 class ReplicationEvent:
     """What one description says, in the printing server's numbering."""
 

@@ -11,6 +11,9 @@ peak RSS, sampled every 0.2 s):
 - the grown share: each server's later export, overlapping its first by EventRecordID, added;
   the incremental refresh, against a full ingest of the grown share (``--full``).
 
+Each line also gives the peak of each part of the tree (the ``pfscope`` process, which is Spark's
+driver; the JVM; the Python workers), to tell which grows with the share.
+
     PYTHONPATH=. python tests/benchmarks/bench_ingest.py [--servers 12] [--folders 1000] [--cache DIR]
 
 ``--formats``: the earlier figure instead, ``run_ingest`` in this process on 5,000 demo records
@@ -23,13 +26,16 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
 
-from tests.benchmarks.bench_compute import measure
+import psutil
+
+from tests.benchmarks.bench_compute import env, tree_cpu, tree_rss
 from tests.unit.ingest.exports import event_xml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -60,10 +66,49 @@ def export(recs: list, path: Path, first_id: int = 1) -> None:
             fh.write(event_xml(r, first_id + i, rendered=True))
 
 
+def parts_rss(proc: psutil.Process) -> dict[str, int]:
+    """Resident bytes of the process itself (Spark's driver), its JVM and the rest (the Python
+    workers), a fork counted only beyond its parent as ``tree_rss`` counts it."""
+    parts = {"driver": 0, "jvm": 0, "workers": 0}
+    seen: dict[int, tuple[int, list[str]]] = {}
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            rss, cmdline, parent, name = p.memory_info().rss, p.cmdline(), p.ppid(), p.name()
+        except psutil.Error:
+            continue
+        seen[p.pid] = (rss, cmdline)
+        if parent in seen and seen[parent][1] == cmdline:  # a fork not exec'd: beyond its parent
+            rss = max(0, rss - seen[parent][0])
+        parts["driver" if p.pid == proc.pid else "jvm" if name == "java" else "workers"] += rss
+    return parts
+
+
+def measure_parts(cmd: list[str]) -> tuple[float, float, float, dict[str, float], str]:
+    """``bench_compute.measure``'s wall, CPU seconds, peak RSS (GB) and stdout, and each part's peak."""
+    start = time.perf_counter()
+    proc = psutil.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(), cwd=ROOT)
+    peak, cpu = 0, 0.0
+    parts = {"driver": 0, "jvm": 0, "workers": 0}
+    while proc.poll() is None:
+        try:
+            peak = max(peak, tree_rss(proc))
+            cpu = max(cpu, tree_cpu(proc))
+            for k, v in parts_rss(proc).items():
+                parts[k] = max(parts[k], v)
+        except psutil.Error:
+            pass
+        time.sleep(0.2)
+    out, err = proc.communicate()
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(cmd)} failed with {proc.returncode}: {err[-2000:]}")
+    return time.perf_counter() - start, cpu, peak / 1e9, {k: v / 1e9 for k, v in parts.items()}, out
+
+
 def run(label: str, cmd: list[str]) -> tuple[float, float, float, str]:
-    wall, cpu, peak, out = measure(cmd)
+    wall, cpu, peak, parts, out = measure_parts(cmd)
     first = next((ln for ln in out.splitlines() if ln.startswith(("incremental", "full", "read", "published"))), "")
-    print(f"  {label:44s} {wall:6.1f} s wall  {cpu:6.1f} CPU s  peak {peak:4.2f} GB   {first[:90]}")
+    each = " ".join(f"{k} {v:4.2f}" for k, v in parts.items())
+    print(f"  {label:44s} {wall:6.1f} s wall  {cpu:6.1f} CPU s  peak {peak:4.2f} GB ({each})   {first[:90]}")
     return wall, cpu, peak, out
 
 

@@ -28,6 +28,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "unit" / "ingest" / "fixtures"
 OUTPUTS = ("events.jsonl", "ingest_rejects.jsonl", "ingest_errors.jsonl", "topology.json")
 TIMING = ("seconds", "records_per_second")
 SPLIT = 16_000  # the larger XML exports of the varied share are read in two or three pieces
+COLLECT = 150  # the varied share's kept events reach the driver in several runs of files
 
 
 def _same_outputs(reference: Path, spark: Path) -> None:
@@ -101,7 +102,8 @@ def test_spark_ingest_equals_the_reference_on_a_varied_share(spark: Any, tmp_pat
     ref = run_ingest([str(logs)], tmp_path / "ref", **opts)
     assert ref["status"] == "partial" and ref["duplicates"] and ref["files_empty"]
     assert any("another event for the same message" in r for r in ref["reject_reasons"])
-    got = run_ingest_spark(IngestSettings(logs=(str(logs),), out=str(tmp_path / "spark"), split_bytes=SPLIT, **opts))
+    got = run_ingest_spark(IngestSettings(logs=(str(logs),), out=str(tmp_path / "spark"), split_bytes=SPLIT,
+                                          collect_records=COLLECT, **opts))
     assert got.mode.startswith("full ingest: no state") and got.new_files == ref["formats"].__len__()
     _same_outputs(tmp_path / "ref", tmp_path / "spark")
 
@@ -146,12 +148,14 @@ def test_a_growing_share_is_read_incrementally_and_equals_a_fresh_ingest(
     # a run that dies before its outputs are complete leaves the last outputs and state as they were
     before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
     state = (out / ".ingest_state" / "state.json").read_bytes()
+    rows = sorted(p.name for p in (out / ".ingest_state" / "rows").iterdir())
     (logs / "EX04-1.xml").write_bytes((logs / f"{servers[0]}-1.xml").read_bytes())
     (out / "ingest_summary.json.partial").mkdir()  # the summary cannot be written
     assert main(argv) == 2
     assert "ingest_summary.json.partial: Is a directory" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
     assert (out / ".ingest_state" / "state.json").read_bytes() == state
+    assert sorted(p.name for p in (out / ".ingest_state" / "rows").iterdir()) == rows  # its rows removed
     (out / "ingest_summary.json.partial").rmdir()
     (logs / "EX04-1.xml").unlink()
 

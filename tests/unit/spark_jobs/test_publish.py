@@ -201,6 +201,27 @@ def test_the_lock_refuses_a_second_holder_with_who_holds_it(tmp_path) -> None:  
         pass
 
 
+def test_a_held_lock_is_an_operator_error_with_its_own_status(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """``pfscope ingest`` into a folder another ingest holds: one line and 75, as before, though
+    ``RunLocked`` is now an ``OperatorError`` (which the command line otherwise ends with 2)."""
+    from app.cli import main
+    from spark_jobs.ingest_state import state_root
+    from spark_jobs.model.errors import OperatorError
+    from spark_jobs.publish import EXIT_LOCKED, RunLocked, run_lock
+
+    assert issubclass(RunLocked, OperatorError) and RunLocked("x").exit_status == EXIT_LOCKED == 75
+    assert OperatorError("x").exit_status == 2
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "EX07.xml").write_text("", encoding="utf-8")
+    out = tmp_path / "out"
+    with run_lock(state_root(out)):  # taken before any Spark: this test starts none
+        status = main(["ingest", "--logs", str(tmp_path / "logs"), "--out", str(out), "--engine", "spark"])
+    err = capsys.readouterr().err
+    assert status == EXIT_LOCKED
+    assert err.startswith("pfscope ingest: another run holds ") and err.count("\n") == 1
+    assert not (out / "events.jsonl").exists()
+
+
 def test_the_lock_between_two_processes_and_after_sigkill(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import signal
     import subprocess
