@@ -75,7 +75,7 @@ from .reading import (
 )
 from .state import Manifest, Plan, read_new_lines
 from .stream import OUT_TABLES, STREAM_COLUMNS, org_payload
-from .writing import MAX_FINAL_FILES, files_holding, final_files
+from .writing import files_holding, final_files, to_compact
 
 #: the fold's tables of final rows: a refolded folder's rows in them are written anew
 REFOLDED_TABLES = ("state_history", "backfill_requests", "backfill_candidates", "replica_history", "backfill_entries")
@@ -223,19 +223,21 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
             final, live = None, df
         if final is not None:
             kept = final_files(prev_dir, name)
+            carry.append(name)
+            # earlier final files written again with this run's rows, the others kept: the small
+            # ones once there are many, and those holding a refolded folder (its rows come anew;
+            # one late folder costs its files, not the table)
             refolded = bool(refold) and name in REFOLDED_TABLES
-            if len(kept) >= MAX_FINAL_FILES:  # compact: the earlier final rows and these as one
-                earlier = spark.read.parquet(*map(str, kept))
-                final = (earlier.filter(f"NOT {in_refold}") if refolded else earlier).unionByName(final)
-            else:
-                carry.append(name)
-                # the refolded folders' rows come anew: the files that hold any are written again
-                # without them, the others kept (one late folder costs its files, not the table)
-                touched = files_holding(kept, set(refold)) if refolded else []
-                if touched:
-                    final = spark.read.parquet(*map(str, touched)).filter(f"NOT {in_refold}").unionByName(final)
-                    rewritten |= {f"{name}/{f.name}" for f in touched}
-            if name not in empty or name not in carry or any(r.startswith(f"{name}/") for r in rewritten):
+            compact = to_compact(kept)
+            redo = sorted({*compact, *(files_holding(kept, set(refold)) if refolded else [])})
+            if redo:
+                earlier = spark.read.parquet(*map(str, redo))
+                # as many files as large ones are written again, and one: the small ones and
+                # this run's rows in a file of their own
+                final = (earlier.filter(f"NOT {in_refold}") if refolded else earlier).unionByName(final).coalesce(
+                    len(set(redo) - set(compact)) + 1)
+                rewritten |= {f"{name}/{f.name}" for f in redo}
+            if name not in empty or redo:
                 pieces.append(Piece(name, True, final))
         if live is not None:
             pieces.append(Piece(name, False, live))

@@ -4,8 +4,9 @@ A table's folder holds Parquet files of two kinds: ``final-*`` files hold rows t
 (a state-history row, a closed entry, a processed message) and are kept by every later run, by
 a hard link (no copy: a refresh costs what changed, and retention can remove the earlier run's
 folder without losing them); ``live-*`` files hold rows of this run only. Readers see one
-dataset per table, whatever its files. After too many refreshes a table's final files are
-written again as one (``MAX_FINAL_FILES``), so a reader never opens hundreds of small files.
+dataset per table, whatever its files. After many refreshes a table's small final files (the
+refreshes' few rows) are written again as one (``to_compact``), so a reader never opens hundreds
+of small files; the files of a full run, one per fold partition, stay as they are.
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ SMALL_TABLES = {"stores", "folders", "summary", "replicas", "rejects", "backfill
 #: in row groups of about 1 MB, so a reader's ``fid ==`` filter skips the rest by statistics
 FOLDER_TABLES = {"state_history", "state_table"}
 ROW_GROUP_BYTES = 1 << 20
-#: a table's final files beyond this many are compacted into one by the next refresh
+#: a table's small final files, once this many, are compacted into one by the next refresh
 MAX_FINAL_FILES = 24
+#: a final file below this size is small (a refresh's rows; a full run's are larger, or few)
+SMALL_FILE_BYTES = 1 << 20
 PIECES = "_pieces"
 
 
@@ -58,6 +61,14 @@ def write_piece(piece: Piece, table_path: Callable[[str], str]) -> None:
 
 def final_files(run_dir: Path, table: str) -> list[Path]:
     return sorted((run_dir / table).glob("final-*"))
+
+
+def to_compact(files: list[Path]) -> list[Path]:
+    """The final files to write again as one: the small ones, once there are ``MAX_FINAL_FILES``
+    of them. (Counting every file compacted a 10M log's whole history at every refresh: its full
+    run wrote 42 files per table, one per fold partition.)"""
+    small = [f for f in files if f.stat().st_size < SMALL_FILE_BYTES]
+    return small if len(small) >= MAX_FINAL_FILES else []
 
 
 def files_holding(files: list[Path], fids: set[str]) -> list[Path]:

@@ -18,6 +18,7 @@ import random
 from pathlib import Path
 
 from app.cli import main
+from spark_jobs import writing
 from spark_jobs.model.timeutil import format_ts, parse_ts
 from spark_jobs.publish import read_latest
 from tests.spark.published import assert_published_equals_replay
@@ -86,11 +87,20 @@ class Share:
         return added
 
 
-def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def small_final_files(out: Path) -> dict[str, int]:
+    """Per table of the published run, its final files below ``SMALL_FILE_BYTES``."""
+    run = out / str(read_latest(out)["path"])  # type: ignore[index]
+    return {d.name: sum(1 for f in d.glob("final-*") if f.stat().st_size < writing.SMALL_FILE_BYTES)
+            for d in run.rglob("*") if d.is_dir() and any(d.glob("final-*"))}
+
+
+def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Every step equals the replay of the files as they are. On the way: lines left waiting by an
     ``--as-of`` in the middle, then folded by a refresh of nothing new; part of one store's export
     a step late (its folders refolded); all of another's a step late (the other stores' receives
-    of its messages were read before their sends: a full run, and why); a file rewritten."""
+    of its messages were read before their sends: a full run, and why); a file rewritten. Small
+    final files are compacted from three on (24 in use), so compaction runs on the way too."""
+    monkeypatch.setattr(writing, "MAX_FINAL_FILES", 3)
     data, lines = simulate(tmp_path, "scale", 3, SMALL)
     times = sorted(stamp(line) for line in lines)
     rng = random.Random(3)
@@ -128,6 +138,8 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys) 
             first.write_bytes(text[:10] + (b"X" if text[10:11] != b"X" else b"Y") + text[11:])
         said.append(compute(data, share.root, out, capsys, *extra))
         assert_published_equals_replay(out, data, share.root, middle if step == 1 else None)
+        if said[-1].startswith("incremental"):  # kept few: a refresh adds at most a file per partition (2)
+            assert max(small_final_files(out).values()) <= 3 + 2
     assert said[0] == "full: no earlier run to go on from"
     assert said[2].startswith("incremental: 0 new lines"), said
     assert said[7].startswith("full: new lines change the verdict on "), said

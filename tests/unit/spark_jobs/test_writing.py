@@ -7,7 +7,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from spark_jobs.writing import files_holding, link_final_files
+from spark_jobs import writing
+from spark_jobs.writing import files_holding, link_final_files, to_compact
 
 
 def _write(path: Path, fids: list[str], row_group_size: int = 2) -> Path:
@@ -38,3 +39,12 @@ def test_rewritten_files_are_not_linked(tmp_path: Path) -> None:
     assert sorted(p.name for p in (run / "state_history").iterdir()) == ["final-r1-part-0.parquet"]
     assert (run / "state_history" / "final-r1-part-0.parquet").stat().st_ino == \
         (previous / "state_history" / "final-r1-part-0.parquet").stat().st_ino
+
+
+def test_small_final_files_are_compacted_once_there_are_many(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(writing, "MAX_FINAL_FILES", 3)
+    big = _write(tmp_path / "final-full-part-0.parquet", [f"1-{i:06d}" for i in range(5000)], row_group_size=5000)
+    monkeypatch.setattr(writing, "SMALL_FILE_BYTES", big.stat().st_size)  # it is not small; the others are
+    small = [_write(tmp_path / f"final-r{i}-part-0.parquet", ["1-1"]) for i in range(3)]
+    assert to_compact([big, *small[:2]]) == []
+    assert to_compact([big, *small]) == small  # the full run's file stays as it is
