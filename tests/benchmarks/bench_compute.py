@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -98,8 +99,9 @@ def tree_rss(proc: psutil.Process) -> int:
     return total
 
 
-def measure(cmd: list[str]) -> tuple[float, float, float, str]:
-    """Wall seconds, CPU seconds, peak RSS (GB) of the whole process tree, and stdout."""
+def measure(cmd: list[str], sample: Callable[[psutil.Process], None] | None = None) -> tuple[float, float, float, str]:
+    """Wall seconds, CPU seconds, peak RSS (GB) of the whole process tree, and stdout;
+    ``sample``: also called with the process at every sample (a caller's own figures)."""
     start = time.perf_counter()
     proc = psutil.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(), cwd=ROOT)
     peak, cpu = 0, 0.0
@@ -107,6 +109,8 @@ def measure(cmd: list[str]) -> tuple[float, float, float, str]:
         try:
             peak = max(peak, tree_rss(proc))
             cpu = max(cpu, tree_cpu(proc))
+            if sample is not None:
+                sample(proc)
         except psutil.Error:
             pass
         time.sleep(0.2)

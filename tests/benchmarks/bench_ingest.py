@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +34,7 @@ from pathlib import Path
 
 import psutil
 
-from tests.benchmarks.bench_compute import env, tree_cpu, tree_rss
+from tests.benchmarks.bench_compute import measure
 from tests.unit.ingest.exports import event_xml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,23 +84,14 @@ def parts_rss(proc: psutil.Process) -> dict[str, int]:
 
 def measure_parts(cmd: list[str]) -> tuple[float, float, float, dict[str, float], str]:
     """``bench_compute.measure``'s wall, CPU seconds, peak RSS (GB) and stdout, and each part's peak."""
-    start = time.perf_counter()
-    proc = psutil.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env(), cwd=ROOT)
-    peak, cpu = 0, 0.0
     parts = {"driver": 0, "jvm": 0, "workers": 0}
-    while proc.poll() is None:
-        try:
-            peak = max(peak, tree_rss(proc))
-            cpu = max(cpu, tree_cpu(proc))
-            for k, v in parts_rss(proc).items():
-                parts[k] = max(parts[k], v)
-        except psutil.Error:
-            pass
-        time.sleep(0.2)
-    out, err = proc.communicate()
-    if proc.returncode:
-        raise RuntimeError(f"{' '.join(cmd)} failed with {proc.returncode}: {err[-2000:]}")
-    return time.perf_counter() - start, cpu, peak / 1e9, {k: v / 1e9 for k, v in parts.items()}, out
+
+    def sample(proc: psutil.Process) -> None:
+        for k, v in parts_rss(proc).items():
+            parts[k] = max(parts[k], v)
+
+    seconds, cpu, peak, out = measure(cmd, sample)
+    return seconds, cpu, peak, {k: v / 1e9 for k, v in parts.items()}, out
 
 
 def run(label: str, cmd: list[str]) -> tuple[float, float, float, str]:
