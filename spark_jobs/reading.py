@@ -50,7 +50,7 @@ from .model.events import (
     expand_paths,
     parse_line,
 )
-from .model.topology import Topology, topology_from_json
+from .model.topology import Topology, topology_from_text
 from .stream import arrow_schema, cyclic_gc_paused, tuples_batch
 
 #: stage 1's output: a line's verdict and fields by ``seq`` (its file and line number are in
@@ -183,7 +183,7 @@ def _parse_partitions(topology_json: str):  # type: ignore[no-untyped-def]
     schema = arrow_schema(PARSED_COLUMNS)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        topo = topology_from_json(json.loads(topology_json))
+        topo = topology_from_text(topology_json)
         with cyclic_gc_paused():
             for batch in batches:
                 seqs, texts = batch.column(0).to_pylist(), batch.column(1).to_pylist()

@@ -6,6 +6,7 @@ never a traceback: every later figure depends on it, so nothing runs on a doubtf
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -150,6 +151,14 @@ def load_topology(path: str | Path) -> Topology:
 MAX_STORES = 2**15 - 1
 #: a transport cost (Exchange's are small whole numbers; the tables store them as 64-bit integers)
 MAX_COST = 2**31 - 1
+
+
+@functools.lru_cache(maxsize=2)
+def topology_from_text(text: str) -> Topology:
+    """A topology from its JSON text, parsed once per process. Every task of a job is shipped
+    the same text, and a Python worker runs many tasks: a 43,000-folder topology takes 0.3 s to
+    parse, which each of a 10M log's 42 fold tasks paid. (A Topology is never changed.)"""
+    return topology_from_json(json.loads(text))
 
 
 def topology_from_json(data: Any) -> Topology:
