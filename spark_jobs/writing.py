@@ -52,6 +52,8 @@ def write_piece(piece: Piece, table_path: Callable[[str], str]) -> None:
     run_dir = Path(table_path("x")).parent
     kind = "final" if piece.final else "live"
     tmp = run_dir / PIECES / f"{piece.table.replace('/', '.')}.{kind}"
+    # the job's name in the Spark UI and event log (this thread's jobs only)
+    piece.df.sparkSession.sparkContext.setJobDescription(f"write {piece.table} ({kind})")
     write_table(piece.df, piece.table, str(tmp))
     dest.mkdir(parents=True, exist_ok=True)
     for f in sorted(tmp.iterdir()):
