@@ -19,8 +19,9 @@ from pathlib import Path
 
 from app.cli import main
 from spark_jobs import writing
-from spark_jobs.model.timeutil import format_ts, parse_ts
+from spark_jobs.model.timeutil import DAY, format_ts, parse_ts
 from spark_jobs.publish import read_latest
+from spark_jobs.refresh import open_entries
 from tests.spark.published import assert_published_equals_replay
 
 SMALL = ["--stores", "5", "--sites", "2", "--folders", "6", "--replicas", "3", "--days", "2",
@@ -98,8 +99,10 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
     """Every step equals the replay of the files as they are. On the way: lines left waiting by an
     ``--as-of`` in the middle, then folded by a refresh of nothing new; part of one store's export
     a step late (its folders refolded); all of another's a step late (the other stores' receives
-    of its messages were read before their sends: a full run, and why); a file rewritten. Small
-    final files are compacted from three on (24 in use), so compaction runs on the way too."""
+    of its messages were read before their sends: a full run, and why); a file rewritten; last,
+    nothing new three days on (the folders with no new event and no open entry carried as they
+    were, their next status times brought to the as-of). Small final files are compacted from
+    three on (24 in use), so compaction runs on the way too."""
     monkeypatch.setattr(writing, "MAX_FINAL_FILES", 3)
     data, lines = simulate(tmp_path, "scale", 3, SMALL)
     times = sorted(stamp(line) for line in lines)
@@ -127,6 +130,9 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
         (cuts[7], {}, []),  # ... arrives late, after the receives of its messages
         (None, {}, []),  # a file rewritten
         (cuts[8], {}, []),
+        # nothing new, three days on: open entries' timers fire; every status message falls due
+        # (a folder carried as it was must still lose its next status time)
+        (None, {}, ["--as-of", format_ts(times[-1] + 3 * DAY)]),
     ]
     said = []
     for step, (cut, hold, extra) in enumerate(steps):
@@ -137,7 +143,8 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
             text = first.read_bytes()
             first.write_bytes(text[:10] + (b"X" if text[10:11] != b"X" else b"Y") + text[11:])
         said.append(compute(data, share.root, out, capsys, *extra))
-        assert_published_equals_replay(out, data, share.root, middle if step == 1 else None)
+        as_of = middle if step == 1 else parse_ts(extra[1]) if extra else None
+        assert_published_equals_replay(out, data, share.root, as_of)
         if said[-1].startswith("incremental"):  # kept few: a refresh adds at most a file per partition (2)
             assert max(small_final_files(out).values()) <= 3 + 2
     assert said[0] == "full: no earlier run to go on from"
@@ -145,6 +152,59 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
     assert said[7].startswith("full: new lines change the verdict on "), said
     assert said[8] == f"full: {first} was rewritten since it was read", said
     # every other step went on from the one before, the late lines of step 5 included
-    assert [i for i, line in enumerate(said) if line.startswith("incremental: ")] == [1, 2, 3, 4, 5, 6, 9], said
+    assert [i for i, line in enumerate(said) if line.startswith("incremental: ")] == [1, 2, 3, 4, 5, 6, 9, 10], said
     latest = read_latest(out)
     assert latest is not None and latest["refresh"] == said[-1]
+
+
+def final_files(out: Path, table: str) -> set[str]:
+    run = out / str(read_latest(out)["path"])  # type: ignore[index]
+    return {f.name for f in (run / table).glob("final-*")}
+
+
+def test_lines_stamped_at_the_previous_as_of(spark, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """A line of the previous as-of's own second, read by the next refresh (the next export's
+    lines of that second: the usual case), comes after every line read before at that time: its
+    folder folds on from its state, and no final file is written again. Unless a request fell
+    due at that very time: the previous run made it before the line, a full run after, so that
+    folder is folded again from its first event. Both equal the replay."""
+    data, lines = simulate(tmp_path, "worked-example", 1, [])
+    recs = [json.loads(line) for line in lines]
+    # a store's backfill request, sent when its entry fell due (the rules' own time) ...
+    asked = next(i for i, r in enumerate(recs) if r.get("type") == "backfill_request")
+    t_asked = stamp(lines[asked])
+    # ... and a change well before it
+    change = next(i for i in range(asked - 1, 0, -1) if recs[i]["kind"] == "change"
+                  and stamp(lines[i]) < t_asked - 3_600_000_000)
+    t_change = stamp(lines[change])
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    written: set[int] = set()
+
+    def write(until: int, *, but: int) -> None:
+        for i, line in enumerate(lines):
+            if i not in written and i != but and stamp(line) <= until:
+                with open(logs / f"{recs[i]['store']}.jsonl", "a", encoding="utf-8") as fh:
+                    fh.write(line + "\n")
+                written.add(i)
+
+    out = tmp_path / "out"
+    write(t_change, but=change)
+    assert compute(data, logs, out, capsys, "--as-of", format_ts(t_change)).startswith("full:")
+    assert_published_equals_replay(out, data, logs, t_change)
+    run = out / str(read_latest(out)["path"])  # type: ignore[index]
+    assert (recs[change]["fid"], t_change) not in open_entries(run)
+
+    history = final_files(out, "state_history")
+    write(t_asked, but=asked)  # the change arrives: stamped at the previous as-of
+    assert compute(data, logs, out, capsys, "--as-of", format_ts(t_asked)).startswith("incremental:")
+    assert_published_equals_replay(out, data, logs, t_asked)
+    assert history <= final_files(out, "state_history")  # folded on: nothing written again
+    run = out / str(read_latest(out)["path"])  # type: ignore[index]
+    assert (recs[asked]["fid"], t_asked) in open_entries(run)  # the rules made the request then
+
+    history = final_files(out, "state_history")
+    write(stamp(lines[-1]), but=-1)  # the request line arrives, stamped at the previous as-of
+    assert compute(data, logs, out, capsys).startswith("incremental:")
+    assert_published_equals_replay(out, data, logs)
+    assert not history <= final_files(out, "state_history")  # its folder folded again
