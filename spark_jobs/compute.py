@@ -77,12 +77,14 @@ class Refresh:
     lines_new: int
     folders_refolded: int | None = None
     folders_carried: int | None = None
+    lines_rejudged: int = 0  # lines rejected before, judged otherwise now (``spark_jobs.rejudged``)
 
     def line(self) -> str:
         if self.mode == "full":
             return f"full: {self.reason}"
+        again = f", {self.lines_rejudged:,} earlier rejects judged again" if self.lines_rejudged else ""
         return (f"incremental: {self.lines_new:,} new lines, {self.folders_refolded:,} folders refolded, "
-                f"{self.folders_carried:,} carried over")
+                f"{self.folders_carried:,} carried over{again}")
 
 
 @dataclass

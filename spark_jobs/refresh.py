@@ -7,10 +7,12 @@ new messages to it. A refresh does the same, on Spark:
    the driver (a refresh's new lines are few), and parsed by stage 1 in the workers as usual.
 2. The rules between lines see every earlier line: the new lines are judged with the earlier
    lines of the same shards (a message id, a store's changes to a folder, a meaning; the
-   previous runs' ``_state/lines``), by the same ``judge``. If that changes the verdict on any
-   line read before (a new line that sorts before an earlier one in input order), or a new
-   up/down line is stamped before the previous as-of, the refresh gives up and the job runs
-   in full, saying why: never silently wrong.
+   previous runs' ``_state/lines``), by the same ``judge``. A line rejected before that is
+   judged otherwise now (a receive whose message's send came late) is taken back
+   (``spark_jobs.rejudged``): accepted now, it is a new event. If the new lines would take back
+   a line accepted before (a new line that sorts before an earlier one in input order), or a
+   new up/down line is stamped before the previous as-of, the refresh gives up and the job
+   runs in full, saying why: never silently wrong.
 3. The fold state (``_state/folds``) of every folder the new as-of can change (new events,
    those left pending after the previous as-of, or an open backfill entry: due times and next
    requests) streams through the fold with the folder's events: each fold goes on from where
@@ -29,6 +31,7 @@ own columns aside): ``tests/spark/test_refresh.py`` holds it.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -74,6 +77,7 @@ from .reading import (
     source_and_line,
     sql_text,
 )
+from .rejudged import Rejudged
 from .state import Manifest, Plan, read_new_lines
 from .stream import OUT_TABLES, STREAM_COLUMNS, org_payload
 from .writing import files_holding, final_files, to_compact
@@ -125,25 +129,36 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     verdicts = judged.join(old_touched.selectExpr("seq", "first_seq AS f0", "why AS w0", "conflict AS c0",
                                                   "true AS old"), "seq", "left")
     accepted = "old IS NULL AND why IS NULL AND seq = first_seq"
+    changed = "old AND NOT (first_seq <=> f0 AND why <=> w0 AND conflict <=> c0)"
     c = verdicts.selectExpr(
         "count_if(old IS NULL) AS ok",
         "count_if(old IS NULL AND why IS NULL AND seq != first_seq) AS duplicates",
         "count_if(old IS NULL AND why IS NOT NULL) AS rejected",
-        "count_if(old AND NOT (first_seq <=> f0 AND why <=> w0 AND conflict <=> c0)) AS flipped",
+        # a line accepted before (or a repeat of one) that the new lines would take back
+        f"count_if({changed} AND w0 IS NULL) AS retracted",
+        # a line rejected before that the new lines judge otherwise (its message's send came late)
+        f"count_if({changed} AND w0 IS NOT NULL) AS rejudged",
         f"count_if({accepted} AND ts <= {previous.as_of}) AS late",
         f"max(CASE WHEN {accepted} THEN ts END) AS last_ts",
         f"collect_list(CASE WHEN {accepted} AND kind = 'store_status' THEN struct(ts, seq, store, status) END) AS status",
     ).first()
     assert c is not None
-    if c["flipped"]:
+    if c["retracted"]:
         _release(parsed, judged)
-        raise CannotRefresh(f"new lines change the verdict on {c['flipped']:,} lines read before "
-                            "(they come before them in input order)")
+        raise CannotRefresh(f"new lines change the verdict on lines accepted before ({c['retracted']:,}: the new "
+                            "lines come before them in input order, or are changes numbered past them)")
     if any(st.ts <= previous.as_of for st in c["status"]):
         _release(parsed, judged)
         raise CannotRefresh("a new up/down line is stamped before the earlier run's as-of (the organisation's "
                             "timeline changed)")
-    last_ts = max((t for t in (previous.last_ts, c["last_ts"]) if t is not None), default=None)
+    # lines rejected before and judged otherwise now: accepted (as events, like new lines: from
+    # their text, which their reject row holds), repeats, or rejects for another reason
+    again = (Rejudged.of(verdicts.filter(f"{changed} AND w0 IS NOT NULL").select(
+        "seq", "first_seq", "why", "conflict", "ts").collect(), prev_dir, files,
+        lambda seq, text: parsed_row(topo, seq, text)) if c["rejudged"] else None)
+    revived = local_frame(spark, again.revived if again else [], PARSED_COLUMNS)
+    last_ts = max((t for t in (previous.last_ts, c["last_ts"], again and again.last_ts) if t is not None),
+                  default=None)
     if as_of is None:
         as_of = default_as_of(last_ts, now_us() if clock is None else clock)
     if as_of < previous.as_of:
@@ -152,10 +167,13 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     n_lines = len(rows)
     duplicates, stage2 = int(c["duplicates"]), int(c["rejected"])
     n_accepted = int(c["ok"]) - duplicates - stage2
+    if again:
+        n_accepted, duplicates = n_accepted + len(again.revived), duplicates + again.duplicates
     status = sorted([*previous.status, *((s.ts, s.seq, s.store, s.status == "down") for s in c["status"])])
 
     # the new events: a receive of a message sent before takes its columns from the earlier send
-    new_accepted = ok_new.join(judged.filter("why IS NULL AND seq = first_seq").select("seq"), "seq", "left_semi")
+    new_accepted = ok_new.unionByName(revived).join(judged.filter("why IS NULL AND seq = first_seq").select("seq"),
+                                                    "seq", "left_semi")
     received = new_accepted.filter("kind = 'receive'").select("msg").distinct()
     old_events = spark.read.parquet(str(prev_dir / STATE_EVENTS))
     old_sends = old_events.filter("kind = 'send'").join(F.broadcast(received), "msg", "left_semi")
@@ -172,7 +190,8 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     asked_then = sorted({fid for fid, at in entries if at == previous.as_of})
     late = (f"ts < {previous.as_of} OR (ts = {previous.as_of} AND fid IN "
             f"({', '.join(sql_text(f) for f in asked_then) or 'NULL'}))")
-    refold = sorted(r.fid for r in events_new.filter(late).select("fid").distinct().collect()) if c["late"] else []
+    refold = (sorted(r.fid for r in events_new.filter(late).select("fid").distinct().collect())
+              if c["late"] or (again and again.late(previous.as_of)) else [])
     in_refold = f"fid IN ({', '.join(sql_text(f) for f in refold)})" if refold else "false"
 
     # the fold: the folders the new as-of can change, each from its state with its fresh events.
@@ -214,6 +233,8 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
         rejects = rejects.unionByName(new_lines.join(why, "seq").select(
             *source_and_line(seq, sources), F.col("why").alias("reason"), "text",
             *source_and_line(F.col("conflict"), sources, "conflict_")))
+    if again and again.rejects:
+        rejects = rejects.unionByName(local_frame(spark, again.rejects, dict(TABLES["rejects"])))
     t: dict[str, DataFrame] = {"rejects": rejects}
     for name in OUT_TABLES:
         t[name] = fold_table(folded, name)
@@ -231,18 +252,30 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     t["stores"] = stores_table(spark, topo, _status_frame(spark, status, as_of))
     t["messages"] = refreshed_messages(_live(spark, prev_dir, "messages"), fresh)
     folders_before = int(previous.folders or 0)
-    refresh_ = Refresh("incremental", "", n_lines, folders_refolded, max(folders_before - folders_refolded, 0))
+    refresh_ = Refresh("incremental", "", n_lines, folders_refolded, max(folders_before - folders_refolded, 0),
+                       len(again.seqs) if again else 0)
     t["summary"] = summary_frame(spark, run_id, as_of, previous.lines_read + n_lines, previous.accepted + n_accepted,
                                  previous.duplicates + duplicates, started, refresh_)
     t = {name: conform(df, name) for name, df in t.items()}
-    new_state = judged.join(new_lines.select("seq"), "seq", "left_semi")
+    again_seqs = local_frame(spark, [(q,) for q in again.seqs] if again else [], {"seq": "long"})
+    new_state = judged.join(new_lines.select("seq").unionByName(again_seqs), "seq", "left_semi")
     state = {STATE_LINES: new_state, STATE_EVENTS: events_new, STATE_PENDING: waiting.filter(f"ts > {int(as_of)}"),
              STATE_FOLDS: fold_table(folded, FOLD_STATE).unionByName(
                  all_states.join(active_fids, "fid", "left_anti").select("fid", "blob"))}
 
     # final pieces the counts say are empty are not written (each write is a Spark job)
-    empty = {name for name, n in (("rejects", n_lines - int(c["ok"]) + stage2), (STATE_LINES, int(c["ok"])),
-                                  (STATE_EVENTS, n_accepted)) if n == 0}
+    n_again = len(again.seqs) if again else 0
+    empty = {name for name, n in (("rejects", n_lines - int(c["ok"]) + stage2 + len(again.rejects if again else [])),
+                                  (STATE_LINES, int(c["ok"]) + n_again), (STATE_EVENTS, n_accepted)) if n == 0}
+    # earlier final rows this run replaces, by table: a refolded folder's rows, and a line judged
+    # again (its reject row, its verdict)
+    replaced: dict[str, tuple[str, set[str] | set[int], Callable[[DataFrame], DataFrame]]] = {
+        name: ("fid", set(refold), lambda df: df.filter(f"NOT {in_refold}")) for name in REFOLDED_TABLES if refold}
+    if again:
+        lines = F.broadcast(local_frame(spark, again.lines, {"source": "string", "line": "long"}))
+        replaced["rejects"] = ("line", {line for _, line in again.lines},
+                               lambda df: df.join(lines, ["source", "line"], "left_anti"))
+        replaced[STATE_LINES] = ("seq", set(again.seqs), lambda df: df.join(F.broadcast(again_seqs), "seq", "left_anti"))
     pieces, carry, rewritten = [], [], set()
     for name, df in {**t, **state}.items():
         if name in SPLIT_TABLES:
@@ -258,14 +291,13 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
             # earlier final files written again with this run's rows, the others kept: the small
             # ones once there are many, and those holding a refolded folder (its rows come anew;
             # one late folder costs its files, not the table)
-            refolded = bool(refold) and name in REFOLDED_TABLES
+            column, values, without = replaced.get(name, ("fid", set(), lambda df: df))
             compact = to_compact(kept)
-            redo = sorted({*compact, *(files_holding(kept, set(refold)) if refolded else [])})
+            redo = sorted({*compact, *files_holding(kept, values, column)})
             if redo:
-                earlier = spark.read.parquet(*map(str, redo))
                 # as many files as large ones are written again, and one: the small ones and
                 # this run's rows in a file of their own
-                final = (earlier.filter(f"NOT {in_refold}") if refolded else earlier).unionByName(final).coalesce(
+                final = without(spark.read.parquet(*map(str, redo))).unionByName(final).coalesce(
                     len(set(redo) - set(compact)) + 1)
                 rewritten |= {f"{name}/{f.name}" for f in redo}
             if name not in empty or redo:

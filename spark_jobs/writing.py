@@ -73,26 +73,29 @@ def to_compact(files: list[Path]) -> list[Path]:
     return small if len(small) >= MAX_FINAL_FILES else []
 
 
-def files_holding(files: list[Path], fids: set[str]) -> list[Path]:
-    """The files among ``files`` with a row of one of ``fids``: the ones a refold must rewrite
-    (the others are kept as they are). Row groups whose ``fid`` range misses every one are
-    skipped by their statistics; the others' ``fid`` column is read (dictionary-encoded: small)."""
+def files_holding(files: list[Path], values: set[str] | set[int], column: str = "fid") -> list[Path]:
+    """The files among ``files`` with a row whose ``column`` is one of ``values`` (a refolded
+    folder's, a line judged again): the ones a refresh must rewrite (the others are kept as they
+    are). Row groups whose range of ``column`` misses every value are skipped by their
+    statistics; the others' ``column`` is read (one narrow column)."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    wanted = sorted(fids)
-    value_set = pa.array(wanted, pa.string())
+    wanted = sorted(values)  # type: ignore[type-var]
+    if not wanted:
+        return []
+    value_set = pa.array(wanted)
     out = []
     for f in files:
         pf = pq.ParquetFile(f)
-        col = pf.schema_arrow.get_field_index("fid")
+        col = pf.schema_arrow.get_field_index(column)
         groups = []
         for g in range(pf.metadata.num_row_groups):
             st = pf.metadata.row_group(g).column(col).statistics
-            if st is None or not st.has_min_max or any(st.min <= fid <= st.max for fid in wanted):
+            if st is None or not st.has_min_max or any(st.min <= v <= st.max for v in wanted):
                 groups.append(g)
-        if groups and pc.any(pc.is_in(pf.read_row_groups(groups, columns=["fid"]).column("fid"),
+        if groups and pc.any(pc.is_in(pf.read_row_groups(groups, columns=[column]).column(column),
                                       value_set=value_set)).as_py():
             out.append(f)
     return out

@@ -99,7 +99,8 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
     """Every step equals the replay of the files as they are. On the way: lines left waiting by an
     ``--as-of`` in the middle, then folded by a refresh of nothing new; part of one store's export
     a step late (its folders refolded); all of another's a step late (the other stores' receives
-    of its messages were read before their sends: a full run, and why); a file rewritten; last,
+    of its messages were read before their sends, and rejected as never sent: judged again, the
+    receives accepted now and their folders refolded); a file rewritten; last,
     nothing new three days on (the folders with no new event and no open entry carried as they
     were, their next status times brought to the as-of). Small final files are compacted from
     three on (24 in use), so compaction runs on the way too."""
@@ -127,7 +128,7 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
         (cuts[3], {stores[0]: ("change", "receive")}, []),  # part of an export held back...
         (cuts[4], {}, []),  # ... arrives late: its folders refolded
         (cuts[6], {muted: ("change", "send", "receive", "replicas")}, []),  # all of an export held back...
-        (cuts[7], {}, []),  # ... arrives late, after the receives of its messages
+        (cuts[7], {}, []),  # ... arrives late, after the receives of its messages: judged again
         (None, {}, []),  # a file rewritten
         (cuts[8], {}, []),
         # nothing new, three days on: open entries' timers fire; every status message falls due
@@ -149,10 +150,10 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
             assert max(small_final_files(out).values()) <= 3 + 2
     assert said[0] == "full: no earlier run to go on from"
     assert said[2].startswith("incremental: 0 new lines"), said
-    assert said[7].startswith("full: new lines change the verdict on "), said
+    assert said[7].endswith(" earlier rejects judged again"), said
     assert said[8] == f"full: {first} was rewritten since it was read", said
-    # every other step went on from the one before, the late lines of step 5 included
-    assert [i for i, line in enumerate(said) if line.startswith("incremental: ")] == [1, 2, 3, 4, 5, 6, 9, 10], said
+    # every other step went on from the one before, the late lines of steps 5 and 7 included
+    assert [i for i, line in enumerate(said) if line.startswith("incremental: ")] == [1, 2, 3, 4, 5, 6, 7, 9, 10], said
     latest = read_latest(out)
     assert latest is not None and latest["refresh"] == said[-1]
 
@@ -167,7 +168,8 @@ def test_lines_stamped_at_the_previous_as_of(spark, tmp_path: Path, capsys) -> N
     lines of that second: the usual case), comes after every line read before at that time: its
     folder folds on from its state, and no final file is written again. Unless a request fell
     due at that very time: the previous run made it before the line, a full run after, so that
-    folder is folded again from its first event. Both equal the replay."""
+    folder is folded again from its first event. Last, a new line that would take back a line
+    accepted before: a full run. Each equals the replay."""
     data, lines = simulate(tmp_path, "worked-example", 1, [])
     recs = [json.loads(line) for line in lines]
     # a store's backfill request, sent when its entry fell due (the rules' own time) ...
@@ -208,3 +210,14 @@ def test_lines_stamped_at_the_previous_as_of(spark, tmp_path: Path, capsys) -> N
     assert compute(data, logs, out, capsys).startswith("incremental:")
     assert_published_equals_replay(out, data, logs)
     assert not history <= final_files(out, "state_history")  # its folder folded again
+
+    # a repeat of an accepted change, appended to a file that sorts before the change's own: the
+    # earlier line would become the repeat, which a refresh does not take back (a full run, why)
+    files = sorted(logs.iterdir())
+    repeat = next(line for line in files[1].read_text(encoding="utf-8").splitlines()
+                  if json.loads(line)["kind"] == "change")
+    with open(files[0], "a", encoding="utf-8") as fh:
+        fh.write(repeat + "\n")
+    said = compute(data, logs, out, capsys)
+    assert said.startswith("full: new lines change the verdict on lines accepted before (1: "), said
+    assert_published_equals_replay(out, data, logs)

@@ -28,6 +28,10 @@ def test_files_holding_reads_past_the_statistics(tmp_path: Path) -> None:
     assert files_holding(files, {"1-25", "1-60"}) == []
     assert files_holding(files, {"9-99"}) == []
     assert files_holding(files, set()) == []
+    # another column, of numbers (a line judged again: its ``seq``)
+    assert files_holding(files, {1}, "n") == [a, b]
+    assert files_holding(files, {3}, "n") == [a]
+    assert files_holding(files, {7}, "n") == []
 
 
 def test_rewritten_files_are_not_linked(tmp_path: Path) -> None:
