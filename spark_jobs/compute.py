@@ -140,6 +140,12 @@ def local_frame(spark: SparkSession, rows: Sequence[tuple[Any, ...]], columns: d
     return spark.createDataFrame(pa.Table.from_batches([tuples_batch(rows, arrow_schema(columns))]))
 
 
+def arrow_frame(spark: SparkSession, table: pa.Table) -> DataFrame:
+    """A pyarrow Table the driver read, as a local relation. In one chunk: pyspark 4.3 makes a
+    frame of no rows from a Table whose first batches are empty (a filtered dataset's are)."""
+    return spark.createDataFrame(table.combine_chunks())
+
+
 def topology_groups(spark: SparkSession, topo: Topology) -> DataFrame:
     """A start row for each group the topology names: every store on the hierarchy, each
     folder's initial replicas. (A store with events for a folder starts its group by them; one

@@ -345,7 +345,7 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
                       [parsed, judged, events], files, per_file, judged)
 
 
-_MESSAGE_COLUMNS = {"fid": "fid", "type": "type", "to": "to", "cnset": "cnset", "changes": "changes",
+MESSAGE_COLUMNS = {"fid": "fid", "type": "type", "to": "to", "cnset": "cnset", "changes": "changes",
                     "requested": "requested", "src": "source", "responders": "responders", "derived": "derived"}
 _OWN_COLUMNS = ("seq", "ts", "store", "kind", "cn", "op", "item", "bytes", "msg", "replicas", "path", "status")
 
@@ -355,18 +355,18 @@ def events_of(accepted: DataFrame, sends: DataFrame | None = None) -> DataFrame:
     columns from its send, among ``accepted`` or, for a refresh, ``sends`` (events of sends read
     before)."""
     messages = accepted.filter("kind = 'send'").selectExpr(
-        "msg", "store AS sender", "ts AS sent_at", "seq AS msg_seq", *[f"`{c}` AS `m_{c}`" for c in _MESSAGE_COLUMNS],
+        "msg", "store AS sender", "ts AS sent_at", "seq AS msg_seq", *[f"`{c}` AS `m_{c}`" for c in MESSAGE_COLUMNS],
     )
     if sends is not None:
         messages = messages.unionByName(sends.selectExpr(
             "msg", "store AS sender", "ts AS sent_at", "seq AS msg_seq",
-            *[f"`{out}` AS `m_{c}`" for c, out in _MESSAGE_COLUMNS.items()]))
+            *[f"`{out}` AS `m_{c}`" for c, out in MESSAGE_COLUMNS.items()]))
     receives = accepted.filter("kind = 'receive'").join(messages, "msg").selectExpr(
-        *_OWN_COLUMNS, "sender", "sent_at", "msg_seq", *[f"`m_{c}` AS `{out}`" for c, out in _MESSAGE_COLUMNS.items()],
+        *_OWN_COLUMNS, "sender", "sent_at", "msg_seq", *[f"`m_{c}` AS `{out}`" for c, out in MESSAGE_COLUMNS.items()],
     )
     others = accepted.filter("kind != 'receive'").selectExpr(
         *_OWN_COLUMNS, "CAST(NULL AS STRING) AS sender", "CAST(NULL AS BIGINT) AS sent_at",
-        "CAST(NULL AS BIGINT) AS msg_seq", *[f"`{c}` AS `{out}`" for c, out in _MESSAGE_COLUMNS.items()],
+        "CAST(NULL AS BIGINT) AS msg_seq", *[f"`{c}` AS `{out}`" for c, out in MESSAGE_COLUMNS.items()],
     )
     return others.unionByName(receives).selectExpr(*[f"`{c}`" for c in EVENT_COLUMNS])
 

@@ -4,10 +4,11 @@ Exchange itself never re-reads history: each store keeps its replication state t
 new messages to it. A refresh does the same, on Spark:
 
 1. Only the new bytes of each file are read (``spark_jobs.state.plan_refresh`` says which), in
-   the driver (a refresh's new lines are few), and parsed by stage 1 in the workers as usual.
+   the driver (a refresh's new lines are few), and parsed there by stage 1's ``parsed_row``.
 2. The rules between lines see every earlier line: the new lines are judged with the earlier
    lines of the same shards (a message id, a store's changes to a folder, a meaning; the
-   previous runs' ``_state/lines``), by the same ``judge``. A line rejected before that is
+   previous runs' ``_state/lines``, of which pyarrow reads those few rows in the driver), by
+   the same ``judge``. A line rejected before that is
    judged otherwise now (a receive whose message's send came late) is taken back
    (``spark_jobs.rejudged``): accepted now, it is a new event. If the new lines would take back
    a line accepted before (a new line that sorts before an earlier one in input order), or a
@@ -50,6 +51,7 @@ from .compute import (
     JobResult,
     Piece,
     Refresh,
+    arrow_frame,
     conform,
     fold_groups,
     fold_partitions_for,
@@ -68,6 +70,7 @@ from .model.tables import TABLES, ddl
 from .model.timeutil import default_as_of, now_us
 from .model.topology import Topology
 from .reading import (
+    MESSAGE_COLUMNS,
     NARROW,
     PARSED_COLUMNS,
     SHARD,
@@ -78,7 +81,7 @@ from .reading import (
     sql_text,
 )
 from .rejudged import Rejudged
-from .state import Manifest, Plan, read_new_lines
+from .state import Manifest, Plan, read_new_lines, rows_where
 from .stream import OUT_TABLES, STREAM_COLUMNS, org_payload
 from .writing import files_holding, final_files, to_compact
 
@@ -106,15 +109,15 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     # stage 1 in the driver: a refresh's new lines are few, and a Python worker would cost more
     # to start than they cost to parse (the same ``parsed_row``, the one set of rules)
     parsed_rows = [parsed_row(topo, seq, text) for seq, text in rows]
-    parsed = local_frame(spark, parsed_rows, PARSED_COLUMNS).cache()
+    parsed = local_frame(spark, parsed_rows, PARSED_COLUMNS)  # a local relation: nothing to cache
     ok_new = parsed.filter("reason IS NULL")
 
-    # the rules between lines: the new lines with the earlier lines of their shards
-    old_lines = spark.read.parquet(str(prev_dir / STATE_LINES))
-    touched = ok_new.selectExpr(f"{SHARD} AS shard").distinct()
-    # no new line to judge: no scan of the earlier lines (a 10M log's: 6 s)
-    old_touched = (old_lines.join(F.broadcast(touched), "shard", "left_semi")
-                   if any(r[1] is None for r in parsed_rows) else old_lines.limit(0))
+    # the rules between lines: the new lines with the earlier lines of their shards (no new line
+    # to judge: nothing read)
+    touched = ([r.shard for r in ok_new.selectExpr(f"{SHARD} AS shard").distinct().collect()]
+               if any(r[1] is None for r in parsed_rows) else [])
+    old_touched = arrow_frame(spark, rows_where(prev_dir / STATE_LINES, "shard", touched,
+                                                   [*NARROW, "fid", "first_seq", "why", "conflict"]))
     # the verdicts, the new events and the folds are checkpointed, not cached: every frame made
     # from a cached one is analysed down its whole plan and matched against every cached plan,
     # and the refresh makes about a hundred (a small log's refresh: its 15 joins took 6.6 s to
@@ -124,6 +127,8 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     # (in one task per core: the session is sized by the new bytes and states, and the earlier
     # lines read here are more: on the 1M log, in one task the judging took 3.6 s)
     cores = spark.sparkContext.defaultParallelism
+    step = spark.sparkContext.setJobDescription  # each step's jobs named in the Spark UI and event log
+    step("refresh: the new lines judged with the earlier lines of their shards")
     judged = judge(old_touched.select(*NARROW, "fid").unionByName(ok_new.select(*NARROW, "fid")),
                    cores).localCheckpoint()
     verdicts = judged.join(old_touched.selectExpr("seq", "first_seq AS f0", "why AS w0", "conflict AS c0",
@@ -174,9 +179,10 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     # the new events: a receive of a message sent before takes its columns from the earlier send
     new_accepted = ok_new.unionByName(revived).join(judged.filter("why IS NULL AND seq = first_seq").select("seq"),
                                                     "seq", "left_semi")
-    received = new_accepted.filter("kind = 'receive'").select("msg").distinct()
-    old_events = spark.read.parquet(str(prev_dir / STATE_EVENTS))
-    old_sends = old_events.filter("kind = 'send'").join(F.broadcast(received), "msg", "left_semi")
+    received = [r.msg for r in new_accepted.filter("kind = 'receive'").select("msg").distinct().collect()]
+    old_sends = arrow_frame(spark, rows_where(prev_dir / STATE_EVENTS, "msg", received, SEND_COLUMNS)).filter(
+        "kind = 'send'")
+    step("refresh: the new events")
     events_new = events_of(new_accepted, old_sends).localCheckpoint()
     waiting = events_new.unionByName(spark.read.parquet(str(prev_dir / STATE_PENDING)))
     fresh = waiting.filter(f"ts <= {int(as_of)}")
@@ -207,14 +213,16 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
         *[_state_column(col) for col in STREAM_COLUMNS])
     stream = group_stream(fresh.filter(f"NOT coalesce({in_refold}, false)"), None).unionByName(states)
     if refold:  # every event of those folders, from the first, as a full run folds them
-        everything = old_events.filter(in_refold).unionByName(events_new.filter(in_refold)).filter(
+        everything = spark.read.parquet(str(prev_dir / STATE_EVENTS)).filter(in_refold).unionByName(events_new.filter(in_refold)).filter(
             f"ts <= {int(as_of)}")
         stream = stream.unionByName(group_stream(everything, topology_groups(spark, topo).filter(in_refold)))
     # partitions by this fold's work, not the log's: each task costs a worker its start (a 10M
     # log's refresh had 42 for 5,399 folders); a state to finish weighs about as much as
     # ``STATE_EVENTS_WEIGHT`` events to fold
     n = partitions or fold_partitions_for(cores, n_accepted + STATE_EVENTS_WEIGHT * len(active))
+    step(f"refresh: the fold of {len(active):,} folders")
     folded = fold_groups(stream, payload, as_of, n, keep_state=True).localCheckpoint()
+    step(None)
     folders_refolded = len(with_events | set(refold))
 
     def carried(table: str) -> DataFrame:
@@ -241,14 +249,16 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     # sorted by folder as the fold writes them (the dashboard reads one folder at a time)
     t["state_table"] = t["state_table"].unionByName(carried("state_table").sortWithinPartitions("fid"))
     t["responders"] = t["responders"].unionByName(carried("responders"))
-    t["replicas"] = t["replicas"].unionByName(carried("replicas").withColumn(
-        "next_status_at", F.expr(f"CASE WHEN next_status_at > timestamp_micros({int(as_of)}) THEN next_status_at END")))
     t["replica_lists"] = fresh.filter("kind = 'replicas'").selectExpr(
         "fid", "timestamp_micros(ts) AS at", "seq", "replicas", "path")
     old_folders = spark.read.parquet(str(prev_dir / "folders"))
     old_lists = spark.read.parquet(*map(str, final_files(prev_dir, "replica_lists")))
-    t["folders"] = refreshed_folders(old_folders, fresh, old_lists.unionByName(t["replica_lists"]))
-    t["replicas"] = with_paths(t["replicas"], t["folders"])
+    # computed once (it is written, and names the folded replicas' paths)
+    t["folders"] = conform(refreshed_folders(old_folders, fresh, old_lists.unionByName(t["replica_lists"])),
+                           "folders").localCheckpoint()
+    # a carried folder had no replica-list change, so its replicas' paths are as they were
+    t["replicas"] = with_paths(t["replicas"], t["folders"]).unionByName(carried("replicas").withColumn(
+        "next_status_at", F.expr(f"CASE WHEN next_status_at > timestamp_micros({int(as_of)}) THEN next_status_at END")))
     t["stores"] = stores_table(spark, topo, _status_frame(spark, status, as_of))
     t["messages"] = refreshed_messages(_live(spark, prev_dir, "messages"), fresh)
     folders_before = int(previous.folders or 0)
@@ -311,6 +321,8 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
                      [parsed, judged, events_new, folded], reads=reads)
 
 
+#: what a receive takes from its send (``reading.events_of``)
+SEND_COLUMNS = ["msg", "kind", "store", "ts", "seq", *MESSAGE_COLUMNS.values()]
 #: a fold state finished (unpickled, brought to the as-of, pickled) costs about as much as
 #: folding this many events (10M log: 0.65 ms a state, about 10 us an event)
 STATE_EVENTS_WEIGHT = 64

@@ -34,7 +34,7 @@ STATE_TABLES = ("lines", "pending", "folds")
 FORMAT = 1
 _CHUNK = 4 * 1024 * 1024
 #: the code whose version a state belongs to: the model, the reading, the fold's stream, the job
-_CODE = ("model", "reading.py", "stream.py", "compute.py", "refresh.py", "state.py", "writing.py")
+_CODE = ("model", "reading.py", "stream.py", "compute.py", "refresh.py", "rejudged.py", "state.py", "writing.py")
 
 
 @dataclass
@@ -235,3 +235,21 @@ def load_manifest(run_dir: Path) -> Manifest | None:
         return Manifest.from_json((run_dir / STATE_DIR / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError, TypeError, KeyError):
         return None
+
+
+def rows_where(folder: Path, column: str, values: list[Any], columns: list[str]) -> Any:
+    """The rows of one of a run's Parquet folders (a state table) whose ``column`` is one of
+    ``values``, as a pyarrow Table of ``columns``. A refresh wants few rows of a large state (the
+    earlier lines of the shards its new lines touch, the sends of the messages they receive):
+    pyarrow reads them in the driver, native and on every core, where a Spark job in the
+    refresh's cold JVM ran its first Parquet scan interpreted (1M log, on a loaded machine: the
+    judging's scan and join 5.5 s; pyarrow reads 114,000 rows of 8,000 shards in 0.6 s)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    files = sorted(str(f) for f in folder.glob("*.parquet"))
+    dataset = ds.dataset(files, format="parquet")
+    if not values:
+        return dataset.schema.empty_table().select(columns)
+    return dataset.to_table(columns=columns, filter=pc.field(column).isin(pa.array(values)))
