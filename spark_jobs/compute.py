@@ -141,9 +141,13 @@ def local_frame(spark: SparkSession, rows: Sequence[tuple[Any, ...]], columns: d
 
 
 def arrow_frame(spark: SparkSession, table: pa.Table) -> DataFrame:
-    """A pyarrow Table the driver read, as a local relation. In one chunk: pyspark 4.3 makes a
-    frame of no rows from a Table whose first batches are empty (a filtered dataset's are)."""
-    return spark.createDataFrame(table.combine_chunks())
+    """A pyarrow Table the driver read (of a run's Parquet), as a local relation. In one chunk:
+    pyspark 4.3 makes a frame of no rows from a Table whose first batches are empty (a filtered
+    dataset's are). Times as instants: Spark writes them as INT96, which pyarrow reads without
+    a zone, and Spark would take as local date-times (``TIMESTAMP_NTZ``)."""
+    instants = pa.schema([pa.field(f.name, pa.timestamp("us", tz="UTC")) if pa.types.is_timestamp(f.type) else f
+                          for f in table.schema])
+    return spark.createDataFrame(table.cast(instants).combine_chunks())
 
 
 def topology_groups(spark: SparkSession, topo: Topology) -> DataFrame:

@@ -34,6 +34,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -116,8 +117,8 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     # to judge: nothing read)
     touched = ([r.shard for r in ok_new.selectExpr(f"{SHARD} AS shard").distinct().collect()]
                if any(r[1] is None for r in parsed_rows) else [])
-    old_touched = arrow_frame(spark, rows_where(prev_dir / STATE_LINES, "shard", touched,
-                                                   [*NARROW, "fid", "first_seq", "why", "conflict"]))
+    old_touched = arrow_frame(spark, _state_rows(prev_dir, STATE_LINES, "shard", touched,
+                                                 [*NARROW, "fid", "first_seq", "why", "conflict"]))
     # the verdicts, the new events and the folds are checkpointed, not cached: every frame made
     # from a cached one is analysed down its whole plan and matched against every cached plan,
     # and the refresh makes about a hundred (a small log's refresh: its 15 joins took 6.6 s to
@@ -180,7 +181,7 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     new_accepted = ok_new.unionByName(revived).join(judged.filter("why IS NULL AND seq = first_seq").select("seq"),
                                                     "seq", "left_semi")
     received = [r.msg for r in new_accepted.filter("kind = 'receive'").select("msg").distinct().collect()]
-    old_sends = arrow_frame(spark, rows_where(prev_dir / STATE_EVENTS, "msg", received, SEND_COLUMNS)).filter(
+    old_sends = arrow_frame(spark, _state_rows(prev_dir, STATE_EVENTS, "msg", received, SEND_COLUMNS)).filter(
         "kind = 'send'")
     step("refresh: the new events")
     events_new = events_of(new_accepted, old_sends).localCheckpoint()
@@ -204,12 +205,13 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     # A folder with no fresh event and no open entry has nothing that depends on the as-of but
     # its replicas' next status message time: its live rows and state are carried as they are
     # (a 10M log's refresh finished all 43,479 folders' states again: 21 s)
-    with_events = {r.fid for r in fresh.filter(f"kind IN {FOLDED_KINDS}").select("fid").distinct().collect()}
-    active = with_events | set(refold) | {fid for fid, _ in entries}
-    active_fids = F.broadcast(local_frame(spark, [(f,) for f in sorted(active)], {"fid": "string"}))
+    with_events = {r.fid: r.listed for r in fresh.filter(f"kind IN {FOLDED_KINDS}").groupBy("fid").agg(
+        F.expr("bool_or(kind = 'replicas') AS listed")).collect()}
+    active = set(with_events) | set(refold) | {fid for fid, _ in entries}
+    folders = sorted(active)
     payload = org_payload(topo.to_json(), [(store, ts, seq, down) for ts, seq, store, down in status if ts <= as_of])
-    all_states = spark.read.parquet(str(prev_dir / STATE_FOLDS))
-    states = all_states.join(active_fids, "fid", "left_semi").filter(f"NOT {in_refold}").selectExpr(
+    states = arrow_frame(spark, _state_rows(prev_dir, STATE_FOLDS, "fid", folders, ["fid", "blob"])).filter(
+        f"NOT {in_refold}").selectExpr(
         *[_state_column(col) for col in STREAM_COLUMNS])
     stream = group_stream(fresh.filter(f"NOT coalesce({in_refold}, false)"), None).unionByName(states)
     if refold:  # every event of those folders, from the first, as a full run folds them
@@ -223,11 +225,12 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     step(f"refresh: the fold of {len(active):,} folders")
     folded = fold_groups(stream, payload, as_of, n, keep_state=True).localCheckpoint()
     step(None)
-    folders_refolded = len(with_events | set(refold))
+    folders_refolded = len(set(with_events) | set(refold))
 
     def carried(table: str) -> DataFrame:
         """The earlier run's live rows of the folders not folded again."""
-        return _live(spark, prev_dir, table).join(active_fids, "fid", "left_anti")
+        rows = rows_where(prev_dir / table, "fid", folders, files="live-*", but=True)
+        return _live(spark, prev_dir, table) if rows is None else arrow_frame(spark, rows)
 
     # the tables: final rows of this run, and the live ones
     seq = F.col("seq")
@@ -252,7 +255,10 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     t["replica_lists"] = fresh.filter("kind = 'replicas'").selectExpr(
         "fid", "timestamp_micros(ts) AS at", "seq", "replicas", "path")
     old_folders = spark.read.parquet(str(prev_dir / "folders"))
-    old_lists = spark.read.parquet(*map(str, final_files(prev_dir, "replica_lists")))
+    # the earlier replica-list changes of the folders with a fresh one (the others keep theirs)
+    listed = sorted(fid for fid, fresh_list in with_events.items() if fresh_list)
+    lists = rows_where(prev_dir / "replica_lists", "fid", listed, files="final-*")
+    old_lists = spark.createDataFrame([], ddl("replica_lists")) if lists is None else arrow_frame(spark, lists)
     # computed once (it is written, and names the folded replicas' paths)
     t["folders"] = conform(refreshed_folders(old_folders, fresh, old_lists.unionByName(t["replica_lists"])),
                            "folders").localCheckpoint()
@@ -271,7 +277,7 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     new_state = judged.join(new_lines.select("seq").unionByName(again_seqs), "seq", "left_semi")
     state = {STATE_LINES: new_state, STATE_EVENTS: events_new, STATE_PENDING: waiting.filter(f"ts > {int(as_of)}"),
              STATE_FOLDS: fold_table(folded, FOLD_STATE).unionByName(
-                 all_states.join(active_fids, "fid", "left_anti").select("fid", "blob"))}
+                 arrow_frame(spark, _state_rows(prev_dir, STATE_FOLDS, "fid", folders, ["fid", "blob"], but=True)))}
 
     # final pieces the counts say are empty are not written (each write is a Spark job)
     n_again = len(again.seqs) if again else 0
@@ -343,6 +349,16 @@ def open_entries(run_dir: Path) -> list[tuple[str, int | None]]:
     at = t.column("last_request_at").cast(pa.timestamp("us")).cast(pa.int64()).to_pylist()
     return [(fid, a) for fid, state, a in zip(t.column("fid").to_pylist(), t.column("state").to_pylist(), at,
                                                strict=True) if state == "open"]
+
+
+def _state_rows(run_dir: Path, table: str, column: str, values: list[str], columns: list[str], *,
+                but: bool = False) -> Any:
+    """``state.rows_where`` of one of the earlier run's state tables; a state without that
+    table's files cannot be gone on from."""
+    rows = rows_where(run_dir / table, column, values, columns, but=but)
+    if rows is None:
+        raise CannotRefresh(f"the earlier run's state has no {table.removeprefix('_state/')}")
+    return rows
 
 
 def _release(*dfs: DataFrame) -> None:

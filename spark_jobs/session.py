@@ -102,6 +102,10 @@ def session_settings(master: str | None, *, progress: bool = False, for_tests: b
         # shuffle within the query instead of broadcasting (a broadcast is a job too)
         settings["spark.sql.adaptive.enabled"] = "false"
         settings["spark.sql.autoBroadcastJoinThreshold"] = "-1"
+        # a frame of more than 32 files was listed by a Spark job of its own (a 10M log's
+        # refresh reads tables of 42 files, one per fold partition, several times); on one
+        # machine the driver lists them at once
+        settings["spark.sql.sources.parallelPartitionDiscovery.threshold"] = "4096"
     if for_tests:
         settings |= {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4",
                      "spark.default.parallelism": "4"}

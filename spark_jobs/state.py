@@ -237,19 +237,27 @@ def load_manifest(run_dir: Path) -> Manifest | None:
         return None
 
 
-def rows_where(folder: Path, column: str, values: list[Any], columns: list[str]) -> Any:
-    """The rows of one of a run's Parquet folders (a state table) whose ``column`` is one of
-    ``values``, as a pyarrow Table of ``columns``. A refresh wants few rows of a large state (the
-    earlier lines of the shards its new lines touch, the sends of the messages they receive):
-    pyarrow reads them in the driver, native and on every core, where a Spark job in the
-    refresh's cold JVM ran its first Parquet scan interpreted (1M log, on a loaded machine: the
-    judging's scan and join 5.5 s; pyarrow reads 114,000 rows of 8,000 shards in 0.6 s)."""
+def rows_where(folder: Path, column: str, values: list[Any], columns: list[str] | None = None, *,
+               files: str = "*.parquet", but: bool = False) -> Any:
+    """The rows of one of a run's Parquet folders (a state table, a table's ``files``) whose
+    ``column`` is one of ``values`` (``but``: is none of them), as a pyarrow Table of ``columns``
+    (default: all), or None when the folder holds no such file. A refresh wants few rows of a
+    large state (the earlier lines of the shards its new lines touch, the sends of the messages
+    they receive), or the rows of the folders it carries over: pyarrow reads them in the
+    driver, native and on every core, where a Spark job in the refresh's cold JVM ran its first
+    Parquet scan interpreted (1M log, on a loaded machine: the judging's scan and join 5.5 s;
+    pyarrow reads 114,000 rows of 8,000 shards in 0.6 s), and a broadcast of the folders a job of
+    its own for each table carried."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.dataset as ds
 
-    files = sorted(str(f) for f in folder.glob("*.parquet"))
-    dataset = ds.dataset(files, format="parquet")
+    paths = sorted(str(f) for f in folder.glob(files))
+    if not paths:
+        return None
+    dataset = ds.dataset(paths, format="parquet")
     if not values:
-        return dataset.schema.empty_table().select(columns)
-    return dataset.to_table(columns=columns, filter=pc.field(column).isin(pa.array(values)))
+        return dataset.to_table(columns=columns) if but else dataset.schema.empty_table().select(
+            columns or dataset.schema.names)
+    wanted = pc.field(column).isin(pa.array(values))
+    return dataset.to_table(columns=columns, filter=~wanted if but else wanted)

@@ -52,3 +52,8 @@ def test_small_final_files_are_compacted_once_there_are_many(tmp_path: Path, mon
     small = [_write(tmp_path / f"final-r{i}-part-0.parquet", ["1-1"]) for i in range(3)]
     assert to_compact([big, *small[:2]]) == []
     assert to_compact([big, *small]) == small  # the full run's file stays as it is
+    # many small files of one full run (one per fold partition) and one refresh's: two runs
+    parts = [_write(tmp_path / f"final-20261126T094719Z-4ef657-part-0000{i}-c000.snappy.parquet", ["1-1"])
+             for i in range(5)]
+    assert to_compact([*parts, small[0]]) == []
+    assert to_compact([*parts, *small]) == [*parts, *small]
