@@ -38,11 +38,13 @@ def spark_session(
     progress: bool = False,
     for_tests: bool = False,
     input_bytes: int | None = None,
+    archive: bool = True,
 ) -> SparkSession:
     """Build (or reuse) the session. ``conf`` overrides any default. With no ``master``: the one
     spark-submit was given when running under it, else ``local[*]``. ``input_bytes`` (the log's
     size, when known before the JVM starts) chooses the JIT compiler and whether the cache is
-    compressed."""
+    compressed; ``archive``: a JVM launched here maps the class archive, if there is one
+    (``spark_jobs.classes``)."""
     under_submit = "PYSPARK_GATEWAY_PORT" in os.environ  # the JVM launched this Python
     if master is None and not under_submit:
         master = "local[*]"
@@ -51,6 +53,10 @@ def spark_session(
     if master is not None and master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     settings = session_settings(master, progress=progress, for_tests=for_tests, input_bytes=input_bytes)
+    if archive and not under_submit and master is not None and master.startswith("local"):
+        from spark_jobs.classes import java_options
+
+        settings["spark.driver.extraJavaOptions"] = f"{settings['spark.driver.extraJavaOptions']} {java_options()}".rstrip()
     settings |= conf or {}
     builder = SparkSession.builder.appName(app_name)
     if master is not None:

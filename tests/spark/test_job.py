@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from app.cli import main
+from spark_jobs import classes
 from spark_jobs.model.tables import TABLES
 from spark_jobs.publish import read_latest
 
@@ -68,3 +69,13 @@ def test_bad_topology_and_bad_setting_are_one_line(worked: Path, tmp_path: Path,
     assert len(lines) == 3 and all(x.startswith("pfscope compute: ") for x in lines)
     assert "'stores' is missing" in lines[0] and "KEY=VALUE" in lines[1] and "RFC 3339" in lines[2]
     assert read_latest(tmp_path / "out") is None
+
+
+def test_the_sessions_jvm_maps_the_class_archive(spark) -> None:  # type: ignore[no-untyped-def]
+    """The suite's JVM was started with the class archive ``scripts/setup`` made (when this
+    machine has one: made by ``python -m spark_jobs.classes``)."""
+    options = spark.sparkContext.getConf().get("spark.driver.extraJavaOptions")
+    wanted = classes.java_options()
+    if not wanted:
+        pytest.skip("no class archive in this environment (scripts/setup makes it)")
+    assert options.endswith(wanted)
