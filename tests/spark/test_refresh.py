@@ -17,8 +17,11 @@ import json
 import random
 from pathlib import Path
 
+import pyarrow.parquet as pq
+
 from app.cli import main
 from spark_jobs import writing
+from spark_jobs.model.events import R_CN_NOT_INCREASING
 from spark_jobs.model.timeutil import DAY, format_ts, parse_ts
 from spark_jobs.publish import read_latest
 from spark_jobs.refresh import open_entries
@@ -211,9 +214,27 @@ def test_lines_stamped_at_the_previous_as_of(spark, tmp_path: Path, capsys) -> N
     assert_published_equals_replay(out, data, logs)
     assert not history <= final_files(out, "state_history")  # its folder folded again
 
+    # a store's change numbered below its earlier ones, and a repeat of an earlier change: judged
+    # against the changes read before (of those before the new lines' time, only the highest
+    # number is read again), a reject naming that change, and a duplicate
+    files = sorted(logs.iterdir())
+    changes = [json.loads(line) for line in files[1].read_text(encoding="utf-8").splitlines()
+               if json.loads(line)["kind"] == "change"]
+    low = {**changes[-1], "ts": format_ts(stamp(lines[-1]) + 1_000_000), "cn": changes[0]["cn"]}
+    with open(files[1], "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(low) + "\n")
+    with open(files[2], "a", encoding="utf-8") as fh:
+        fh.write(next(line for line in files[2].read_text(encoding="utf-8").splitlines()
+                      if json.loads(line)["kind"] == "change") + "\n")
+    said = compute(data, logs, out, capsys)
+    assert said.startswith("incremental: 2 new lines"), said
+    assert_published_equals_replay(out, data, logs)
+    rejects = pq.read_table(out / str(read_latest(out)["path"]) / "rejects").to_pylist()  # type: ignore[index]
+    assert [(r["reason"], r["conflict_source"]) for r in rejects if r["source"] == str(files[1])] == [
+        (R_CN_NOT_INCREASING, str(files[1]))], rejects
+
     # a repeat of an accepted change, appended to a file that sorts before the change's own: the
     # earlier line would become the repeat, which a refresh does not take back (a full run, why)
-    files = sorted(logs.iterdir())
     repeat = next(line for line in files[1].read_text(encoding="utf-8").splitlines()
                   if json.loads(line)["kind"] == "change")
     with open(files[0], "a", encoding="utf-8") as fh:
