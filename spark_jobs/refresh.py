@@ -82,7 +82,7 @@ from .reading import (
     sql_text,
 )
 from .rejudged import Rejudged
-from .state import Manifest, Plan, lines_that_judge, read_new_lines, rows_where
+from .state import Manifest, Plan, earlier_lines, read_new_lines, rows_where
 from .stream import OUT_TABLES, STREAM_COLUMNS, org_payload
 from .writing import files_holding, final_files, to_compact
 
@@ -117,9 +117,10 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     # to judge: nothing read)
     first_new = ({r.shard: r.first for r in ok_new.selectExpr(f"{SHARD} AS shard", "ts").groupBy("shard").agg(
         F.expr("min(ts) AS first")).collect()} if any(r[1] is None for r in parsed_rows) else {})
-    old_touched = arrow_frame(spark, lines_that_judge(_state_rows(
-        prev_dir, STATE_LINES, "shard", sorted(first_new), [*NARROW, "fid", "shard", "first_seq", "why", "conflict"]),
-        first_new))
+    lines = earlier_lines(prev_dir / STATE_LINES, first_new, [*NARROW, "fid", "shard", "first_seq", "why", "conflict"])
+    if lines is None:
+        raise CannotRefresh("the earlier run's state has no lines")
+    old_touched = arrow_frame(spark, lines)
     # the verdicts, the new events and the folds are checkpointed, not cached: every frame made
     # from a cached one is analysed down its whole plan and matched against every cached plan,
     # and the refresh makes about a hundred (a small log's refresh: its 15 joins took 6.6 s to

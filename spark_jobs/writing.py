@@ -29,6 +29,9 @@ SMALL_TABLES = {"stores", "folders", "summary", "replicas", "rejects", "backfill
 #: in row groups of about 1 MB, so a reader's ``fid ==`` filter skips the rest by statistics
 FOLDER_TABLES = {"state_history", "state_table"}
 ROW_GROUP_BYTES = 1 << 20
+#: the kept lines and events, in input order in row groups of about 1 MB: a refresh reads the few
+#: rows it wants (mostly recent ones) from the row groups that hold them (``state.gather``)
+SEQ_ORDERED = {"_state/lines", "_state/events"}
 #: a table's small final files, once they come from this many runs, are compacted into one by
 #: the next refresh
 MAX_FINAL_FILES = 24
@@ -40,8 +43,10 @@ PIECES = "_pieces"
 def write_table(df: DataFrame, name: str, path: str) -> None:
     """One table (or piece), one Spark job."""
     out = df.coalesce(1) if name in SMALL_TABLES else df
+    if name in SEQ_ORDERED:
+        out = out.sortWithinPartitions("seq")
     writer = out.write.mode("error")
-    if name in FOLDER_TABLES:
+    if name in FOLDER_TABLES or name in SEQ_ORDERED:
         writer = writer.option("parquet.block.size", ROW_GROUP_BYTES)
     writer.parquet(path)
 
