@@ -217,8 +217,8 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
         *[_state_column(col) for col in STREAM_COLUMNS])
     stream = group_stream(fresh.filter(f"NOT coalesce({in_refold}, false)"), None).unionByName(states)
     if refold:  # every event of those folders, from the first, as a full run folds them
-        everything = spark.read.parquet(str(prev_dir / STATE_EVENTS)).filter(in_refold).unionByName(events_new.filter(in_refold)).filter(
-            f"ts <= {int(as_of)}")
+        everything = spark.read.parquet(str(prev_dir / STATE_EVENTS)).filter(in_refold).unionByName(
+            events_new.filter(in_refold)).filter(f"ts <= {int(as_of)}")
         stream = stream.unionByName(group_stream(everything, topology_groups(spark, topo).filter(in_refold)))
     # partitions by this fold's work, not the log's: each task costs a worker its start (a 10M
     # log's refresh had 42 for 5,399 folders); a state to finish weighs about as much as
