@@ -36,7 +36,8 @@ METRIC_NAMES: tuple[str, ...] = (
     "pfscope_run_as_of_timestamp_seconds", "pfscope_input_lines", "pfscope_run_incremental", "pfscope_run_lines_new",
 )
 #: said only by an incremental run
-REFRESH_METRIC_NAMES: tuple[str, ...] = ("pfscope_run_folders_refolded", "pfscope_run_folders_carried")
+REFRESH_METRIC_NAMES: tuple[str, ...] = ("pfscope_run_folders_refolded", "pfscope_run_folders_carried",
+                                         "pfscope_run_lines_rejudged")
 
 #: the classic text format every Prometheus 2.x parses (the names here need none of 1.0.0's escaping)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -84,7 +85,8 @@ def snapshot(data: RunData) -> dict[str, Any]:
         "waiting": {s: int(waiting_n.get(s, 0)) for s in names},
         "refresh": {"incremental": 1 if summary.get("refresh") == "incremental" else 0,
                     "lines_new": summary.get("lines_new"), "folders_refolded": summary.get("folders_refolded"),
-                    "folders_carried": summary.get("folders_carried")},
+                    "folders_carried": summary.get("folders_carried"),
+                    "lines_rejudged": summary.get("lines_rejudged")},
     }
 
 
@@ -145,6 +147,8 @@ class RunCollector(Collector):
             ("pfscope_run_folders_refolded", "folders_refolded", "Folders with new events in an incremental run"),
             ("pfscope_run_folders_carried", "folders_carried",
              "Folders an incremental run carried over (no new event: brought to the new as-of only)"),
+            ("pfscope_run_lines_rejudged", "lines_rejudged",
+             "Lines an earlier run rejected that an incremental run judged otherwise (their message's send came late)"),
         ):
             if r.get(key) is not None:
                 yield GaugeMetricFamily(name, text, value=int(r[key]))

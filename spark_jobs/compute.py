@@ -387,15 +387,15 @@ def summary_frame(spark: SparkSession, run_id: str, as_of: int, lines_read: int,
         spark,
         [(run_id, as_of, lines_read, accepted, duplicates, lines_read - accepted - duplicates, int(started * US),
           int(time.time() * US), refresh.mode, refresh.reason, refresh.lines_new, refresh.folders_refolded,
-          refresh.folders_carried)],
+          refresh.folders_carried, refresh.lines_rejudged if refresh.mode == "incremental" else None)],
         {"run_id": "string"} | dict.fromkeys(
             ("as_of", "lines_read", "accepted", "duplicates", "rejected", "started_at", "finished_at"), "long")
         | {"refresh": "string", "refresh_reason": "string", "lines_new": "long", "folders_refolded": "long",
-           "folders_carried": "long"},
+           "folders_carried": "long", "lines_rejudged": "long"},
     ).selectExpr(
         "run_id", "timestamp_micros(as_of) AS as_of", "lines_read", "accepted", "duplicates", "rejected",
         "timestamp_micros(started_at) AS started_at", "timestamp_micros(finished_at) AS finished_at",
-        "refresh", "refresh_reason", "lines_new", "folders_refolded", "folders_carried",
+        "refresh", "refresh_reason", "lines_new", "folders_refolded", "folders_carried", "lines_rejudged",
     )
 
 

@@ -130,6 +130,7 @@ def replay(topo: Topology, log: EventLog, as_of: int | None = None, *, run_id: s
             "lines_new": log.lines_read,
             "folders_refolded": None,
             "folders_carried": None,
+            "lines_rejudged": None,
         }
     ]
     return result

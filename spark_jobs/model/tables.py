@@ -99,7 +99,7 @@ TABLES: dict[str, Columns] = {
         ("run_id", "string"), ("as_of", "timestamp"), ("lines_read", "long"), ("accepted", "long"),
         ("duplicates", "long"), ("rejected", "long"), ("started_at", "timestamp"),
         ("finished_at", "timestamp"), ("refresh", "string"), ("refresh_reason", "string"),
-        ("lines_new", "long"), ("folders_refolded", "long"), ("folders_carried", "long"),
+        ("lines_new", "long"), ("folders_refolded", "long"), ("folders_carried", "long"), ("lines_rejudged", "long"),
     ),
 }
 

@@ -39,7 +39,7 @@ def normalise(table: str, row: dict[str, Any]) -> tuple[Any, ...]:
 def ordered(table: str, rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     # facts of the run itself: its wall clock, and how it went about it (in full, or as a refresh)
     skip = {"started_at", "finished_at", "run_id", "refresh", "refresh_reason", "lines_new", "folders_refolded",
-            "folders_carried"}
+            "folders_carried", "lines_rejudged"}
     cols = [n for n, _ in TABLES[table]]
     keep = [i for i, n in enumerate(cols) if n not in skip]
     rows_n = [normalise(table, r) for r in rows]

@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from app.cli import main
+from app.data import RunData, require_run
+from app.metrics import exposition
 from spark_jobs import writing
 from spark_jobs.model.events import R_CN_NOT_INCREASING
 from spark_jobs.model.timeutil import DAY, format_ts, parse_ts
@@ -149,6 +152,13 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
         said.append(compute(data, share.root, out, capsys, *extra))
         as_of = middle if step == 1 else parse_ts(extra[1]) if extra else None
         assert_published_equals_replay(out, data, share.root, as_of)
+        if step == 7:  # the figures of its one line are the summary's and /metrics'
+            figures = said_figures(said[-1])
+            summary = RunData(require_run(out)).summary()
+            assert {k: summary[k] for k in figures} == figures, (said[-1], summary)
+            metrics = exposition(RunData(require_run(out))).decode()
+            for name, value in figures.items():
+                assert f"pfscope_run_{name} {float(value)}" in metrics, (name, metrics)
         if said[-1].startswith("incremental"):  # kept few: from at most as many runs as compaction allows
             assert max(small_final_files(out).values()) <= 3
     assert said[0] == "full: no earlier run to go on from"
@@ -159,6 +169,15 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
     assert [i for i, line in enumerate(said) if line.startswith("incremental: ")] == [1, 2, 3, 4, 5, 6, 7, 9, 10], said
     latest = read_latest(out)
     assert latest is not None and latest["refresh"] == said[-1]
+
+
+def said_figures(line: str) -> dict[str, int]:
+    """An incremental run's figures, by the summary's names, from its one line."""
+    m = re.fullmatch(r"incremental: ([\d,]+) new lines, ([\d,]+) folders refolded, ([\d,]+) carried over"
+                     r"(?:, ([\d,]+) earlier rejects judged again)?", line)
+    assert m, line
+    names = ("lines_new", "folders_refolded", "folders_carried", "lines_rejudged")
+    return {n: int((v or "0").replace(",", "")) for n, v in zip(names, m.groups(), strict=True)}
 
 
 def final_files(out: Path, table: str) -> set[str]:
