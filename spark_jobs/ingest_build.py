@@ -20,25 +20,26 @@ Each step writes its rows to Parquet under the run's work folder, partitioned by
 
 from __future__ import annotations
 
-import pickle
+import time
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from spark_jobs.ingest.build import Built
 from spark_jobs.ingest.classify import Accounting
-from spark_jobs.ingest.grouped import RECORD_COLUMNS, folder_derived, message_built, message_group
+from spark_jobs.ingest.grouped import FolderDeriver, MessageBuilder, MessageGrouper
 from spark_jobs.ingest.identity import ReplidMap, norm_server
 from spark_jobs.ingest.inferred import assign_fids, build_topology, version_of
 from spark_jobs.ingest.messages import Folders
-from spark_jobs.ingest.reasons import R_SENDER_UNKNOWN, reason_key
-from spark_jobs.ingest.translate import ROOT, Link, solve_replids
+from spark_jobs.ingest.reasons import reason_key
+from spark_jobs.ingest.translate import ROOT, FolderKey, Link, solve_replids
 from spark_jobs.ingest_spark import _arrow
 from spark_jobs.model.topology import VERSIONS, Topology
 
@@ -46,22 +47,22 @@ S, L, B, BIN = T.StringType(), T.LongType(), T.BooleanType(), T.BinaryType()
 _REJECT = [("phase", L), ("sort", T.ArrayType(L)), ("source", S), ("record", L), ("record_id", L),
            ("server", S), ("event_id", L), ("time_text", S), ("reason", S)]
 GROUP_SCHEMA = T.StructType([T.StructField(n, t) for n, t in [
-    ("out", S), *_REJECT, ("key", S), ("g_file", L), ("g_rec", L), ("seq", L), ("fmt", S), ("raw_server", S),
-    ("provider", S), ("ts", L), ("direction", S), ("ev", BIN), ("sender", S), ("dn_server", S), ("site", S),
-    ("v2003", B), ("v2007", B), ("v55", B), ("s", S), ("a", L), ("r", S), ("b", L)]])
+    ("out", S), *_REJECT, ("g_file", L), ("g_rec", L), ("seq", L), ("s", S), ("a", L), ("r", S), ("b", L)]])
 MSG_SCHEMA = T.StructType([T.StructField(n, t) for n, t in [
     ("out", S), *_REJECT, ("fs", S), ("fg", L), ("ps", S), ("pg", L), ("sent_at", L), ("g_file", L), ("g_rec", L),
-    ("seq", L), ("synthesized", B), ("received", B), ("msg", BIN), ("direction", S), ("text", S)]])
+    ("seq", L), ("synthesized", B), ("received", B), ("msg", BIN), ("direction", S), ("text", S), ("s", S),
+    ("flags", T.ArrayType(B))]])
 DERIVED_SCHEMA = T.StructType([T.StructField(n, t) for n, t in [*_REJECT, ("out", S), ("text", S), ("seq", L)]])
 BATCH_ROWS = 2_000
+_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
 
 
 def _streamed(schema: T.StructType, key: Callable[[dict[str, Any]], Any],
-              each: Callable[[list[dict[str, Any]]], Iterator[dict[str, Any]]]) -> Callable[..., Any]:
+              each: Callable[[list[dict[str, Any]]], Iterator[dict[str, Any]]],
+              finish: Callable[[], Iterator[dict[str, Any]]] | None = None) -> Callable[..., Any]:
     """A ``mapInArrow`` function over a partition sorted by ``key``: ``each`` gets every run of
-    rows with one key (a group may span batches), and its rows leave in batches."""
-    names = schema.fieldNames()
-
+    rows with one key (a group may span batches), then ``finish`` may add rows of the whole
+    partition; the rows leave in batches."""
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
@@ -69,7 +70,7 @@ def _streamed(schema: T.StructType, key: Callable[[dict[str, Any]], Any],
         out: list[dict[str, Any]] = []
 
         def flush() -> Any:
-            batch = pa.RecordBatch.from_pylist([{n: r.get(n) for n in names} for r in out], schema=arrow_schema)
+            batch = pa.RecordBatch.from_pylist(out, schema=arrow_schema)  # a missing column is null
             out.clear()
             return batch
 
@@ -87,6 +88,8 @@ def _streamed(schema: T.StructType, key: Callable[[dict[str, Any]], Any],
                     yield flush()
         if group:
             out.extend(each(group))
+        if finish is not None:
+            out.extend(finish())
         if out:
             yield flush()
 
@@ -112,102 +115,153 @@ class _Links:
 
 
 def build_on_spark(spark: SparkSession, kept: DataFrame, work: str, error_servers: set[str], acc: Accounting, *,
-                   replids: dict[tuple[str, int], str] | None = None, topology: Topology | None = None) -> SparkBuilt:
+                   replids: dict[tuple[str, int], str] | None = None, topology: Topology | None = None,
+                   timings: dict[str, float] | None = None) -> SparkBuilt:
     """Steps 2 to 5 of ``build_events`` over the kept records (``kept``: ``RECORD_COLUMNS`` and
-    ``msg_key``), equal to it; ``acc`` counts the records rejected here, as it does."""
-    parts = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
-    rejects: list[dict[str, Any]] = []
-    for r in (kept.where(F.col("msg_key").isNull()).select("file_idx", *RECORD_COLUMNS)
-              .orderBy("file_idx", "record").drop("ev").toLocalIterator()):
-        rejects.append({"phase": 0, "sort": [r["file_idx"], r["record"]], "source": r["source"],
-                        "record": r["record"], "record_id": r["record_id"], "server": r["server"],
-                        "event_id": r["event_id"], "time_text": r["time_text"], "reason": R_SENDER_UNKNOWN})
+    ``msg_key``), equal to it; ``acc`` counts the records rejected here, as it does. ``timings``
+    gets each step's seconds."""
+    clock = [time.perf_counter()]
+
+    def lap(name: str) -> None:
+        if timings is not None:
+            now = time.perf_counter()
+            timings["build: " + name] = now - clock[0]
+            clock[0] = now
+
     known = {r[0] for r in kept.select("server").union(kept.where(F.col("sender") != "").select("sender"))
              .distinct().collect()} | set(error_servers)
+    # 1. grouped by message (kept on the executors' disks for step 3; the records without a key
+    # are one group, rejected there), message_keys, links, hints
+    parts = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
+    keyed = (kept.repartition(parts, "msg_key").sortWithinPartitions("msg_key", "file_idx", "record")
+             .persist(StorageLevel.DISK_ONLY))
+    writers = spark.conf.get(_WRITERS, None)
+    # each task writes its rows by kind, a file per kind open at once, instead of sorting them by kind
+    spark.conf.set(_WRITERS, "16")
+    try:
+        return _built(spark, keyed, parts, work, known, error_servers, acc, replids, topology, lap)
+    finally:
+        keyed.unpersist()
+        if writers is None:
+            spark.conf.unset(_WRITERS)
+        else:
+            spark.conf.set(_WRITERS, writers)
 
-    # 1. messages grouped: message_keys, links, hints, members
-    keyed = (kept.where(F.col("msg_key").isNotNull())
-             .repartition(parts, "msg_key").sortWithinPartitions("msg_key", "file_idx", "record"))
-    keyed.mapInArrow(_streamed(GROUP_SCHEMA, lambda r: r["msg_key"],
-                               lambda rows: message_group(rows, known)), GROUP_SCHEMA) \
-        .write.mode("overwrite").partitionBy("out").parquet(f"{work}/groups")
-    groups = spark.read.schema(GROUP_SCHEMA).parquet(f"{work}/groups")
-    members = groups.where(F.col("out") == "member")
+
+def _write(df: DataFrame, path: str) -> DataFrame:
+    """``df`` written by kind (``out``), and read back: each query reads its kind's files only."""
+    df.write.mode("overwrite").partitionBy("out").parquet(path)
+    return df.sparkSession.read.schema(df.schema).parquet(path)
+
+
+def _small(df: DataFrame, *kinds: str) -> dict[str, list[Any]]:
+    """The rows of these kinds (few: what the partitions merged), by kind, in one query."""
+    out: dict[str, list[Any]] = {k: [] for k in kinds}
+    for r in df.where(F.col("out").isin(*kinds)).collect():
+        out[r["out"]].append(r)
+    return out
+
+
+def _by_partition(schema: T.StructType, key: str | tuple[str, ...], make: Callable[[], Any]) -> Callable[..., Any]:
+    """A ``mapInArrow`` function running ``make()``'s ``group`` on each run of one key and its
+    ``finish`` at the end of the partition (one object per partition)."""
+    keys = (key,) if isinstance(key, str) else key
+
+    def run(batches: Iterator[Any]) -> Iterator[Any]:
+        it = make()
+        return _streamed(schema, lambda r: tuple(r[k] for k in keys), it.group, it.finish)(batches)
+
+    return run
+
+
+def _replids(spark: SparkSession, groups: DataFrame, small: dict[str, list[Any]], own: dict[str, str],
+             given: dict[tuple[str, int], str]) -> ReplidMap:
+    """The REPLID table, solved on the driver from every message's links and the hints."""
+    rmap = ReplidMap(given=given)
+    links = groups.where(F.col("out") == "link")
+    distinct: list[Link] = [(r["s"], r["a"], r["r"], r["b"]) for r in links.select("s", "a", "r", "b")
+                            .distinct().collect()]
+    ids = array("i")
+    if distinct:
+        table = spark.createDataFrame([(*k, i) for i, k in enumerate(distinct)],
+                                      "s string, a long, r string, b long, id int")
+        got = (links.join(F.broadcast(table), ["s", "a", "r", "b"]).orderBy("g_file", "g_rec", "seq")
+               .select("id").toArrow())
+        ids.frombytes(got.column(0).to_numpy().astype("int32").tobytes())
+    firsts: dict[tuple[str, int, str], list[int]] = {}
+    for h in small["hint"]:
+        k, first = (h["s"], h["a"], h["r"]), [h["g_file"], h["g_rec"], h["seq"]]
+        if k not in firsts or first < firsts[k]:
+            firsts[k] = first
+    solve_replids(_Links(distinct, ids), sorted(firsts, key=firsts.__getitem__), own, rmap)
+    return rmap
+
+
+def _folders(small: dict[str, list[Any]]) -> tuple[Folders, set[FolderKey]]:
+    """The partitions' folders merged: a folder's first path and parent in the reference's order,
+    the stores it was seen at; and the folders of the messages."""
+    folders = Folders()
+    first: dict[tuple[str, FolderKey], list[int]] = {}
+    for r in small["path"] + small["parent"]:
+        k = (r["fs"], r["fg"])
+        g = [r["g_file"], r["g_rec"]]
+        if (r["out"], k) in first and first[(r["out"], k)] < g:
+            continue
+        first[(r["out"], k)] = g
+        if r["out"] == "path":
+            folders.paths[k] = r["text"]
+        else:
+            folders.parents[k] = (r["ps"], r["pg"])
+    for r in small["seen"]:
+        folders.seen_at[(r["fs"], r["fg"])].add(r["text"])
+    return folders, {(r["fs"], r["fg"]) for r in small["folder"]}
+
+
+def _built(spark: SparkSession, keyed: DataFrame, parts: int, work: str, known: set[str], error_servers: set[str],
+           acc: Accounting, replids: dict[tuple[str, int], str] | None, topology: Topology | None,
+           lap: Callable[[str], None]) -> SparkBuilt:
+    groups = _write(keyed.mapInArrow(_by_partition(GROUP_SCHEMA, "msg_key", lambda: MessageGrouper(known)),
+                                     GROUP_SCHEMA), f"{work}/groups")
+    small = _small(groups, "reject", "hint", "server")
+    lap("groups")
 
     # 2. the REPLID table on the driver
     topo_by_server: dict[str, str] = {}
     if topology is not None:
         for st in topology.stores.values():
             topo_by_server.setdefault(norm_server(st.server), st.name)
-    servers = {r[0] for r in members.select("server").union(members.select("sender"))
-               .union(members.select("dn_server")).distinct().collect() if r[0]} | set(error_servers)
+    servers = {r["s"] for r in small["server"]} | set(error_servers)
     given = dict(replids or {})
     own = {s: given.get((s, 1)) or topo_by_server.get(s) or s for s in sorted(servers)}
-    rmap = ReplidMap(given=given)
-    link_rows = groups.where(F.col("out") == "link")
-    distinct: list[Link] = [(r["s"], r["a"], r["r"], r["b"]) for r in link_rows.select("s", "a", "r", "b")
-                            .distinct().collect()]
-    ids = array("i")
-    if distinct:
-        table = spark.createDataFrame([(*k, i) for i, k in enumerate(distinct)],
-                                      "s string, a long, r string, b long, id int")
-        got = (link_rows.join(F.broadcast(table), ["s", "a", "r", "b"]).orderBy("g_file", "g_rec", "seq")
-               .select("id").toArrow())
-        ids.frombytes(got.column(0).to_numpy().astype("int32").tobytes())
-    hints = sorted(groups.where(F.col("out") == "hint").groupBy("s", "a", "r")
-                   .agg(F.min(F.struct("g_file", "g_rec", "seq")).alias("first")).collect(),
-                   key=lambda h: tuple(h["first"]))
-    solve_replids(_Links(distinct, ids), [(h["s"], h["a"], h["r"]) for h in hints], own, rmap)
+    rmap = _replids(spark, groups, small, own, given)
+    lap("replids")
 
-    # 3. messages built, by key again
-    built_fn = _streamed(MSG_SCHEMA, lambda r: r["key"], lambda rows: message_built(rows, rmap, own))
-    (members.repartition(parts, "key").sortWithinPartitions("key", "seq").mapInArrow(built_fn, MSG_SCHEMA)
-     .write.mode("overwrite").partitionBy("out").parquet(f"{work}/messages"))
-    made = spark.read.schema(MSG_SCHEMA).parquet(f"{work}/messages")
-    msgs = made.where(F.col("out") == "msg")
-    folders = Folders()
-    order = F.struct("g_file", "g_rec")
-    for r in made.where(F.col("out") == "path").groupBy("fs", "fg").agg(F.min_by("text", order).alias("t")).collect():
-        folders.paths[(r["fs"], r["fg"])] = r["t"]
-    for r in (made.where(F.col("out") == "parent").groupBy("fs", "fg")
-              .agg(F.min_by(F.struct("ps", "pg"), order).alias("p")).collect()):
-        folders.parents[(r["fs"], r["fg"])] = (r["p"]["ps"], r["p"]["pg"])
-    for r in made.where(F.col("out") == "seen").select("fs", "fg", "text").distinct().collect():
-        folders.seen_at[(r["fs"], r["fg"])].add(r["text"])
+    # 3. messages built, over the same partitions (no second shuffle); folders merged, FIDs
+    made = _write(keyed.mapInArrow(_by_partition(MSG_SCHEMA, "msg_key", lambda: MessageBuilder(known, rmap, own)),
+                                   MSG_SCHEMA), f"{work}/messages")
+    merged = _small(made, "reject", "path", "parent", "seen", "site", "version", "folder", "count")
+    folders, keys = _folders(merged)
     all_stores = sorted(set(own.values()) | (set(topology.stores) if topology else set()))
-    keys = {(r["fs"], r["fg"]) for r in msgs.where(F.col("fg").isNotNull()).select("fs", "fg").distinct().collect()}
     keys |= set(folders.paths) | set(folders.parents.values())
     fids = assign_fids(folders, (k for k in keys if k != ROOT), topology, all_stores)
     replicas: dict[str, list[str]] = {}
     for k, fid in fids.items():
         given_f = topology.folders.get(fid) if topology else None
         replicas[fid] = list(given_f.replicas) if given_f is not None else sorted(folders.seen_at.get(k, set()))
+    lap("messages")
 
     # 4. derivation, folder by folder
-    def derive(rows: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        return folder_derived([pickle.loads(r["msg"]) for r in rows], fids, replicas, all_stores)
-
-    (msgs.repartition(parts, "fs", "fg").sortWithinPartitions("fs", "fg", "sent_at", "g_file", "g_rec", "seq")
-     .mapInArrow(_streamed(DERIVED_SCHEMA, lambda r: (r["fs"], r["fg"]), derive), DERIVED_SCHEMA)
-     .write.mode("overwrite").partitionBy("out").parquet(f"{work}/derived"))
-    derived = spark.read.schema(DERIVED_SCHEMA).parquet(f"{work}/derived")
+    by_folder = (made.where(F.col("out") == "msg").repartition(parts, "fs", "fg")
+                 .sortWithinPartitions("fs", "fg", "sent_at", "g_file", "g_rec", "seq"))
+    derived = _write(by_folder.mapInArrow(
+        _by_partition(DERIVED_SCHEMA, ("fs", "fg"), lambda: FolderDeriver(fids, replicas, all_stores)),
+        DERIVED_SCHEMA), f"{work}/derived")
+    last = _small(derived, "reject", "stat")
+    lap("derive")
 
     # 5. rejects (few), accounting, statistics, topology
-    cols = [n for n, _ in _REJECT]
-    for df in (groups, made, derived):
-        rejects.extend(r.asDict() for r in df.where(F.col("out") == "reject").select(*cols).collect())
-    rejects.sort(key=lambda r: (r["phase"], r["sort"]))
-    rows: list[dict[str, Any]] = []
-    seen: set[tuple[str, int]] = set()
-    for r in rejects:
-        if (r["source"], r["record"]) in seen:  # a record of a message in several folders: once
-            continue
-        seen.add((r["source"], r["record"]))
-        rows.append({"source": r["source"], "record": r["record"], "record_id": r["record_id"],
-                     "server": r["server"], "event_id": r["event_id"], "time": r["time_text"],
-                     "reason": r["reason"], "text": None})
-        acc.reasons[reason_key(r["reason"])] += 1
-        acc.per_server[r["server"]]["rejected"] += 1
+    rejects = sorted(small["reject"] + merged["reject"] + last["reject"], key=lambda r: (r["phase"], r["sort"]))
+    rows = _rejected(rejects, acc)
     late = [(r["source"], r["record"]) for r in rejects if r["phase"] == 3]
     used = made.where(F.col("out") == "used")
     if late:
@@ -221,37 +275,41 @@ def build_on_spark(spark: SparkSession, kept: DataFrame, work: str, error_server
         acc.per_type[g["text"]][g["direction"]] += g["n"]
         n_used += g["n"]
     stats: Counter[str] = Counter()
-    for s in sorted(derived.where(F.col("out") == "stat").groupBy("text")
-                    .agg(F.sum("seq").alias("n"), F.min("sort").alias("first")).collect(),
-                    key=lambda s: list(s["first"])):
-        stats[s["text"]] = s["n"]
-    counts = msgs.agg(F.count("*").alias("total"),
-                      F.count(F.when(~F.col("synthesized") & ~F.col("received"), 1)).alias("out_only"),
-                      F.count(F.when(F.col("synthesized"), 1)).alias("in_only")).first()
-    assert counts is not None
-    sites = {r["dn_server"]: r["site"] for r in members.where(F.col("site").isNotNull()).groupBy("dn_server")
-             .agg(F.min_by("site", F.struct("g_file", "g_rec", "seq")).alias("site")).collect()}
-    out = F.col("direction") == "out"
-    versions: dict[str, str] = {}
-    for r in members.groupBy("server").agg(
-            F.max(out).alias("any_out"),
-            *[F.max(c).alias(c) for c in ("v2003", "v2007", "v55")],
-            *[F.max(out & F.col(c)).alias("out_" + c) for c in ("v2003", "v2007", "v55")]).collect():
-        pre = "out_" if r["any_out"] else ""
-        versions[r["server"]] = version_of(*(bool(r[pre + c]) for c in ("v2003", "v2007", "v55")))
-    topo_json, added = build_topology(topology, own, sites, versions, folders, fids, replicas)
+    merged_stats: dict[str, list[Any]] = {}
+    for r in last["stat"]:
+        got = merged_stats.setdefault(r["text"], [0, list(r["sort"])])
+        got[0] += r["seq"]
+        got[1] = min(got[1], list(r["sort"]))
+    for name, (n, _first) in sorted(merged_stats.items(), key=lambda kv: kv[1][1]):
+        stats[name] = n
+    counts = [sum(r["sort"][i] for r in merged["count"]) for i in range(3)]
+    site_of: dict[str, tuple[list[int], str]] = {}
+    for r in merged["site"]:
+        first = [r["g_file"], r["g_rec"], r["seq"]]
+        if r["s"] not in site_of or first < site_of[r["s"]][0]:
+            site_of[r["s"]] = (first, r["text"])
+    flags: dict[str, list[bool]] = {}
+    for r in merged["version"]:
+        f = flags.setdefault(r["s"], [False] * 7)
+        for i, v in enumerate(r["flags"]):
+            f[i] |= v
+    # the hints of a server's outgoing events, if it has any; else those of all its events
+    versions = {s: version_of(*(f[1:4] if f[0] else f[4:7])) for s, f in flags.items()}
+    topo_json, added = build_topology(topology, own, {s: v[1] for s, v in site_of.items()}, versions, folders, fids,
+                                      replicas)
     part: dict[str, Any] = {
         "used": n_used,
         "events_written": {k: v for k, v in stats.items() if k in ("send", "receive", "change")},
         "derived": {k: v for k, v in stats.items() if k not in ("send", "receive", "change")},
-        "messages": {"total": counts["total"], "outgoing_without_incoming": counts["out_only"],
-                     "incoming_without_outgoing": counts["in_only"]},
+        "messages": {"total": counts[0], "outgoing_without_incoming": counts[1],
+                     "incoming_without_outgoing": counts[2]},
         "stores": own,
         "replids": rmap.report(),
         "inferred": {"stores_added_to_topology": added["stores"], "sites_added": added["sites"],
                      "folders_added": added["folders"]},
     }
     assert all(v in VERSIONS for v in versions.values())
+    lap("merge")
 
     def lines() -> Iterator[str]:
         q = derived.where(F.col("out") == "line").orderBy("sort").select("text")
@@ -259,3 +317,20 @@ def build_on_spark(spark: SparkSession, kept: DataFrame, work: str, error_server
             yield r[0] + "\n"
 
     return SparkBuilt(Built([], topo_json, rows, own, part), lines)
+
+
+def _rejected(rejects: list[Any], acc: Accounting) -> list[dict[str, Any]]:
+    """The reject rows of the build steps in the reference's order (a record of a message in
+    several folders once, at its first), counted in ``acc`` as the reference counts them."""
+    rows: list[dict[str, Any]] = []
+    seen: set[tuple[str, int]] = set()
+    for r in rejects:
+        if (r["source"], r["record"]) in seen:
+            continue
+        seen.add((r["source"], r["record"]))
+        rows.append({"source": r["source"], "record": r["record"], "record_id": r["record_id"],
+                     "server": r["server"], "event_id": r["event_id"], "time": r["time_text"],
+                     "reason": r["reason"], "text": None})
+        acc.reasons[reason_key(r["reason"])] += 1
+        acc.per_server[r["server"]]["rejected"] += 1
+    return rows

@@ -240,7 +240,7 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
         lap("accounting")
         acc = counted.acc
         made = build_on_spark(spark, classified.kept(), str(root / (run_id + BUILD_SUFFIX)),
-                              classified.error_servers, acc, replids=table, topology=topo)
+                              classified.error_servers, acc, replids=table, topology=topo, timings=timings)
         built = made.built
         lap("build")
         texts = classified.texts([(r["source"], r["record"]) for r in built.rejects])
