@@ -54,6 +54,7 @@ MSG_SCHEMA = T.StructType([T.StructField(n, t) for n, t in [
     ("flags", T.ArrayType(B))]])
 DERIVED_SCHEMA = T.StructType([T.StructField(n, t) for n, t in [*_REJECT, ("out", S), ("text", S), ("seq", L)]])
 BATCH_ROWS = 2_000
+LINES_PER_PART = 200_000  # event lines per range of the final sort (about 40 MB)
 _WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
 
 
@@ -312,7 +313,10 @@ def _built(spark: SparkSession, keyed: DataFrame, parts: int, work: str, known: 
     lap("merge")
 
     def lines() -> Iterator[str]:
-        q = derived.where(F.col("out") == "line").orderBy("sort").select("text")
+        # ranges of at most LINES_PER_PART lines: toLocalIterator holds one (and the next) at a time
+        n = max(parts, -(-sum(part["events_written"].values()) // LINES_PER_PART))
+        q = (derived.where(F.col("out") == "line").repartitionByRange(n, "sort").sortWithinPartitions("sort")
+             .select("text"))
         for r in q.toLocalIterator(prefetchPartitions=True):
             yield r[0] + "\n"
 
