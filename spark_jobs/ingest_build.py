@@ -115,12 +115,13 @@ class _Links:
         return map(self.distinct.__getitem__, self.ids)
 
 
-def build_on_spark(spark: SparkSession, kept: DataFrame, work: str, error_servers: set[str], acc: Accounting, *,
-                   replids: dict[tuple[str, int], str] | None = None, topology: Topology | None = None,
+def build_on_spark(spark: SparkSession, kept: DataFrame, records: int, work: str, error_servers: set[str],
+                   acc: Accounting, *, replids: dict[tuple[str, int], str] | None = None,
+                   topology: Topology | None = None, per_part: int = 25_000,
                    timings: dict[str, float] | None = None) -> SparkBuilt:
     """Steps 2 to 5 of ``build_events`` over the kept records (``kept``: ``RECORD_COLUMNS`` and
-    ``msg_key``), equal to it; ``acc`` counts the records rejected here, as it does. ``timings``
-    gets each step's seconds."""
+    ``msg_key``; ``records`` of them, a partition per ``per_part``), equal to it; ``acc`` counts
+    the records rejected here, as it does. ``timings`` gets each step's seconds."""
     clock = [time.perf_counter()]
 
     def lap(name: str) -> None:
@@ -133,7 +134,10 @@ def build_on_spark(spark: SparkSession, kept: DataFrame, work: str, error_server
              .distinct().collect()} | set(error_servers)
     # 1. grouped by message (kept on the executors' disks for step 3; the records without a key
     # are one group, rejected there), message_keys, links, hints
-    parts = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
+    # a partition per ``per_part`` records, up to the session's shuffle partitions: on a small
+    # share, each task's fixed cost outweighs its share of the work
+    most = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
+    parts = max(1, min(most, -(-records // per_part)))
     keyed = (kept.repartition(parts, "msg_key").sortWithinPartitions("msg_key", "file_idx", "record")
              .persist(StorageLevel.DISK_ONLY))
     writers = spark.conf.get(_WRITERS, None)

@@ -66,6 +66,8 @@ class IngestSettings:
     #: read every file again, whatever the state says
     full: bool = False
     split_bytes: int = SPLIT_BYTES
+    #: kept records per partition of the build steps (``ingest_build``), at least
+    build_records_per_part: int = 25_000
 
 
 @dataclass
@@ -239,8 +241,10 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
         counted = classified.accounting()
         lap("accounting")
         acc = counted.acc
-        made = build_on_spark(spark, classified.kept(), str(root / (run_id + BUILD_SUFFIX)),
-                              classified.error_servers, acc, replids=table, topology=topo, timings=timings)
+        kept = sum(acc.read.values()) - counted.duplicates - counted.errors - counted.rejected
+        made = build_on_spark(spark, classified.kept(), kept, str(root / (run_id + BUILD_SUFFIX)),
+                              classified.error_servers, acc, replids=table, topology=topo,
+                              per_part=s.build_records_per_part, timings=timings)
         built = made.built
         lap("build")
         texts = classified.texts([(r["source"], r["record"]) for r in built.rejects])
