@@ -3,19 +3,20 @@
 The reference (``ingest.build.build_events``) runs them over the whole share in one process.
 Here each is split where its rule allows, the rule itself run as it is (``ingest.grouped``):
 
-1. The kept records are grouped by message key (a shuffle); each group goes through
-   ``message_keys`` in a worker, which gives its REPLID links and hints.
+1. The kept records are grouped by message key (one shuffle, kept on the executors' disks);
+   each group goes through ``message_keys`` in a worker, which gives its REPLID links and hints.
 2. The driver solves the REPLID table (``solve_replids``) from the links, which it holds as one
    small integer each (the distinct links are few), in the reference's order.
-3. Each group goes through ``build_messages`` in a worker (a second shuffle by key), which gives
-   its messages, one per folder, and what it says of folders; the driver merges the folders
-   (first path in the reference's order) and assigns FIDs.
+3. Each group goes through ``build_messages`` in a worker, over the same partitions, which gives
+   its messages, one per folder; each partition merges what its messages say of folders and
+   servers, and the driver merges the partitions' (first in the reference's order) and assigns
+   the FIDs.
 4. Each folder's messages, sorted by time in a partition by folder, go through ``derive_keyed``
    in a worker: a folder's lines depend on its own messages only.
-5. The event lines are written from a global sort by their place in the log; the rejects (few)
-   and the statistics are merged on the driver in the reference's order.
+5. The event lines are written from a sort by their place in the log, streamed a range at a
+   time; the rejects (few) and the statistics are merged on the driver in the reference's order.
 
-Each step writes its rows to Parquet under the run's work folder, partitioned by kind.
+Each step writes its rows to Parquet under the run's work folder, by kind.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from spark_jobs.ingest.inferred import assign_fids, build_topology, version_of
 from spark_jobs.ingest.messages import Folders
 from spark_jobs.ingest.reasons import reason_key
 from spark_jobs.ingest.translate import ROOT, FolderKey, Link, solve_replids
-from spark_jobs.ingest_spark import _arrow
+from spark_jobs.ingest_spark import arrow_type
 from spark_jobs.model.topology import VERSIONS, Topology
 
 S, L, B, BIN = T.StringType(), T.LongType(), T.BooleanType(), T.BinaryType()
@@ -67,7 +68,7 @@ def _streamed(schema: T.StructType, key: Callable[[dict[str, Any]], Any],
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        arrow_schema = pa.schema([pa.field(f.name, _arrow(f.dataType)) for f in schema.fields])
+        arrow_schema = pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in schema.fields])
         out: list[dict[str, Any]] = []
 
         def flush() -> Any:

@@ -48,7 +48,7 @@ def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_
     """Run ``tasks`` (one Spark task each, the largest first) and write their rows to ``dest``."""
     import pyarrow as pa
 
-    arrow_schema = pa.schema([pa.field(f.name, _arrow(f.dataType)) for f in ROW_SCHEMA.fields])
+    arrow_schema = pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in ROW_SCHEMA.fields])
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -70,11 +70,12 @@ def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_
     df.write.mode("error").partitionBy("kind").parquet(dest)
 
 
-def _arrow(t: T.DataType) -> Any:
+def arrow_type(t: T.DataType) -> Any:
+    """The Arrow type of a Spark type the workers' rows use (their batches are built in Arrow)."""
     import pyarrow as pa
 
     if isinstance(t, T.ArrayType):
-        return pa.list_(_arrow(t.elementType))
+        return pa.list_(arrow_type(t.elementType))
     return {T.StringType: pa.string(), T.LongType: pa.int64(), T.BooleanType: pa.bool_(),
             T.BinaryType: pa.binary()}[type(t)]
 
