@@ -155,8 +155,11 @@ def build_on_spark(spark: SparkSession, kept: DataFrame, records: int, work: str
 
 
 def _write(df: DataFrame, path: str) -> DataFrame:
-    """``df`` written by kind (``out``), and read back: each query reads its kind's files only."""
-    df.write.mode("overwrite").partitionBy("out").parquet(path)
+    """``df`` written by kind (``out``), and read back: each query reads its kind's files only.
+    Written once and read once or twice, its binary values (pickled messages, event lines) all
+    differ: without dictionaries (Parquet tries one per column and gives up) nor compression."""
+    (df.write.mode("overwrite").partitionBy("out").option("parquet.enable.dictionary", "false")
+     .option("compression", "none").parquet(path))
     return df.sparkSession.read.schema(df.schema).parquet(path)
 
 
