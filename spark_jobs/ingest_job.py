@@ -3,8 +3,8 @@
 
 The exports are read by Spark's workers, each running the reference rules of ``spark_jobs.ingest``
 on one file or one piece of a large XML export (``ingest_spark``); duplicates and the accounting
-are found in Spark SQL; the steps that need the whole share at once (REPLIDs, message matching,
-derivation: ``ingest.build.build_events``) run on the driver over the kept events, compact.
+are found in Spark SQL; the steps of ``ingest.build.build_events`` (REPLIDs, message matching,
+derivation) run as Spark steps too (``ingest_build``), so the driver holds no event.
 The outputs are those of ``run_ingest`` (the reference, which the differential test holds them
 equal to), written the same way: beside their place, renamed in when all are complete.
 
@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import gc
 import json
 import os
 import re
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,20 +31,18 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from spark_jobs import ingest_state
 from spark_jobs.ingest import InputError, check_some_file_read, expand_log_paths
-from spark_jobs.ingest.build import build_events, summarize
+from spark_jobs.ingest.build import summarize
 from spark_jobs.ingest.formats import sniff
 from spark_jobs.ingest.identity import load_replids
 from spark_jobs.ingest.stage import WHOLE, ReadTask
 from spark_jobs.ingest.xml_splits import SPLIT_BYTES, plan, splittable
+from spark_jobs.ingest_state import BUILD_SUFFIX
 from spark_jobs.model.errors import OperatorError
 
 EXIT_OK, EXIT_CRASH, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
 #: the JVM's heap unless ``--conf spark.driver.memory=...``: the rows pass through in batches, the
-#: duplicate check's projection is narrow, the kept events are collected a run of files at a time
+#: duplicate check's projection is narrow, the event lines stream from their sort
 DRIVER_MEMORY = "1g"
-#: the kept events collected to the driver at once (a run of files; a larger file alone): what
-#: the JVM and the Arrow table hold at once, whatever the share's size
-COLLECT_RECORDS = 32_000
 #: ``--engine auto`` runs Spark from this much input on
 AUTO_SPARK_BYTES = 32 << 20
 _BREAK_RE = re.compile(r"^unreadable (?:file|after record \d+): ")
@@ -68,7 +66,8 @@ class IngestSettings:
     #: read every file again, whatever the state says
     full: bool = False
     split_bytes: int = SPLIT_BYTES
-    collect_records: int = COLLECT_RECORDS
+    #: kept records per partition of the build steps (``ingest_build``), at least
+    build_records_per_part: int = 25_000
 
 
 @dataclass
@@ -206,6 +205,7 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
     from pyspark.sql import SparkSession
 
     from spark_jobs import ingest_spark as ks
+    from spark_jobs.ingest_build import build_on_spark
     from spark_jobs.job import input_bytes
     from spark_jobs.session import spark_session
 
@@ -237,15 +237,15 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
     plans = [ks.FilePlan(f, keys[f], i, str(root / entries[keys[f]].dataset), entries[keys[f]].offsets)
              for i, f in enumerate(files)]
     classified = ks.Classified(spark, plans)
-    gc.disable()  # the kept events are many long-lived objects: collecting cycles would walk them all, often
     try:
         counted = classified.accounting()
         lap("accounting")
-        parsed = classified.parsed([entries[keys[f]].status["count"] for f in files], s.collect_records)
-        lap("collect")
         acc = counted.acc
-        built = build_events(parsed, classified.error_servers, acc, replids=table, topology=topo)
-        del parsed
+        kept = sum(acc.read.values()) - counted.duplicates - counted.errors - counted.rejected
+        made = build_on_spark(spark, classified.kept(), kept, str(root / (run_id + BUILD_SUFFIX)),
+                              classified.error_servers, acc, replids=table, topology=topo,
+                              per_part=s.build_records_per_part, timings=timings)
+        built = made.built
         lap("build")
         texts = classified.texts([(r["source"], r["record"]) for r in built.rejects])
         for r in built.rejects:
@@ -261,13 +261,12 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
         summary["formats"] = {f: sniff_or_none(f) or "unknown" for f in files}
         summary["seconds"] = round(took, 3)
         summary["records_per_second"] = round(summary["records_read"] / max(took, 1e-9))
-        _write(s.out, built, summary, classified, options,
+        _write(s.out, built, made.lines(), summary, classified, options,
                [{"file_key": keys[f], "source": f, "dataset": entries[keys[f]].dataset,
                  "offsets": entries[keys[f]].offsets, "status": entries[keys[f]].status} for f in files])
         lap("write")
         repeated = classified.repeated([keys[f] for f in new]) if state is not None and new else 0
     finally:
-        gc.enable()
         classified.release()
     ingest_state.prune(s.out, {e.dataset for e in entries.values()})
     new_records = sum(entries[keys[f]].status["count"] for f in new)
@@ -331,8 +330,8 @@ def _file_statuses(files: list[str], keys: dict[str, str], entries: dict[str, in
     return counts, broken, empty
 
 
-def _write(out: str, built: Any, summary: dict[str, Any], classified: Any, options: dict[str, Any],
-           files: list[dict[str, Any]]) -> None:
+def _write(out: str, built: Any, lines: Iterator[str], summary: dict[str, Any], classified: Any,
+           options: dict[str, Any], files: list[dict[str, Any]]) -> None:
     """The five outputs beside their place, then the state; renamed in only when all are complete."""
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
@@ -341,7 +340,7 @@ def _write(out: str, built: Any, summary: dict[str, Any], classified: Any, optio
     state_tmp = None
     try:
         with open(partial["events.jsonl"], "w", encoding="utf-8") as fh:
-            fh.writelines(_line(r) for r in built.events)
+            fh.writelines(lines)
         with open(partial["ingest_rejects.jsonl"], "w", encoding="utf-8") as fh:
             fh.writelines(_line(r) for r in classified.rejects())
             fh.writelines(_line(r) for r in built.rejects)

@@ -9,9 +9,8 @@
    of a key in input order is kept; a later one with the same meaning is a duplicate, otherwise a
    reject), and the accounting the summary needs, in a few aggregations.
 
-The driver gets the kept replication events (compact: no description text) in input order, for
-the build steps that need the whole share at once (REPLIDs, message matching, derivation); the
-rejects and errors stream from Spark to their files.
+The kept replication events go on to the build steps (``ingest_build``); the rejects and errors
+stream from Spark to their files.
 """
 
 from __future__ import annotations
@@ -28,9 +27,10 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_jobs.ingest.classify import Accounting, Parsed
+from spark_jobs.ingest.classify import Accounting
+from spark_jobs.ingest.grouped import RECORD_COLUMNS
 from spark_jobs.ingest.reasons import R_CONFLICTING_COPY
-from spark_jobs.ingest.stage import ROW_FIELDS, WHOLE, ReadTask, parsed_from_row, task_rows
+from spark_jobs.ingest.stage import ROW_FIELDS, WHOLE, ReadTask, task_rows
 
 _TYPES = {"str": T.StringType(), "int": T.LongType(), "bool": T.BooleanType(), "bytes": T.BinaryType(),
           "list[str]": T.ArrayType(T.StringType())}
@@ -48,7 +48,7 @@ def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_
     """Run ``tasks`` (one Spark task each, the largest first) and write their rows to ``dest``."""
     import pyarrow as pa
 
-    arrow_schema = pa.schema([pa.field(f.name, _arrow(f.dataType)) for f in ROW_SCHEMA.fields])
+    arrow_schema = pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in ROW_SCHEMA.fields])
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -70,11 +70,12 @@ def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_
     df.write.mode("error").partitionBy("kind").parquet(dest)
 
 
-def _arrow(t: T.DataType) -> Any:
+def arrow_type(t: T.DataType) -> Any:
+    """The Arrow type of a Spark type the workers' rows use (their batches are built in Arrow)."""
     import pyarrow as pa
 
     if isinstance(t, T.ArrayType):
-        return pa.list_(pa.string())
+        return pa.list_(arrow_type(t.elementType))
     return {T.StringType: pa.string(), T.LongType: pa.int64(), T.BooleanType: pa.bool_(),
             T.BinaryType: pa.binary()}[type(t)]
 
@@ -110,20 +111,6 @@ class Accounted:
     duplicates: int
     errors: int
     rejected: int  # step 1's rejects
-
-
-def _runs(counts: list[int], most: int) -> list[tuple[int, int]]:
-    """Consecutive files ``[lo, hi)`` of at most ``most`` records each (a larger file alone)."""
-    out: list[tuple[int, int]] = []
-    lo, n = 0, 0
-    for i, c in enumerate(counts):
-        if n and n + c > most:
-            out.append((lo, i))
-            lo, n = i, 0
-        n += c
-    if lo < len(counts):
-        out.append((lo, len(counts)))
-    return out
 
 
 class Classified:
@@ -216,29 +203,12 @@ class Classified:
         self.error_servers = {g["acct_server"] for g in groups if g["fate"] == "error"}
         return Accounted(acc, totals["duplicates"], totals["errors"], totals["rejected"])
 
-    def parsed(self, counts: list[int], most: int) -> list[Parsed]:
-        """The kept replication events in input order, as the reference's ``classify`` keeps them:
-        every parsed row but the duplicates and conflicting copies (an anti join). Collected as
-        Arrow a run of files of at most ``most`` records at a time (``counts``: each file's records,
-        by ``file_idx``; a larger file alone), so the JVM and the Arrow table hold one run's rows,
-        not the share's; each run sorted here."""
-        import pyarrow.compute as pc
-
-        cols = ["source", "record", "file_idx", "fmt", "raw_server", "provider", "event_id", "time_text",
-                "record_id", "server", "ts", "direction", "ev", "sender"]
+    def kept(self) -> DataFrame:
+        """The kept replication events, as the reference's ``classify`` keeps them: every parsed
+        row but the duplicates and conflicting copies (an anti join); what the build steps read."""
         dropped = self.fates.where(F.col("fate").isin("dup", "conflict")).select(*_KEYS)
-        q = (self.rows.where(F.col("kind") == "parsed").join(F.broadcast(dropped), _KEYS, "left_anti")
-             .select(*cols))
-        key_of = {f.file_idx: f.file_key for f in self.files}
-        out: list[Parsed] = []
-        for lo, hi in _runs(counts, most):
-            # by file key, which the Parquet scan filters on: a run reads its own files' rows only
-            table = q.where(F.col("file_key").isin(*{key_of[i] for i in range(lo, hi)})).toArrow()
-            table = table.take(pc.sort_indices(table, [("file_idx", "ascending"), ("record", "ascending")]))
-            for batch in table.to_batches(max_chunksize=10_000):
-                out.extend(parsed_from_row(r, r["source"], r["record"]) for r in batch.to_pylist())
-            del table
-        return out
+        return (self.rows.where(F.col("kind") == "parsed").join(F.broadcast(dropped), _KEYS, "left_anti")
+                .select(*RECORD_COLUMNS, "msg_key"))
 
     def errors(self) -> Iterator[tuple[str, int, str]]:
         """(error row JSON, its record, server) of the errors kept, in input order."""

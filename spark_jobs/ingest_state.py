@@ -25,6 +25,7 @@ from typing import Any
 
 STATE_DIR = ".ingest_state"
 VERSION = 1
+BUILD_SUFFIX = "-build"  # a run's work folder of the build steps, under rows/ (no state refers to it)
 _INGEST = Path(__file__).with_name("ingest")
 
 
@@ -128,7 +129,7 @@ def prune(out: str | os.PathLike[str], keep: set[str]) -> None:
 
 
 def prune_run(out: str | os.PathLike[str], run_id: str) -> None:
-    """Remove the rows a failed run wrote (``run_id`` and its second round)."""
-    for name in (run_id, run_id + "-whole"):
+    """Remove the rows a failed run wrote (``run_id``, its second round, its build steps')."""
+    for name in (run_id, run_id + "-whole", run_id + BUILD_SUFFIX):
         with contextlib.suppress(OSError):
             shutil.rmtree(state_root(out) / "rows" / name)

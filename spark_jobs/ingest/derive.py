@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from spark_jobs.model.cnset import EMPTY, CNSet
@@ -13,9 +15,26 @@ from .messages import Msg
 from .reasons import MAX_EXPANDED_CNS, R_NO_RECIPIENT, R_RANGE_TOO_WIDE
 from .translate import FolderKey
 
+Key = tuple[int, ...]  # a line's place in the event log: (ts, rank, its message's sent_at, order..., seq)
+
+
+@dataclass
+class Derived:
+    """The event lines of some folders' messages, each with its place in the whole log (``Key``);
+    so the lines of all folders, derived apart, merge by key into the reference's order."""
+
+    lines: list[tuple[Key, dict[str, Any]]]  # in key order
+    bad: list[tuple[Msg, str]]  # in the messages' time order
+    stats: Counter[str]  # in the order each was first counted
+    firsts: dict[str, Key]  # where each statistic was first counted, to merge folders' in that order
+
+
+def _place(m: Msg) -> Key:
+    return (m.sent_at, *m.order)
+
 
 def _own_changes(msgs: list[Msg], fids: dict[FolderKey, str], skip: set[int],
-                 stats: Counter[str]) -> dict[int, list[tuple[str, str, int]]]:
+                 count: Callable[[str, int, Key], None]) -> dict[int, list[tuple[str, str, int]]]:
     """The sender's own CNs each message shows it holding (changes it carries, its printed set),
     as change lines: CN by CN in increasing order per store and folder, each at the first message
     that shows it or a later one, so that CNs only increase in event order (the reader's rule).
@@ -28,7 +47,7 @@ def _own_changes(msgs: list[Msg], fids: dict[FolderKey, str], skip: set[int],
         shown = (m.changes or EMPTY).union(m.cnset or EMPTY).ranges(m.sender)
         width = sum(hi - lo + 1 for lo, hi in shown)
         if width > MAX_EXPANDED_CNS:
-            stats["own CNs not written as changes (set too wide)"] += width
+            count("own CNs not written as changes (set too wide)", width, (0,))
             continue
         seen = first_seen[(m.sender, fid)]
         for lo, hi in shown:
@@ -40,19 +59,35 @@ def _own_changes(msgs: list[Msg], fids: dict[FolderKey, str], skip: set[int],
         for cn in sorted(seen):
             at = max(at, seen[cn])  # messages are in time order: a later index is not earlier
             out[at].append((store, fid, cn))
-            stats["change"] += 1
+            count("change", 1, (1,))
             if at != seen[cn]:
-                stats["own CNs written after their first message"] += 1
+                count("own CNs written after their first message", 1, (2,))
     return out
 
 
 def derive_events(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[str, list[str]],
                   all_stores: list[str]) -> tuple[list[dict[str, Any]], list[tuple[Msg, str]], Counter[str]]:
     """The event lines, in time order: derived changes, sends (with derived CN sets), receives."""
+    for n, m in enumerate(msgs):
+        m.order = (n,)
+    d = derive_keyed(msgs, fids, replicas, all_stores)
+    return [line for _, line in d.lines], d.bad, d.stats
+
+
+def derive_keyed(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[str, list[str]],
+                 all_stores: list[str]) -> Derived:
+    """``derive_events`` over the messages of some folders (each folder's all: a folder's lines
+    depend only on its own messages), each line keyed by its place in the whole log."""
     stats: Counter[str] = Counter()
+    firsts: dict[str, Key] = {}
+
+    def count(name: str, n: int, first: Key) -> None:
+        stats[name] += n
+        firsts.setdefault(name, first)
+
     bad: list[tuple[Msg, str]] = []
     skipped: set[int] = set()
-    msgs = sorted(msgs, key=lambda m: m.sent_at)
+    msgs = sorted(msgs, key=_place)
     tos: dict[int, tuple[list[str], list[str]]] = {}
     for i, m in enumerate(msgs):
         fid = fids[m.folder] if m.folder is not None else HIERARCHY_FID
@@ -75,35 +110,36 @@ def derive_events(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[st
                 skipped.add(i)
                 continue
         tos[i] = (to, derived)
-    own = _own_changes(msgs, fids, skipped, stats)
+    own = _own_changes(msgs, fids, skipped, count)
 
-    timeline: list[tuple[int, int, int, str, str | None]] = []
+    timeline: list[tuple[int, int, int, str, str | None, int]] = []
     for i, m in enumerate(msgs):
         if i in skipped:
             continue
         # at one time: receives of earlier messages, then sends (a store answers what it has
         # processed), then receives of messages sent at that very time
-        timeline.append((m.sent_at, 1, i, "send", None))
-        for store, ts in m.receives:
-            timeline.append((ts, 0 if ts > m.sent_at else 2, i, "receive", store))
+        timeline.append((m.sent_at, 1, i, "send", None, 0))
+        for j, (store, ts) in enumerate(m.receives):
+            timeline.append((ts, 0 if ts > m.sent_at else 2, i, "receive", store, j))
     timeline.sort(key=lambda t: (t[0], t[1], t[2]))
     held: dict[tuple[str, str], CNSet] = defaultdict(lambda: EMPTY)  # lower bound of owned
-    lines: list[dict[str, Any]] = []
-    for ts, _rank, i, what, store in timeline:
+    lines: list[tuple[Key, dict[str, Any]]] = []
+    for ts, rank, i, what, store, j in timeline:
         m = msgs[i]
+        at = (ts, rank, *_place(m))
         fid = fids[m.folder] if m.folder is not None else HIERARCHY_FID
         t = format_ts(ts)
         if what == "receive":
             assert store is not None
-            lines.append({"ts": t, "store": store, "kind": "receive", "msg": m.msg})
-            stats["receive"] += 1
+            lines.append(((*at, j), {"ts": t, "store": store, "kind": "receive", "msg": m.msg}))
+            count("receive", 1, (3, *at, j))
             if m.changes:
                 held[(store, fid)] = held[(store, fid)].union(m.changes)
             continue
         k = (m.sender, fid)
         for s_, f_, cn in own.get(i, ()):
-            lines.append({"ts": t, "store": s_, "kind": "change", "fid": f_, "cn": cn,
-                          "derived": ["event"], "implied_by": m.msg})
+            lines.append(((*at, len(lines)), {"ts": t, "store": s_, "kind": "change", "fid": f_, "cn": cn,
+                                              "derived": ["event"], "implied_by": m.msg}))
             held[(s_, f_)] = held[(s_, f_)].add(s_, cn)
         to, derived = tos[i]
         derived = list(derived)
@@ -128,8 +164,9 @@ def derive_events(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[st
             derived.append("responders")
         if derived:
             line["derived"] = derived
-        lines.append(line)
-        stats["send"] += 1
-        for d in derived:
-            stats[f"send {d} derived"] += 1
-    return lines, bad, stats
+        send_at = (*at, len(lines))
+        lines.append((send_at, line))
+        count("send", 1, (3, *send_at))
+        for n, d in enumerate(derived):
+            count(f"send {d} derived", 1, (3, *send_at, n + 1))
+    return Derived(lines, bad, stats, firsts)

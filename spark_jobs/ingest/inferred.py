@@ -54,12 +54,27 @@ def guess_version(ps: list[Parsed]) -> str:
     or a 5.x source name 5.5's;
     otherwise internal IDs: 2000."""
     own = [p for p in ps if p.direction == "out"] or ps
-    if any(p.ev.message_type_label and not _CN_ID_RE.match(p.ev.msg_id) for p in own):
+    hints = [version_hints(p) for p in own]
+    return version_of(*(any(h[i] for h in hints) for i in range(3)))
+
+
+def version_hints(p: Parsed) -> tuple[bool, bool, bool]:
+    """What one event says of its server's version: (2003's, 2007's, 5.5's)."""
+    return (
+        bool(p.ev.message_type_label) and not _CN_ID_RE.match(p.ev.msg_id),
+        "@" in p.ev.msg_id or bool(p.ev.database and not _CN_ID_RE.match(p.ev.msg_id)),
+        bool(p.ev.short_rfis or p.ev.type_on_first_line)
+        or (p.raw.provider or "").lower().strip() in ("msexchangeis public", *PROVIDER_ALIASES),
+    )
+
+
+def version_of(v2003: bool, v2007: bool, v55: bool) -> str:
+    """The version the hints of a server's events (any of them) name, in ``guess_version``'s order."""
+    if v2003:
         return "2003"  # 5.x's "Outgoing Message Type 0x20" comes with an internal Message ID
-    if any("@" in p.ev.msg_id or (p.ev.database and not _CN_ID_RE.match(p.ev.msg_id)) for p in own):
+    if v2007:
         return "2007"  # 2000 prints a Database line too, with internal Message IDs (KB 821930)
-    if any(p.ev.short_rfis or p.ev.type_on_first_line
-           or (p.raw.provider or "").lower().strip() in ("msexchangeis public", *PROVIDER_ALIASES) for p in own):
+    if v55:
         return "5.5"
     return "2000"
 

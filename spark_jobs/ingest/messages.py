@@ -26,6 +26,16 @@ from .translate import ROOT, FolderKey, Unmapped, cnset_of, translate_folder
 _SMTP_RE = re.compile(r"^<?[^<>@\s]+@([^<>\s]+?)>?$")
 
 
+def message_key(msg_id: str, sender: str | None) -> str | None:
+    """The message a record belongs to, as far as the record alone says: an SMTP id is unique,
+    an internal (5.x, 2000) id only with its sender; None when the sender is unknown."""
+    if _SMTP_RE.match(msg_id):
+        return msg_id
+    if sender is None:
+        return None
+    return f"{sender}/{msg_id}"
+
+
 def message_keys(parsed: list[Parsed], other_servers: Iterable[str] = ()) -> tuple[
         dict[str, list[Parsed]], list[tuple[Parsed, str]]]:
     """Group events by message; SMTP ids are unique, internal (5.x, 2000) ids only per sender. The
@@ -35,14 +45,12 @@ def message_keys(parsed: list[Parsed], other_servers: Iterable[str] = ()) -> tup
     groups: dict[str, list[Parsed]] = defaultdict(list)
     bad: list[tuple[Parsed, str]] = []
     for p in parsed:
-        if _SMTP_RE.match(p.ev.msg_id):
-            p.key = p.ev.msg_id
-        elif p.sender is None:
+        key = message_key(p.ev.msg_id, p.sender)
+        if key is None:
             bad.append((p, R_SENDER_UNKNOWN))
             continue
-        else:
-            p.key = f"{p.sender}/{p.ev.msg_id}"
-        groups[p.key].append(p)
+        p.key = key
+        groups[key].append(p)
     out: dict[str, list[Parsed]] = {}
     for key, ps in groups.items():
         outs = [p for p in ps if p.direction == "out"]
@@ -83,6 +91,9 @@ class Msg:
     addressed: str | None  # the store an outgoing event names (2003+ backfill requests)
     receives: list[tuple[str, int]]  # (store, ts)
     records: list[Parsed]
+    #: its place in the order messages are built (the reference: its index; the Spark job: its
+    #: group's first record, its folder's position): what orders messages sent at one time
+    order: tuple[int, ...] = ()
 
 
 @dataclass

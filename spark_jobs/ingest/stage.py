@@ -24,6 +24,7 @@ from typing import Any
 from . import file_records, is_break
 from .classify import Parsed, classify_one
 from .identity import norm_server
+from .messages import message_key
 from .reasons import reason_key, record_text
 from .records import RawRecord
 from .values import ReplicationEvent
@@ -39,7 +40,7 @@ ROW_FIELDS: list[tuple[str, str]] = [
     ("err_json", "str"), ("err_second", "int"),
     ("ts", "int"), ("direction", "str"), ("sender", "str"), ("msg_id", "str"),
     ("meaning", "bytes"), ("ev", "bytes"), ("ignored", "list[str]"),
-    ("dedup_key", "str"), ("lines", "int"),
+    ("dedup_key", "str"), ("lines", "int"), ("msg_key", "str"),
     ("count", "int"), ("broken", "str"), ("unreadable", "bool"),
 ]
 FIELD_NAMES = [n for n, _ in ROW_FIELDS]
@@ -85,7 +86,7 @@ def record_row(raw: RawRecord, file_key: str, piece: int, default_offset_min: in
         row.update(kind="parsed", server=p.server, acct_server=p.server, ts=p.ts, direction=p.direction,
                    sender=p.sender, msg_id=ev.msg_id, ignored=[line[:120] for line in ev.ignored],
                    lines=len(ev.ignored), meaning=_digest(repr(ev.meaning())),
-                   dedup_key=_key("P", *o.parsed_key),
+                   dedup_key=_key("P", *o.parsed_key), msg_key=message_key(ev.msg_id, p.sender),
                    ev=pickle.dumps(for_build(ev), protocol=pickle.HIGHEST_PROTOCOL))
     return row
 

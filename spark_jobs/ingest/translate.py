@@ -37,23 +37,45 @@ def _numbers(ev: ReplicationEvent) -> list[tuple[str, int]]:
     return out
 
 
+Link = tuple[str, int, str, int]  # (sender, its REPLID, receiver, its REPLID): one number printed by both
+Hint = tuple[str, int, str]  # (receiver, the REPLID of the CN range it printed, the sender's server)
+
+
+def group_links(ps: list[Parsed]) -> list[Link]:
+    """One message's links: its outgoing event's numbers aligned with each incoming event's."""
+    outs = [p for p in ps if p.direction == "out"]
+    if not outs:
+        return []
+    o = outs[0]
+    on = dict(_numbers(o.ev))
+    links: list[Link] = []
+    for p in ps:
+        if p.direction != "in":
+            continue
+        for tag, replid in _numbers(p.ev):
+            if tag in on:
+                links.append((o.server, on[tag], p.server, replid))
+    return links
+
+
+def group_hints(ps: list[Parsed]) -> list[Hint]:
+    """Rule 3's evidence in one message: the incoming regular replication events (sender known)."""
+    return [(p.server, p.ev.cn_min.replid, p.sender) for p in ps
+            if p.direction == "in" and p.ev.type_code in (0x2, 0x4) and p.ev.cn_min and p.sender is not None]
+
+
 def infer_replids(groups: dict[str, list[Parsed]], own: dict[str, str], rmap: ReplidMap) -> None:
     """Fill ``rmap`` by the three rules of ``identity.py``, to a fixed point."""
+    solve_replids([k for ps in groups.values() for k in group_links(ps)],
+                  [h for ps in groups.values() for h in group_hints(ps)], own, rmap)
+
+
+def solve_replids(links: Iterable[Link], hints: Iterable[Hint], own: dict[str, str], rmap: ReplidMap) -> None:
+    """The three rules over every message's links and hints, in the messages' order. ``links`` is
+    walked once per round (any iterable that can be walked again); a hint repeated later changes
+    nothing (its REPLID is known by then), so ``hints`` may hold each only at its first place."""
     for server, store in own.items():
         rmap.infer(server, 1, store, "REPLID 1 is the server's own store")
-    links: list[tuple[str, int, str, int]] = []
-    for ps in groups.values():
-        outs = [p for p in ps if p.direction == "out"]
-        if not outs:
-            continue
-        o = outs[0]
-        on = dict(_numbers(o.ev))
-        for p in ps:
-            if p.direction != "in":
-                continue
-            for tag, replid in _numbers(p.ev):
-                if tag in on:
-                    links.append((o.server, on[tag], p.server, replid))
 
     def fixpoint() -> None:
         changed = True
@@ -69,11 +91,9 @@ def infer_replids(groups: dict[str, list[Parsed]], own: dict[str, str], rmap: Re
                     rmap.infer(r, b, x, f"message logged by {s} and {r}: {s}'s REPLID {a:X}")
 
     fixpoint()
-    for ps in groups.values():
-        for p in ps:
-            if p.direction == "in" and p.ev.type_code in (0x2, 0x4) and p.ev.cn_min and p.sender in own:
-                rmap.infer(p.server, p.ev.cn_min.replid, own[p.sender],
-                           f"regular replication from {p.sender} carries its own changes")
+    for server, replid, sender in hints:
+        if sender in own:
+            rmap.infer(server, replid, own[sender], f"regular replication from {sender} carries its own changes")
     fixpoint()
 
 

@@ -21,6 +21,7 @@ from spark_jobs.model.timeutil import parse_ts
 from spark_jobs.model.topology import load_topology
 from tests.unit.ingest import three_servers as fx
 from tests.unit.ingest.exports import NS, event_xml, write_events_xml, write_export_csv, write_wevtutil_xml
+from tests.unit.ingest.test_build import IN_A, OUT_A
 from tests.unit.ingest.test_published import PUBLISHED
 from tests.unit.ingest.test_roundtrip import WRITERS
 
@@ -28,7 +29,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "unit" / "ingest" / "fixtures"
 OUTPUTS = ("events.jsonl", "ingest_rejects.jsonl", "ingest_errors.jsonl", "topology.json")
 TIMING = ("seconds", "records_per_second")
 SPLIT = 16_000  # the larger XML exports of the varied share are read in two or three pieces
-COLLECT = 150  # the varied share's kept events reach the driver in several runs of files
+PER_PART = 20  # the varied share's build steps (87 kept records) run in four partitions, each merging its own
 
 
 def _same_outputs(reference: Path, spark: Path) -> None:
@@ -93,7 +94,29 @@ def _varied_share(tmp: Path) -> Path:
             "<TimeCreated SystemTime='2026-11-02T08:00:00Z'/><Computer>EX07</Computer></System><RenderingInfo>"
             f"<Message><![CDATA[not a boundary: </Event><Event xmlns='{NS}'>]]></Message></RenderingInfo></Event>")
     (logs / "EX07-cdata.xml").write_text(trap + event_xml(ex07[2], 2, rendered=True), encoding="utf-8")
+    write_wevtutil_xml(_odd_messages(), logs / "odd.xml")
     return logs
+
+
+def _odd_messages() -> list[ExportRecord]:
+    """Records the build steps reject at each of their steps: a sender that cannot be named, with
+    or without a key; an incoming event before its send or on its sender; a second sender; no
+    folder; a CN range too wide to expand."""
+    wide = OUT_A.replace("<Z1@", "<W1@").replace("CN min: 1-10, CN max: 1-12", "CN min: 1-1, CN max: 1-FFFFF")
+    lone = fx.lines("An incoming replication message was processed.", "Type: 0x10", "Message ID: <Q1@corp.example>",
+                    "Folder(s): (1-50) IPM_SUBTREE\\Z", "CNSET: 1-1,1-2", ", CNSET(FAI): {0}")
+    internal = fx.lines("An incoming replication message was processed.", "Type: 0x4", "Message ID: 1-77",
+                        "Folder(s): (1-50) IPM_SUBTREE\\Z", "CN min: 1-1, CN max: 1-2")
+    return [
+        fx.rec("EX1.example", 3020, "2026-11-02T08:00:00Z", OUT_A),
+        fx.rec("EX2.example", 3030, "2026-11-02T07:59:00Z", IN_A),  # before its send
+        fx.rec("EX1.example", 3030, "2026-11-02T08:01:00Z", IN_A.replace("2-", "1-")),  # on its own sender
+        fx.rec("EX3.example", 3020, "2026-11-02T08:02:00Z", OUT_A),  # the same id sent by another server
+        fx.rec("EX3.example", 3020, "2026-11-02T08:03:00Z", "Type: 0x4\r\nMessage ID: <Z2@EX3.example>"),
+        fx.rec("EX1.example", 3020, "2026-11-02T08:04:00Z", wide),
+        fx.rec("EX2.example", 3027, "2026-11-02T08:05:00Z", lone),
+        fx.rec("EX2.example", 3030, "2026-11-02T08:06:00Z", internal),
+    ]
 
 
 def test_spark_ingest_equals_the_reference_on_a_varied_share(spark: Any, tmp_path: Path) -> None:
@@ -102,8 +125,15 @@ def test_spark_ingest_equals_the_reference_on_a_varied_share(spark: Any, tmp_pat
     ref = run_ingest([str(logs)], tmp_path / "ref", **opts)
     assert ref["status"] == "partial" and ref["duplicates"] and ref["files_empty"]
     assert any("another event for the same message" in r for r in ref["reject_reasons"])
+    build_reasons = {"internal Message ID and no Server line: the sender is unknown", "content event without a Folder line",
+                     "incoming event stamped before its outgoing event (clock skew between servers?)",
+                     "incoming event on the message's own sender", "the same Message ID is logged as sent by another server",
+                     "no outgoing event, no Server line, and the Message ID names no known server",
+                     "outgoing event with no matching incoming event and no known replica to send to",
+                     f"CN range of {0xFFFFF:,} own CNs is wider than 100,000"}
+    assert build_reasons <= set(ref["reject_reasons"])  # every step of the build rejects some record
     got = run_ingest_spark(IngestSettings(logs=(str(logs),), out=str(tmp_path / "spark"), split_bytes=SPLIT,
-                                          collect_records=COLLECT, **opts))
+                                          build_records_per_part=PER_PART, **opts))
     assert got.mode.startswith("full ingest: no state") and got.new_files == ref["formats"].__len__()
     _same_outputs(tmp_path / "ref", tmp_path / "spark")
 
