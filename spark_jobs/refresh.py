@@ -36,6 +36,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -212,8 +214,10 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     active = set(with_events) | set(refold) | {fid for fid, _ in entries}
     folders = sorted(active)
     payload = org_payload(topo.to_json(), [(store, ts, seq, down) for ts, seq, store, down in status if ts <= as_of])
-    states = arrow_frame(spark, _state_rows(prev_dir, STATE_FOLDS, "fid", folders, ["fid", "blob"])).filter(
-        f"NOT {in_refold}").selectExpr(
+    # every folder's state, read once: the folded ones' go through the fold, the others are kept
+    folds = _state_rows(prev_dir, STATE_FOLDS, "fid", [], ["fid", "blob"], but=True)
+    is_folded = pc.is_in(folds.column("fid"), value_set=pa.array(folders, pa.string()))
+    states = arrow_frame(spark, folds.filter(is_folded)).filter(f"NOT {in_refold}").selectExpr(
         *[_state_column(col) for col in STREAM_COLUMNS])
     stream = group_stream(fresh.filter(f"NOT coalesce({in_refold}, false)"), None).unionByName(states)
     if refold:  # every event of those folders, from the first, as a full run folds them
@@ -278,8 +282,7 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     again_seqs = local_frame(spark, [(q,) for q in again.seqs] if again else [], {"seq": "long"})
     new_state = judged.join(new_lines.select("seq").unionByName(again_seqs), "seq", "left_semi")
     state = {STATE_LINES: new_state, STATE_EVENTS: events_new, STATE_PENDING: waiting.filter(f"ts > {int(as_of)}"),
-             STATE_FOLDS: fold_table(folded, FOLD_STATE).unionByName(
-                 arrow_frame(spark, _state_rows(prev_dir, STATE_FOLDS, "fid", folders, ["fid", "blob"], but=True)))}
+             STATE_FOLDS: fold_table(folded, FOLD_STATE).unionByName(arrow_frame(spark, folds.filter(pc.invert(is_folded))))}
 
     # final pieces the counts say are empty are not written (each write is a Spark job)
     n_again = len(again.seqs) if again else 0
@@ -290,9 +293,9 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     replaced: dict[str, tuple[str, set[str] | set[int], Callable[[DataFrame], DataFrame]]] = {
         name: ("fid", set(refold), lambda df: df.filter(f"NOT {in_refold}")) for name in REFOLDED_TABLES if refold}
     if again:
-        lines = F.broadcast(local_frame(spark, again.lines, {"source": "string", "line": "long"}))
+        again_lines = F.broadcast(local_frame(spark, again.lines, {"source": "string", "line": "long"}))
         replaced["rejects"] = ("line", {line for _, line in again.lines},
-                               lambda df: df.join(lines, ["source", "line"], "left_anti"))
+                               lambda df: df.join(again_lines, ["source", "line"], "left_anti"))
         replaced[STATE_LINES] = ("seq", set(again.seqs), lambda df: df.join(F.broadcast(again_seqs), "seq", "left_anti"))
     pieces, carry, rewritten = [], [], set()
     for name, df in {**t, **state}.items():
@@ -341,7 +344,6 @@ FOLDED_KINDS = "('change', 'send', 'receive', 'replicas')"
 def open_entries(run_dir: Path) -> list[tuple[str, int | None]]:
     """Each open backfill entry of an earlier run (its live entries) as (folder, its last
     request's time in microseconds): their timers and next requests depend on the as-of."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     files = sorted((run_dir / "backfill_entries").glob("live-*"))

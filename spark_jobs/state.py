@@ -260,8 +260,7 @@ def rows_where(folder: Path, column: str, values: list[Any], columns: list[str] 
         return dataset.to_table(columns=columns, filter=~pc.field(column).isin(pa.array(values))) if values else (
             dataset.to_table(columns=columns))
     if not values:
-        empty = ds.dataset(paths, format="parquet").schema.empty_table()
-        return empty.select(columns) if columns else empty
+        return _empty(paths, columns)
     wanted = pa.array(values)
     return gather(paths, [column], lambda probe: pc.is_in(probe.column(column), value_set=wanted), columns)
 
@@ -291,9 +290,15 @@ def gather(paths: list[str], probe: list[str], choose: Callable[[Any], Any], col
             start += n
         if groups:
             parts.append(pf.read_row_groups(groups, columns=columns).filter(pa.concat_arrays(masks)))
-    if not parts:
-        return pq.read_schema(paths[0]).empty_table().select(columns or pq.read_schema(paths[0]).names)
-    return pa.concat_tables(parts)
+    return pa.concat_tables(parts) if parts else _empty(paths, columns)
+
+
+def _empty(paths: list[str], columns: list[str] | None) -> Any:
+    """A table of no rows, of the files' ``columns`` (default: all)."""
+    import pyarrow.parquet as pq
+
+    empty = pq.read_schema(paths[0]).empty_table()
+    return empty.select(columns) if columns else empty
 
 
 def earlier_lines(folder: Path, first_new: dict[str, int], columns: list[str]) -> Any:
@@ -312,13 +317,12 @@ def earlier_lines(folder: Path, first_new: dict[str, int], columns: list[str]) -
     190,396 earlier changes, most of them history.)"""
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     paths = sorted(str(f) for f in folder.glob("*.parquet"))
     if not paths:
         return None
     if not first_new:  # no new line to judge: nothing read
-        return pq.read_schema(paths[0]).empty_table().select(columns)
+        return _empty(paths, columns)
     probe = ["shard", "ts", "cn", "seq", "store", "fid"]
     shards = pa.array(sorted(first_new))
     tops: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}
@@ -327,7 +331,8 @@ def earlier_lines(folder: Path, first_new: dict[str, int], columns: list[str]) -
         touched = pc.is_in(t.column("shard"), value_set=shards)
         keep = touched.to_numpy(zero_copy_only=False).copy()
         at = pc.indices_nonzero(touched).to_pylist()
-        values = [t.filter(touched).column(c).to_pylist() for c in probe]
+        of_touched = t.filter(touched)
+        values = [of_touched.column(c).to_pylist() for c in probe]
         for i, shard, ts, cn, seq, store, fid in zip(at, *values, strict=True):
             if shard.startswith("c") and ts < first_new[shard]:
                 keep[i] = False
