@@ -53,17 +53,26 @@ def spark_session(
     if master is not None and master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     settings = session_settings(master, progress=progress, for_tests=for_tests, input_bytes=input_bytes)
+    settings |= conf or {}
     if archive and not under_submit and master is not None and master.startswith("local"):
         from spark_jobs.classes import java_options
 
-        settings["spark.driver.extraJavaOptions"] = f"{settings['spark.driver.extraJavaOptions']} {java_options()}".rstrip()
-    settings |= conf or {}
+        settings = with_archive(settings, java_options())
     builder = SparkSession.builder.appName(app_name)
     if master is not None:
         builder = builder.master(master)
     for key, value in settings.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+def with_archive(settings: dict[str, str], archive_options: str) -> dict[str, str]:
+    """``settings`` whose driver options also map the class archive: added to any options a
+    caller gave (ingest gives its own JIT options), unless those already choose an archive."""
+    given = settings.get("spark.driver.extraJavaOptions", "")
+    if not archive_options or any(o in given for o in ("SharedArchiveFile", "ArchiveClassesAtExit", "-Xshare")):
+        return settings
+    return settings | {"spark.driver.extraJavaOptions": f"{given} {archive_options}".strip()}
 
 
 def session_settings(master: str | None, *, progress: bool = False, for_tests: bool = False,
@@ -112,6 +121,9 @@ def session_settings(master: str | None, *, progress: bool = False, for_tests: b
         # refresh reads tables of 42 files, one per fold partition, several times); on one
         # machine the driver lists them at once
         settings["spark.sql.sources.parallelPartitionDiscovery.threshold"] = "4096"
+        # the workers import PySpark from where it is installed, its bytecode cached, instead
+        # of compiling it from Spark's pyspark.zip in every worker (``worker_daemon``)
+        settings["spark.python.daemon.module"] = "spark_jobs.worker_daemon"
     if for_tests:
         settings |= {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4",
                      "spark.default.parallelism": "4"}

@@ -7,6 +7,7 @@ from spark_jobs.session import (
     C2_LATER,
     UNCOMPRESSED_CACHE_BELOW_BYTES,
     session_settings,
+    with_archive,
 )
 
 MB = 1 << 20
@@ -46,3 +47,20 @@ def test_a_local_job_uses_the_throughput_collector() -> None:
     # nor does a cluster's driver compile the tasks' code
     cluster = session_settings("spark://127.0.0.1:7077", input_bytes=C1_ONLY_BELOW_BYTES)
     assert "Tier4" not in cluster["spark.driver.extraJavaOptions"]
+
+
+def test_local_workers_import_pyspark_through_the_daemon_module() -> None:
+    assert session_settings("local[2]")["spark.python.daemon.module"] == "spark_jobs.worker_daemon"
+    # a cluster's executors may not have this package: PySpark's own daemon there
+    assert "spark.python.daemon.module" not in session_settings("spark://127.0.0.1:7077")
+
+
+def test_the_class_archive_is_added_to_options_a_caller_gives() -> None:
+    archive = "-XX:SharedArchiveFile=/x/a.jsa -Xlog:cds=off"
+    ingest = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1", "spark.driver.memory": "1g"}
+    assert with_archive(ingest, archive) == {"spark.driver.extraJavaOptions": f"-XX:TieredStopAtLevel=1 {archive}",
+                                             "spark.driver.memory": "1g"}
+    assert with_archive({}, archive) == {"spark.driver.extraJavaOptions": archive}
+    assert with_archive(ingest, "") == ingest  # no archive made in this environment
+    dumping = {"spark.driver.extraJavaOptions": "-XX:ArchiveClassesAtExit=/tmp/t.jsa"}
+    assert with_archive(dumping, archive) == dumping
