@@ -23,7 +23,7 @@ import re
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -261,7 +261,7 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
         summary["formats"] = {f: sniff_or_none(f) or "unknown" for f in files}
         summary["seconds"] = round(took, 3)
         summary["records_per_second"] = round(summary["records_read"] / max(took, 1e-9))
-        _write(s.out, built, made.lines(), summary, classified, options,
+        _write(s.out, built, made.write_events, summary, classified, options,
                [{"file_key": keys[f], "source": f, "dataset": entries[keys[f]].dataset,
                  "offsets": entries[keys[f]].offsets, "status": entries[keys[f]].status} for f in files])
         lap("write")
@@ -330,7 +330,7 @@ def _file_statuses(files: list[str], keys: dict[str, str], entries: dict[str, in
     return counts, broken, empty
 
 
-def _write(out: str, built: Any, lines: Iterator[str], summary: dict[str, Any], classified: Any,
+def _write(out: str, built: Any, write_events: Callable[[Path], None], summary: dict[str, Any], classified: Any,
            options: dict[str, Any], files: list[dict[str, Any]]) -> None:
     """The five outputs beside their place, then the state; renamed in only when all are complete."""
     d = Path(out)
@@ -339,8 +339,7 @@ def _write(out: str, built: Any, lines: Iterator[str], summary: dict[str, Any], 
     partial = {n: d / (n + ".partial") for n in names}
     state_tmp = None
     try:
-        with open(partial["events.jsonl"], "w", encoding="utf-8") as fh:
-            fh.writelines(lines)
+        write_events(partial["events.jsonl"])
         with open(partial["ingest_rejects.jsonl"], "w", encoding="utf-8") as fh:
             fh.writelines(_line(r) for r in classified.rejects())
             fh.writelines(_line(r) for r in built.rejects)
