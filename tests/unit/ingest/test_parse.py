@@ -232,3 +232,19 @@ def test_exchange_2003s_own_trailer_is_kept_aside() -> None:
                            "Database \"First Storage Group\\Public Folder Store (EX1)\"\r\nCN min: 1-C2B2, CN max: 1-C2B2"
                            "\r\n\r\nRFIs: 1\r\n1) FID: 1-C2A8, PFID: 1-1, Offset: 28\r\n\r\n" + trailer)
     assert ev.rfis[0].path is None and ev.ignored == [trailer]
+
+
+def test_an_event_pickles_back_to_itself() -> None:
+    """Events cross to Spark's workers and back as pickles (``__reduce__``: every field, in order)."""
+    import dataclasses
+    import pickle
+
+    from spark_jobs.ingest.values import Cn, MessageIdEntry, ReplicationEvent, Rfi
+
+    ev = ReplicationEvent(0x2, "<a@b>", "out", "SG\\Store", [(Cn(1, 0x50), "IPM_SUBTREE\\A")], Cn(1, 2), Cn(1, 9),
+                          [(Cn(1, 2), Cn(1, 9))], [(Cn(3, 1), Cn(3, 4))], [Rfi(Cn(1, 0x50), Cn(1, 1), 7, "A")],
+                          [(Cn(2, 5), Cn(2, 6))], "/o=X/cn=EX1", [MessageIdEntry(Cn(1, 3), Cn(1, 4), "--- : s : t")],
+                          ["ignored"], True, True, True, True, True, 2, 3)
+    back = pickle.loads(pickle.dumps(ev, protocol=pickle.HIGHEST_PROTOCOL))
+    assert back == ev and dataclasses.astuple(back) == dataclasses.astuple(ev)
+    assert all(getattr(back, f.name) is not None for f in dataclasses.fields(ev))  # none left at its default
