@@ -43,7 +43,7 @@ from spark_jobs.ingest.inferred import assign_fids, build_topology, version_of
 from spark_jobs.ingest.messages import Folders
 from spark_jobs.ingest.reasons import reason_key
 from spark_jobs.ingest.translate import ROOT, FolderKey, Link, solve_replids
-from spark_jobs.ingest_spark import arrow_type
+from spark_jobs.ingest_spark import arrow_type, concurrent_writers
 from spark_jobs.model.topology import VERSIONS, Topology
 
 S, L, B, BIN = T.StringType(), T.LongType(), T.BooleanType(), T.BinaryType()
@@ -58,7 +58,6 @@ MSG_SCHEMA = T.StructType([T.StructField(n, t) for n, t in [
 DERIVED_SCHEMA = T.StructType([T.StructField(n, t) for n, t in [*_REJECT, ("out", S), ("text", S), ("seq", L)]])
 BATCH_ROWS = 2_000
 LINES_PER_PART = 200_000  # event lines per range of the final sort (about 40 MB)
-_WRITERS = "spark.sql.maxConcurrentOutputFileWriters"
 
 
 def _streamed(schema: T.StructType, key: Callable[[dict[str, Any]], Any],
@@ -118,13 +117,14 @@ class _Links:
         return map(self.distinct.__getitem__, self.ids)
 
 
-def build_on_spark(spark: SparkSession, kept: DataFrame, records: int, work: str, error_servers: set[str],
-                   acc: Accounting, *, replids: dict[tuple[str, int], str] | None = None,
+def build_on_spark(spark: SparkSession, kept: DataFrame, records: int, work: str, kept_servers: set[str],
+                   error_servers: set[str], acc: Accounting, *, replids: dict[tuple[str, int], str] | None = None,
                    topology: Topology | None = None, per_part: int = 25_000,
                    timings: dict[str, float] | None = None) -> SparkBuilt:
     """Steps 2 to 5 of ``build_events`` over the kept records (``kept``: ``RECORD_COLUMNS`` and
-    ``msg_key``; ``records`` of them, a partition per ``per_part``), equal to it; ``acc`` counts
-    the records rejected here, as it does. ``timings`` gets each step's seconds."""
+    ``msg_key``; ``records`` of them, a partition per ``per_part``; ``kept_servers``: their
+    servers and senders), equal to it; ``acc`` counts the records rejected here, as it does.
+    ``timings`` gets each step's seconds."""
     clock = [time.perf_counter()]
 
     def lap(name: str) -> None:
@@ -133,8 +133,7 @@ def build_on_spark(spark: SparkSession, kept: DataFrame, records: int, work: str
             timings["build: " + name] = now - clock[0]
             clock[0] = now
 
-    known = {r[0] for r in kept.select("server").union(kept.where(F.col("sender") != "").select("sender"))
-             .distinct().collect()} | set(error_servers)
+    known = set(kept_servers) | set(error_servers)
     # 1. grouped by message (kept on the executors' disks for step 3; the records without a key
     # are one group, rejected there), message_keys, links, hints
     # a partition per ``per_part`` records, up to the session's shuffle partitions: on a small
@@ -143,17 +142,11 @@ def build_on_spark(spark: SparkSession, kept: DataFrame, records: int, work: str
     parts = max(1, min(most, -(-records // per_part)))
     keyed = (kept.repartition(parts, "msg_key").sortWithinPartitions("msg_key", "file_idx", "record")
              .persist(StorageLevel.DISK_ONLY))
-    writers = spark.conf.get(_WRITERS, None)
-    # each task writes its rows by kind, a file per kind open at once, instead of sorting them by kind
-    spark.conf.set(_WRITERS, "16")
     try:
-        return _built(spark, keyed, parts, work, known, error_servers, acc, replids, topology, lap)
+        with concurrent_writers(spark):
+            return _built(spark, keyed, parts, work, known, error_servers, acc, replids, topology, lap)
     finally:
         keyed.unpersist()
-        if writers is None:
-            spark.conf.unset(_WRITERS)
-        else:
-            spark.conf.set(_WRITERS, writers)
 
 
 def _write(df: DataFrame, path: str) -> DataFrame:

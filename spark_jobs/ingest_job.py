@@ -243,7 +243,7 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
         acc = counted.acc
         kept = sum(acc.read.values()) - counted.duplicates - counted.errors - counted.rejected
         made = build_on_spark(spark, classified.kept(), kept, str(root / (run_id + BUILD_SUFFIX)),
-                              classified.error_servers, acc, replids=table, topology=topo,
+                              classified.kept_servers, classified.error_servers, acc, replids=table, topology=topo,
                               per_part=s.build_records_per_part, timings=timings)
         built = made.built
         lap("build")

@@ -15,6 +15,7 @@ stream from Spark to their files.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections import Counter
 from collections.abc import Iterator
@@ -67,7 +68,24 @@ def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_
                                          max(1, len(ordered)))
     df = spark.createDataFrame(rdd, TASK_SCHEMA).mapInArrow(run, ROW_SCHEMA)
     # by kind: the outputs that read few rows (rejects, errors, the status rows) read only their files
-    df.write.mode("error").partitionBy("kind").parquet(dest)
+    with concurrent_writers(spark):
+        df.write.mode("error").partitionBy("kind").parquet(dest)
+
+
+@contextlib.contextmanager
+def concurrent_writers(spark: SparkSession) -> Iterator[None]:
+    """Writes by kind with a file per kind open at once in each task, rather than the task's rows
+    sorted by kind first (the kinds are few)."""
+    key = "spark.sql.maxConcurrentOutputFileWriters"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, "16")
+    try:
+        yield
+    finally:
+        if before is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, before)
 
 
 def arrow_type(t: T.DataType) -> Any:
@@ -132,7 +150,7 @@ class Classified:
                      .withColumn("record", F.col("rec") + F.col("offset")))
         narrow = self.rows.select(*_KEYS, "record", "file_idx", "source", "kind", "server", "acct_server",
                                   "reason_key", "without_offset", "server_from_file", "dedup_key", "meaning",
-                                  "lines")
+                                  "lines", "sender")
         w = Window.partitionBy("dedup_key").orderBy("file_idx", "record")
         keyed = F.col("kind") != "reject"
         n = F.when(keyed, F.row_number().over(w))
@@ -145,6 +163,9 @@ class Classified:
         self.fates = narrow.withColumn("fate", fate).drop("meaning", "dedup_key").persist(
             StorageLevel.MEMORY_AND_DISK)
         self.error_servers: set[str] = set()
+        self.kept_servers: set[str] = set()
+        #: what ``accounting`` counted (rejected, errors kept): a kind none has is not queried
+        self.totals: Counter[str] | None = None
 
     def release(self) -> None:
         self.fates.unpersist()
@@ -165,7 +186,8 @@ class Classified:
         groups = (df.groupBy("source", "acct_server", "fate", rkey.alias("rkey"), "without_offset",
                              "server_from_file")
                   .agg(F.count("*").alias("n"), F.min(F.struct("file_idx", "record")).alias("first"),
-                       F.sum("lines").alias("lines"))
+                       F.sum("lines").alias("lines"),
+                       F.collect_set(F.when(F.col("sender") != "", F.col("sender"))).alias("senders"))
                   .collect())
         what = {"reject": "rejected", "conflict": "rejected", "dup": "duplicates", "error_dup": "duplicates",
                 "error": "errors"}
@@ -201,6 +223,10 @@ class Classified:
             for r in top.collect():
                 acc.ignored_lines[r["line"]] = r["n"]
         self.error_servers = {g["acct_server"] for g in groups if g["fate"] == "error"}
+        # the servers the kept events name (a parsed row's acct_server is its server)
+        self.kept_servers = {g["acct_server"] for g in groups if g["fate"] == "parsed"} | {
+            s for g in groups if g["fate"] == "parsed" for s in g["senders"]}
+        self.totals = totals
         return Accounted(acc, totals["duplicates"], totals["errors"], totals["rejected"])
 
     def kept(self) -> DataFrame:
@@ -212,12 +238,16 @@ class Classified:
 
     def errors(self) -> Iterator[tuple[str, int, str]]:
         """(error row JSON, its record, server) of the errors kept, in input order."""
+        if self.totals is not None and not self.totals["errors"]:
+            return
         q = self._with("error").select("err_json", "record", "server", "file_idx").orderBy("file_idx", "record")
         for r in q.toLocalIterator(prefetchPartitions=True):
             yield r["err_json"], r["record"], r["server"]
 
     def rejects(self) -> Iterator[dict[str, Any]]:
         """Step 1's rejects in input order, each as ``reasons.reject_row`` writes it."""
+        if self.totals is not None and not self.totals["rejected"]:
+            return
         q = (self._with("reject", "conflict")
              .select("source", "record", "record_id", "server", "event_id", "time_text",
                      F.when(F.col("fate") == "conflict", F.lit(R_CONFLICTING_COPY)).otherwise(F.col("reason"))
