@@ -1,12 +1,14 @@
 """The Python workers' daemon on a local master (``spark.python.daemon.module``): PySpark's own,
 with PySpark imported from where it is installed rather than from ``pyspark.zip``.
 
-Spark puts ``$SPARK_HOME/python/lib/pyspark.zip`` (and py4j's) first on every worker's
-``PYTHONPATH``. Python never caches bytecode for a module imported from a zip, so the daemon and
-every worker it forks compiled PySpark's modules from source again: on the 12-export ingest, 2.8 of
-the workers' 31 CPU seconds were imports, a third of them compiling. When the same PySpark is
-installed beside this package (``pip install pyspark``: its ``.pyc`` files are cached), the zips
-are dropped from ``sys.path`` before anything imports it; otherwise nothing changes.
+Spark puts ``$SPARK_HOME/python/lib/pyspark.zip``, py4j's zip and the spark-core jar first on
+every worker's ``PYTHONPATH``. Python never caches bytecode for a module imported from a zip, so
+the daemon and every worker it forks compiled PySpark's modules from source again; and before
+every task PySpark calls ``importlib.invalidate_caches()``, which made each worker read the
+jar's whole directory (thousands of entries) again. On the 12-export ingest, 2.8 of the workers'
+31 CPU seconds were imports and those reads. When the same PySpark is installed beside this
+package (``pip install pyspark``: its ``.pyc`` files are cached), these archives are dropped from
+``sys.path`` before anything imports it; otherwise nothing changes.
 """
 
 from __future__ import annotations
@@ -19,11 +21,11 @@ from collections.abc import Callable
 
 
 def _without_spark_zips(path: list[str]) -> list[str]:
-    """``path`` without Spark's ``pyspark.zip`` and ``py4j-*.zip`` when the PySpark found without
-    them is the one they were packed from (the zip is its ``python/lib/pyspark.zip``), and py4j
-    is found too."""
-    zips = [p for p in path if os.path.basename(p) == "pyspark.zip"
-            or (os.path.basename(p).startswith("py4j-") and p.endswith(".zip"))]
+    """``path`` without the archives Spark puts on it (``pyspark.zip``, ``py4j-*.zip``, the
+    spark-core jar) when they belong to the PySpark found without them (they lie inside its
+    folder: a ``pip install pyspark``), and py4j is found too."""
+    zips = [p for p in path if p.endswith((".zip", ".jar"))
+            and (os.path.basename(p) == "pyspark.zip" or os.path.basename(p).startswith(("py4j-", "spark-core")))]
     if not zips:
         return path
     rest = [p for p in path if p not in zips]
@@ -35,9 +37,8 @@ def _without_spark_zips(path: list[str]) -> list[str]:
         sys.path = saved
     if pyspark is None or py4j is None or not pyspark.origin:
         return path
-    home = os.path.dirname(os.path.realpath(pyspark.origin))
-    same = all(os.path.realpath(z).startswith(os.path.join(home, "python", "lib") + os.sep) for z in zips)
-    return rest if same else path
+    home = os.path.dirname(os.path.realpath(pyspark.origin)) + os.sep
+    return rest if all(os.path.realpath(z).startswith(home) for z in zips) else path
 
 
 def _frozen_after(worker: Callable[..., int]) -> Callable[..., int]:
@@ -57,7 +58,12 @@ def _frozen_after(worker: Callable[..., int]) -> Callable[..., int]:
 
 
 if __name__ == "__main__":
-    sys.path[:] = _without_spark_zips(sys.path)
+    kept = _without_spark_zips(sys.path)
+    for dropped in set(sys.path) - set(kept):
+        # PySpark calls importlib.invalidate_caches() before every task, and a zip's cached
+        # importer then reads the zip's whole directory again
+        sys.path_importer_cache.pop(dropped, None)
+    sys.path[:] = kept
     from pyspark import daemon
 
     daemon.worker = _frozen_after(daemon.worker)

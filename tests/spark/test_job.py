@@ -84,13 +84,14 @@ def test_the_sessions_jvm_maps_the_class_archive(spark) -> None:  # type: ignore
 
 def test_the_workers_import_pyspark_where_it_is_installed(spark) -> None:  # type: ignore[no-untyped-def]
     """The local workers' daemon (``spark_jobs.worker_daemon``) drops Spark's pyspark.zip from
-    their path: PySpark comes from the installed package, whose bytecode is cached."""
+    their path (and the spark-core jar): PySpark comes from the installed package, whose bytecode
+    is cached."""
     def where(_: object) -> list[tuple[str, bool]]:
         import sys
 
         import pyspark
 
-        return [(pyspark.__file__ or "", any(p.endswith("pyspark.zip") for p in sys.path))]
+        return [(pyspark.__file__ or "", any(p.endswith(("pyspark.zip", ".jar")) for p in sys.path))]
 
     got = spark.sparkContext.parallelize(range(4), 2).mapPartitions(where).collect()
     import pyspark
