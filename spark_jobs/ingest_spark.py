@@ -42,6 +42,8 @@ TASK_SCHEMA = T.StructType([T.StructField("path", T.StringType()), T.StructField
 BATCH_ROWS = 2_000
 RECORD_KINDS = ("reject", "error", "parsed")
 _KEYS = ["file_key", "piece", "rec"]
+#: the row columns whose values hardly repeat
+UNIQUE_COLUMNS = ("text", "ev", "meaning", "dedup_key", "time_text", "record_id", "rec", "ts", "err_json")
 
 
 def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_offset_min: int,
@@ -68,8 +70,11 @@ def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_
                                          max(1, len(ordered)))
     df = spark.createDataFrame(rdd, TASK_SCHEMA).mapInArrow(run, ROW_SCHEMA)
     # by kind: the outputs that read few rows (rejects, errors, the status rows) read only their files
+    writer = df.write.mode("error").partitionBy("kind")
+    for col in UNIQUE_COLUMNS:  # Parquet would try a dictionary of their values, then give it up
+        writer = writer.option(f"parquet.enable.dictionary#{col}", "false")
     with concurrent_writers(spark):
-        df.write.mode("error").partitionBy("kind").parquet(dest)
+        writer.parquet(dest)
 
 
 @contextlib.contextmanager
