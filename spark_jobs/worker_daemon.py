@@ -45,8 +45,10 @@ def _frozen_after(worker: Callable[..., int]) -> Callable[..., int]:
     """PySpark's ``worker`` (one task in a forked worker), then a collection and ``gc.freeze()``:
     the daemon collects after every task a reused worker runs, and without the freeze each
     collection walked every object the worker's imports made (pandas, pyarrow, the job's
-    modules) again, 2.8 CPU seconds of the 12-export ingest. Only the garbage of the task just
-    run is walked now; what survives it stays, as it would have."""
+    modules) again, 2.8 CPU seconds of the 12-export ingest. Only what the task just run made is
+    walked now. A frozen object that later becomes part of a garbage cycle is not freed: a
+    worker lives as long as its job's session, and what one task leaves (imports, a parsed
+    topology) is what the next one uses."""
     def run(*args: object) -> int:
         try:
             return worker(*args)
