@@ -13,8 +13,9 @@ Here each is split where its rule allows, the rule itself run as it is (``ingest
    the FIDs.
 4. Each folder's messages, sorted by time in a partition by folder, go through ``derive_keyed``
    in a worker: a folder's lines depend on its own messages only.
-5. The event lines are written from a sort by their place in the log, streamed a range at a
-   time; the rejects (few) and the statistics are merged on the driver in the reference's order.
+5. The event lines are sorted by their place in the log and written by the workers, a file per
+   range, joined in order by the driver; the rejects (few) and the statistics are merged on the
+   driver in the reference's order.
 
 Each step writes its rows to Parquet under the run's work folder, by kind.
 """

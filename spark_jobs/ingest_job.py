@@ -41,7 +41,7 @@ from spark_jobs.model.errors import OperatorError
 
 EXIT_OK, EXIT_CRASH, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
 #: the JVM's heap unless ``--conf spark.driver.memory=...``: the rows pass through in batches, the
-#: duplicate check's projection is narrow, the event lines stream from their sort
+#: duplicate check's projection is narrow, the workers write the event lines
 DRIVER_MEMORY = "1g"
 #: ``--engine auto`` runs Spark from this much input on
 AUTO_SPARK_BYTES = 32 << 20
