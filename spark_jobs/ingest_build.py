@@ -323,7 +323,7 @@ def _built(spark: SparkSession, keyed: DataFrame, parts: int, work: str, known: 
         n = max(parts, -(-sum(part["events_written"].values()) // LINES_PER_PART))
         ranges = f"{work}/lines"
         (derived.where(F.col("out") == "line").repartitionByRange(n, "sort").sortWithinPartitions("sort")
-         .select("text").write.mode("overwrite").text(ranges))
+         .select("text").write.mode("overwrite").option("compression", "none").text(ranges))
         with open(path, "wb") as fh:
             for f in sorted(Path(ranges).glob("part-*")):
                 with open(f, "rb") as part_file:
