@@ -44,7 +44,7 @@ from spark_jobs.ingest.inferred import assign_fids, build_topology, version_of
 from spark_jobs.ingest.messages import Folders
 from spark_jobs.ingest.reasons import reason_key
 from spark_jobs.ingest.translate import ROOT, FolderKey, Link, solve_replids
-from spark_jobs.ingest_spark import arrow_type, concurrent_writers
+from spark_jobs.ingest_spark import arrow_schema, concurrent_writers
 from spark_jobs.model.topology import VERSIONS, Topology
 
 S, L, B, BIN = T.StringType(), T.LongType(), T.BooleanType(), T.BinaryType()
@@ -70,11 +70,11 @@ def _streamed(schema: T.StructType, key: Callable[[dict[str, Any]], Any],
     def run(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
-        arrow_schema = pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in schema.fields])
+        row_schema = arrow_schema(schema)
         out: list[dict[str, Any]] = []
 
         def flush() -> Any:
-            batch = pa.RecordBatch.from_pylist(out, schema=arrow_schema)  # a missing column is null
+            batch = pa.RecordBatch.from_pylist(out, schema=row_schema)  # a missing column is null
             out.clear()
             return batch
 

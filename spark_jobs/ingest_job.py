@@ -241,9 +241,8 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
         counted = classified.accounting()
         lap("accounting")
         acc = counted.acc
-        kept = sum(acc.read.values()) - counted.duplicates - counted.errors - counted.rejected
-        made = build_on_spark(spark, classified.kept(), kept, str(root / (run_id + BUILD_SUFFIX)),
-                              classified.kept_servers, classified.error_servers, acc, replids=table, topology=topo,
+        made = build_on_spark(spark, classified.kept(), counted.kept, str(root / (run_id + BUILD_SUFFIX)),
+                              counted.kept_servers, counted.error_servers, acc, replids=table, topology=topo,
                               per_part=s.build_records_per_part, timings=timings)
         built = made.built
         lap("build")

@@ -51,7 +51,7 @@ def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_
     """Run ``tasks`` (one Spark task each, the largest first) and write their rows to ``dest``."""
     import pyarrow as pa
 
-    arrow_schema = pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in ROW_SCHEMA.fields])
+    row_schema = arrow_schema(ROW_SCHEMA)
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
@@ -60,10 +60,10 @@ def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_
                 for row in task_rows(ReadTask(**t), default_offset_min, zone):
                     rows.append(row)
                     if len(rows) >= BATCH_ROWS:
-                        yield pa.RecordBatch.from_pylist(rows, schema=arrow_schema)
+                        yield pa.RecordBatch.from_pylist(rows, schema=row_schema)
                         rows = []
                 if rows:
-                    yield pa.RecordBatch.from_pylist(rows, schema=arrow_schema)
+                    yield pa.RecordBatch.from_pylist(rows, schema=row_schema)
 
     ordered = sorted(tasks, key=lambda t: -(t.end - t.start))
     rdd = spark.sparkContext.parallelize([(t.path, t.file_key, t.piece, t.start, t.end) for t in ordered],
@@ -91,6 +91,13 @@ def concurrent_writers(spark: SparkSession) -> Iterator[None]:
             spark.conf.unset(key)
         else:
             spark.conf.set(key, before)
+
+
+def arrow_schema(schema: T.StructType) -> Any:
+    """The Arrow schema of the rows a worker builds for ``schema``."""
+    import pyarrow as pa
+
+    return pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in schema.fields])
 
 
 def arrow_type(t: T.DataType) -> Any:
@@ -134,6 +141,14 @@ class Accounted:
     duplicates: int
     errors: int
     rejected: int  # step 1's rejects
+    #: the servers of the errors kept; those the kept events name (their servers and senders)
+    error_servers: set[str] = field(default_factory=set)
+    kept_servers: set[str] = field(default_factory=set)
+
+    @property
+    def kept(self) -> int:
+        """The replication events kept for the build steps."""
+        return sum(self.acc.read.values()) - self.duplicates - self.errors - self.rejected
 
 
 class Classified:
@@ -167,10 +182,8 @@ class Classified:
                 .otherwise("conflict"))
         self.fates = narrow.withColumn("fate", fate).drop("meaning", "dedup_key").persist(
             StorageLevel.MEMORY_AND_DISK)
-        self.error_servers: set[str] = set()
-        self.kept_servers: set[str] = set()
-        #: what ``accounting`` counted (rejected, errors kept): a kind none has is not queried
-        self.totals: Counter[str] | None = None
+        #: what ``accounting`` counted: a kind none has is not queried
+        self.counted: Accounted | None = None
 
     def release(self) -> None:
         self.fates.unpersist()
@@ -227,12 +240,11 @@ class Classified:
                    .orderBy(F.desc("n"), "first").limit(20))
             for r in top.collect():
                 acc.ignored_lines[r["line"]] = r["n"]
-        self.error_servers = {g["acct_server"] for g in groups if g["fate"] == "error"}
-        # the servers the kept events name (a parsed row's acct_server is its server)
-        self.kept_servers = {g["acct_server"] for g in groups if g["fate"] == "parsed"} | {
-            s for g in groups if g["fate"] == "parsed" for s in g["senders"]}
-        self.totals = totals
-        return Accounted(acc, totals["duplicates"], totals["errors"], totals["rejected"])
+        parsed = [g for g in groups if g["fate"] == "parsed"]  # a parsed row's acct_server is its server
+        self.counted = Accounted(acc, totals["duplicates"], totals["errors"], totals["rejected"],
+                                 {g["acct_server"] for g in groups if g["fate"] == "error"},
+                                 {g["acct_server"] for g in parsed} | {s for g in parsed for s in g["senders"]})
+        return self.counted
 
     def kept(self) -> DataFrame:
         """The kept replication events, as the reference's ``classify`` keeps them: every parsed
@@ -243,7 +255,7 @@ class Classified:
 
     def errors(self) -> Iterator[tuple[str, int, str]]:
         """(error row JSON, its record, server) of the errors kept, in input order."""
-        if self.totals is not None and not self.totals["errors"]:
+        if self.counted is not None and not self.counted.errors:
             return
         q = self._with("error").select("err_json", "record", "server", "file_idx").orderBy("file_idx", "record")
         for r in q.toLocalIterator(prefetchPartitions=True):
@@ -251,7 +263,7 @@ class Classified:
 
     def rejects(self) -> Iterator[dict[str, Any]]:
         """Step 1's rejects in input order, each as ``reasons.reject_row`` writes it."""
-        if self.totals is not None and not self.totals["rejected"]:
+        if self.counted is not None and not self.counted.rejected:
             return
         q = (self._with("reject", "conflict")
              .select("source", "record", "record_id", "server", "event_id", "time_text",
