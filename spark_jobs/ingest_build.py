@@ -17,11 +17,14 @@ Here each is split where its rule allows, the rule itself run as it is (``ingest
    range, joined in order by the driver; the rejects (few) and the statistics are merged on the
    driver in the reference's order.
 
-Each step writes its rows to Parquet under the run's work folder, by kind.
+In each step the workers write the rows there are many of (links, messages, lines) to Parquet
+under the run's work folder, by kind (``kind_files``), for the next step to read; the few rows the
+driver merges (folders, servers, hints, rejects, statistics) come back to it.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from array import array
@@ -44,7 +47,8 @@ from spark_jobs.ingest.inferred import assign_fids, build_topology, version_of
 from spark_jobs.ingest.messages import Folders
 from spark_jobs.ingest.reasons import reason_key
 from spark_jobs.ingest.translate import ROOT, FolderKey, Link, solve_replids
-from spark_jobs.ingest_spark import arrow_schema, concurrent_writers
+from spark_jobs.ingest_spark import arrow_schema
+from spark_jobs.kind_files import KindFiles
 from spark_jobs.model.topology import VERSIONS, Topology
 
 S, L, B, BIN = T.StringType(), T.LongType(), T.BooleanType(), T.BinaryType()
@@ -57,47 +61,28 @@ MSG_SCHEMA = T.StructType([T.StructField(n, t) for n, t in [
     ("seq", L), ("synthesized", B), ("received", B), ("msg", BIN), ("direction", S), ("text", S), ("s", S),
     ("flags", T.ArrayType(B))]])
 DERIVED_SCHEMA = T.StructType([T.StructField(n, t) for n, t in [*_REJECT, ("out", S), ("text", S), ("seq", L)]])
-BATCH_ROWS = 2_000
 LINES_PER_PART = 200_000  # event lines per range of the final sort (about 40 MB)
 
 
-def _streamed(schema: T.StructType, key: Callable[[dict[str, Any]], Any],
-              each: Callable[[list[dict[str, Any]]], Iterator[dict[str, Any]]],
-              finish: Callable[[], Iterator[dict[str, Any]]] | None = None) -> Callable[..., Any]:
-    """A ``mapInArrow`` function over a partition sorted by ``key``: ``each`` gets every run of
-    rows with one key (a group may span batches), then ``finish`` may add rows of the whole
-    partition; the rows leave in batches."""
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-
-        row_schema = arrow_schema(schema)
-        out: list[dict[str, Any]] = []
-
-        def flush() -> Any:
-            batch = pa.RecordBatch.from_pylist(out, schema=row_schema)  # a missing column is null
-            out.clear()
-            return batch
-
-        group: list[dict[str, Any]] = []
-        current: Any = None
-        for batch in batches:
-            for row in batch.to_pylist():
-                k = key(row)
-                if group and k != current:
-                    out.extend(each(group))
-                    group = []
-                current = k
-                group.append(row)
-                if len(out) >= BATCH_ROWS:
-                    yield flush()
-        if group:
-            out.extend(each(group))
-        if finish is not None:
-            out.extend(finish())
-        if out:
-            yield flush()
-
-    return run
+def _grouped_rows(batches: Iterator[Any], key: Callable[[dict[str, Any]], Any],
+                  each: Callable[[list[dict[str, Any]]], Iterator[dict[str, Any]]],
+                  finish: Callable[[], Iterator[dict[str, Any]]] | None = None) -> Iterator[dict[str, Any]]:
+    """Over a partition sorted by ``key``: ``each``'s rows for every run of rows with one key (a
+    group may span batches), then ``finish``'s rows of the whole partition."""
+    group: list[dict[str, Any]] = []
+    current: Any = None
+    for batch in batches:
+        for row in batch.to_pylist():
+            k = key(row)
+            if group and k != current:
+                yield from each(group)
+                group = []
+            current = k
+            group.append(row)
+    if group:
+        yield from each(group)
+    if finish is not None:
+        yield from finish()
 
 
 @dataclass
@@ -144,39 +129,48 @@ def build_on_spark(spark: SparkSession, kept: DataFrame, records: int, work: str
     keyed = (kept.repartition(parts, "msg_key").sortWithinPartitions("msg_key", "file_idx", "record")
              .persist(StorageLevel.DISK_ONLY))
     try:
-        with concurrent_writers(spark):
-            return _built(spark, keyed, parts, work, known, error_servers, acc, replids, topology, lap)
+        return _built(spark, keyed, parts, work, known, error_servers, acc, replids, topology, lap)
     finally:
         keyed.unpersist()
 
 
-def _write(df: DataFrame, path: str) -> DataFrame:
-    """``df`` written by kind (``out``), and read back: each query reads its kind's files only.
-    Written once and read once or twice, its binary values (pickled messages, event lines) all
-    differ: without dictionaries (Parquet tries one per column and gives up) nor compression."""
-    (df.write.mode("overwrite").partitionBy("out").option("parquet.enable.dictionary", "false")
-     .option("compression", "none").parquet(path))
-    return df.sparkSession.read.schema(df.schema).parquet(path)
-
-
-def _small(df: DataFrame, *kinds: str) -> dict[str, list[Any]]:
-    """The rows of these kinds (few: what the partitions merged), by kind, in one query."""
-    out: dict[str, list[Any]] = {k: [] for k in kinds}
-    for r in df.where(F.col("out").isin(*kinds)).collect():
-        out[r["out"]].append(r)
-    return out
-
-
-def _by_partition(schema: T.StructType, key: str | tuple[str, ...], make: Callable[[], Any]) -> Callable[..., Any]:
-    """A ``mapInArrow`` function running ``make()``'s ``group`` on each run of one key and its
-    ``finish`` at the end of the partition (one object per partition)."""
+def _step(df: DataFrame, schema: T.StructType, key: str | tuple[str, ...], make: Callable[[], Any], path: str,
+          many: tuple[str, ...], few: tuple[str, ...]) -> tuple[DataFrame, dict[str, list[Any]]]:
+    """``make()``'s ``group`` over each run of one ``key`` in each partition of ``df``, then its
+    ``finish`` (one object per partition). Their rows of the ``many`` kinds are written by the
+    workers to ``path`` by kind (``out``), uncompressed and without dictionaries (read once or
+    twice; their binary values all differ) and read back as one DataFrame; those of the ``few``
+    kinds (what the driver merges) come back to the driver, by kind."""
     keys = (key,) if isinstance(key, str) else key
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
-        it = make()
-        return _streamed(schema, lambda r: tuple(r[k] for k in keys), it.group, it.finish)(batches)
+        import pyarrow as pa
+        from pyspark import TaskContext
 
-    return run
+        it = make()
+        row_schema = arrow_schema(schema)
+        files = KindFiles(path, row_schema, "out", f"part-{TaskContext.get().partitionId():05d}",
+                          compression="none", dictionary=[])
+        back: list[dict[str, Any]] = []
+        try:
+            for row in _grouped_rows(batches, lambda r: tuple(r[k] for k in keys), it.group, it.finish):
+                if row["out"] in many:
+                    files.add(row)
+                else:
+                    back.append(row)
+            files.close()
+        except BaseException:
+            files.abort()
+            raise
+        if back:
+            yield pa.RecordBatch.from_pylist(back, schema=row_schema)  # a missing column is null
+
+    small: dict[str, list[Any]] = {k: [] for k in few}
+    for r in df.mapInArrow(run, schema).collect():
+        small[r["out"]].append(r)
+    return df.sparkSession.read.schema(schema).parquet(path), small
 
 
 def _replids(spark: SparkSession, groups: DataFrame, small: dict[str, list[Any]], own: dict[str, str],
@@ -225,9 +219,8 @@ def _folders(small: dict[str, list[Any]]) -> tuple[Folders, set[FolderKey]]:
 def _built(spark: SparkSession, keyed: DataFrame, parts: int, work: str, known: set[str], error_servers: set[str],
            acc: Accounting, replids: dict[tuple[str, int], str] | None, topology: Topology | None,
            lap: Callable[[str], None]) -> SparkBuilt:
-    groups = _write(keyed.mapInArrow(_by_partition(GROUP_SCHEMA, "msg_key", lambda: MessageGrouper(known)),
-                                     GROUP_SCHEMA), f"{work}/groups")
-    small = _small(groups, "reject", "hint", "server")
+    groups, small = _step(keyed, GROUP_SCHEMA, "msg_key", lambda: MessageGrouper(known), f"{work}/groups",
+                          many=("link",), few=("reject", "hint", "server"))
     lap("groups")
 
     # 2. the REPLID table on the driver
@@ -242,9 +235,9 @@ def _built(spark: SparkSession, keyed: DataFrame, parts: int, work: str, known: 
     lap("replids")
 
     # 3. messages built, over the same partitions (no second shuffle); folders merged, FIDs
-    made = _write(keyed.mapInArrow(_by_partition(MSG_SCHEMA, "msg_key", lambda: MessageBuilder(known, rmap, own)),
-                                   MSG_SCHEMA), f"{work}/messages")
-    merged = _small(made, "reject", "path", "parent", "seen", "site", "version", "folder", "count")
+    made, merged = _step(keyed, MSG_SCHEMA, "msg_key", lambda: MessageBuilder(known, rmap, own), f"{work}/messages",
+                         many=("msg", "used"),
+                         few=("reject", "path", "parent", "seen", "site", "version", "folder", "count"))
     folders, keys = _folders(merged)
     all_stores = sorted(set(own.values()) | (set(topology.stores) if topology else set()))
     keys |= set(folders.paths) | set(folders.parents.values())
@@ -258,10 +251,8 @@ def _built(spark: SparkSession, keyed: DataFrame, parts: int, work: str, known: 
     # 4. derivation, folder by folder
     by_folder = (made.where(F.col("out") == "msg").repartition(parts, "fs", "fg")
                  .sortWithinPartitions("fs", "fg", "sent_at", "g_file", "g_rec", "seq"))
-    derived = _write(by_folder.mapInArrow(
-        _by_partition(DERIVED_SCHEMA, ("fs", "fg"), lambda: FolderDeriver(fids, replicas, all_stores)),
-        DERIVED_SCHEMA), f"{work}/derived")
-    last = _small(derived, "reject", "stat")
+    derived, last = _step(by_folder, DERIVED_SCHEMA, ("fs", "fg"), lambda: FolderDeriver(fids, replicas, all_stores),
+                          f"{work}/derived", many=("line",), few=("reject", "stat"))
     lap("derive")
 
     # 5. rejects (few), accounting, statistics, topology

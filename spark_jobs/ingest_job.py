@@ -221,14 +221,12 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
     entries: dict[str, ingest_state.Stored] = {}
     if new:
         tasks = [t for f in new for t in _tasks(f, keys[f], s.split_bytes)]
-        ks.read_exports(spark, tasks, str(root / run_id), s.default_offset_min, zone)
-        got = ks.statuses(spark, str(root / run_id))
+        got = ks.read_exports(spark, tasks, str(root / run_id), s.default_offset_min, zone)
         resplit = sorted({g["file_key"] for g in got if g["kind"] == "resplit"})
         if resplit:
             path_of = {keys[f]: f for f in new}
-            ks.read_exports(spark, [ReadTask(path_of[k], k) for k in resplit], str(root / (run_id + "-whole")),
-                            s.default_offset_min, zone)
-            got += ks.statuses(spark, str(root / (run_id + "-whole")))
+            got += ks.read_exports(spark, [ReadTask(path_of[k], k) for k in resplit],
+                                   str(root / (run_id + "-whole")), s.default_offset_min, zone)
         entries = _entries(got, set(resplit), run_id)
     lap("read")
     entries |= {keys[f]: stored[keys[f]] for f in files if keys[f] in stored}

@@ -2,8 +2,9 @@
 
 1. ``read_exports``: one task per file, or per 16 MB piece of a plain ``wevtutil`` XML export
    (``ingest.xml_splits``); each runs ``ingest.stage.task_rows`` (the reference's own rules, in
-   the worker) through ``mapInArrow`` and its rows are written as Parquet. A piece that is not
-   plain sends its file back to be read whole, salvage and all, by a second round of tasks.
+   the worker) through ``mapInArrow``, writes its rows as Parquet itself (``kind_files``) and
+   hands back its status. A piece that is not plain sends its file back to be read whole,
+   salvage and all, by a second round of tasks.
 2. ``Classified``: the rows of every file of the share (this run's and those an earlier run read),
    with their record numbers, then duplicates found as the reference finds them (the first event
    of a key in input order is kept; a later one with the same meaning is a duplicate, otherwise a
@@ -15,8 +16,8 @@ stream from Spark to their files.
 
 from __future__ import annotations
 
-import contextlib
 import functools
+import os
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -32,14 +33,17 @@ from spark_jobs.ingest.classify import Accounting
 from spark_jobs.ingest.grouped import RECORD_COLUMNS
 from spark_jobs.ingest.reasons import R_CONFLICTING_COPY
 from spark_jobs.ingest.stage import ROW_FIELDS, WHOLE, ReadTask, task_rows
+from spark_jobs.kind_files import KindFiles
 
 _TYPES = {"str": T.StringType(), "int": T.LongType(), "bool": T.BooleanType(), "bytes": T.BinaryType(),
           "list[str]": T.ArrayType(T.StringType())}
 ROW_SCHEMA = T.StructType([T.StructField(n, _TYPES[t]) for n, t in ROW_FIELDS])
+#: a task's status row (``stage.task_rows``'s last)
+STATUS_SCHEMA = T.StructType([f for f in ROW_SCHEMA.fields
+                              if f.name in ("file_key", "piece", "kind", "count", "broken", "unreadable", "reason")])
 TASK_SCHEMA = T.StructType([T.StructField("path", T.StringType()), T.StructField("file_key", T.StringType()),
                             T.StructField("piece", T.LongType()), T.StructField("start", T.LongType()),
                             T.StructField("end", T.LongType())])
-BATCH_ROWS = 2_000
 RECORD_KINDS = ("reject", "error", "parsed")
 _KEYS = ["file_key", "piece", "rec"]
 #: the row columns whose values hardly repeat
@@ -47,50 +51,40 @@ UNIQUE_COLUMNS = ("text", "ev", "meaning", "dedup_key", "time_text", "record_id"
 
 
 def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_offset_min: int,
-                 zone: tzinfo | None) -> None:
-    """Run ``tasks`` (one Spark task each, the largest first) and write their rows to ``dest``."""
+                 zone: tzinfo | None) -> list[dict[str, Any]]:
+    """Run ``tasks`` (one Spark task each, the largest first): each writes its records' rows to
+    ``dest`` by kind (``kind_files``) and hands back its status row, which this returns."""
     import pyarrow as pa
 
     row_schema = arrow_schema(ROW_SCHEMA)
+    status_schema = arrow_schema(STATUS_SCHEMA)
+    dictionary = [f.name for f in ROW_SCHEMA.fields if f.name not in UNIQUE_COLUMNS]
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             for t in batch.to_pylist():
-                rows: list[dict[str, Any]] = []
-                for row in task_rows(ReadTask(**t), default_offset_min, zone):
-                    rows.append(row)
-                    if len(rows) >= BATCH_ROWS:
-                        yield pa.RecordBatch.from_pylist(rows, schema=row_schema)
-                        rows = []
-                if rows:
-                    yield pa.RecordBatch.from_pylist(rows, schema=row_schema)
+                task = ReadTask(**t)
+                files = KindFiles(dest, row_schema, "kind", f"part-{task.file_key}-{task.piece + 1}",
+                                  dictionary=dictionary)
+                status: list[dict[str, Any]] = []
+                try:
+                    for row in task_rows(task, default_offset_min, zone):
+                        if row["kind"] in RECORD_KINDS:
+                            files.add(row)
+                        else:
+                            status.append(row)
+                    files.close()
+                except BaseException:
+                    files.abort()
+                    raise
+                yield pa.RecordBatch.from_pylist(status, schema=status_schema)
 
+    os.makedirs(dest, exist_ok=True)  # read as a dataset even if no task has a record
     ordered = sorted(tasks, key=lambda t: -(t.end - t.start))
     rdd = spark.sparkContext.parallelize([(t.path, t.file_key, t.piece, t.start, t.end) for t in ordered],
                                          max(1, len(ordered)))
-    df = spark.createDataFrame(rdd, TASK_SCHEMA).mapInArrow(run, ROW_SCHEMA)
-    # by kind: the outputs that read few rows (rejects, errors, the status rows) read only their files
-    writer = df.write.mode("error").partitionBy("kind")
-    for col in UNIQUE_COLUMNS:  # Parquet would try a dictionary of their values, then give it up
-        writer = writer.option(f"parquet.enable.dictionary#{col}", "false")
-    with concurrent_writers(spark):
-        writer.parquet(dest)
-
-
-@contextlib.contextmanager
-def concurrent_writers(spark: SparkSession) -> Iterator[None]:
-    """Writes by kind with a file per kind open at once in each task, rather than the task's rows
-    sorted by kind first (the kinds are few)."""
-    key = "spark.sql.maxConcurrentOutputFileWriters"
-    before = spark.conf.get(key, None)
-    spark.conf.set(key, "16")
-    try:
-        yield
-    finally:
-        if before is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, before)
+    got = spark.createDataFrame(rdd, TASK_SCHEMA).mapInArrow(run, STATUS_SCHEMA).collect()
+    return [r.asDict() for r in got]
 
 
 def arrow_schema(schema: T.StructType) -> Any:
@@ -114,13 +108,6 @@ def _read(spark: SparkSession, datasets: list[str]) -> DataFrame:
     """The rows of these datasets (each partitioned by ``kind``: read one by one, then united)."""
     frames = [spark.read.schema(ROW_SCHEMA).parquet(d) for d in datasets]
     return functools.reduce(DataFrame.unionByName, frames)
-
-
-def statuses(spark: SparkSession, dest: str) -> list[dict[str, Any]]:
-    """The status row of every task written to ``dest`` (one per task: small)."""
-    df = _read(spark, [dest])
-    cols = ["file_key", "piece", "kind", "count", "broken", "unreadable", "reason"]
-    return [r.asDict() for r in df.where(~F.col("kind").isin(*RECORD_KINDS)).select(*cols).collect()]
 
 
 @dataclass
@@ -293,4 +280,4 @@ class Classified:
                 .collect()}
 
 
-__all__ = ["WHOLE", "Accounted", "Classified", "FilePlan", "read_exports", "statuses"]
+__all__ = ["WHOLE", "Accounted", "Classified", "FilePlan", "read_exports"]
