@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 #: rows of one kind buffered before they are written as one row group
-ROW_GROUP_ROWS = 20_000
+ROW_GROUP_ROWS = 5_000
 
 
 class KindFiles:

@@ -23,6 +23,9 @@ from .parse import server_from_dn, site_from_dn
 from .stage import parsed_from_row
 from .translate import FolderKey, group_hints, group_links
 
+#: ``json.dumps(line, ensure_ascii=False, separators=(",", ":"))``, as the reference writes a line,
+#: without making an encoder for each line
+_LINE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 #: the columns of a kept record that rebuild its ``Parsed`` (``stage.parsed_from_row``)
 RECORD_COLUMNS = ["source", "record", "file_idx", "fmt", "raw_server", "provider", "event_id", "time_text",
                   "record_id", "server", "ts", "direction", "ev", "sender"]
@@ -184,7 +187,7 @@ class FolderDeriver:
     def group(self, rows: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         d = derive_keyed([pickle.loads(r["msg"]) for r in rows], self.fids, self.replicas, self.all_stores)
         for k, line in d.lines:
-            yield {"out": "line", "sort": list(k), "text": json.dumps(line, ensure_ascii=False, separators=(",", ":"))}
+            yield {"out": "line", "sort": list(k), "text": _LINE_JSON.encode(line)}
         for m, reason in d.bad:
             for j, (source, record, record_id, server, event_id, time_text) in enumerate(m.records):
                 yield {"out": "reject", "phase": 3, "sort": [m.sent_at, *m.order, j], "source": source,

@@ -16,6 +16,7 @@ replication error (``error_details``). Their public names are re-exported here.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from .error_events import ERROR_KINDS, error_details
@@ -110,6 +111,7 @@ _HEADER_RE = re.compile(
 # what Windows 2003 and Exchange 2003 print under every description: never a path, a DN or a value
 # ("... see Help and Support Center at ..."; Exchange 2003's own "... click http://www.microsoft.com/contentredirect.asp.")
 _HELP_LINE_RE = re.compile(r"^for more information,? (?:see|click|visit|go to)\b", re.I)
+_LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
 _DESCRIPTION_RE = re.compile(r"^description\s*:\s*(.*)$", re.I)
 # what a line the parser does not know must not carry for the description to be used
 _DATA_RE = re.compile(rf"(?<![0-9A-Za-z]){CN}(?![0-9A-Za-z])|<[^<>\s]+@[^<>\s]+>|ipm_subtree|\\", re.I)
@@ -206,10 +208,11 @@ def _parse_description(text: str) -> ReplicationEvent:
     Every line is understood or kept in ``ignored``; a line the parser does not know that
     carries a CN, a folder path or a message id makes the description unusable (data would be
     lost without a word). The grammar is in docs/exchange-event-grammar.md."""
-    lines = [ln.strip() for ln in re.split(r"\r\n|\r|\n", text)]
-    lines = [ln for ln in lines if ln != ""]
-    help_lines = [ln for ln in lines if _HELP_LINE_RE.match(ln)]
-    lines = [ln for ln in lines if not _HELP_LINE_RE.match(ln)]
+    lines: list[str] = []
+    help_lines: list[str] = []
+    for ln in _LINE_BREAK_RE.split(text):
+        if ln := ln.strip():
+            (help_lines if _HELP_LINE_RE.match(ln) else lines).append(ln)
     if not lines and help_lines:
         raise DescriptionError("no Type line")
     if not lines:
@@ -433,6 +436,8 @@ def _message_ids(lines: list[str], i: int, count_text: str | None, ev: Replicati
                                "(the description is cut short)")
     return i
 
+
+@functools.lru_cache(maxsize=4096)  # a log names few DNs, each on thousands of records
 def server_from_dn(dn: str) -> str | None:
     """The server named by the ``Server:`` line: a legacy Exchange DN (``.../CN=SERVERS/CN=<server>/CN=...``),
     an LDAP DN (``CN=<store>,...,CN=<server>,CN=Servers,...``, as the directory prints it), or a
@@ -447,6 +452,7 @@ def server_from_dn(dn: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def site_from_dn(dn: str) -> str | None:
     """The ``OU=`` of a legacy DN: the site on 5.5, the administrative group later."""
     m = re.search(r"/ou=([^/]+)", dn, re.I)

@@ -45,6 +45,7 @@ ROW_FIELDS: list[tuple[str, str]] = [
 ]
 FIELD_NAMES = [n for n, _ in ROW_FIELDS]
 WHOLE = -1  # ``piece`` of a task that reads its file whole
+_KEY_JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps's, made once
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def _digest(text: str) -> bytes:
 
 def _key(*parts: object) -> str:
     """The duplicate check's key (``classify``'s) as one string (a JSON list: unambiguous)."""
-    return json.dumps(parts, ensure_ascii=False)
+    return _KEY_JSON.encode(parts)
 
 
 def task_rows(task: ReadTask, default_offset_min: int, zone: tzinfo | None) -> Iterator[dict[str, Any]]:

@@ -57,6 +57,9 @@ class Cn:
     def __reduce__(self) -> tuple[object, ...]:
         return Cn, (self.replid, self.globcnt)
 
+    def __repr__(self) -> str:  # the dataclass's text, without its guard against cycles (a Cn has none)
+        return f"Cn(replid={self.replid!r}, globcnt={self.globcnt!r})"
+
     def __str__(self) -> str:
         return f"{self.replid:X}-{self.globcnt:X}"
 

@@ -248,3 +248,15 @@ def test_an_event_pickles_back_to_itself() -> None:
     back = pickle.loads(pickle.dumps(ev, protocol=pickle.HIGHEST_PROTOCOL))
     assert back == ev and dataclasses.astuple(back) == dataclasses.astuple(ev)
     assert all(getattr(back, f.name) is not None for f in dataclasses.fields(ev))  # none left at its default
+
+
+def test_a_cn_prints_as_its_dataclass_would() -> None:
+    """``Cn.__repr__`` is written out for speed: the text (in each event's stored ``meaning``
+    digest) is the dataclass's own."""
+    import dataclasses
+
+    from spark_jobs.ingest.values import Cn
+
+    plain = dataclasses.make_dataclass("Cn", [("replid", int), ("globcnt", int)], frozen=True)
+    for replid, globcnt in [(1, 2), (0, 2**48 - 1), (0x1234, 0)]:
+        assert repr(Cn(replid, globcnt)) == repr(plain(replid, globcnt))
