@@ -15,14 +15,24 @@ from .records import MAX_DESCRIPTION, InputError, RawRecord, exported_uint, too_
 DECL_RE = re.compile(r"<\?xml[^>]*\?>")
 
 
+_LOCAL_NAMES: dict[str, str] = {}  # "{namespace}Name" -> "Name": an export uses a few dozen
+
+
 def _local(tag: str) -> str:
-    return tag.rsplit("}", 1)[-1]
+    name = _LOCAL_NAMES.get(tag)
+    if name is None:
+        name = tag.rsplit("}", 1)[-1]
+        if len(_LOCAL_NAMES) < 4096:  # bounded, whatever a hostile file names its elements
+            _LOCAL_NAMES[tag] = name
+    return name
 
 
 def _children(el: ET.Element) -> dict[str, ET.Element]:
     out: dict[str, ET.Element] = {}
+    names = _LOCAL_NAMES
     for c in el:
-        out.setdefault(_local(c.tag), c)
+        tag = c.tag
+        out.setdefault(names.get(tag) or _local(tag), c)
     return out
 
 
@@ -58,7 +68,7 @@ def record_from_event_element(ev: ET.Element, source: str, record: int, fmt: str
     strings: tuple[str, ...] | None = None
     data = top.get("EventData")
     if data is not None:
-        strings = tuple((d.text or "") for d in data if _local(d.tag) == "Data")
+        strings = tuple((d.text or "") for d in data if (_LOCAL_NAMES.get(d.tag) or _local(d.tag)) == "Data")
     size = len(message or "") + sum(len(x) for x in strings or ())
     if size > MAX_DESCRIPTION:  # no event's: rejected, quoted in part, never parsed
         return RawRecord(source, record, fmt, server, provider, event_id, time_text,
