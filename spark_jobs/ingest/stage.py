@@ -15,7 +15,6 @@ import hashlib
 import json
 import os
 import pickle
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import tzinfo
@@ -162,25 +161,14 @@ def _size(path: str) -> int:
         return 0
 
 
-def _shared(text: Any) -> Any:
-    """One string object for every copy of a name (a server, a file, a folder path): the driver
-    holds every kept event, and their names repeat."""
-    return None if text is None else sys.intern(text)
-
-
 def raw_of(row: dict[str, Any], source: str, record: int) -> RawRecord:
     """The record's ``RawRecord`` without its text (the build steps never read it)."""
-    return RawRecord(_shared(source), record, _shared(row["fmt"]), _shared(row["raw_server"]),
-                     _shared(row["provider"]), row["event_id"], row["time_text"], None, None, row["record_id"])
+    return RawRecord(source, record, row["fmt"], row["raw_server"], row["provider"], row["event_id"],
+                     row["time_text"], None, None, row["record_id"])
 
 
 def parsed_from_row(row: dict[str, Any], source: str, record: int) -> Parsed:
-    """A kept ``parsed`` row as ``classify`` would have kept it (``for_build``'s event), its
-    repeated strings shared."""
-    ev: ReplicationEvent = pickle.loads(row["ev"])
-    ev.msg_id = _shared(ev.msg_id)  # its send's and its receives' copies are one
-    ev.database = _shared(ev.database)
-    ev.server_dn = _shared(ev.server_dn)
-    ev.folders = [(fid, _shared(path)) for fid, path in ev.folders]
-    return Parsed(raw_of(row, source, record), _shared(row["server"]), row["ts"],
-                  _shared(row["direction"]), ev, sender=_shared(row["sender"]))
+    """A kept ``parsed`` row as ``classify`` would have kept it (``for_build``'s event). A worker
+    holds one message's or one folder's at a time: their names are not interned."""
+    return Parsed(raw_of(row, source, record), row["server"], row["ts"], row["direction"], pickle.loads(row["ev"]),
+                  sender=row["sender"])
