@@ -178,14 +178,14 @@ def _replids(spark: SparkSession, groups: DataFrame, small: dict[str, list[Any]]
     """The REPLID table, solved on the driver from every message's links and the hints."""
     rmap = ReplidMap(given=given)
     links = groups.where(F.col("out") == "link")
-    distinct: list[Link] = [(r["s"], r["a"], r["r"], r["b"]) for r in links.select("s", "a", "r", "b")
-                            .distinct().collect()]
+    distinct: list[Link] = sorted({(r["s"], r["a"], r["r"], r["b"]) for r in small["linkset"]})
     ids = array("i")
     if distinct:
         table = spark.createDataFrame([(*k, i) for i, k in enumerate(distinct)],
                                       "s string, a long, r string, b long, id int")
-        got = (links.join(F.broadcast(table), ["s", "a", "r", "b"]).orderBy("g_file", "g_rec", "seq")
-               .select("id").toArrow())
+        # one task sorts the ids (4 bytes a link): no sample of the keys first, as a sort by range takes
+        got = (links.join(F.broadcast(table), ["s", "a", "r", "b"]).repartition(1)
+               .sortWithinPartitions("g_file", "g_rec", "seq").select("id").toArrow())
         ids.frombytes(got.column(0).to_numpy().astype("int32").tobytes())
     firsts: dict[tuple[str, int, str], list[int]] = {}
     for h in small["hint"]:
@@ -220,7 +220,7 @@ def _built(spark: SparkSession, keyed: DataFrame, parts: int, work: str, known: 
            acc: Accounting, replids: dict[tuple[str, int], str] | None, topology: Topology | None,
            lap: Callable[[str], None]) -> SparkBuilt:
     groups, small = _step(keyed, GROUP_SCHEMA, "msg_key", lambda: MessageGrouper(known), f"{work}/groups",
-                          many=("link",), few=("reject", "hint", "server"))
+                          many=("link",), few=("reject", "linkset", "hint", "server"))
     lap("groups")
 
     # 2. the REPLID table on the driver

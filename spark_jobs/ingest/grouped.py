@@ -52,13 +52,14 @@ class MessageGrouper:
     """What the REPLID table needs of one partition's messages (``group``: one message key's kept
     records; the records without a key come as one group): the records ``message_keys`` rejects,
     each message's links (without a link repeated at once, which changes nothing); and at the
-    end (``finish``) the servers they name and each hint at its first place (a hint repeated
-    later changes nothing)."""
+    end (``finish``) the distinct links, the servers they name and each hint at its first place
+    (a hint repeated later changes nothing)."""
 
     def __init__(self, known: set[str]):
         self.known = known
         self.servers: set[str] = set()
         self.hints: dict[tuple[str, int, str], list[int]] = {}
+        self.links: set[tuple[str, int, str, int]] = set()
 
     def group(self, rows: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         g, _key, kept, bad = _grouped(rows, self.known)
@@ -71,6 +72,7 @@ class MessageGrouper:
             if link != last:
                 yield {"out": "link", "g_file": g[0], "g_rec": g[1], "seq": n, "s": link[0], "a": link[1],
                        "r": link[2], "b": link[3]}
+                self.links.add(link)
             last = link
         for n, hint in enumerate(group_hints(kept)):
             if hint not in self.hints or [*g, n] < self.hints[hint]:
@@ -79,6 +81,8 @@ class MessageGrouper:
         self.servers |= {n for p in kept if p.ev.server_dn for n in [server_from_dn(p.ev.server_dn)] if n}
 
     def finish(self) -> Iterator[dict[str, Any]]:
+        for s, a, r, b in self.links:
+            yield {"out": "linkset", "s": s, "a": a, "r": r, "b": b}
         for (server, replid, sender), first in self.hints.items():
             yield {"out": "hint", "g_file": first[0], "g_rec": first[1], "seq": first[2], "s": server, "a": replid,
                    "r": sender}
