@@ -142,6 +142,7 @@ def _step(df: DataFrame, schema: T.StructType, key: str | tuple[str, ...], make:
     twice; their binary values all differ) and read back as one DataFrame; those of the ``few``
     kinds (what the driver merges) come back to the driver, by kind."""
     keys = (key,) if isinstance(key, str) else key
+    path = os.path.abspath(path)  # a worker's working folder is not the driver's
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path)
 

@@ -56,6 +56,7 @@ def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_
     ``dest`` by kind (``kind_files``) and hands back its status row, which this returns."""
     import pyarrow as pa
 
+    dest = os.path.abspath(dest)  # a worker's working folder is not the driver's
     row_schema = arrow_schema(ROW_SCHEMA)
     status_schema = arrow_schema(STATUS_SCHEMA)
     dictionary = [f.name for f in ROW_SCHEMA.fields if f.name not in UNIQUE_COLUMNS]

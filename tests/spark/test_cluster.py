@@ -1,8 +1,10 @@
-"""The job as it runs on a cluster: a real Spark standalone master and worker started from the
+"""The jobs as they run on a cluster: a real Spark standalone master and worker started from the
 installed pyspark on 127.0.0.1, and ``spark-submit --master spark://... spark_jobs/job.py`` (the
 installed pyspark's, as on an edge node) publishing tables equal to the replay's, its tasks run in
-an executor the worker launched. One run covers both the spark-submit entry and a cluster master
-(each start of a JVM costs the suite tens of seconds)."""
+an executor the worker launched; then ``spark_jobs/ingest_job.py`` the same way, its outputs equal
+to the reference's (its workers write their rows themselves, from the executor). One run each
+covers both the spark-submit entry and a cluster master (each start of a JVM costs the suite
+tens of seconds)."""
 
 from __future__ import annotations
 
@@ -17,9 +19,12 @@ from pathlib import Path
 import pyspark
 import pytest
 
+from spark_jobs.ingest import run_ingest
 from spark_jobs.simulator import simulate_to_folder
+from tests.unit.ingest.exports import write_wevtutil_xml
 
 from .published import assert_published_equals_replay
+from .test_ingest_spark import SAMPLES, _same_outputs, _worked_example_records
 
 SPARK_HOME = str(Path(pyspark.__file__).parent)
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,6 +79,17 @@ def cluster(tmp_path_factory) -> Iterator[tuple[str, Path]]:  # type: ignore[no-
                 p.kill()
 
 
+def spark_submit(url: str, job: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SPARK_HOME": SPARK_HOME, "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
+    env.pop("PFSCOPE_SPARK_MASTER", None)  # spark-submit's --master is the one that counts
+    return subprocess.run(
+        [os.path.join(SPARK_HOME, "bin", "spark-submit"), "--master", url, "--conf", "spark.executor.memory=1g",
+         "--conf", "spark.ui.enabled=false", str(ROOT / "spark_jobs" / job), *args],
+        env=env, cwd=cwd, capture_output=True, text=True, timeout=900,
+    )
+
+
 @pytest.mark.slow
 def test_spark_submit_on_a_standalone_cluster_publishes_tables_equal_to_replay(
         cluster: tuple[str, Path], tmp_path: Path) -> None:
@@ -81,15 +97,8 @@ def test_spark_submit_on_a_standalone_cluster_publishes_tables_equal_to_replay(
     data = tmp_path / "data"
     simulate_to_folder("worked-example", data, seed=1)
     out = tmp_path / "runs"
-    env = {**os.environ, "SPARK_HOME": SPARK_HOME, "SPARK_LOCAL_IP": "127.0.0.1",
-           "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
-    env.pop("PFSCOPE_SPARK_MASTER", None)  # spark-submit's --master is the one that counts
-    done = subprocess.run(
-        [os.path.join(SPARK_HOME, "bin", "spark-submit"), "--master", url, "--conf", "spark.executor.memory=1g",
-         "--conf", "spark.ui.enabled=false", str(ROOT / "spark_jobs" / "job.py"),
-         "--topology", str(data / "topology.json"), "--events", str(data / "events.jsonl"), "--out", str(out)],
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900,
-    )
+    done = spark_submit(url, "job.py", ["--topology", str(data / "topology.json"), "--events",
+                                        str(data / "events.jsonl"), "--out", str(out)], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "published run" in done.stdout
     expected = assert_published_equals_replay(out, data)
@@ -97,3 +106,22 @@ def test_spark_submit_on_a_standalone_cluster_publishes_tables_equal_to_replay(
     # the tasks ran in an executor the worker launched for this application
     executors = list(work.glob("app-*/*/stderr"))
     assert executors, f"no executor ran in {work}"
+
+
+@pytest.mark.slow
+def test_spark_submit_ingest_on_a_standalone_cluster_equals_the_reference(
+        cluster: tuple[str, Path], tmp_path: Path) -> None:
+    url, work = cluster
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for server, recs in sorted(_worked_example_records().items()):  # each server's wevtutil export
+        write_wevtutil_xml(recs, logs / f"{server}.xml")
+    topology = str(SAMPLES / "worked-example" / "topology.json")
+    apps = set(work.glob("app-*"))
+    done = spark_submit(url, "ingest_job.py", ["--logs", str(logs), "--out", "out", "--topology", topology],
+                        tmp_path)  # --out relative to the driver's folder, which is not the executor's
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.startswith("full ingest: no state of an earlier ingest")
+    run_ingest([str(logs)], tmp_path / "ref", topology=topology)
+    _same_outputs(tmp_path / "ref", tmp_path / "out")
+    assert len(set(work.glob("app-*")) - apps) == 1  # its tasks ran in an executor of its own
