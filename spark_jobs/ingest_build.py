@@ -152,19 +152,14 @@ def _step(df: DataFrame, schema: T.StructType, key: str | tuple[str, ...], make:
 
         it = make()
         row_schema = arrow_schema(schema)
-        files = KindFiles(path, row_schema, "out", f"part-{TaskContext.get().partitionId():05d}",
-                          compression="none", dictionary=[])
         back: list[dict[str, Any]] = []
-        try:
+        with KindFiles(path, row_schema, "out", f"part-{TaskContext.get().partitionId():05d}",
+                       compression="none", dictionary=[]) as files:
             for row in _grouped_rows(batches, lambda r: tuple(r[k] for k in keys), it.group, it.finish):
                 if row["out"] in many:
                     files.add(row)
                 else:
                     back.append(row)
-            files.close()
-        except BaseException:
-            files.abort()
-            raise
         if back:
             yield pa.RecordBatch.from_pylist(back, schema=row_schema)  # a missing column is null
 

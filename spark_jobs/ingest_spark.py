@@ -65,19 +65,14 @@ def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_
         for batch in batches:
             for t in batch.to_pylist():
                 task = ReadTask(**t)
-                files = KindFiles(dest, row_schema, "kind", f"part-{task.file_key}-{task.piece + 1}",
-                                  dictionary=dictionary)
                 status: list[dict[str, Any]] = []
-                try:
+                with KindFiles(dest, row_schema, "kind", f"part-{task.file_key}-{task.piece + 1}",
+                               dictionary=dictionary) as files:
                     for row in task_rows(task, default_offset_min, zone):
                         if row["kind"] in RECORD_KINDS:
                             files.add(row)
                         else:
                             status.append(row)
-                    files.close()
-                except BaseException:
-                    files.abort()
-                    raise
                 yield pa.RecordBatch.from_pylist(status, schema=status_schema)
 
     os.makedirs(dest, exist_ok=True)  # read as a dataset even if no task has a record

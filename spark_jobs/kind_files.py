@@ -26,7 +26,8 @@ ROW_GROUP_ROWS = 5_000
 
 
 class KindFiles:
-    """The files of one task: ``add`` each row (a dict holding ``column``), ``close`` when done.
+    """The files of one task: ``add`` each row (a dict holding ``column``), ``close`` when done
+    (``with``: closed at the end, or removed if the block fails).
 
     ``compression`` and ``dictionary`` (the columns that get one; None: all) are Parquet's."""
 
@@ -39,6 +40,15 @@ class KindFiles:
         self.pending: dict[str, list[dict[str, Any]]] = {}
         self.writers: dict[str, Any] = {}
         self.counts: dict[str, int] = {}
+
+    def __enter__(self) -> KindFiles:
+        return self
+
+    def __exit__(self, failed: object, *_: object) -> None:
+        if failed is None:
+            self.close()
+        else:
+            self.abort()
 
     def add(self, row: dict[str, Any]) -> None:
         kind = row[self.column]

@@ -51,12 +51,19 @@ def test_a_full_row_group_is_written_while_the_task_goes_on(tmp_path: Path, monk
 
 def test_a_failed_task_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(kind_files, "ROW_GROUP_ROWS", 2)
-    files = KindFiles(str(tmp_path), SCHEMA, "kind", "p")
-    for row in _rows("a", 5) + _rows("b", 1):
-        files.add(row)
-    assert _files(tmp_path)
-    files.abort()
+    with pytest.raises(ValueError, match="the task broke"), KindFiles(str(tmp_path), SCHEMA, "kind", "p") as files:
+        for row in _rows("a", 5) + _rows("b", 1):
+            files.add(row)
+        assert _files(tmp_path)  # full row groups written, under hidden names
+        raise ValueError("the task broke")
     assert _files(tmp_path) == []
+
+
+def test_a_task_that_ends_well_renames_its_files_into_place(tmp_path: Path) -> None:
+    with KindFiles(str(tmp_path), SCHEMA, "kind", "p") as files:
+        for row in _rows("a", 3):
+            files.add(row)
+    assert _files(tmp_path) == ["kind=a/p.parquet"]
 
 
 def test_a_retried_task_replaces_its_first_attempts_file(tmp_path: Path) -> None:
