@@ -149,6 +149,7 @@ class Classified:
             [(f.file_key, p, off, f.file_idx, f.source) for f in files for p, off in f.offsets.items()],
             "file_key string, piece long, offset long, file_idx long, source string")
         rows = _read(spark, datasets).where(F.col("kind").isin(*RECORD_KINDS))
+        self.stored = rows.where(F.col("file_key").isin(*{f.file_key for f in files}))  # the share's, as stored
         self.rows = (rows.join(F.broadcast(keys), ["file_key", "piece"])
                      .withColumn("record", F.col("rec") + F.col("offset")))
         narrow = self.rows.select(*_KEYS, "record", "file_idx", "source", "kind", "server", "acct_server",
@@ -261,10 +262,10 @@ class Classified:
         """Records of the files in ``new_keys`` that another file already holds: the same server,
         EventRecordID and text (a server's later export overlapping its earlier one)."""
         cols = ["raw_server", "record_id", "text"]
-        rows = self.rows.where(F.col("record_id").isNotNull())
+        rows = self.stored.where(F.col("record_id").isNotNull())  # no record numbers needed: no join
         new = rows.where(F.col("file_key").isin(*new_keys)).select(*cols)
-        old = rows.where(~F.col("file_key").isin(*new_keys)).select(*cols).distinct()
-        return new.join(old, cols, "left_semi").count()
+        old = rows.where(~F.col("file_key").isin(*new_keys)).select(*cols)
+        return new.join(old, cols, "left_semi").count()  # a semi join: a record held twice counts once
 
     def texts(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], str]:
         """The description text of these records (rejected by the build steps)."""
