@@ -8,9 +8,9 @@ go from the worker's dicts to the file; Spark reads them as it reads its own
 (``DEST/kind=parsed/part-00003.parquet``, the kind from the folder's name), and the task hands
 back only what the driver needs (a status, the few rows a step merges).
 
-A task's files are written under hidden names (Spark's reader skips names starting with ``.``)
-and renamed into place when the task ends, so a failed attempt leaves nothing Spark would read,
-and a retried one replaces what its first attempt left. The destination is a folder every
+A task's files are written under hidden names of their own (Spark's reader skips names starting
+with ``.``) and renamed into place when the task ends, so a failed attempt leaves nothing Spark
+would read, and a retried or speculative one replaces what another attempt left, whole. The destination is a folder every
 worker can reach, as the rest of ingest's state is (the driver joins the lines' files).
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,6 +38,7 @@ class KindFiles:
         self.schema = schema.remove(schema.get_field_index(column))  # the folder's name says it
         self.compression = compression
         self.dictionary = True if dictionary is None else [c for c in dictionary if c != column]
+        self.attempt = uuid.uuid4().hex  # two attempts of one task (a speculative copy) never share a file
         self.pending: dict[str, list[dict[str, Any]]] = {}
         self.writers: dict[str, Any] = {}
         self.counts: dict[str, int] = {}
@@ -61,7 +63,7 @@ class KindFiles:
 
     def _path(self, kind: str, hidden: bool) -> str:
         folder = os.path.join(self.dest, f"{self.column}={kind}")
-        return os.path.join(folder, f".{self.name}.parquet.tmp" if hidden else f"{self.name}.parquet")
+        return os.path.join(folder, f".{self.name}.{self.attempt}.tmp" if hidden else f"{self.name}.parquet")
 
     def _flush(self, kind: str) -> None:
         import pyarrow as pa

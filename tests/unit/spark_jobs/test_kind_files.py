@@ -43,7 +43,8 @@ def test_a_full_row_group_is_written_while_the_task_goes_on(tmp_path: Path, monk
     files = KindFiles(str(tmp_path), SCHEMA, "kind", "p")
     for row in _rows("a", 10):
         files.add(row)
-    assert _files(tmp_path) == ["kind=a/.p.parquet.tmp"]  # hidden from Spark until the task ends
+    hidden = _files(tmp_path)  # from Spark until the task ends
+    assert len(hidden) == 1 and hidden[0].startswith("kind=a/.p.") and hidden[0].endswith(".tmp")
     files.close()
     meta = pq.ParquetFile(tmp_path / "kind=a" / "p.parquet").metadata
     assert [meta.row_group(i).num_rows for i in range(meta.num_row_groups)] == [4, 4, 2]
@@ -74,3 +75,17 @@ def test_a_retried_task_replaces_its_first_attempts_file(tmp_path: Path) -> None
         files.close()
     assert _files(tmp_path) == ["kind=a/part-1.parquet"]
     assert pq.read_table(tmp_path / "kind=a" / "part-1.parquet").num_rows == 2
+
+
+def test_two_attempts_at_once_write_apart_and_the_last_to_end_wins_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kind_files, "ROW_GROUP_ROWS", 2)
+    first, second = (KindFiles(str(tmp_path), SCHEMA, "kind", "part-1") for _ in range(2))
+    for row in _rows("a", 4):  # interleaved, as a task and its speculative copy
+        first.add(row)
+        second.add({**row, "text": "copy"})
+    assert len(_files(tmp_path)) == 2
+    first.close()
+    second.close()
+    assert _files(tmp_path) == ["kind=a/part-1.parquet"]
+    assert pq.read_table(tmp_path / "kind=a" / "part-1.parquet").column("text").to_pylist() == ["copy"] * 4
