@@ -100,9 +100,16 @@ def arrow_type(t: T.DataType) -> Any:
             T.BinaryType: pa.binary()}[type(t)]
 
 
-def _read(spark: SparkSession, datasets: list[str]) -> DataFrame:
-    """The rows of these datasets (each partitioned by ``kind``: read one by one, then united)."""
-    frames = [spark.read.schema(ROW_SCHEMA).parquet(d) for d in datasets]
+def _read(spark: SparkSession, files: list[FilePlan]) -> DataFrame:
+    """The stored rows of these files, each from the dataset its plan names: a dataset may also
+    hold rows of other files (one read again whole into a dataset of its own after its pieces
+    wrote theirs; one that left the share), which are no rows of this share. Each dataset is
+    partitioned by ``kind``: read one by one, then united."""
+    keys: dict[str, set[str]] = {}
+    for f in files:
+        keys.setdefault(f.dataset, set()).add(f.file_key)
+    frames = [spark.read.schema(ROW_SCHEMA).parquet(d).where(F.col("file_key").isin(*sorted(k)))
+              for d, k in sorted(keys.items())]
     return functools.reduce(DataFrame.unionByName, frames)
 
 
@@ -139,17 +146,14 @@ class Classified:
     positions, what the accounting counts), whose verdicts (``fate``) are cached; the wide
     rows (description text, pickled events) are read from Parquet only for what is written."""
 
-
-
     def __init__(self, spark: SparkSession, files: list[FilePlan]):
         self.spark = spark
         self.files = files
-        datasets = sorted({f.dataset for f in files})
         keys = spark.createDataFrame(
             [(f.file_key, p, off, f.file_idx, f.source) for f in files for p, off in f.offsets.items()],
             "file_key string, piece long, offset long, file_idx long, source string")
-        rows = _read(spark, datasets).where(F.col("kind").isin(*RECORD_KINDS))
-        self.stored = rows.where(F.col("file_key").isin(*{f.file_key for f in files}))  # the share's, as stored
+        rows = _read(spark, files).where(F.col("kind").isin(*RECORD_KINDS))
+        self.stored = rows  # without record numbers
         self.rows = (rows.join(F.broadcast(keys), ["file_key", "piece"])
                      .withColumn("record", F.col("rec") + F.col("offset")))
         narrow = self.rows.select(*_KEYS, "record", "file_idx", "source", "kind", "server", "acct_server",

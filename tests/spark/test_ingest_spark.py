@@ -219,3 +219,50 @@ def test_spark_ingest_exit_statuses(spark: Any, tmp_path: Path, capsys: pytest.C
     assert main(base) == 2
     assert "no file could be read, nothing written" in capsys.readouterr().err
     assert (out / "events.jsonl").read_bytes() == before
+
+
+def test_a_later_export_read_again_whole_counts_what_it_repeats_once(spark: Any, tmp_path: Path) -> None:
+    """A new export read in pieces that turns out not to be plain is read again whole, into a folder
+    of its own: the rows its pieces wrote first are no rows of the share, neither as records nor
+    as records repeated from an earlier export."""
+    recs = [r for rs in _worked_example_records().values() for r in rs]
+    server = recs[0].server
+    mine = [r for r in recs if r.server == server]
+    assert len(mine) >= 6
+    logs, out, ref = tmp_path / "logs", tmp_path / "out", tmp_path / "ref"
+    logs.mkdir()
+    _export(mine[:4], logs / "a-1.xml", 1)
+    settings = IngestSettings(logs=(str(logs),), out=str(out), split_bytes=1_500)
+    assert run_ingest_spark(settings).mode.startswith("full ingest")
+    # the later export repeats the first's last two records, and has text before its last record:
+    # its first pieces are read (and their rows written) before the one that is not plain
+    later = [event_xml(r, 3 + i, rendered=True) for i, r in enumerate(mine[2:])]
+    (logs / "a-2.xml").write_text("".join(later[:-1]) + "junk" + later[-1], encoding="utf-8")
+    other = [r for r in recs if r.server != server][:3]
+    _export(other, logs / "b-1.xml", 1)  # a plain new export: its rows share the run's folder
+    got = run_ingest_spark(settings)
+    assert got.mode == (f"incremental: 2 new files, {len(mine) - 4 + 3:,} new records, 2 already read; "
+                        "1 files (4 records) not read again")
+    run_ingest([str(logs)], ref)
+    _same_outputs(ref, out)
+
+
+def test_an_export_that_leaves_the_share_and_comes_back_is_read_once(spark: Any, tmp_path: Path) -> None:
+    """Its first rows stay in the first run's dataset (another file's rows live there too); when
+    it comes back it is read again into a dataset of its own, and only those rows are its."""
+    by_server = _worked_example_records()
+    logs, out, ref, away = tmp_path / "logs", tmp_path / "out", tmp_path / "ref", tmp_path / "away"
+    logs.mkdir()
+    away.mkdir()
+    a, b = sorted(by_server)[:2]
+    _export(by_server[a], logs / "a.xml", 1)
+    _export(by_server[b], logs / "b.xml", 1)
+    settings = IngestSettings(logs=(str(logs),), out=str(out))
+    assert run_ingest_spark(settings).mode.startswith("full ingest")
+    (logs / "b.xml").rename(away / "b.xml")
+    assert run_ingest_spark(settings).mode.startswith("incremental: 0 new files")
+    (away / "b.xml").rename(logs / "b.xml")  # the same path, size and time: the same file key
+    got = run_ingest_spark(settings)
+    assert got.mode.startswith(f"incremental: 1 new files, {len(by_server[b]):,} new records, 0 already read")
+    run_ingest([str(logs)], ref)
+    _same_outputs(ref, out)
