@@ -6,7 +6,8 @@ Here each is split where its rule allows, the rule itself run as it is (``ingest
 1. The kept records are grouped by message key (one shuffle, kept on the executors' disks);
    each group goes through ``message_keys`` in a worker, which gives its REPLID links and hints.
 2. The driver solves the REPLID table (``solve_replids``) from the links, which it holds as one
-   small integer each (the distinct links are few), in the reference's order.
+   small integer each, in the reference's order: the distinct links are few (each partition
+   hands back its own), and one task sorts the integers.
 3. Each group goes through ``build_messages`` in a worker, over the same partitions, which gives
    its messages, one per folder; each partition merges what its messages say of folders and
    servers, and the driver merges the partitions' (first in the reference's order) and assigns
@@ -165,6 +166,8 @@ def _step(df: DataFrame, schema: T.StructType, key: str | tuple[str, ...], make:
 
     small: dict[str, list[Any]] = {k: [] for k in few}
     for r in df.mapInArrow(run, schema).collect():
+        if r["out"] not in small:
+            raise RuntimeError(f"a build step made rows of kind {r['out']!r}, neither {many} nor {few}")
         small[r["out"]].append(r)
     return df.sparkSession.read.schema(schema).parquet(path), small
 

@@ -16,7 +16,9 @@ stream from Spark to their files.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import glob
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -73,6 +75,10 @@ def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_
                             files.add(row)
                         else:
                             status.append(row)
+                written = sum(files.counts.values())
+                for st in status:  # every record read is a row written, or the task fails
+                    if st["kind"] in ("piece", "file") and st["count"] != written:
+                        raise RuntimeError(f"{task.path}: {st['count']} records read, {written} rows written")
                 yield pa.RecordBatch.from_pylist(status, schema=status_schema)
 
     os.makedirs(dest, exist_ok=True)  # read as a dataset even if no task has a record
@@ -80,6 +86,9 @@ def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_
     rdd = spark.sparkContext.parallelize([(t.path, t.file_key, t.piece, t.start, t.end) for t in ordered],
                                          max(1, len(ordered)))
     got = spark.createDataFrame(rdd, TASK_SCHEMA).mapInArrow(run, STATUS_SCHEMA).collect()
+    for left in glob.glob(os.path.join(glob.escape(dest), "*", ".*.tmp")):  # of an attempt killed while writing
+        with contextlib.suppress(OSError):
+            os.remove(left)
     return [r.asDict() for r in got]
 
 

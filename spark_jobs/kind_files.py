@@ -9,8 +9,9 @@ go from the worker's dicts to the file; Spark reads them as it reads its own
 back only what the driver needs (a status, the few rows a step merges).
 
 A task's files are written under hidden names of their own (Spark's reader skips names starting
-with ``.``) and renamed into place when the task ends, so a failed attempt leaves nothing Spark
-would read, and a retried or speculative one replaces what another attempt left, whole. The destination is a folder every
+with ``.``) and renamed into place when the task ends, so an attempt that fails while writing
+leaves nothing Spark would read; a retried or speculative one replaces what another attempt
+left, whole (as it does a file of an attempt that failed after writing, handing its rows back). The destination is a folder every
 worker can reach, as the rest of ingest's state is (the driver joins the lines' files).
 """
 
@@ -47,10 +48,14 @@ class KindFiles:
         return self
 
     def __exit__(self, failed: object, *_: object) -> None:
-        if failed is None:
-            self.close()
-        else:
+        if failed is not None:
             self.abort()
+            return
+        try:
+            self.close()
+        except BaseException:
+            self.abort()
+            raise
 
     def add(self, row: dict[str, Any]) -> None:
         kind = row[self.column]
@@ -84,19 +89,19 @@ class KindFiles:
         """Every file written and renamed into place; the rows of each kind."""
         for kind in list(self.pending):
             self._flush(kind)
-        for kind, writer in self.writers.items():
+        for writer in self.writers.values():
             writer.close()
+        for kind in self.writers:
             os.replace(self._path(kind, True), self._path(kind, False))
         self.writers.clear()
         return dict(self.counts)
 
     def abort(self) -> None:
-        """The task failed: its files removed."""
+        """The task failed: its unfinished files removed (the task's own error is the one raised)."""
         for kind, writer in self.writers.items():
-            try:
+            with contextlib.suppress(Exception):
                 writer.close()
-            finally:
-                with contextlib.suppress(OSError):
-                    os.remove(self._path(kind, True))
+            with contextlib.suppress(OSError):
+                os.remove(self._path(kind, True))
         self.writers.clear()
         self.pending.clear()

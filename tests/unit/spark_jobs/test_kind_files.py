@@ -89,3 +89,15 @@ def test_two_attempts_at_once_write_apart_and_the_last_to_end_wins_whole(
     second.close()
     assert _files(tmp_path) == ["kind=a/part-1.parquet"]
     assert pq.read_table(tmp_path / "kind=a" / "part-1.parquet").column("text").to_pylist() == ["copy"] * 4
+
+
+def test_a_task_whose_files_cannot_be_completed_leaves_no_hidden_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(src: str, dst: str) -> None:
+        raise OSError("the disk is full")
+
+    monkeypatch.setattr(kind_files.os, "replace", refuse)
+    with pytest.raises(OSError, match="the disk is full"), KindFiles(str(tmp_path), SCHEMA, "kind", "p") as files:
+        for row in _rows("a", 2) + _rows("b", 2):
+            files.add(row)
+    assert _files(tmp_path) == []
