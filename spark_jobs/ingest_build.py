@@ -249,7 +249,8 @@ def _built(spark: SparkSession, keyed: DataFrame, parts: int, work: str, known: 
 
     # 4. derivation, folder by folder
     by_folder = (made.where(F.col("out") == "msg").repartition(parts, "fs", "fg")
-                 .sortWithinPartitions("fs", "fg", "sent_at", "g_file", "g_rec", "seq"))
+                 .sortWithinPartitions("fs", "fg", "sent_at", "g_file", "g_rec", "seq")
+                 .select("fs", "fg", "msg"))  # all a folder's messages need in the worker
     derived, last = _step(by_folder, DERIVED_SCHEMA, ("fs", "fg"), lambda: FolderDeriver(fids, replicas, all_stores),
                           f"{work}/derived", many=("line",), few=("reject", "stat"))
     lap("derive")
