@@ -161,9 +161,9 @@ class Classified:
         keys = spark.createDataFrame(
             [(f.file_key, p, off, f.file_idx, f.source) for f in files for p, off in f.offsets.items()],
             "file_key string, piece long, offset long, file_idx long, source string")
-        rows = _read(spark, files).where(F.col("kind").isin(*RECORD_KINDS))
-        self.stored = rows  # without record numbers
-        self.rows = (rows.join(F.broadcast(keys), ["file_key", "piece"])
+        #: the share's record rows as stored (without record numbers)
+        self.stored = _read(spark, files).where(F.col("kind").isin(*RECORD_KINDS))
+        self.rows = (self.stored.join(F.broadcast(keys), ["file_key", "piece"])
                      .withColumn("record", F.col("rec") + F.col("offset")))
         narrow = self.rows.select(*_KEYS, "record", "file_idx", "source", "kind", "server", "acct_server",
                                   "reason_key", "without_offset", "server_from_file", "dedup_key", "meaning",

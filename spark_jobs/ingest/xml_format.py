@@ -29,10 +29,8 @@ def _local(tag: str) -> str:
 
 def _children(el: ET.Element) -> dict[str, ET.Element]:
     out: dict[str, ET.Element] = {}
-    names = _LOCAL_NAMES
     for c in el:
-        tag = c.tag
-        out.setdefault(names.get(tag) or _local(tag), c)
+        out.setdefault(_local(c.tag), c)
     return out
 
 
@@ -68,7 +66,7 @@ def record_from_event_element(ev: ET.Element, source: str, record: int, fmt: str
     strings: tuple[str, ...] | None = None
     data = top.get("EventData")
     if data is not None:
-        strings = tuple((d.text or "") for d in data if (_LOCAL_NAMES.get(d.tag) or _local(d.tag)) == "Data")
+        strings = tuple((d.text or "") for d in data if _local(d.tag) == "Data")
     size = len(message or "") + sum(len(x) for x in strings or ())
     if size > MAX_DESCRIPTION:  # no event's: rejected, quoted in part, never parsed
         return RawRecord(source, record, fmt, server, provider, event_id, time_text,
