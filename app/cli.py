@@ -16,9 +16,9 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 
-from spark_jobs.ingest_job import add_arguments as add_ingest_arguments
-from spark_jobs.job import add_arguments as add_job_arguments
-from spark_jobs.model.errors import OperatorError
+from pfscope.spark_jobs.compute.entry import add_arguments as add_job_arguments
+from pfscope.spark_jobs.ingest.entry import add_arguments as add_ingest_arguments
+from pfscope.spark_jobs.model.errors import OperatorError
 
 EXIT_OK, EXIT_CRASH, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
 
@@ -94,14 +94,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _compute(args: argparse.Namespace) -> int:
-    from app.settings import job_settings
-    from spark_jobs.job import run_job
+    from pfscope.app.settings import job_settings
+    from pfscope.spark_jobs.compute.entry import run_job
 
     return run_job(job_settings(args))
 
 
 def _simulate(args: argparse.Namespace) -> int:
-    from spark_jobs.simulator import simulate_to_folder
+    from pfscope.spark_jobs.simulator import simulate_to_folder
 
     options = {
         k: getattr(args, k)
@@ -120,8 +120,8 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from app.serve import serve
-    from app.settings import access_log, load_settings, serve_workers
+    from pfscope.app.serve import serve
+    from pfscope.app.settings import access_log, load_settings, serve_workers
 
     settings = load_settings(data_dir=args.data, host=args.host, port=args.port, certfile=args.certfile,
                              keyfile=args.keyfile, behind_tls_proxy=args.behind_tls_proxy)
@@ -150,10 +150,10 @@ def _check_bind(host: str, port: int) -> None:
 
 
 def _replay(args: argparse.Namespace) -> int:
-    from spark_jobs.model.events import read_event_log
-    from spark_jobs.model.replay import replay
-    from spark_jobs.model.timeutil import format_ts, parse_ts
-    from spark_jobs.model.topology import load_topology
+    from pfscope.spark_jobs.model.events import read_event_log
+    from pfscope.spark_jobs.model.replay import replay
+    from pfscope.spark_jobs.model.timeutil import format_ts, parse_ts
+    from pfscope.spark_jobs.model.topology import load_topology
 
     try:
         topo = load_topology(args.topology)
@@ -170,7 +170,7 @@ def _replay(args: argparse.Namespace) -> int:
           f"{log.lines_read / max(took, 1e-9):,.0f} lines/s)")
     last = log.last_ts()
     if last is not None and last > result.as_of:
-        from spark_jobs.job import after_as_of_note
+        from pfscope.spark_jobs.compute.entry import after_as_of_note
 
         print(after_as_of_note(format_ts(last), explicit=bool(args.as_of)))
     health = Counter(r["health"] for r in t["replicas"])
@@ -192,12 +192,18 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    """On Spark (``spark_jobs.ingest_job``), or for a small share in this process with the
-    reference implementation (``spark_jobs.ingest.run_ingest``): the same outputs either way."""
-    from app.settings import spark_master
-    from spark_jobs.ingest import run_ingest
-    from spark_jobs.ingest_job import IngestRun, choose_engine, report, run_ingest_spark, settings_from_flags
-    from spark_jobs.publish import EXIT_LOCKED, RunLocked
+    """On Spark (``spark_jobs/ingest``), or for a small share in this process with the
+    reference implementation (``spark_jobs/exchange``, ``run_ingest``): the same outputs either way."""
+    from pfscope.app.settings import spark_master
+    from pfscope.spark_jobs.exchange import run_ingest
+    from pfscope.spark_jobs.ingest.entry import (
+        IngestRun,
+        choose_engine,
+        report,
+        run_ingest_spark,
+        settings_from_flags,
+    )
+    from pfscope.spark_jobs.published.runs import EXIT_LOCKED, RunLocked
 
     settings = settings_from_flags(args, master=spark_master())
     try:
@@ -222,8 +228,8 @@ def _ingest(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from app.data import RunData, require_run
-    from app.report import build_report, write_report
+    from pfscope.app.data import RunData, require_run
+    from pfscope.app.report import build_report, write_report
 
     started = time.perf_counter()
     try:
@@ -239,7 +245,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _rules(args: argparse.Namespace) -> int:
-    from app.monitoring import RULES_PATH
+    from pfscope.app.monitoring import RULES_PATH
 
     print(RULES_PATH if args.path else RULES_PATH.read_text(encoding="utf-8"), end="\n" if args.path else "")
     return 0

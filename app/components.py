@@ -15,7 +15,7 @@ from urllib.parse import quote, urlencode
 import pandas as pd
 from dash import dcc, html
 
-from app.figures import (
+from pfscope.app.figures import (
     CELL_LABELS,
     CELL_STATES,
     DERIVED_HELP,
@@ -203,7 +203,7 @@ def as_health(value: Any, row: dict[str, Any]) -> Any:
 
 
 def as_yes_no(value: Any, _row: dict[str, Any]) -> Any:
-    from app.figures import yes_no
+    from pfscope.app.figures import yes_no
 
     return yes_no(value)
 

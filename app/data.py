@@ -26,10 +26,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from app import figures as f
-from spark_jobs.model.errors import OperatorError
-from spark_jobs.model.tables import TABLES
-from spark_jobs.publish import read_latest
+from pfscope.app import figures as f
+from pfscope.spark_jobs.model.errors import OperatorError
+from pfscope.spark_jobs.model.tables import TABLES
+from pfscope.spark_jobs.published.runs import read_latest
 
 T = TypeVar("T")
 

@@ -19,13 +19,13 @@ from dash import dcc, html
 from flask import Flask, Response, request
 from flask_caching import Cache
 
-from app import components
-from app.compression import install_compression
-from app.lazy_grid import defer_ag_grid
-from app.metrics import install_metrics_route
-from app.plotly_bundle import serve_cartesian_plotly
-from app.runtime import EXTENSION, current_data
-from app.settings import Settings, SettingsError, load_settings
+from pfscope.app import components
+from pfscope.app.compression import install_compression
+from pfscope.app.lazy_grid import defer_ag_grid
+from pfscope.app.metrics import install_metrics_route
+from pfscope.app.plotly_bundle import serve_cartesian_plotly
+from pfscope.app.runtime import EXTENSION, current_data
+from pfscope.app.settings import Settings, SettingsError, load_settings
 
 HERE = Path(__file__).resolve().parent
 
@@ -98,7 +98,7 @@ def _install_report_route(server: Flask) -> None:
 
     @server.route("/report")
     def _report() -> Response:
-        from app.report import ReportError, report_download
+        from pfscope.app.report import ReportError, report_download
 
         data = current_data()
         if data is None:
@@ -106,7 +106,7 @@ def _install_report_route(server: Flask) -> None:
         try:
             payload = report_download(data, fid=request.args.get("fid") or None, at=request.args.get("at") or None)
         except ReportError as e:  # a helpful page; everything from the URL is escaped
-            from app.report.not_found import report_error_page
+            from pfscope.app.report.not_found import report_error_page
 
             status, page = report_error_page(data, request.args.get("fid") or None, request.args.get("at"), str(e))
             return Response(page, status, {"Content-Type": "text/html; charset=utf-8"})
@@ -162,7 +162,7 @@ def _shell() -> html.Div:
     data = current_data()
     as_of = run_id = age = None
     if data is not None:
-        from app.figures import fmt_age, fmt_time
+        from pfscope.app.figures import fmt_age, fmt_time
 
         stamp = data.summary().get("as_of")
         as_of = fmt_time(stamp)
@@ -179,7 +179,9 @@ def _shell() -> html.Div:
 
 def create_app(settings: Settings) -> dash.Dash:
     """A Dash app serving the run ``settings.data_dir/LATEST`` points at."""
-    server = Flask("pfscope")
+    # the instance folder is never used; given, because Flask cannot find one for a package installed
+    # as a namespace's part in editable mode
+    server = Flask(__package__, instance_path=str(HERE / "instance"))
     cache = Cache(config=cache_config(settings))
     cache.init_app(server)
     server.extensions[EXTENSION] = {"settings": settings, "cache": _BoundCache(cache, server)}
@@ -190,8 +192,9 @@ def create_app(settings: Settings) -> dash.Dash:
     install_metrics_route(server)
     install_compression(server)
     serve_cartesian_plotly(server)  # after the auth hook: charts draw with plotly.js's cartesian bundle
+    # named for this package, so Dash imports each page under its own module name (pfscope.app.pages.x)
     app = dash.Dash(
-        "pfscope", server=server, use_pages=True, pages_folder=str(HERE / "pages"),
+        __package__, server=server, use_pages=True, pages_folder=str(HERE / "pages"),
         assets_folder=str(assets_folder()), title="pfscope", update_title=None,
         suppress_callback_exceptions=True,
     )
@@ -219,7 +222,7 @@ class _BoundCache:
 
 
 def server() -> Flask:
-    """For a WSGI server of your own (``gunicorn "app.main:server()"``): settings from ``PFSCOPE_*``
+    """For a WSGI server of your own (``gunicorn "pfscope.app.main:server()"``): settings from ``PFSCOPE_*``
     variables, with the same check as ``pfscope serve`` (which embeds gunicorn itself, see
     ``app.serve``): off loopback without credentials, or without TLS (``PFSCOPE_CERTFILE`` and
     ``PFSCOPE_KEYFILE``, or ``PFSCOPE_BEHIND_TLS_PROXY=1``), one line and exit status 2.

@@ -19,10 +19,10 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from app.data import RunData
-from app.figures import at_risk_cns
-from app.runtime import current_data
-from spark_jobs.model.rules.health import HEALTH_STATES, OVERDUE_REQUESTS
+from pfscope.app.data import RunData
+from pfscope.app.figures import at_risk_cns
+from pfscope.app.runtime import current_data
+from pfscope.spark_jobs.model.rules.health import HEALTH_STATES, OVERDUE_REQUESTS
 
 #: the ``outcome`` label of ``pfscope_input_lines`` and the summary column it reads
 INPUT_OUTCOMES: tuple[tuple[str, str], ...] = (

@@ -11,9 +11,9 @@ from typing import Any
 
 from flask import current_app
 
-from app.data import RunData, find_run
-from app.settings import Settings
-from spark_jobs.publish import PublishError
+from pfscope.app.data import RunData, find_run
+from pfscope.app.settings import Settings
+from pfscope.spark_jobs.published.runs import PublishError
 
 EXTENSION = "pfscope"
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from gunicorn.app.base import BaseApplication
 
-from app.settings import Settings
+from pfscope.app.settings import Settings
 
 GRACEFUL_SECONDS = 10
 #: a first visit of a folder at 100,000 folders reads several tables: well under this, even loaded
@@ -70,7 +70,7 @@ class PfscopeServer(BaseApplication):  # type: ignore[misc]
             self.cfg.set(key, value)
 
     def load(self) -> Any:
-        from app.main import create_app
+        from pfscope.app.main import create_app
 
         return create_app(self.settings).server
 
@@ -78,7 +78,7 @@ class PfscopeServer(BaseApplication):  # type: ignore[misc]
 def serve(settings: Settings, *, workers: int, dev: bool = False, access_log: str | None = None) -> int:
     """Serve until SIGTERM or Ctrl-C; the exit status (0 after a clean stop)."""
     if dev:
-        from app.main import create_app
+        from pfscope.app.main import create_app
 
         app = create_app(settings)
         print(listening_line(settings, None), flush=True)

@@ -2,7 +2,7 @@
 
 One precedence rule for every setting: a flag wins over the environment, which wins over the
 default (:func:`pick`); one parser per type (:func:`env_text`, :func:`env_int`). The dashboard's
-settings are one typed object (:class:`Settings`); the job's are ``spark_jobs.job.JobSettings``,
+settings are one typed object (:class:`Settings`); the job's are ``compute.entry.JobSettings``,
 filled here (:func:`job_settings`) so the pipeline reads no environment of its own.
 
 Safe by default: the dashboard binds to 127.0.0.1 and refuses any other address unless
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from spark_jobs.model.errors import OperatorError
+from pfscope.spark_jobs.model.errors import OperatorError
 
 DEFAULT_DATA = "data/demo/published"
 DEFAULT_HOST = "127.0.0.1"
@@ -54,7 +54,7 @@ VARIABLES = {
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    from spark_jobs.job import JobSettings
+    from pfscope.spark_jobs.compute.entry import JobSettings
 
 
 class SettingsError(OperatorError, ValueError):
@@ -221,7 +221,7 @@ def access_log(env: Mapping[str, str] | None = None) -> str | None:
 
 def job_settings(flags: Any, env: Mapping[str, str] | None = None) -> JobSettings:
     """The job's settings from ``pfscope compute``'s parsed flags, the environment and defaults."""
-    from spark_jobs.job import settings_from_flags
+    from pfscope.spark_jobs.compute.entry import settings_from_flags
 
     env = _environ(env)
     return settings_from_flags(flags, master=env_text(env, "PFSCOPE_SPARK_MASTER"),

@@ -18,10 +18,10 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from spark_jobs.model.events import EventLog, event_log_from_lines
-from spark_jobs.model.replay import ReplayResult, replay
-from spark_jobs.model.timeutil import HOUR, MINUTE, SECOND, format_ts, parse_ts
-from spark_jobs.model.topology import Topology, topology_from_json
+from pfscope.spark_jobs.model.events import EventLog, event_log_from_lines
+from pfscope.spark_jobs.model.replay import ReplayResult, replay
+from pfscope.spark_jobs.model.timeutil import HOUR, MINUTE, SECOND, format_ts, parse_ts
+from pfscope.spark_jobs.model.topology import Topology, topology_from_json
 
 H = HOUR
 M = MINUTE

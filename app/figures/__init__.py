@@ -11,7 +11,7 @@ One module per job (:mod:`.text`, :mod:`.glossary`, :mod:`.palette`, :mod:`.layo
 ``from app import figures as f`` then ``f.name`` keeps working.
 """
 
-from .backfill import (
+from pfscope.app.figures.backfill import (
     NO_SOURCE,
     TREND_POINTS,
     backfill_rows,
@@ -23,7 +23,7 @@ from .backfill import (
     overdue_since,
     with_next_request,
 )
-from .candidates import (
+from pfscope.app.figures.candidates import (
     RESPONDER_GROUPS,
     SORT_KEYS_2003,
     explain_candidates,
@@ -31,17 +31,17 @@ from .candidates import (
     responder_group_text,
     responder_rows,
 )
-from .causes import Cause, causes
-from .glossary import (
+from pfscope.app.figures.causes import Cause, causes
+from pfscope.app.figures.glossary import (
     GLOSSARY,
     HEALTH_TERMS,
     glossary_href,
 )
-from .layout import (
+from pfscope.app.figures.layout import (
     MAX_MARKS,
     empty_figure,
 )
-from .matrix import (
+from pfscope.app.figures.matrix import (
     CELL_LABELS,
     CELL_STATES,
     DERIVED_HELP,
@@ -53,7 +53,7 @@ from .matrix import (
     history_times,
     who_knows_what,
 )
-from .overview import (
+from pfscope.app.figures.overview import (
     Headline,
     at_risk_cns,
     down_stores,
@@ -68,11 +68,11 @@ from .overview import (
     stores_by_site,
     worst_folders,
 )
-from .paging import (
+from pfscope.app.figures.paging import (
     Page,
     window,
 )
-from .palette import (
+from pfscope.app.figures.palette import (
     BLUE,
     CELL_COLOURS,
     GREEN,
@@ -89,7 +89,7 @@ from .palette import (
     TREND_PALETTE,
     VERMILLION,
 )
-from .replay import (
+from pfscope.app.figures.replay import (
     NEXT_STATUS_NOT_REPLAYED,
     PENDING_NEVER,
     PENDING_REPLAYED,
@@ -103,7 +103,7 @@ from .replay import (
     replicas_from_history,
     step_changes,
 )
-from .slider import (
+from pfscope.app.figures.slider import (
     MAX_SLIDER_MARKS,
     position_index,
     slider_labels,
@@ -111,12 +111,12 @@ from .slider import (
     slider_positions,
     time_ticks,
 )
-from .stores import (
+from pfscope.app.figures.stores import (
     fig_requests_by_source,
     partners_behind,
     requests_by_source,
 )
-from .text import (
+from pfscope.app.figures.text import (
     HIERARCHY_FID,
     HIERARCHY_NAME,
     down_text,
@@ -130,7 +130,7 @@ from .text import (
     ts_text,
     yes_no,
 )
-from .verdict import TIERS, Verdict, folder_verdicts
+from pfscope.app.figures.verdict import TIERS, Verdict, folder_verdicts
 
 __all__ = [
     "BLUE",

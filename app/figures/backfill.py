@@ -9,10 +9,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from spark_jobs.model.rules.health import OVERDUE_REQUESTS, entry_overdue
-
-from .layout import MAX_MARKS, base_layout, empty_figure
-from .palette import (
+from pfscope.app.figures.layout import MAX_MARKS, base_layout, empty_figure
+from pfscope.app.figures.palette import (
     BLUE,
     GREEN,
     GREY,
@@ -22,7 +20,8 @@ from .palette import (
     TREND_PALETTE,
     VERMILLION,
 )
-from .text import esc, fmt_age, fmt_time, folder_label, health_text, yes_no
+from pfscope.app.figures.text import esc, fmt_age, fmt_time, folder_label, health_text, yes_no
+from pfscope.spark_jobs.model.rules.health import OVERDUE_REQUESTS, entry_overdue
 
 
 def entry_timeline_marks(entries: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:

@@ -6,11 +6,10 @@ from typing import Any
 
 import pandas as pd
 
-from spark_jobs.model.cnset import EMPTY, CNSet
-from spark_jobs.model.rules.sources import Candidate, sort_key_2003
-from spark_jobs.model.topology import VERSION_RANK, VERSIONS
-
-from .text import fmt_time
+from pfscope.app.figures.text import fmt_time
+from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
+from pfscope.spark_jobs.model.rules.sources import Candidate, sort_key_2003
+from pfscope.spark_jobs.model.topology import VERSION_RANK, VERSIONS
 
 #: the 2003+ sort keys, in order: (column, how it sorts, label)
 SORT_KEYS_2003: tuple[tuple[str, str], ...] = (

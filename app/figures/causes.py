@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from .text import down_text, fmt_time, plural
-from .verdict import TIERS
+from pfscope.app.figures.text import down_text, fmt_time, plural
+from pfscope.app.figures.verdict import TIERS
 
 
 @dataclass(frozen=True)

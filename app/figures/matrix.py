@@ -8,13 +8,12 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from spark_jobs.model.cnset import CNSet, union_all
-
-from .layout import base_layout, empty_figure
-from .palette import (
+from pfscope.app.figures.layout import base_layout, empty_figure
+from pfscope.app.figures.palette import (
     CELL_COLOURS,
 )
-from .text import esc
+from pfscope.app.figures.text import esc
+from pfscope.spark_jobs.model.cnset import CNSet, union_all
 
 #: the heatmap's cell states, in the order of their colour bands (see :func:`state_colour_scale`)
 STATE_ORDER: tuple[str, ...] = ("owned", "current", "told_later", "not_told", "lacks", "unknown")

@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from .layout import MAX_MARKS, base_layout, empty_figure
-from .palette import (
+from pfscope.app.figures.layout import MAX_MARKS, base_layout, empty_figure
+from pfscope.app.figures.palette import (
     HEALTH_COLOURS,
     HEALTH_ORDER,
     LAG_ABSOLUTE_SCALE,

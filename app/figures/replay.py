@@ -7,9 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from spark_jobs.model.cnset import CNSet, union_all
-from spark_jobs.model.rules.deletion import unique_cns
-from spark_jobs.model.rules.health import replica_health
+from pfscope.spark_jobs.model.cnset import CNSet, union_all
+from pfscope.spark_jobs.model.rules.deletion import unique_cns
+from pfscope.spark_jobs.model.rules.health import replica_health
 
 #: what the folder page cannot replay exactly from the published tables, said on the page
 REPLAY_LIMITS = ("Replayed from state_history, backfill_entries, backfill_requests and each replica's last "

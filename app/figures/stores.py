@@ -5,14 +5,13 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from spark_jobs.model.cnset import CNSet
-
-from .layout import base_layout, empty_figure
-from .matrix import with_derived
-from .palette import (
+from pfscope.app.figures.layout import base_layout, empty_figure
+from pfscope.app.figures.matrix import with_derived
+from pfscope.app.figures.palette import (
     ORANGE,
     VERMILLION,
 )
+from pfscope.spark_jobs.model.cnset import CNSet
 
 
 def requests_by_source(requests: pd.DataFrame) -> pd.DataFrame:

@@ -6,8 +6,8 @@ from typing import Any
 
 import pandas as pd
 
-from spark_jobs.model.timeutil import format_ts
-from spark_jobs.model.topology import HIERARCHY_FID
+from pfscope.spark_jobs.model.timeutil import format_ts
+from pfscope.spark_jobs.model.topology import HIERARCHY_FID
 
 HIERARCHY_NAME = "public folder hierarchy"
 

@@ -14,11 +14,10 @@ from typing import Any
 
 import pandas as pd
 
-from spark_jobs.model.cnset import CNSet
-from spark_jobs.model.rules.timeouts import QUEUE_EXPIRY
-from spark_jobs.model.timeutil import HOUR, SECOND
-
-from .text import fmt_time, plural
+from pfscope.app.figures.text import fmt_time, plural
+from pfscope.spark_jobs.model.cnset import CNSet
+from pfscope.spark_jobs.model.rules.timeouts import QUEUE_EXPIRY
+from pfscope.spark_jobs.model.timeutil import HOUR, SECOND
 
 #: queued replication mail older than this (as of the run) and never processed is lost or expired
 EXPIRY = pd.Timedelta(microseconds=QUEUE_EXPIRY)

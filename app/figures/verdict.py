@@ -8,9 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from spark_jobs.model.rules.health import entry_overdue
-
-from .text import down_text, fmt_time, plural
+from pfscope.app.figures.text import down_text, fmt_time, plural
+from pfscope.spark_jobs.model.rules.health import entry_overdue
 
 #: severity tiers, most urgent first: content only one store holds; a backfill that is failing
 #: or a store that is down; a backfill under way

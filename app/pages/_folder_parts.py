@@ -9,10 +9,10 @@ from typing import Any
 import pandas as pd
 from dash import dcc, html
 
-from app import components as c
-from app import figures as f
-from app.data import RunData, matrix_frame
-from app.frozen import frozen
+from pfscope.app import components as c
+from pfscope.app import figures as f
+from pfscope.app.data import RunData, matrix_frame
+from pfscope.app.frozen import frozen
 
 
 def verdict_view(data: RunData, fid: str) -> html.Section:

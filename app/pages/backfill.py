@@ -10,9 +10,9 @@ import dash_ag_grid as dag
 import pandas as pd
 from dash import Input, Output, callback, dcc, html
 
-from app import components as c
-from app import figures as f
-from app.runtime import current_data, settings
+from pfscope.app import components as c
+from pfscope.app import figures as f
+from pfscope.app.runtime import current_data, settings
 
 dash.register_page(__name__, path="/backfill", name="Backfill", title="pfscope · backfill")
 

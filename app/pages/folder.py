@@ -17,15 +17,21 @@ import dash
 import pandas as pd
 from dash import Input, Output, State, callback, clientside_callback, dcc, html
 
-from app import components as c
-from app import figures as f
-from app.data import RunData
-from app.figures.text import ts_text
-from app.frozen import frozen
-from app.pages._folder_parts import candidates_view, matrix_mode, matrix_view, verdict_view, view_switch
-from app.runtime import current_data, settings
-from spark_jobs.model.rules.health import entry_overdue
-from spark_jobs.model.timeutil import TimeError, parse_ts
+from pfscope.app import components as c
+from pfscope.app import figures as f
+from pfscope.app.data import RunData
+from pfscope.app.figures.text import ts_text
+from pfscope.app.frozen import frozen
+from pfscope.app.pages._folder_parts import (
+    candidates_view,
+    matrix_mode,
+    matrix_view,
+    verdict_view,
+    view_switch,
+)
+from pfscope.app.runtime import current_data, settings
+from pfscope.spark_jobs.model.rules.health import entry_overdue
+from pfscope.spark_jobs.model.timeutil import TimeError, parse_ts
 
 
 def title(fid: str | None = None, **_: Any) -> str:

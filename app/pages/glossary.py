@@ -8,7 +8,7 @@ from typing import Any
 import dash
 from dash import html
 
-from app import figures as f
+from pfscope.app import figures as f
 
 dash.register_page(__name__, path="/glossary", name="Glossary", title="pfscope · glossary")
 

@@ -7,7 +7,7 @@ from typing import Any
 import dash
 from dash import html
 
-from app import components as c
+from pfscope.app import components as c
 
 dash.register_page(__name__, path="/404", name="Not found", title="pfscope · not found")
 

@@ -14,10 +14,10 @@ import dash
 import pandas as pd
 from dash import Input, Output, callback, dcc, html
 
-from app import components as c
-from app import figures as f
-from app.data import RunData
-from app.runtime import current_data, settings
+from pfscope.app import components as c
+from pfscope.app import figures as f
+from pfscope.app.data import RunData
+from pfscope.app.runtime import current_data, settings
 
 dash.register_page(__name__, path="/", name="Overview", title="pfscope · overview")
 

@@ -9,9 +9,9 @@ import dash
 import pandas as pd
 from dash import dcc, html
 
-from app import components as c
-from app import figures as f
-from app.runtime import current_data, settings
+from pfscope.app import components as c
+from pfscope.app import figures as f
+from pfscope.app.runtime import current_data, settings
 
 dash.register_page(__name__, path="/rejects", name="Rejects", title="pfscope · rejected lines")
 

@@ -8,9 +8,9 @@ from typing import Any
 import dash
 from dash import dcc, html
 
-from app import components as c
-from app import figures as f
-from app.runtime import current_data, settings
+from pfscope.app import components as c
+from pfscope.app import figures as f
+from pfscope.app.runtime import current_data, settings
 
 dash.register_page(__name__, path="/replicas", name="Replicas", title="pfscope · replicas")
 

@@ -10,9 +10,9 @@ import dash
 import pandas as pd
 from dash import Input, Output, State, callback, html
 
-from app import components as c
-from app.data import RunData
-from app.runtime import current_data, settings
+from pfscope.app import components as c
+from pfscope.app.data import RunData
+from pfscope.app.runtime import current_data, settings
 
 dash.register_page(__name__, path="/search", name="Search", title="pfscope · search")
 

@@ -9,11 +9,11 @@ from urllib.parse import quote
 import dash
 from dash import dcc, html
 
-from app import components as c
-from app import figures as f
-from app.data import RunData
-from app.runtime import current_data, settings
-from spark_jobs.model.rules.health import entry_overdue
+from pfscope.app import components as c
+from pfscope.app import figures as f
+from pfscope.app.data import RunData
+from pfscope.app.runtime import current_data, settings
+from pfscope.spark_jobs.model.rules.health import entry_overdue
 
 
 def title(name: str | None = None, **_: Any) -> str:

@@ -15,12 +15,12 @@ import dash
 import pandas as pd
 from dash import dcc, html
 
-from app import components as c
-from app import figures as f
-from app.data import RunData
-from app.figures import trace as tr
-from app.runtime import current_data, settings
-from spark_jobs.model.cnset import CNSet, CNSetError
+from pfscope.app import components as c
+from pfscope.app import figures as f
+from pfscope.app.data import RunData
+from pfscope.app.figures import trace as tr
+from pfscope.app.runtime import current_data, settings
+from pfscope.spark_jobs.model.cnset import CNSet, CNSetError
 
 dash.register_page(__name__, path="/trace", name="Trace", title="pfscope · trace missing CNs")
 

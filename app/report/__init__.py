@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from .build import (
+from pfscope.app.report.build import (
     Limits,
     ReportError,
     View,
@@ -16,7 +16,7 @@ from .build import (
     report_download,
     report_filename,
 )
-from .files import write_report
+from pfscope.app.report.files import write_report
 
 __all__ = [
     "Limits",

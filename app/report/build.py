@@ -25,14 +25,13 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
-from app import figures as f
-from app.data import RunData, matrix_frame
-from app.figures.text import ts_text
-from spark_jobs.model.errors import OperatorError
-from spark_jobs.model.timeutil import TimeError, parse_ts
-
-from .document import Document
-from .html import Html, esc, join, plotly_text, table, tag
+from pfscope.app import figures as f
+from pfscope.app.data import RunData, matrix_frame
+from pfscope.app.figures.text import ts_text
+from pfscope.app.report.document import Document
+from pfscope.app.report.html import Html, esc, join, plotly_text, table, tag
+from pfscope.spark_jobs.model.errors import OperatorError
+from pfscope.spark_jobs.model.timeutil import TimeError, parse_ts
 
 HEALTH = f.HEALTH_ORDER
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 
 import plotly.graph_objects as go
 
-from .html import Html, esc, tag
-from .style import CSS
+from pfscope.app.report.html import Html, esc, tag
+from pfscope.app.report.style import CSS
 
 #: no fetch, no frame, no form, no external font or image: the file is all there is. Scripts run
 #: only when their hash is listed (plotly.js and the boot script): even text that escaped escaping

@@ -6,8 +6,8 @@ from __future__ import annotations
 from html import escape
 from urllib.parse import quote, urlencode
 
-from app.components import suggestions
-from app.data import RunData
+from pfscope.app.components import suggestions
+from pfscope.app.data import RunData
 
 
 def report_error_page(data: RunData, fid: str | None, at: str | None, reason: str) -> tuple[int, str]:

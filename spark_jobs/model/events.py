@@ -26,9 +26,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cnset import CNSet, CNSetError, decimal_int
-from .timeutil import EARLIEST_TS, TimeError, parse_ts
-from .topology import HIERARCHY_FID, Topology, is_fid, normalise_fid
+from pfscope.spark_jobs.model.cnset import CNSet, CNSetError, decimal_int
+from pfscope.spark_jobs.model.timeutil import EARLIEST_TS, TimeError, parse_ts
+from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Topology, is_fid, normalise_fid
 
 KINDS = ("change", "send", "receive", "replicas", "store_status")
 MESSAGE_TYPES = (
@@ -42,7 +42,7 @@ MESSAGE_TYPES = (
 TYPES_WITH_CHANGES = frozenset({"hierarchy", "content", "backfill_response"})
 OPS = ("create", "modify", "delete")
 
-# Fixed reject reasons. Keep in step with the Spark job (spark_jobs/compute.py).
+# Fixed reject reasons. Keep in step with the Spark job (spark_jobs/compute/reading.py).
 R_EMPTY = "empty line"
 R_NOT_UTF8 = "not UTF-8"
 R_NOT_JSON = "not JSON"

@@ -18,18 +18,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cnset import EMPTY, CNSet, union_all
-from .events import Event, Message
-from .org import AFTER_ALL, OrgContext
-from .rules.deletion import unique_cns
-from .rules.health import replica_health
-from .rules.locality import is_local
-from .rules.responders import Responder, ResponderCandidate, responder_list
-from .rules.sources import Candidate, Ranked, algorithm_for, choose_sources
-from .rules.status import next_status_at, status_due
-from .rules.timeouts import backfill_timeout
-from .timeutil import US
-from .topology import HIERARCHY_FID
+from pfscope.spark_jobs.model.cnset import EMPTY, CNSet, union_all
+from pfscope.spark_jobs.model.events import Event, Message
+from pfscope.spark_jobs.model.org import AFTER_ALL, OrgContext
+from pfscope.spark_jobs.model.rules.deletion import unique_cns
+from pfscope.spark_jobs.model.rules.health import replica_health
+from pfscope.spark_jobs.model.rules.locality import is_local
+from pfscope.spark_jobs.model.rules.responders import Responder, ResponderCandidate, responder_list
+from pfscope.spark_jobs.model.rules.sources import Candidate, Ranked, algorithm_for, choose_sources
+from pfscope.spark_jobs.model.rules.status import next_status_at, status_due
+from pfscope.spark_jobs.model.rules.timeouts import backfill_timeout
+from pfscope.spark_jobs.model.timeutil import US
+from pfscope.spark_jobs.model.topology import HIERARCHY_FID
 
 ACTIVE = "active"
 DELETE_PENDING = "delete_pending"

@@ -10,8 +10,8 @@ import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from .events import Event
-from .topology import Topology
+from pfscope.spark_jobs.model.events import Event
+from pfscope.spark_jobs.model.topology import Topology
 
 AFTER_ALL = 1 << 62  # a ``seq`` above every input position: "after the events stamped t"
 

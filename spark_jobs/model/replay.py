@@ -13,13 +13,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cnset import EMPTY, CNSet
-from .events import Event, EventLog
-from .fold import FolderFold, Rows
-from .org import OrgContext
-from .rules.should_respond import should_respond
-from .timeutil import default_as_of, now_us
-from .topology import HIERARCHY_FID, Topology
+from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
+from pfscope.spark_jobs.model.events import Event, EventLog
+from pfscope.spark_jobs.model.fold import FolderFold, Rows
+from pfscope.spark_jobs.model.org import OrgContext
+from pfscope.spark_jobs.model.rules.should_respond import should_respond
+from pfscope.spark_jobs.model.timeutil import default_as_of, now_us
+from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Topology
 
 GroupKey = tuple[str, str]  # (observer, fid)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .timeutil import to_datetime
+from pfscope.spark_jobs.model.timeutil import to_datetime
 
 Columns = tuple[tuple[str, str], ...]
 

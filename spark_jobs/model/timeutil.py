@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from spark_jobs.model.errors import OperatorError
+from pfscope.spark_jobs.model.errors import OperatorError
 
 US = 1_000_000
 SECOND = US

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spark_jobs.model.errors import OperatorError
+from pfscope.spark_jobs.model.errors import OperatorError
 
 HIERARCHY_FID = "1-1"
 VERSIONS = ("5.5", "2000", "2003", "2007", "2010")

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .engine import Simulator, Stats
-from .scenarios import SCENARIOS, Scenario, ScenarioError, build
+from pfscope.spark_jobs.simulator.engine import Simulator, Stats
+from pfscope.spark_jobs.simulator.scenarios import SCENARIOS, Scenario, ScenarioError, build
 
 __all__ = ["SCENARIOS", "Scenario", "ScenarioError", "Simulator", "Stats", "run_scenario", "simulate_to_folder"]
 

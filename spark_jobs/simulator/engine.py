@@ -22,15 +22,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from ..model.cnset import EMPTY, CNSet
-from ..model.events import Event, Message, make_seq
-from ..model.fold import DELETE_PENDING, FolderFold
-from ..model.org import OrgContext
-from ..model.rules.should_respond import should_respond
-from ..model.rules.status import status_due
-from ..model.rules.timeouts import QUEUE_EXPIRY
-from ..model.timeutil import MINUTE, SECOND, format_ts
-from ..model.topology import HIERARCHY_FID, Topology
+from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
+from pfscope.spark_jobs.model.events import Event, Message, make_seq
+from pfscope.spark_jobs.model.fold import DELETE_PENDING, FolderFold
+from pfscope.spark_jobs.model.org import OrgContext
+from pfscope.spark_jobs.model.rules.should_respond import should_respond
+from pfscope.spark_jobs.model.rules.status import status_due
+from pfscope.spark_jobs.model.rules.timeouts import QUEUE_EXPIRY
+from pfscope.spark_jobs.model.timeutil import MINUTE, SECOND, format_ts
+from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Topology
 
 HIERARCHY_INTERVAL = 5 * MINUTE  # Replication Send Folder Tree
 CONTENT_INTERVAL = 15 * MINUTE  # Replication Send Always

@@ -13,7 +13,7 @@ import random
 import time
 from collections.abc import Callable
 
-from spark_jobs.model.cnset import EMPTY, CNSet
+from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
 
 ORIGINS = ("PFS1", "PFS2", "PFS3")
 SIZES = (10, 1_000, 10_000)

@@ -39,7 +39,7 @@ EVENTS_PER_FOLDER = 230  # scale, 14 days, 4 changes per folder-day, 3 replicas 
 
 FLOOR = """
 import sys
-from spark_jobs.session import spark_session
+from pfscope.spark_jobs.runtime.session import spark_session
 spark = spark_session(sys.argv[1], conf=dict(c.split("=", 1) for c in sys.argv[3:]))
 print(spark.read.text(sys.argv[2]).count())
 """
@@ -130,7 +130,7 @@ def simulate(data: Path, size: int | str) -> None:
     else:
         print(f"simulating a scale log of about {size:,} events into {data} ...", flush=True)
         options = ["--scenario", "scale", *scale_options(size)]
-    subprocess.run([sys.executable, "-m", "app.cli", "simulate", "--out", str(data), "--no-progress", *options],
+    subprocess.run([sys.executable, "-m", "pfscope.app.cli", "simulate", "--out", str(data), "--no-progress", *options],
                    check=True, stdout=subprocess.DEVNULL, env=env(), cwd=ROOT)
 
 
@@ -167,7 +167,7 @@ def main() -> None:
             n = sum(1 for _ in fh)
         topo, events = str(data / "topology.json"), str(data / "events.jsonl")
         logs = Path(tempfile.mkdtemp(prefix="pfscope-evlog-"))
-        job = [py, "-m", "app.cli", "compute", "--topology", topo, "--events", events]
+        job = [py, "-m", "pfscope.app.cli", "compute", "--topology", topo, "--events", events]
         job_conf = [x for c in event_log_conf(logs) for x in ("--conf", c)]
         runs: dict[str, list[str] | str] = {
             "floor: read + count": [py, "-c", FLOOR, "local[2]", events, *event_log_conf(logs)],
@@ -176,7 +176,7 @@ def main() -> None:
                             [*job, "--out", str(data / "runs1"), "--master", "local[1]", "--full", *job_conf],
             "replay (plain Python)": f"not run: above {REPLAY_LIMIT:,} events it needs ~1.9 GB per million "
                                      "events and would exhaust the machine" if n > REPLAY_LIMIT else
-                                     [py, "-m", "app.cli", "replay", "--topology", topo, "--events", events],
+                                     [py, "-m", "pfscope.app.cli", "replay", "--topology", topo, "--events", events],
         }
         for what, cmd in ({} if args.refresh_only else runs).items():
             if isinstance(cmd, str):
@@ -217,7 +217,7 @@ def measure_refresh(data: Path, n: int, share: float, logs: Path, repeat: int = 
     lines = (data / "events.jsonl").read_bytes().splitlines(keepends=True)
     cut = len(lines) - max(1, round(len(lines) * share))
     conf = [x for c in event_log_conf(logs) for x in ("--conf", c)]
-    job = [py, "-m", "app.cli", "compute", "--topology", str(data / "topology.json"), "--events", str(log),
+    job = [py, "-m", "pfscope.app.cli", "compute", "--topology", str(data / "topology.json"), "--events", str(log),
            "--master", "local[2]", *conf]
 
     def show(what: str, seconds: float, cpu: float, peak: float, out: str, before: float) -> None:

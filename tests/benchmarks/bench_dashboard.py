@@ -54,9 +54,9 @@ def start(data: Path, cache: Path, workers: int) -> tuple[subprocess.Popen[bytes
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PFSCOPE_CACHE_DIR": str(cache), "PFSCOPE_SERVE_DATA": str(data)}
     if workers:
         cmd = [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
-               "app.main:server()"]
+               "pfscope.app.main:server()"]
     else:
-        cmd = [sys.executable, "-m", "app.cli", "serve", "--data", str(data), "--port", str(port)]
+        cmd = [sys.executable, "-m", "pfscope.app.cli", "serve", "--data", str(data), "--port", str(port)]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     for _ in range(300):

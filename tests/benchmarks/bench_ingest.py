@@ -36,17 +36,17 @@ from pathlib import Path
 import psutil
 
 from tests.benchmarks.bench_compute import measure
-from tests.unit.ingest.exports import event_xml
+from tests.unit.exchange.exports import event_xml
 
 ROOT = Path(__file__).resolve().parents[2]
-PFSCOPE = [sys.executable, "-m", "app.cli"]
+PFSCOPE = [sys.executable, "-m", "pfscope.app.cli"]
 
 
 def render(cache: Path, servers: int, folders: int, days: float) -> tuple[Path, dict[str, list]]:
     """The simulated organisation and its records per server (simulated once per size)."""
-    from spark_jobs.ingest.render import render_log
-    from spark_jobs.model.topology import load_topology
-    from spark_jobs.simulator import simulate_to_folder
+    from pfscope.spark_jobs.model.topology import load_topology
+    from pfscope.spark_jobs.simulator import simulate_to_folder
+    from tests.render import render_log
 
     sim = cache / f"scale-{servers}-{folders}-{days:g}"
     if not (sim / "events.jsonl").exists():
@@ -165,11 +165,11 @@ def handoff(events: Path) -> None:
 
 
 def formats(args: argparse.Namespace) -> None:
-    from spark_jobs.ingest import run_ingest
-    from spark_jobs.ingest.render import render_log
-    from spark_jobs.model.topology import load_topology
-    from spark_jobs.simulator import simulate_to_folder
-    from tests.unit.ingest.test_roundtrip import WRITERS
+    from pfscope.spark_jobs.exchange import run_ingest
+    from pfscope.spark_jobs.model.topology import load_topology
+    from pfscope.spark_jobs.simulator import simulate_to_folder
+    from tests.render import render_log
+    from tests.unit.exchange.test_roundtrip import WRITERS
 
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)

@@ -23,9 +23,9 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from app import figures as f
-from app.data import RunData, require_run
-from app.metrics import exposition
+from pfscope.app import figures as f
+from pfscope.app.data import RunData, require_run
+from pfscope.app.metrics import exposition
 from tests.unit.app.test_metrics import DictCache
 
 

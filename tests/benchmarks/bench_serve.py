@@ -70,7 +70,7 @@ class Server:
     def __init__(self, data: Path, workers: int | None, cache: Path) -> None:
         self.port = free_port()
         env = {**os.environ, "PYTHONPATH": str(ROOT), "PFSCOPE_CACHE_DIR": str(cache)}
-        cmd = [sys.executable, "-m", "app.cli", "serve", "--data", str(data), "--port", str(self.port)]
+        cmd = [sys.executable, "-m", "pfscope.app.cli", "serve", "--data", str(data), "--port", str(self.port)]
         if workers:
             cmd += ["--workers", str(workers)]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.published import ROOT, _env, published
+from tests.published_runs import ROOT, _env, published
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -45,7 +45,7 @@ def start_server(data: Path, cache: Path, log: Path, extra_env: dict[str, str] |
     # two gunicorn workers: the production path with its shared cache, without five per server
     env = {**_env(), "PFSCOPE_CACHE_DIR": str(cache), "PFSCOPE_WORKERS": "2", **(extra_env or {})}
     with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--data", str(data), "--port", str(port)],
+        proc = subprocess.Popen([sys.executable, "-m", "pfscope.app.cli", "serve", "--data", str(data), "--port", str(port)],
                                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60

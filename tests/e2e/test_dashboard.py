@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from tests.e2e.conftest import Server, screenshot, start_server, stop_server
-from tests.published import HOSTILE_CHILD, HOSTILE_CONFLICT_LINE, HOSTILE_LINES, HOSTILE_PATH
+from tests.published_runs import HOSTILE_CHILD, HOSTILE_CONFLICT_LINE, HOSTILE_LINES, HOSTILE_PATH
 
 pytestmark = pytest.mark.e2e
 

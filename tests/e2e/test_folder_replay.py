@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from spark_jobs.model.cnset import CNSet
+from pfscope.spark_jobs.model.cnset import CNSet
 from tests.e2e.conftest import Server
 from tests.e2e.test_dashboard import busiest_folder, open_page, table
 
@@ -97,7 +97,7 @@ def test_the_slider_replays_replicas_entries_timeline_and_says_what_happened(dem
 
 
 def test_the_hierarchy_matrix_reads_healthy_where_nothing_is_missing(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
-    from spark_jobs.model.cnset import CNSet
+    from pfscope.spark_jobs.model.cnset import CNSet
 
     state = table(demo_server.data, "state_table")
     state = state[state["fid"] == "1-1"]

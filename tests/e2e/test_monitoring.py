@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from app.monitoring import RULES_PATH
+from pfscope.app.monitoring import RULES_PATH
 from tests.e2e.conftest import Server, free_port, screenshot, start_server, stop_server
 from tests.e2e.test_dashboard import open_page, table
 from tests.unit.app.test_report import values

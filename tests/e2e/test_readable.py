@@ -20,7 +20,7 @@ import pytest
 
 from tests.e2e.conftest import Server
 from tests.e2e.test_dashboard import busiest_folder, open_page, table
-from tests.published import ROOT, _env
+from tests.published_runs import ROOT, _env
 
 pytestmark = pytest.mark.e2e
 
@@ -320,7 +320,7 @@ def test_phone_backfill_grid_shows_fid_path_store_overdue(demo_server: Server, c
 def folder_report(tmp_path_factory: pytest.TempPathFactory, demo_data: Path) -> tuple[Path, str]:
     fid = busiest_folder(demo_data)
     path = tmp_path_factory.mktemp("readable-report") / "folder.html"
-    done = subprocess.run([sys.executable, "-m", "app.cli", "report", "--data", str(demo_data), "--out", str(path),
+    done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "report", "--data", str(demo_data), "--out", str(path),
                            "--fid", fid], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return path, fid

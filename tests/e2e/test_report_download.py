@@ -10,13 +10,13 @@ import pytest
 
 from tests.e2e.conftest import Server
 from tests.e2e.test_dashboard import WE_FID, open_page
-from tests.published import ROOT, _env
+from tests.published_runs import ROOT, _env
 
 pytestmark = pytest.mark.e2e
 
 
 def command_report(data: Path, out: Path, *args: str) -> bytes:
-    done = subprocess.run([sys.executable, "-m", "app.cli", "report", "--data", str(data), "--out", str(out), *args],
+    done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "report", "--data", str(data), "--out", str(out), *args],
                           cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return out.read_bytes()

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from tests.published import HOSTILE_PATH, ROOT, _env, published
+from tests.published_runs import HOSTILE_PATH, ROOT, _env, published
 from tests.unit.app.test_report import busiest_fid
 
 AT = "2026-11-04T20:00:00Z"
@@ -49,7 +49,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Made]:
     for name, (data, args) in views.items():
         path = out / f"{name}.html"
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "app.cli", "report", "--data", str(data), "--out", str(path),
+        done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "report", "--data", str(data), "--out", str(path),
                                *args], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         made[name] = Made(path, path.stat().st_size, time.perf_counter() - started)

@@ -27,14 +27,14 @@ from pathlib import Path
 import psutil
 
 from tests.e2e.conftest import free_port
-from tests.published import ROOT, _env
+from tests.published_runs import ROOT, _env
 
 VENV_BIN = Path(sys.executable).parent
 
 
 def _spawn(args: list[str], tmp: Path, extra_env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     env = {**_env(), "PFSCOPE_CACHE_DIR": str(tmp / "cache"), **(extra_env or {})}
-    return subprocess.Popen([sys.executable, "-m", "app.cli", "serve", *args], cwd=ROOT, env=env,
+    return subprocess.Popen([sys.executable, "-m", "pfscope.app.cli", "serve", *args], cwd=ROOT, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -145,14 +145,14 @@ def test_ctrl_c_stops_with_status_zero(we_data: Path, tmp_path: Path) -> None:
 
 
 def test_default_workers_follow_the_cores(we_data: Path, tmp_path: Path) -> None:
-    from app.settings import default_workers
+    from pfscope.app.settings import default_workers
 
     expected = default_workers()
     assert expected == min(2 * len(os.sched_getaffinity(0)) + 1, 12)
     port = free_port()
     env = {k: v for k, v in _env().items() if k != "PFSCOPE_WORKERS"}
     env["PFSCOPE_CACHE_DIR"] = str(tmp_path / "cache")
-    proc = subprocess.Popen([sys.executable, "-m", "app.cli", "serve", "--data", str(we_data), "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "pfscope.app.cli", "serve", "--data", str(we_data), "--port", str(port)],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert _first_line(proc).endswith(f"({expected} workers)")
@@ -166,7 +166,7 @@ def test_default_workers_follow_the_cores(we_data: Path, tmp_path: Path) -> None
 
 def test_off_loopback_needs_credentials_then_asks_for_them(we_data: Path, tmp_path: Path) -> None:
     port = free_port()
-    refused = subprocess.run([sys.executable, "-m", "app.cli", "serve", "--data", str(we_data), "--host", "0.0.0.0",
+    refused = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "serve", "--data", str(we_data), "--host", "0.0.0.0",
                               "--port", str(port)], cwd=ROOT, env={**_env(), "PFSCOPE_USER": "", "PFSCOPE_PASSWORD": ""},
                              capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2
@@ -201,7 +201,7 @@ def test_refusals_are_one_line_and_status_two(we_data: Path, tmp_path: Path) -> 
             (["--data", str(tmp_path / "nope")], {}, "no such folder of published runs"),
         ]
         for args, env, expected in cases:
-            done = subprocess.run([sys.executable, "-m", "app.cli", "serve", *args], cwd=ROOT,
+            done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "serve", *args], cwd=ROOT,
                                   env={**_env(), **env}, capture_output=True, text=True, timeout=120)
             lines = done.stderr.strip().splitlines()
             assert done.returncode == 2, (args, done.stderr)

@@ -25,7 +25,7 @@ import pytest
 
 from tests.e2e.conftest import free_port
 from tests.e2e.test_serve import _first_line, _port_free, _serving, _stop
-from tests.published import ROOT, _env
+from tests.published_runs import ROOT, _env
 from tests.tls import self_signed
 
 CREDENTIALS = {"PFSCOPE_USER": "ops", "PFSCOPE_PASSWORD": "s3cret <&>"}
@@ -112,7 +112,7 @@ def test_tls_from_the_environment(we_data: Path, tmp_path: Path, tls_files: tupl
 
 def test_beyond_loopback_without_tls_is_refused(we_data: Path, tmp_path: Path) -> None:
     port = free_port()
-    refused = subprocess.run([sys.executable, "-m", "app.cli", "serve", "--data", str(we_data), "--host", "0.0.0.0",
+    refused = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "serve", "--data", str(we_data), "--host", "0.0.0.0",
                               "--port", str(port), "--workers", "1"], cwd=ROOT,
                              env={**_env(), **NO_TLS_ENV, **CREDENTIALS, "PFSCOPE_CACHE_DIR": str(tmp_path / "c")},
                              capture_output=True, text=True, timeout=120)
@@ -171,7 +171,7 @@ def test_tls_refusals_are_one_line_and_status_two(we_data: Path, tmp_path: Path,
         ([*base, "--host", "0.0.0.0"], {**CREDENTIALS, "PFSCOPE_BEHIND_TLS_PROXY": "no"}, "over plain HTTP"),
     ]
     for args, env, expected in cases:
-        done = subprocess.run([sys.executable, "-m", "app.cli", "serve", *args], cwd=ROOT,
+        done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "serve", *args], cwd=ROOT,
                               env={**_env(), **NO_TLS_ENV, **env}, capture_output=True, text=True, timeout=120)
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2, (args, done.stderr)

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlparse
 import pandas as pd
 import pytest
 
-from spark_jobs.model.cnset import CNSet, union_all
+from pfscope.spark_jobs.model.cnset import CNSet, union_all
 from tests.e2e.conftest import Server
 from tests.e2e.test_dashboard import open_page, table
 

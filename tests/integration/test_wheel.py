@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 
-from tests.published import ROOT, published
+from tests.published_runs import ROOT, published
 
 pytestmark = pytest.mark.slow
 

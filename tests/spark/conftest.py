@@ -13,7 +13,7 @@ time.tzset()
 
 @pytest.fixture(scope="session")
 def spark():  # type: ignore[no-untyped-def]
-    from tests.published import suite_session
+    from tests.published_runs import suite_session
 
     session = suite_session()
     yield session

@@ -1,7 +1,7 @@
 """The jobs as they run on a cluster: a real Spark standalone master and worker started from the
-installed pyspark on 127.0.0.1, and ``spark-submit --master spark://... spark_jobs/job.py`` (the
+installed pyspark on 127.0.0.1, and ``spark-submit --master spark://... spark_jobs/compute/entry.py`` (the
 installed pyspark's, as on an edge node) publishing tables equal to the replay's, its tasks run in
-an executor the worker launched; then ``spark_jobs/ingest_job.py`` the same way, its outputs equal
+an executor the worker launched; then ``spark_jobs/ingest/entry.py`` the same way, its outputs equal
 to the reference's (its workers write their rows themselves, from the executor). One run each
 covers both the spark-submit entry and a cluster master (each start of a JVM costs the suite
 tens of seconds)."""
@@ -19,12 +19,11 @@ from pathlib import Path
 import pyspark
 import pytest
 
-from spark_jobs.ingest import run_ingest
-from spark_jobs.simulator import simulate_to_folder
-from tests.unit.ingest.exports import write_wevtutil_xml
-
-from .published import assert_published_equals_replay
-from .test_ingest_spark import SAMPLES, _same_outputs, _worked_example_records
+from pfscope.spark_jobs.exchange import run_ingest
+from pfscope.spark_jobs.simulator import simulate_to_folder
+from tests.spark.table_compare import assert_published_equals_replay
+from tests.spark.test_ingest_spark import SAMPLES, _same_outputs, _worked_example_records
+from tests.unit.exchange.exports import write_wevtutil_xml
 
 SPARK_HOME = str(Path(pyspark.__file__).parent)
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,7 +96,7 @@ def test_spark_submit_on_a_standalone_cluster_publishes_tables_equal_to_replay(
     data = tmp_path / "data"
     simulate_to_folder("worked-example", data, seed=1)
     out = tmp_path / "runs"
-    done = spark_submit(url, "job.py", ["--topology", str(data / "topology.json"), "--events",
+    done = spark_submit(url, "compute/entry.py", ["--topology", str(data / "topology.json"), "--events",
                                         str(data / "events.jsonl"), "--out", str(out)], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "published run" in done.stdout
@@ -118,7 +117,7 @@ def test_spark_submit_ingest_on_a_standalone_cluster_equals_the_reference(
         write_wevtutil_xml(recs, logs / f"{server}.xml")
     topology = str(SAMPLES / "worked-example" / "topology.json")
     apps = set(work.glob("app-*"))
-    done = spark_submit(url, "ingest_job.py", ["--logs", str(logs), "--out", "out", "--topology", topology],
+    done = spark_submit(url, "ingest/entry.py", ["--logs", str(logs), "--out", "out", "--topology", topology],
                         tmp_path)  # --out relative to the driver's folder, which is not the executor's
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.startswith("full ingest: no state of an earlier ingest")

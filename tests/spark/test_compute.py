@@ -15,14 +15,13 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
-from spark_jobs.compute import compute, local_frame, rows_of
-from spark_jobs.model.events import read_event_log
-from spark_jobs.model.replay import replay
-from spark_jobs.model.tables import TABLES
-from spark_jobs.model.timeutil import HOUR, SECOND, format_ts, parse_ts
-from spark_jobs.simulator import build, run_scenario
-
-from .published import ordered
+from pfscope.spark_jobs.compute.job import compute, local_frame, rows_of
+from pfscope.spark_jobs.model.events import read_event_log
+from pfscope.spark_jobs.model.replay import replay
+from pfscope.spark_jobs.model.tables import TABLES
+from pfscope.spark_jobs.model.timeutil import HOUR, SECOND, format_ts, parse_ts
+from pfscope.spark_jobs.simulator import build, run_scenario
+from tests.spark.table_compare import ordered
 
 NOISE = [
     "",

@@ -29,17 +29,16 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from spark_jobs.compute import compute
-from spark_jobs.job import write_tables
-from spark_jobs.model.events import MAX_CN, MAX_INT, read_event_log
-from spark_jobs.model.replay import replay
-from spark_jobs.model.tables import TABLES
-from spark_jobs.model.timeutil import format_ts, parse_ts
-from spark_jobs.model.topology import Topology
-from spark_jobs.publish import publish, read_latest, start_run
-from spark_jobs.simulator import build, run_scenario
-
-from .published import ordered
+from pfscope.spark_jobs.compute.entry import write_tables
+from pfscope.spark_jobs.compute.job import compute
+from pfscope.spark_jobs.model.events import MAX_CN, MAX_INT, read_event_log
+from pfscope.spark_jobs.model.replay import replay
+from pfscope.spark_jobs.model.tables import TABLES
+from pfscope.spark_jobs.model.timeutil import format_ts, parse_ts
+from pfscope.spark_jobs.model.topology import Topology
+from pfscope.spark_jobs.published.runs import publish, read_latest, start_run
+from pfscope.spark_jobs.simulator import build, run_scenario
+from tests.spark.table_compare import ordered
 
 pytestmark = pytest.mark.slow
 

@@ -9,14 +9,14 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from app.cli import main
-from spark_jobs.model.events import read_event_log
-from spark_jobs.model.replay import replay
-from spark_jobs.model.tables import TABLES
-from spark_jobs.model.topology import load_topology
-from spark_jobs.publish import read_latest
+from pfscope.app.cli import main
+from pfscope.spark_jobs.model.events import read_event_log
+from pfscope.spark_jobs.model.replay import replay
+from pfscope.spark_jobs.model.tables import TABLES
+from pfscope.spark_jobs.model.topology import load_topology
+from pfscope.spark_jobs.published.runs import read_latest
 from tests.spark.test_compute import ordered
-from tests.unit.ingest.test_roundtrip import simulate_render_ingest
+from tests.unit.exchange.test_roundtrip import simulate_render_ingest
 
 
 @pytest.mark.slow

@@ -13,19 +13,19 @@ from typing import Any
 
 import pytest
 
-from app.cli import main
-from spark_jobs.ingest import run_ingest
-from spark_jobs.ingest.render import ExportRecord, render_log
-from spark_jobs.ingest_job import IngestSettings, run_ingest_spark
-from spark_jobs.model.timeutil import parse_ts
-from spark_jobs.model.topology import load_topology
-from tests.unit.ingest import three_servers as fx
-from tests.unit.ingest.exports import NS, event_xml, write_events_xml, write_export_csv, write_wevtutil_xml
-from tests.unit.ingest.test_build import IN_A, OUT_A
-from tests.unit.ingest.test_published import PUBLISHED
-from tests.unit.ingest.test_roundtrip import WRITERS
+from pfscope.app.cli import main
+from pfscope.spark_jobs.exchange import run_ingest
+from pfscope.spark_jobs.ingest.entry import IngestSettings, run_ingest_spark
+from pfscope.spark_jobs.model.timeutil import parse_ts
+from pfscope.spark_jobs.model.topology import load_topology
+from tests.render import ExportRecord, render_log
+from tests.unit.exchange import three_servers as fx
+from tests.unit.exchange.exports import NS, event_xml, write_events_xml, write_export_csv, write_wevtutil_xml
+from tests.unit.exchange.test_build import IN_A, OUT_A
+from tests.unit.exchange.test_published import PUBLISHED
+from tests.unit.exchange.test_roundtrip import WRITERS
 
-SAMPLES = Path(__file__).resolve().parents[1] / "unit" / "ingest" / "fixtures"
+SAMPLES = Path(__file__).resolve().parents[1] / "unit" / "exchange" / "fixtures"
 OUTPUTS = ("events.jsonl", "ingest_rejects.jsonl", "ingest_errors.jsonl", "topology.json")
 TIMING = ("seconds", "records_per_second")
 SPLIT = 16_000  # the larger XML exports of the varied share are read in two or three pieces

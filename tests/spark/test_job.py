@@ -8,10 +8,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from app.cli import main
-from spark_jobs import classes
-from spark_jobs.model.tables import TABLES
-from spark_jobs.publish import read_latest
+from pfscope.app.cli import main
+from pfscope.spark_jobs.model.tables import TABLES
+from pfscope.spark_jobs.published.runs import read_latest
+from pfscope.spark_jobs.runtime import class_archive
 
 
 @pytest.fixture(scope="module")
@@ -73,9 +73,9 @@ def test_bad_topology_and_bad_setting_are_one_line(worked: Path, tmp_path: Path,
 
 def test_the_sessions_jvm_maps_the_class_archive(spark) -> None:  # type: ignore[no-untyped-def]
     """The suite's JVM was started with the class archive ``scripts/setup`` made (when this
-    machine has one: made by ``python -m spark_jobs.classes``)."""
+    machine has one: made by ``python -m pfscope.spark_jobs.compute.make_archive``)."""
     options = spark.sparkContext.getConf().get("spark.driver.extraJavaOptions")
-    wanted = classes.java_options()
+    wanted = class_archive.java_options()
     if not wanted:
         pytest.skip("no class archive in this environment (scripts/setup makes it)")
     assert options.endswith(wanted)
@@ -83,7 +83,7 @@ def test_the_sessions_jvm_maps_the_class_archive(spark) -> None:  # type: ignore
 
 
 def test_the_workers_import_pyspark_where_it_is_installed(spark) -> None:  # type: ignore[no-untyped-def]
-    """The local workers' daemon (``spark_jobs.worker_daemon``) drops Spark's pyspark.zip from
+    """The local workers' daemon (``runtime/worker_daemon.py``) drops Spark's pyspark.zip from
     their path (and the spark-core jar): PySpark comes from the installed package, whose bytecode
     is cached."""
     def where(_: object) -> list[tuple[str, bool]]:

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from spark_jobs import reading
-from spark_jobs.compute import rows_of
-from spark_jobs.model import events as ev
-from spark_jobs.model.events import read_event_log
-from spark_jobs.model.topology import topology_from_json
-from spark_jobs.reading import read_events
+from pfscope.spark_jobs.compute import reading
+from pfscope.spark_jobs.compute.job import rows_of
+from pfscope.spark_jobs.compute.reading import read_events
+from pfscope.spark_jobs.model import events as ev
+from pfscope.spark_jobs.model.events import read_event_log
+from pfscope.spark_jobs.model.topology import topology_from_json
 from tests.unit.model.test_readers import TOPO  # the reader tests' three stores and one folder
 
 

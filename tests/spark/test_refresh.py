@@ -20,15 +20,15 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from app.cli import main
-from app.data import RunData, require_run
-from app.metrics import exposition
-from spark_jobs import writing
-from spark_jobs.model.events import R_CN_NOT_INCREASING
-from spark_jobs.model.timeutil import DAY, format_ts, parse_ts
-from spark_jobs.publish import read_latest
-from spark_jobs.refresh import open_entries
-from tests.spark.published import assert_published_equals_replay
+from pfscope.app.cli import main
+from pfscope.app.data import RunData, require_run
+from pfscope.app.metrics import exposition
+from pfscope.spark_jobs.compute import writing
+from pfscope.spark_jobs.compute.refresh import open_entries
+from pfscope.spark_jobs.model.events import R_CN_NOT_INCREASING
+from pfscope.spark_jobs.model.timeutil import DAY, format_ts, parse_ts
+from pfscope.spark_jobs.published.runs import read_latest
+from tests.spark.table_compare import assert_published_equals_replay
 
 SMALL = ["--stores", "5", "--sites", "2", "--folders", "6", "--replicas", "3", "--days", "2",
          "--changes-per-day", "8"]

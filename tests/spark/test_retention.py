@@ -20,9 +20,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from app.data import RunData, require_run
-from spark_jobs.publish import EXIT_LOCKED, LATEST, RUNS, WRITER
-from tests.published import ROOT, _env, published
+from pfscope.app.data import RunData, require_run
+from pfscope.spark_jobs.published.runs import EXIT_LOCKED, LATEST, RUNS, WRITER
+from tests.published_runs import ROOT, _env, published
 
 pytestmark = pytest.mark.slow  # five real computes, three of them killed
 
@@ -30,7 +30,7 @@ pytestmark = pytest.mark.slow  # five real computes, three of them killed
 def _compute(out: Path, source: Path, *extra: str) -> subprocess.Popen[str]:
     """``pfscope compute`` in its own process group (the JVM with it), as cron or systemd starts it."""
     return subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "compute", "--topology", str(source / "topology.json"),
+        [sys.executable, "-m", "pfscope.app.cli", "compute", "--topology", str(source / "topology.json"),
          "--events", str(source / "events.jsonl"), "--out", str(out), *extra],
         cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
 
@@ -117,7 +117,7 @@ def test_killed_runs_leave_latest_the_next_run_clears_them_and_a_second_run_exit
     try:
         _wait_for("run folder", lambda: _new_runs(out, first | {p.name for p in leftovers}), a)
         refused = subprocess.run(
-            [sys.executable, "-m", "app.cli", "compute", "--topology", str(source / "topology.json"),
+            [sys.executable, "-m", "pfscope.app.cli", "compute", "--topology", str(source / "topology.json"),
              "--events", str(source / "events.jsonl"), "--out", str(out)],
             cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
         assert refused.returncode == EXIT_LOCKED == 75

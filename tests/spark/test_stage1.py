@@ -20,10 +20,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spark_jobs.model.events import R_NOT_UTF8, Reject, parse_line
-from spark_jobs.model.topology import topology_from_json
-from spark_jobs.reading import PARSED_COLUMNS, parse_stage1, parsed_row
-from spark_jobs.simulator import build, run_scenario
+from pfscope.spark_jobs.compute.reading import PARSED_COLUMNS, parse_stage1, parsed_row
+from pfscope.spark_jobs.model.events import R_NOT_UTF8, Reject, parse_line
+from pfscope.spark_jobs.model.topology import topology_from_json
+from pfscope.spark_jobs.simulator import build, run_scenario
 from tests.unit.model.test_readers import TOPO
 
 T0 = "2026-11-02T08:00:00Z"

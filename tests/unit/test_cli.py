@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
+from pfscope.app.cli import main
 
 
 @pytest.fixture(scope="module")

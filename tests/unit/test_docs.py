@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import _parser
+from pfscope.app.cli import _parser
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..cnset import CNSet, union_all
+from pfscope.spark_jobs.model.cnset import CNSet, union_all
 
 
 def unique_cns(owned: CNSet, believed_on_list: Iterable[CNSet]) -> CNSet:

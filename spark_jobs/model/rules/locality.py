@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..cnset import CNSet, union_all
+from pfscope.spark_jobs.model.cnset import CNSet, union_all
 
 
 def is_local(remaining: CNSet, same_site_up_believed: Iterable[CNSet]) -> bool:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..cnset import CNSet
+from pfscope.spark_jobs.model.cnset import CNSet
 
 
 def should_respond(requester_cnset: CNSet, responder_owned: CNSet) -> bool:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..cnset import EMPTY, CNSet
-from ..topology import is_2000_or_later, is_2003_or_later, version_rank
+from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
+from pfscope.spark_jobs.model.topology import is_2000_or_later, is_2003_or_later, version_rank
 
 ALGO_2003 = "2003+"
 ALGO_2000 = "2000"

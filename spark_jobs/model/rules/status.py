@@ -3,7 +3,7 @@ replication status thread (seed 003, "Replication Status Thread")."""
 
 from __future__ import annotations
 
-from ..timeutil import DAY, HOUR, MINUTE
+from pfscope.spark_jobs.model.timeutil import DAY, HOUR, MINUTE
 
 _STATUS_TIMEOUT = 24 * HOUR
 _RUNS = (15 * MINUTE, 12 * HOUR + 15 * MINUTE)  # offsets of the thread's runs within a UTC day

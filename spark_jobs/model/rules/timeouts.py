@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..timeutil import HOUR, MINUTE
+from pfscope.spark_jobs.model.timeutil import HOUR, MINUTE
 
 #: requests already made -> (local, remote) wait before the next request
 _TABLE = {

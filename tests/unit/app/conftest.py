@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.published import published
+from tests.published_runs import published
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.colors
 import pytest
 
-from app import figures as f
+from pfscope.app import figures as f
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -14,9 +14,9 @@ import pytest
 from flask import Flask
 from flask_caching import Cache
 
-from app.data import RunData, require_run
-from app.main import _BoundCache, cache_config
-from app.settings import Settings
+from pfscope.app.data import RunData, require_run
+from pfscope.app.main import _BoundCache, cache_config
+from pfscope.app.settings import Settings
 
 
 def worker_cache(settings: Settings) -> _BoundCache:

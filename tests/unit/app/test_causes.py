@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from app.figures import at_risk_cns, causes, headline_counts
+from pfscope.app.figures import at_risk_cns, causes, headline_counts
 
 T = pd.Timestamp
 AS_OF = T("2026-11-08T23:59:49Z")

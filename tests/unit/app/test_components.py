@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from app import components as c
+from pfscope.app import components as c
 
 
 def test_suggestions_find_close_and_partial_matches() -> None:
@@ -57,7 +57,7 @@ def test_a_derived_cell_says_so_in_words_and_has_the_dashed_class() -> None:
 
 
 def test_the_matrix_legend_explains_the_mark_only_when_a_cell_has_it() -> None:
-    from app import figures as f
+    from pfscope.app import figures as f
 
     hist = pd.DataFrame([{"observer": "A", "subject": "A", "at": pd.Timestamp("2026-11-02", tz="UTC"),
                           "cnset": "A:1", "cnset_count": 1, "derived": d} for d in (True,)])
@@ -71,7 +71,7 @@ def test_the_matrix_legend_explains_the_mark_only_when_a_cell_has_it() -> None:
 def test_the_matrix_keeps_the_folders_observers_and_subjects_at_an_early_step() -> None:
     """A replayed step draws every store the folder's tables ever had (a store with no row yet:
     empty cells), so the table keeps its columns and width from step to step."""
-    from app import figures as f
+    from pfscope.app import figures as f
 
     hist = pd.DataFrame([{"observer": "A", "subject": "A", "at": pd.Timestamp("2026-11-02", tz="UTC"),
                           "cnset": "A:1", "cnset_count": 1, "derived": False}])

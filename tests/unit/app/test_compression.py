@@ -9,9 +9,9 @@ from pathlib import Path
 import brotli
 import pytest
 
-from app.compression import BundleCache, compressed_cache_key, is_static_bundle
-from app.main import create_app
-from app.settings import load_settings
+from pfscope.app.compression import BundleCache, compressed_cache_key, is_static_bundle
+from pfscope.app.main import create_app
+from pfscope.app.settings import load_settings
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,10 @@ import pandas as pd
 import pyarrow.compute as pc
 import pytest
 
-from app import figures as f
-from app.data import NoRunError, RunData, empty_frame, find_run, read_table, require_run
-from spark_jobs.model.tables import TABLES
-from tests.published import HOSTILE_CHILD, HOSTILE_LINES, HOSTILE_PATH
+from pfscope.app import figures as f
+from pfscope.app.data import NoRunError, RunData, empty_frame, find_run, read_table, require_run
+from pfscope.spark_jobs.model.tables import TABLES
+from tests.published_runs import HOSTILE_CHILD, HOSTILE_LINES, HOSTILE_PATH
 
 
 class DictCache:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from app import figures as f
+from pfscope.app import figures as f
 
 
 def ts(text: str) -> pd.Timestamp:
@@ -296,7 +296,7 @@ def test_a_lag_the_observer_holds_itself_reads_healthy_not_amber() -> None:
 def test_next_request_texts_name_each_store_by_rank_and_say_when_it_waits() -> None:
     import pandas as pd
 
-    from app.figures import NO_SOURCE, next_request_texts, with_next_request
+    from pfscope.app.figures import NO_SOURCE, next_request_texts, with_next_request
 
     nxt = pd.DataFrame([
         {"entry_id": "R/1-2/1", "rank": 2, "source": "PFS3", "cnset": "PFS2:5", "waiting": False},
@@ -314,7 +314,7 @@ def test_next_request_texts_name_each_store_by_rank_and_say_when_it_waits() -> N
 def test_down_text_says_since_when_and_for_how_long() -> None:
     import pandas as pd
 
-    from app.figures import down_text
+    from pfscope.app.figures import down_text
 
     since, as_of = pd.Timestamp("2026-11-07T00:00:00Z"), pd.Timestamp("2026-11-08T23:59:49Z")
     assert down_text(since, as_of) == "since 2026-11-07 00:00:00Z (1 d 23 h)"

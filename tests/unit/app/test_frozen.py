@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from dash import dcc, html
 
-from app.frozen import frozen, to_html
+from pfscope.app.frozen import frozen, to_html
 
 
 def test_elements_attributes_and_text_come_out_as_markup() -> None:

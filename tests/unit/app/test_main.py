@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from app.main import cache_config, create_app
-from app.settings import Settings, load_settings
-from tests.published import HOSTILE_LINES
+from pfscope.app.cli import main
+from pfscope.app.main import cache_config, create_app
+from pfscope.app.settings import Settings, load_settings
+from tests.published_runs import HOSTILE_LINES
 
 
 def basic(user: str, password: str) -> dict[str, str]:
@@ -134,7 +134,7 @@ def test_charts_get_plotlyjss_cartesian_bundle_after_the_credentials(client) -> 
     bundle (the plotly package's own plotly.js version), behind the same auth, revalidated by ETag."""
     from plotly.offline import get_plotlyjs_version
 
-    from app.plotly_bundle import PLOTLY_PATH, VENDORED, bundle_version
+    from pfscope.app.plotly_bundle import PLOTLY_PATH, VENDORED, bundle_version
 
     assert bundle_version() == get_plotlyjs_version()
     assert client.get("/" + PLOTLY_PATH).status_code == 401

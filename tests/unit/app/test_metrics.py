@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from app.data import RunData, require_run
-from app.metrics import METRIC_NAMES, exposition
-from tests.published import published
+from pfscope.app.data import RunData, require_run
+from pfscope.app.metrics import METRIC_NAMES, exposition
+from tests.published_runs import published
 from tests.unit.app.test_report import parquet
 
 HEALTH = ("in_sync", "backfilling", "overdue", "delete_pending", "deleted")

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from app.metrics import METRIC_NAMES
-from app.monitoring import RULES_PATH
+from pfscope.app.metrics import METRIC_NAMES
+from pfscope.app.monitoring import RULES_PATH
 
 HERE = Path(__file__).resolve().parent
 RULE_TESTS = HERE / "pfscope-rules.test.yml"
@@ -31,7 +31,7 @@ def rules() -> list[dict]:  # type: ignore[type-arg]
 
 
 def test_the_rules_ship_as_package_data() -> None:
-    shipped = resources.files("app.monitoring") / "pfscope-rules.yml"
+    shipped = resources.files("pfscope.app.monitoring") / "pfscope-rules.yml"
     assert shipped.is_file() and shipped.read_text() == RULES_PATH.read_text()
 
 
@@ -71,7 +71,7 @@ def test_every_rule_is_unit_tested_and_reads_only_served_metrics() -> None:
 
 
 def test_pfscope_rules_prints_the_file_or_its_path(capsys: pytest.CaptureFixture[str]) -> None:
-    from app.cli import main
+    from pfscope.app.cli import main
 
     assert main(["rules"]) == 0
     assert capsys.readouterr().out == RULES_PATH.read_text()

@@ -8,10 +8,10 @@ from itertools import pairwise
 import pandas as pd
 import pytest
 
-from app import figures as f
-from app.data import RunData, find_run
-from spark_jobs.model.cnset import CNSet
-from tests.published import published
+from pfscope.app import figures as f
+from pfscope.app.data import RunData, find_run
+from pfscope.spark_jobs.model.cnset import CNSet
+from tests.published_runs import published
 
 
 def ts(text: str) -> pd.Timestamp:
@@ -175,7 +175,7 @@ def test_a_long_history_keeps_the_slider_under_dashs_500_marks() -> None:
 def test_the_list_at_a_step_is_the_last_change_by_then_and_the_topologys_before() -> None:
     import pandas as pd
 
-    from app.figures import list_at
+    from pfscope.app.figures import list_at
 
     T = pd.Timestamp
     lists = pd.DataFrame([
@@ -191,7 +191,7 @@ def test_the_list_at_a_step_is_the_last_change_by_then_and_the_topologys_before(
 def test_a_replica_replayed_whole_takes_its_lifecycle_and_next_status_from_its_history() -> None:
     import pandas as pd
 
-    from app.figures import replicas_from_history
+    from pfscope.app.figures import replicas_from_history
 
     T = pd.Timestamp
     cells = pd.DataFrame([

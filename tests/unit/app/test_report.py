@@ -25,12 +25,19 @@ import plotly.graph_objects as go
 import pyarrow.dataset as ds
 import pytest
 
-from app.data import RunData, require_run
-from app.report import Limits, ReportError, build_report, report_download, report_filename, write_report
-from app.report.build import cn_text
-from app.report.document import Document, figure_json, plotly_js
-from app.report.html import Html, esc, table, tag
-from tests.published import HOSTILE_CONFLICT_LINE, HOSTILE_PATH, ROOT, _env, published
+from pfscope.app.data import RunData, require_run
+from pfscope.app.report import (
+    Limits,
+    ReportError,
+    build_report,
+    report_download,
+    report_filename,
+    write_report,
+)
+from pfscope.app.report.build import cn_text
+from pfscope.app.report.document import Document, figure_json, plotly_js
+from pfscope.app.report.html import Html, esc, table, tag
+from tests.published_runs import HOSTILE_CONFLICT_LINE, HOSTILE_PATH, ROOT, _env, published
 
 WE_FID = "1-123"
 MB = 1024 * 1024
@@ -534,7 +541,7 @@ def test_long_lists_are_bounded_and_say_what_was_left_out(demo: Path, demo_run: 
 )
 def test_cli_operator_errors_are_one_line(we: Path, tmp_path: Path, args: list[str], message: str) -> None:
     out = tmp_path / "r.html"
-    done = subprocess.run([sys.executable, "-m", "app.cli", "report", "--data", str(we), "--out", str(out), *args],
+    done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "report", "--data", str(we), "--out", str(out), *args],
                           cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
@@ -543,7 +550,7 @@ def test_cli_operator_errors_are_one_line(we: Path, tmp_path: Path, args: list[s
 
 
 def test_cli_without_a_published_run(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "app.cli", "report", "--data", str(tmp_path), "--out",
+    done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "report", "--data", str(tmp_path), "--out",
                            str(tmp_path / "r.html")], cwd=ROOT, env=_env(), capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 2 and "no published run" in done.stderr and len(done.stderr.strip().splitlines()) == 1
@@ -551,7 +558,7 @@ def test_cli_without_a_published_run(tmp_path: Path) -> None:
 
 def test_cli_writes_the_same_file_as_the_function(we: Path, we_folder: str, tmp_path: Path) -> None:
     out = tmp_path / "folder.html"
-    done = subprocess.run([sys.executable, "-m", "app.cli", "report", "--data", str(we), "--out", str(out),
+    done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "report", "--data", str(we), "--out", str(out),
                            "--fid", WE_FID], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert out.read_bytes() == we_folder.encode("utf-8")
@@ -568,7 +575,7 @@ def test_parse_view_rejects_what_the_run_cannot_show(we_run: RunData) -> None:
 def test_dashboard_download_is_the_same_file_as_the_command(we: Path, we_run: RunData, tmp_path: Path) -> None:
     out = tmp_path / "at.html"
     at = "2026-11-04T20:00:00Z"
-    done = subprocess.run([sys.executable, "-m", "app.cli", "report", "--data", str(we), "--out", str(out),
+    done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "report", "--data", str(we), "--out", str(out),
                            "--fid", WE_FID, "--at", at], cwd=ROOT, env=_env(), capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
@@ -639,7 +646,7 @@ def test_org_report_backfill_trend_counts_the_entries_of_the_tables(demo: Path, 
 
 
 def test_an_unknown_report_fid_answers_404_with_close_matches(we_run: RunData) -> None:
-    from app.report.not_found import report_error_page
+    from pfscope.app.report.not_found import report_error_page
 
     status, page = report_error_page(we_run, "1-12", None, "no folder with FID '1-12'")
     assert status == 404 and "<h1>Report: folder not found</h1>" in page
@@ -678,7 +685,7 @@ def verdict_lines(page: str) -> list[tuple[str, str, str]]:
 def test_folder_report_opens_with_the_dashboards_verdict(demo: Path, demo_run: RunData) -> None:
     """The verdict comes first, before every table, and is the dashboard folder page's: the same
     lines in the same order, one per replica not in sync or on a store that is down."""
-    from app.figures import TIERS, folder_verdicts
+    from pfscope.app.figures import TIERS, folder_verdicts
 
     reps, stores = parquet(demo, "replicas"), parquet(demo, "stores")
     down = set(stores.loc[stores["status"] == "down", "store"])
@@ -707,8 +714,8 @@ def test_folder_report_opens_with_the_dashboards_verdict(demo: Path, demo_run: R
 
 def test_folder_report_verdict_escapes_its_text_and_says_when_all_is_well(
         we_run: RunData, monkeypatch: pytest.MonkeyPatch) -> None:
-    from app import figures
-    from app.figures import Verdict
+    from pfscope.app import figures
+    from pfscope.app.figures import Verdict
 
     hostile = Verdict('<img src=x onerror="window.__pfxss=9">', "critical",
                       '<script>window.__pfxss=8</script> lacks 3 CNs (PFS1:1-3) & more')

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.settings import (
+from pfscope.app.settings import (
     DEFAULT_DATA,
     VARIABLES,
     SettingsError,
@@ -98,8 +98,8 @@ def test_bad_worker_counts_are_one_line_errors(flag: int | None, env: dict[str, 
 
 
 def test_the_jobs_flags_win_over_the_environment_which_wins_over_the_defaults() -> None:
-    from app.cli import _parser
-    from spark_jobs.publish import DEFAULT_KEEP
+    from pfscope.app.cli import _parser
+    from pfscope.spark_jobs.published.runs import DEFAULT_KEEP
 
     def job(argv: list[str], env: dict[str, str]):  # type: ignore[no-untyped-def]
         return job_settings(_parser().parse_args(["compute", "--topology", "t", "--events", "e", "--out", "o", *argv]),

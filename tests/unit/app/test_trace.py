@@ -8,10 +8,10 @@ from urllib.parse import parse_qs, urlparse
 
 import pandas as pd
 
-from app import components as c
-from app.figures import trace as tr
-from app.frozen import to_html
-from spark_jobs.model.cnset import CNSet
+from pfscope.app import components as c
+from pfscope.app.figures import trace as tr
+from pfscope.app.frozen import to_html
+from pfscope.spark_jobs.model.cnset import CNSet
 
 AS_OF = pd.Timestamp("2026-11-09T12:00:00Z")
 COLUMNS = ["msg", "fid", "sender", "type", "sent_at", "recipient", "processed_at", "changes", "changes_count",

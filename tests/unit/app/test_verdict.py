@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from app.figures import folder_verdicts
+from pfscope.app.figures import folder_verdicts
 
 T = pd.Timestamp
 AS_OF = T("2026-11-08T23:59:49Z")

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from spark_jobs.model.cnset import EMPTY, CNSet, CNSetError, decimal_int, union_all
+from pfscope.spark_jobs.model.cnset import EMPTY, CNSet, CNSetError, decimal_int, union_all
 
 ORIGINS = ("PFS1", "PFS2", "PFS3", "PFS4")
 MAX_CN = 60

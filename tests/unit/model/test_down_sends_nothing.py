@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_jobs.model.events import EventLog
+from pfscope.spark_jobs.model.events import EventLog
 from tests.logbuilder import H, Log, M, at, rows, topology
 
 FID = "1-123"

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from spark_jobs.model import events as ev
-from spark_jobs.model.cnset import CNSet
-from spark_jobs.model.events import (
+from pfscope.spark_jobs.model import events as ev
+from pfscope.spark_jobs.model.cnset import CNSet
+from pfscope.spark_jobs.model.events import (
     EventLog,
     RejectRow,
     event_log_from_lines,
@@ -19,8 +19,8 @@ from spark_jobs.model.events import (
     make_seq,
     read_event_log,
 )
-from spark_jobs.model.timeutil import SECOND, format_ts, parse_ts
-from spark_jobs.model.topology import Topology, topology_from_json
+from pfscope.spark_jobs.model.timeutil import SECOND, format_ts, parse_ts
+from pfscope.spark_jobs.model.topology import Topology, topology_from_json
 
 TOPO = {
     "sites": ["Redmond", "Dublin"],

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from spark_jobs.model.replay import ReplayResult
+from pfscope.spark_jobs.model.replay import ReplayResult
 from tests.logbuilder import H, Log, M, S, at, one, rows, topology
 
 FID = "1-10"

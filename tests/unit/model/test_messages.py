@@ -3,7 +3,7 @@ when (by the as-of) the recipient processed it, the changes it carried and the s
 
 from __future__ import annotations
 
-from spark_jobs.model.tables import KEYS, TABLES
+from pfscope.spark_jobs.model.tables import KEYS, TABLES
 from tests.logbuilder import H, Log, M, at, one, rows, topology
 
 FID = "1-123"

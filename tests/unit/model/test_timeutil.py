@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from spark_jobs.model.timeutil import (
+from pfscope.spark_jobs.model.timeutil import (
     DAY,
     HOUR,
     MINUTE,
@@ -169,13 +169,13 @@ def test_lower_case_z_is_accepted() -> None:
 
 
 def test_1996_is_the_first_time_a_line_may_carry() -> None:
-    from spark_jobs.model.timeutil import EARLIEST_TS
+    from pfscope.spark_jobs.model.timeutil import EARLIEST_TS
 
     assert parse_ts("1996-01-01T00:00:00Z") == EARLIEST_TS
 
 
 def test_the_default_as_of_is_the_last_event_never_after_the_clock() -> None:
-    from spark_jobs.model.timeutil import default_as_of
+    from pfscope.spark_jobs.model.timeutil import default_as_of
 
     last, clock = parse_ts("2026-11-02T08:00:00Z"), parse_ts("2026-11-25T00:00:00Z")
     assert default_as_of(last, clock) == last

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from spark_jobs.model.topology import (
+from pfscope.spark_jobs.model.topology import (
     HIERARCHY_FID,
     Folder,
     Store,

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from spark_jobs.model.events import EventLog, event_log_from_lines
-from spark_jobs.model.replay import ReplayResult, replay
-from spark_jobs.simulator import Simulator, build, run_scenario
+from pfscope.spark_jobs.model.events import EventLog, event_log_from_lines
+from pfscope.spark_jobs.model.replay import ReplayResult, replay
+from pfscope.spark_jobs.simulator import Simulator, build, run_scenario
 
 
 @dataclass

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from spark_jobs.model.rules.health import HEALTH_STATES
-from spark_jobs.model.topology import VERSIONS
-
-from .conftest import SimRun
+from pfscope.spark_jobs.model.rules.health import HEALTH_STATES
+from pfscope.spark_jobs.model.topology import VERSIONS
+from tests.unit.simulator.conftest import SimRun
 
 
 def test_demo_is_a_believable_organisation(demo_run: SimRun) -> None:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_jobs.model.replay import ReplayResult
-
-from .conftest import SimRun, simulate
+from pfscope.spark_jobs.model.replay import ReplayResult
+from tests.unit.simulator.conftest import SimRun, simulate
 
 CASES = [
     ("worked-example", 1, {}),

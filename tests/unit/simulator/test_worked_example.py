@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from spark_jobs.model.replay import replay
-from spark_jobs.model.timeutil import HOUR
-from spark_jobs.simulator.scenarios import WORKED_FID, worked_example
-
-from .conftest import simulate
+from pfscope.spark_jobs.model.replay import replay
+from pfscope.spark_jobs.model.timeutil import HOUR
+from pfscope.spark_jobs.simulator.scenarios import WORKED_FID, worked_example
+from tests.unit.simulator.conftest import simulate
 
 STORES = ("PFS1", "PFS2", "PFS3")
 FULL = "PFS1:1-10;PFS2:1-20;PFS3:1-30"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from spark_jobs.model.cnset import CNSet
-from spark_jobs.model.rules.deletion import unique_cns
+from pfscope.spark_jobs.model.cnset import CNSet
+from pfscope.spark_jobs.model.rules.deletion import unique_cns
 
 P = CNSet.parse
 

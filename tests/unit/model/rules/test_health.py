@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_jobs.model.rules.health import replica_health
+from pfscope.spark_jobs.model.rules.health import replica_health
 
 
 @pytest.mark.parametrize("requests", [[], [0], [1], [2], [5, 0]])

@@ -3,8 +3,8 @@ the same-site up replicas (the caller passes exactly those)."""
 
 from __future__ import annotations
 
-from spark_jobs.model.cnset import CNSet
-from spark_jobs.model.rules.locality import is_local
+from pfscope.spark_jobs.model.cnset import CNSet
+from pfscope.spark_jobs.model.rules.locality import is_local
 
 P = CNSet.parse
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from spark_jobs.model.rules.responders import ResponderCandidate, responder_list
+from pfscope.spark_jobs.model.rules.responders import ResponderCandidate, responder_list
 
 
 def rc(

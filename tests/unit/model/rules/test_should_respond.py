@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_jobs.model.cnset import CNSet
-from spark_jobs.model.rules.should_respond import should_respond
+from pfscope.spark_jobs.model.cnset import CNSet
+from pfscope.spark_jobs.model.rules.should_respond import should_respond
 
 P = CNSet.parse
 

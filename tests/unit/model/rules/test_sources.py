@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_jobs.model.cnset import CNSet
-from spark_jobs.model.rules.sources import (
+from pfscope.spark_jobs.model.cnset import CNSet
+from pfscope.spark_jobs.model.rules.sources import (
     ALGO_2000,
     ALGO_2003,
     Candidate,

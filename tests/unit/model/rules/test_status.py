@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_jobs.model.rules.status import next_status_at, status_due
-from spark_jobs.model.timeutil import parse_ts
+from pfscope.spark_jobs.model.rules.status import next_status_at, status_due
+from pfscope.spark_jobs.model.timeutil import parse_ts
 
 T = parse_ts
 

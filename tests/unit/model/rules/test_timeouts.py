@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_jobs.model.rules.timeouts import backfill_timeout
-from spark_jobs.model.timeutil import HOUR, MINUTE
+from pfscope.spark_jobs.model.rules.timeouts import backfill_timeout
+from pfscope.spark_jobs.model.timeutil import HOUR, MINUTE
 
 
 @pytest.mark.parametrize(

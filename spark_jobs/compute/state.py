@@ -1,0 +1,343 @@
+"""What a run keeps for the next one, and whether the next one can go on from it.
+
+A published run holds, beside its tables, ``_state/``: ``manifest.json`` (this module), the
+lines it judged (``lines``, for the rules between lines), the accepted events stamped after its
+as-of (``pending``) and every folder's fold state (``folds``). The next ``compute`` into the same
+folder reads only what is new in the log and folds on from those states (``refresh``)
+when :func:`plan_refresh` finds nothing that forbids it; otherwise it runs in full and says why
+in one line.
+
+The manifest records, per file read, its size, how many lines that was, whether its last line
+had no newline yet, and a checksum of the bytes read: a file that shrank, or whose bytes read
+before changed, is noticed (a file replaced by one that begins with the same bytes, as a new
+export of a log that only grew, is not a change).
+It also records the topology's and the code's digests: a state is only ever read by the code
+version that wrote it (it is pickled).
+
+Plain Python: no Spark import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import zlib
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pfscope.spark_jobs.runtime.sources import source_digest
+
+STATE_DIR = "_state"
+MANIFEST = "manifest.json"
+#: the state's tables, each a Parquet folder under ``_state``
+STATE_TABLES = ("lines", "pending", "folds")
+FORMAT = 1
+_CHUNK = 4 * 1024 * 1024
+
+
+@dataclass
+class FileRead:
+    """One file as a run read it."""
+
+    path: str
+    size: int  # bytes read
+    lines: int  # lines in them
+    open_tail: bool  # the last line had no newline (a writer may still be writing it)
+    fingerprint: str
+
+    @classmethod
+    def of(cls, path: str, size: int, lines: int) -> FileRead:
+        return cls(path, size, lines, _open_tail(path, size), fingerprint(path, size))
+
+
+@dataclass
+class Manifest:
+    """What the next run needs to know of this one."""
+
+    run_id: str
+    as_of: int
+    last_ts: int | None  # the last accepted event's time (pending ones included)
+    code: str
+    topology: str
+    files: list[FileRead]
+    lines_read: int
+    accepted: int
+    duplicates: int
+    #: accepted store_status lines: (ts, seq, store, down), pending ones included
+    status: list[tuple[int, int, str, bool]] = field(default_factory=list)
+    stable: bool = True  # False: a file changed while the run read it
+    folders: int | None = None  # folders with a fold state
+    format: int = FORMAT
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> Manifest:
+        d = json.loads(text)
+        d["files"] = [FileRead(**f) for f in d["files"]]
+        d["status"] = [tuple(s) for s in d["status"]]
+        return cls(**d)
+
+
+def fingerprint(path: str, size: int) -> str:
+    """A checksum of the first ``size`` bytes, all of them: a file rewritten with other bytes in
+    the middle (an export re-rendered, an edit) is noticed, not only one cut short. CRC-32 reads
+    at page-cache speed (1.7 GB/s here, against 0.5 for SHA-256): it guards against accidents,
+    which is all a log folder the operator controls needs."""
+    crc = 0
+    left = size
+    with open(path, "rb") as fh:
+        while left > 0:
+            chunk = fh.read(min(_CHUNK, left))
+            if not chunk:
+                break
+            crc = zlib.crc32(chunk, crc)
+            left -= len(chunk)
+    return f"{size}:crc32:{crc:08x}"
+
+
+def _open_tail(path: str, size: int) -> bool:
+    if size == 0:
+        return False
+    with open(path, "rb") as fh:
+        fh.seek(size - 1)
+        return fh.read(1) != b"\n"
+
+
+def code_version() -> str:
+    """A digest of the source of everything that makes or reads a state: the model and the job."""
+    import pfscope.spark_jobs.compute as compute
+    import pfscope.spark_jobs.model as model
+
+    return source_digest(model, compute, salt=str(FORMAT))
+
+
+def topology_digest(topology_json: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(topology_json, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def sizes(files: list[str]) -> dict[str, int]:
+    """Each local file's size now (taken before a run reads them, and again after)."""
+    return {f: os.path.getsize(f) for f in files}
+
+
+# --------------------------------------------------------------------------------------------
+# can the next run go on from a state?
+# --------------------------------------------------------------------------------------------
+@dataclass
+class NewBytes:
+    """What is new in one file: bytes ``start`` to ``end``, its lines numbered from ``first_line``."""
+
+    index: int  # the file's place in the sorted list (its lines' ``seq``)
+    path: str
+    start: int
+    end: int
+    first_line: int
+
+
+@dataclass
+class Plan:
+    """Incremental (``reason`` empty) with what to read, or full and why (one line)."""
+
+    reason: str = ""
+    new: list[NewBytes] = field(default_factory=list)
+
+    @property
+    def incremental(self) -> bool:
+        return not self.reason
+
+
+def full(reason: str) -> Plan:
+    return Plan(reason=reason)
+
+
+def plan_refresh(previous: Manifest | None, files: list[str], *, topology: str, as_of: int | None,
+                 force_full: bool = False) -> Plan:
+    """Whether a run over ``files`` can go on from ``previous``'s state, and what it must read.
+
+    Full when: asked (``--full``); there is no usable state; the code or the topology changed;
+    an ``--as-of`` before the previous run's; a file read before is gone, shrank, was rewritten
+    or had a last line without newline that grew; a new file sorts before one read before (the
+    input order of lines read before would change); a file is not local."""
+    if force_full:
+        return full("--full was given")
+    if previous is None:
+        return full("no earlier run to go on from")
+    if previous.format != FORMAT or previous.code != code_version():
+        return full("the earlier run's state is from another version of pfscope")
+    if previous.topology != topology:
+        return full("the topology changed")
+    if not previous.stable:
+        return full("a file changed while the earlier run read it")
+    if as_of is not None and as_of < previous.as_of:
+        return full("the --as-of is before the earlier run's")
+    remote = [f for f in files if "://" in f]
+    if remote:
+        return full(f"{remote[0]} is not a local file")
+    before = [f.path for f in previous.files]
+    if files[: len(before)] != before:
+        gone = [p for p in before if p not in files]
+        if gone:
+            return full(f"{gone[0]} was read before and is gone")
+        first_new = next(f for f in files if f not in before)
+        return full(f"{first_new} is new and sorts before a file read before (the order of lines changes)")
+    plan = Plan()
+    for i, path in enumerate(files):
+        size = os.path.getsize(path)
+        if i < len(before):
+            read = previous.files[i]
+            if size < read.size:
+                return full(f"{path} is shorter than when it was read")
+            if fingerprint(path, read.size) != read.fingerprint:
+                return full(f"{path} was rewritten since it was read")
+            if size == read.size:
+                continue
+            if read.open_tail:
+                return full(f"{path}: its last line had no newline and has grown")
+            plan.new.append(NewBytes(i, path, read.size, size, read.lines + 1))
+        elif size:
+            plan.new.append(NewBytes(i, path, 0, size, 1))
+    return plan
+
+
+def read_new_lines(new: NewBytes) -> tuple[list[tuple[int, str | None]], FileRead]:
+    """The new lines of one file as (line number, text; None when not UTF-8), split and cleaned
+    as the reader does (``spark_jobs.model.events.read_lines``), and the file as now read."""
+    with open(new.path, "rb") as fh:
+        fh.seek(new.start)
+        data = fh.read(new.end - new.start)
+    raws = data.split(b"\n")
+    if raws and raws[-1] == b"":
+        raws.pop()  # the text after the last newline: none
+    out: list[tuple[int, str | None]] = []
+    for n, raw in enumerate(raws, start=new.first_line):
+        raw = raw.rstrip(b"\r\n")
+        try:
+            text: str | None = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        out.append((n, text))
+    lines = new.first_line - 1 + len(raws)
+    return out, FileRead.of(new.path, new.end, lines)
+
+
+def load_manifest(run_dir: Path) -> Manifest | None:
+    """The state's manifest of a published run, or None when it has none that can be read."""
+    try:
+        return Manifest.from_json((run_dir / STATE_DIR / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def rows_where(folder: Path, column: str, values: list[Any], columns: list[str] | None = None, *,
+               files: str = "*.parquet", but: bool = False) -> Any:
+    """The rows of one of a run's Parquet folders (a state table, a table's ``files``) whose
+    ``column`` is one of ``values`` (``but``: is none of them), as a pyarrow Table of ``columns``
+    (default: all), or None when the folder holds no such file. A refresh wants few rows of a
+    large state (the sends of the messages its new lines receive), or the rows of the folders it
+    carries over: pyarrow reads them in the driver, native, where a Spark job in the refresh's
+    cold JVM ran its first Parquet scan interpreted (1M log, on a loaded machine: the judging's
+    scan and join 5.5 s; pyarrow read 114,000 rows of 8,000 shards in 0.6 s), and a broadcast
+    of the folders was a job of its own for each table carried."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    paths = sorted(str(f) for f in folder.glob(files))
+    if not paths:
+        return None
+    if but:
+        dataset = ds.dataset(paths, format="parquet")
+        return dataset.to_table(columns=columns, filter=~pc.field(column).isin(pa.array(values))) if values else (
+            dataset.to_table(columns=columns))
+    if not values:
+        return _empty(paths, columns)
+    wanted = pa.array(values)
+    return gather(paths, [column], lambda probe: pc.is_in(probe.column(column), value_set=wanted), columns)
+
+
+def gather(paths: list[str], probe: list[str], choose: Callable[[Any], Any], columns: list[str] | None) -> Any:
+    """The rows ``choose`` picks (a boolean mask over a Table of the ``probe`` columns), read in
+    two passes: the probe columns of every row group, then ``columns`` of the row groups that
+    hold a picked row only. The state's files are in input order in row groups of about 1 MB
+    (``writing.SEQ_ORDERED``), so the few rows a refresh wants, mostly recent, are in few row
+    groups (a 10M log's ``_state/events``: every column 6.5 s, a message's two 0.3 s)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    parts = []
+    for path in paths:
+        pf = pq.ParquetFile(path)
+        mask = choose(pf.read(columns=probe))
+        if isinstance(mask, pa.ChunkedArray):
+            mask = mask.combine_chunks()
+        groups, masks, start = [], [], 0
+        for g in range(pf.metadata.num_row_groups):
+            n = pf.metadata.row_group(g).num_rows
+            part = mask.slice(start, n)
+            if part.true_count:
+                groups.append(g)
+                masks.append(part)
+            start += n
+        if groups:
+            parts.append(pf.read_row_groups(groups, columns=columns).filter(pa.concat_arrays(masks)))
+    return pa.concat_tables(parts) if parts else _empty(paths, columns)
+
+
+def _empty(paths: list[str], columns: list[str] | None) -> Any:
+    """A table of no rows, of the files' ``columns`` (default: all)."""
+    import pyarrow.parquet as pq
+
+    empty = pq.read_schema(paths[0]).empty_table()
+    return empty.select(columns) if columns else empty
+
+
+def earlier_lines(folder: Path, first_new: dict[str, int], columns: list[str]) -> Any:
+    """The earlier lines (``_state/lines``) the rules between lines need to judge new lines of
+    the shards ``first_new`` names (each with its earliest new line's time), as a pyarrow Table
+    of ``columns``, or None when the folder holds no file.
+
+    A store's changes to a folder (a ``c`` shard) stamped before the shard's first new line are
+    judged for good: each is held only against the changes before it in event order (time, then
+    input order), and none shares its meaning with a new line (a meaning holds its time). Of
+    those, the rules read one again: the change with the highest number (the earliest of
+    equals), which every later change is held against (``reading.judge``'s ``cn_top``). It is an
+    accepted first occurrence, so it is made from the columns read first, with a meaning of its
+    own (``#`` and its ``seq``: a real one is a tuple's ``repr``), and its history is not read.
+    Every other line of those shards is read whole. (A 10M log's refresh of 10,099 lines touched
+    190,396 earlier changes, most of them history.)"""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    paths = sorted(str(f) for f in folder.glob("*.parquet"))
+    if not paths:
+        return None
+    if not first_new:  # no new line to judge: nothing read
+        return _empty(paths, columns)
+    probe = ["shard", "ts", "cn", "seq", "store", "fid"]
+    shards = pa.array(sorted(first_new))
+    tops: dict[str, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+
+    def choose(t: Any) -> Any:
+        touched = pc.is_in(t.column("shard"), value_set=shards)
+        keep = touched.to_numpy(zero_copy_only=False).copy()
+        at = pc.indices_nonzero(touched).to_pylist()
+        of_touched = t.filter(touched)
+        values = [of_touched.column(c).to_pylist() for c in probe]
+        for i, shard, ts, cn, seq, store, fid in zip(at, *values, strict=True):
+            if shard.startswith("c") and ts < first_new[shard]:
+                keep[i] = False
+                rank = (cn, -ts, -seq)
+                if shard not in tops or rank > tops[shard][0]:
+                    tops[shard] = (rank, {"shard": shard, "ts": ts, "cn": cn, "seq": seq, "store": store, "fid": fid})
+        return pa.array(keep, pa.bool_())
+
+    whole = gather(paths, probe, choose, columns)
+    made = [{**dict.fromkeys(columns), **row, "key": f"#{row['seq']}", "kind": "change", "first_seq": row["seq"]}
+            for _, row in tops.values()]
+    return pa.concat_tables([whole, pa.Table.from_pylist([{c: r[c] for c in columns} for r in made],
+                                                          schema=whole.schema)])

@@ -1,0 +1,232 @@
+"""From parsed Exchange records to pfscope's event log and topology: the steps, run in order.
+
+The steps, each a pure function of what came before, each in its own module:
+
+1. ``classify``: each record is a replication event (parsed), an error worth surfacing, or a
+   reject with its reason (``reasons``); exact re-exports of one event are duplicates.
+2. ``messages``: a message's outgoing event (on its sender) and incoming events (on receivers) are
+   matched by Message ID (an internal ID, printed by 5.x and 2000, only together with its sender);
+   once step 3 has translated its numbers, each message is put in pfscope's terms.
+3. ``translate``: the REPLID tables (``identity.py``), then every number translated to a store.
+4. ``derive``: ``send`` and ``receive`` pairs; the sender's own CNs a hierarchy or content message
+   carries become ``change`` events just before it; the sender's CN set, which regular
+   replication does not print, is the union of all the log shows it holding (a lower bound).
+   Every line that says more than the log printed lists what in ``derived``.
+5. ``inferred``: the given topology completed with the stores, sites and folders the logs show.
+
+Accounting: records read = used + errors kept + duplicates + rejected, per file and server.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import tzinfo
+from typing import Any
+
+from pfscope.spark_jobs.exchange.classify import Accounting, Parsed, classify
+from pfscope.spark_jobs.exchange.derive import derive_events
+from pfscope.spark_jobs.exchange.formats import RawRecord
+from pfscope.spark_jobs.exchange.identity import ReplidMap, norm_server
+from pfscope.spark_jobs.exchange.inferred import assign_fids, build_topology, guess_version
+from pfscope.spark_jobs.exchange.messages import Folders, Msg, build_messages, message_keys
+from pfscope.spark_jobs.exchange.parse import server_from_dn, site_from_dn
+from pfscope.spark_jobs.exchange.reasons import reason_key, reject_row
+from pfscope.spark_jobs.exchange.translate import ROOT, infer_replids
+from pfscope.spark_jobs.model.topology import VERSIONS, Topology
+
+__all__ = [
+    "Accounting",
+    "Built",
+    "Folders",
+    "IngestResult",
+    "Msg",
+    "Parsed",
+    "assign_fids",
+    "build_events",
+    "build_messages",
+    "build_topology",
+    "classify",
+    "derive_events",
+    "guess_version",
+    "infer_replids",
+    "ingest_records",
+    "message_keys",
+    "reason_key",
+    "reject_row",
+    "summarize",
+]
+
+
+@dataclass
+class IngestResult:
+    events: list[dict[str, Any]]
+    topology: dict[str, Any]
+    rejects: list[dict[str, Any]]
+    errors: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+
+@dataclass
+class Built:
+    """Steps 2-5 over the parsed events: what they write, reject, and what the summary needs."""
+
+    events: list[dict[str, Any]]
+    topology: dict[str, Any]
+    rejects: list[dict[str, Any]]  # rejected after step 1, in the order they were found
+    own: dict[str, str]  # each server's own store
+    summary: dict[str, Any]  # the parts of the summary steps 2-5 know
+
+
+def ingest_records(
+    records: Iterable[RawRecord],
+    *,
+    replids: dict[tuple[str, int], str] | None = None,
+    topology: Topology | None = None,
+    default_offset_min: int = 0,
+    zone: tzinfo | None = None,
+) -> IngestResult:
+    acc = Accounting()
+    parsed, errors, rejects, duplicates = classify(records, default_offset_min, acc, zone)
+    built = build_events(parsed, {e["server"] for e in errors}, acc, replids=replids, topology=topology)
+    for e in errors:  # the dashboard's store page shows them by store
+        e["store"] = built.own.get(e["server"], e["server"])
+    rejects.extend(built.rejects)
+    summary = summarize(acc, built, errors=len(errors), duplicates=duplicates, rejected=len(rejects),
+                        default_offset_min=default_offset_min, zone=zone)
+    return IngestResult(built.events, built.topology, rejects, errors, summary)
+
+
+def build_events(
+    parsed: list[Parsed],
+    error_servers: set[str],
+    acc: Accounting,
+    *,
+    replids: dict[tuple[str, int], str] | None = None,
+    topology: Topology | None = None,
+) -> Built:
+    """Steps 2 to 5 over step 1's parsed events (in input order, duplicates gone); ``acc``
+    counts the records rejected here. ``error_servers``: the servers of the errors kept."""
+    rejects: list[dict[str, Any]] = []
+    rejected_ids: set[int] = set()
+
+    def reject_parsed(p: Parsed, reason: str) -> None:
+        if id(p) in rejected_ids:
+            return
+        rejected_ids.add(id(p))
+        rejects.append(reject_row(p.raw, reason, p.server))
+        acc.reasons[reason_key(reason)] += 1
+        acc.per_server[p.server]["rejected"] += 1
+
+    groups, bad = message_keys(parsed, error_servers)
+    for p, reason in bad:
+        reject_parsed(p, reason)
+
+    # stores: each server's own store
+    topo_by_server: dict[str, str] = {}
+    if topology is not None:
+        for s in topology.stores.values():
+            topo_by_server.setdefault(norm_server(s.server), s.name)
+    servers = {p.server for ps in groups.values() for p in ps} | {
+        p.sender for ps in groups.values() for p in ps if p.sender}
+    servers |= error_servers
+    servers |= {n for ps in groups.values() for p in ps if p.ev.server_dn
+                for n in [server_from_dn(p.ev.server_dn)] if n}
+    given = dict(replids or {})
+    own: dict[str, str] = {}
+    for server in sorted(servers):
+        own[server] = given.get((server, 1)) or topo_by_server.get(server) or server
+    rmap = ReplidMap(given=given)
+    infer_replids(groups, own, rmap)
+
+    folders = Folders()
+    msgs, bad2 = build_messages(groups, rmap, own, folders)
+    for p, reason in bad2:
+        reject_parsed(p, reason)
+
+    all_stores = sorted(set(own.values()) | (set(topology.stores) if topology else set()))
+    keys = {m.folder for m in msgs if m.folder is not None} | set(folders.paths) | set(folders.parents.values())
+    fids = assign_fids(folders, (k for k in keys if k != ROOT), topology, all_stores)
+    replicas: dict[str, list[str]] = {}
+    for k, fid in fids.items():
+        given_f = topology.folders.get(fid) if topology else None
+        if given_f is not None:
+            replicas[fid] = list(given_f.replicas)
+        else:
+            replicas[fid] = sorted(folders.seen_at.get(k, set()))
+    lines, bad3, stats = derive_events(msgs, fids, replicas, all_stores)
+    for m, reason in bad3:
+        for p in m.records:
+            reject_parsed(p, reason)
+
+    # sites and versions of the stores the topology lacks
+    sites: dict[str, str] = {}
+    by_server: dict[str, list[Parsed]] = defaultdict(list)
+    for ps in groups.values():
+        for p in ps:
+            by_server[p.server].append(p)
+            dn = p.ev.server_dn
+            named, site = (server_from_dn(dn), site_from_dn(dn)) if dn else (None, None)
+            if named and site:
+                sites.setdefault(named, site)
+    versions = {s: guess_version(ps) for s, ps in by_server.items()}
+    topo_json, added = build_topology(topology, own, sites, versions, folders, fids, replicas)
+
+    # accounting: a record is used when it is in a message and was not rejected
+    used_records = {id(p): p for ps in groups.values() for p in ps if id(p) not in rejected_ids}
+    for p in used_records.values():
+        code = f"0x{p.ev.type_code:X}"
+        acc.per_server[p.server][f"{p.direction} {code}"] += 1
+        acc.per_type[code][p.direction] += 1
+    part: dict[str, Any] = {
+        "used": len(used_records),
+        "events_written": {k: v for k, v in stats.items() if k in ("send", "receive", "change")},
+        "derived": {k: v for k, v in stats.items() if k not in ("send", "receive", "change")},
+        "messages": {
+            "total": len(msgs),
+            "outgoing_without_incoming": sum(1 for m in msgs if not m.synthesized and not m.receives),
+            "incoming_without_outgoing": sum(1 for m in msgs if m.synthesized),
+        },
+        "stores": own,
+        "replids": rmap.report(),
+        "inferred": {
+            "stores_added_to_topology": added["stores"],
+            "sites_added": added["sites"],
+            "folders_added": added["folders"],
+        },
+    }
+    assert all(v in VERSIONS for v in versions.values())
+    return Built(lines, topo_json, rejects, own, part)
+
+
+def summarize(acc: Accounting, built: Built, *, errors: int, duplicates: int, rejected: int,
+              default_offset_min: int = 0, zone: tzinfo | None = None) -> dict[str, Any]:
+    """The summary, in its order: the accounting of every record, then what steps 2-5 found."""
+    part = built.summary
+    used = part["used"]
+    read = sum(acc.read.values())
+    summary: dict[str, Any] = {
+        "records_read": read,
+        "used": used,
+        "errors_kept": errors,
+        "duplicates": duplicates,
+        "rejected": rejected,
+        "accounted": read == used + errors + duplicates + rejected,
+        "files": dict(sorted(acc.read.items())),
+        "per_type": {k: dict(v) for k, v in sorted(acc.per_type.items())},
+        "per_server": {k: dict(sorted(v.items())) for k, v in sorted(acc.per_server.items())},
+        "reject_reasons": dict(acc.reasons.most_common()),
+        **{k: v for k, v in part.items() if k != "used"},
+    }
+    summary["inferred"]["servers_named_from_file_names"] = sorted(acc.servers_from_file_names)
+    summary["times_without_offset"] = acc.times_without_offset
+    summary["description_lines_ignored"] = {
+        "count": sum(acc.ignored_lines.values()) if acc.ignored_total is None else acc.ignored_total,
+        "lines": dict(acc.ignored_lines.most_common(20)),
+    }
+    if acc.times_without_offset:
+        how = f"in time zone {zone}" if zone is not None else \
+            f"as UTC{default_offset_min:+d} minutes (--time-offset)"
+        summary["notes"] = [f"{acc.times_without_offset} times had no UTC offset and were read {how}"]
+    return summary

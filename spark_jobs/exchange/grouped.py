@@ -1,0 +1,207 @@
+"""The build steps as Spark's workers run them: one message's records, then one folder's messages.
+
+The rules are the reference's own (``message_keys``, ``group_links``, ``group_hints``,
+``build_messages``, ``derive_keyed``, ``version_hints``), run on one group; these functions only
+turn a group's results into flat rows, each with its place in the reference's order (``sort``:
+its group's first record, then its position), so that merging them gives what the reference
+finds over the whole share. Rows carry no Spark type: the job declares their schemas.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections.abc import Iterator
+from typing import Any
+
+from pfscope.spark_jobs.exchange.classify import Parsed
+from pfscope.spark_jobs.exchange.derive import derive_keyed
+from pfscope.spark_jobs.exchange.identity import ReplidMap
+from pfscope.spark_jobs.exchange.inferred import version_hints
+from pfscope.spark_jobs.exchange.messages import Folders, build_messages, message_keys
+from pfscope.spark_jobs.exchange.parse import server_from_dn, site_from_dn
+from pfscope.spark_jobs.exchange.stage import parsed_from_row
+from pfscope.spark_jobs.exchange.translate import FolderKey, group_hints, group_links
+
+#: ``json.dumps(line, ensure_ascii=False, separators=(",", ":"))``, as the reference writes a line,
+#: without making an encoder for each line
+_LINE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+#: the columns of a kept record that rebuild its ``Parsed`` (``stage.parsed_from_row``)
+RECORD_COLUMNS = ["source", "record", "file_idx", "fmt", "raw_server", "provider", "event_id", "time_text",
+                  "record_id", "server", "ts", "direction", "ev", "sender"]
+
+
+def _reject(p: Parsed, reason: str, phase: int, sort: list[int]) -> dict[str, Any]:
+    raw = p.raw
+    return {"out": "reject", "phase": phase, "sort": sort, "source": raw.source, "record": raw.record,
+            "record_id": raw.record_id, "server": p.server, "event_id": raw.event_id, "time_text": raw.time_text,
+            "reason": reason}
+
+
+def _grouped(rows: list[dict[str, Any]], known: set[str]) -> tuple[list[int], str | None, list[Parsed],
+                                                                  list[tuple[Parsed, str]]]:
+    """One message key's kept records (in input order) through ``message_keys``: the group's place
+    (its first record), its key and records (none when all were rejected), and the rejected."""
+    ps = [parsed_from_row(r, r["source"], r["record"]) for r in rows]
+    groups, bad = message_keys(ps, known)
+    key, kept = next(iter(groups.items()), (None, []))
+    return [rows[0]["file_idx"], rows[0]["record"]], key, kept, bad
+
+
+class MessageGrouper:
+    """What the REPLID table needs of one partition's messages (``group``: one message key's kept
+    records; the records without a key come as one group): the records ``message_keys`` rejects,
+    each message's links (without a link repeated at once, which changes nothing); and at the
+    end (``finish``) the distinct links, the servers they name and each hint at its first place
+    (a hint repeated later changes nothing)."""
+
+    def __init__(self, known: set[str]):
+        self.known = known
+        self.servers: set[str] = set()
+        self.hints: dict[tuple[str, int, str], list[int]] = {}
+        self.links: set[tuple[str, int, str, int]] = set()
+
+    def group(self, rows: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        g, _key, kept, bad = _grouped(rows, self.known)
+        unkeyed = rows[0]["msg_key"] is None  # rejected before any group is made: in input order
+        for n, (p, reason) in enumerate(bad):
+            yield _reject(p, reason, 0, [rows[n]["file_idx"], p.raw.record]) if unkeyed else \
+                _reject(p, reason, 1, [*g, n])
+        last = None
+        for n, link in enumerate(group_links(kept)):
+            if link != last:
+                yield {"out": "link", "g_file": g[0], "g_rec": g[1], "seq": n, "s": link[0], "a": link[1],
+                       "r": link[2], "b": link[3]}
+                self.links.add(link)
+            last = link
+        for n, hint in enumerate(group_hints(kept)):
+            if hint not in self.hints or [*g, n] < self.hints[hint]:
+                self.hints[hint] = [*g, n]
+        self.servers |= {p.server for p in kept} | {p.sender for p in kept if p.sender}
+        self.servers |= {n for p in kept if p.ev.server_dn for n in [server_from_dn(p.ev.server_dn)] if n}
+
+    def finish(self) -> Iterator[dict[str, Any]]:
+        for s, a, r, b in self.links:
+            yield {"out": "linkset", "s": s, "a": a, "r": r, "b": b}
+        for (server, replid, sender), first in self.hints.items():
+            yield {"out": "hint", "g_file": first[0], "g_rec": first[1], "seq": first[2], "s": server, "a": replid,
+                   "r": sender}
+        for name in self.servers:
+            yield {"out": "server", "s": name}
+
+
+def _ref(p: Parsed) -> tuple[Any, ...]:
+    """A record as a message keeps it past this step: what its reject row needs, as plain values."""
+    raw = p.raw
+    return (raw.source, raw.record, raw.record_id, p.server, raw.event_id, raw.time_text)
+
+
+def _folder_cols(k: FolderKey | None, prefix: str = "f") -> dict[str, Any]:
+    return {f"{prefix}s": None if k is None else k[0], f"{prefix}g": None if k is None else k[1]}
+
+
+class MessageBuilder:
+    """``build_messages`` over the message groups of one partition (``group``: one message key's
+    kept records, which go through ``message_keys`` again): each message (one per folder,
+    pickled), the records it rejects and those it uses, row by row; and what the partition's
+    messages say of folders and servers, merged as the reference merges them (``finish``: the
+    first path and parent of a folder in the reference's order, the stores it was seen at, the
+    first site named for a server, the version hints of its events)."""
+
+    def __init__(self, known: set[str], rmap: ReplidMap, own: dict[str, str]):
+        self.known, self.rmap, self.own = known, rmap, own
+        self.paths: dict[FolderKey, tuple[list[int], str]] = {}
+        self.parents: dict[FolderKey, tuple[list[int], FolderKey]] = {}
+        self.seen: dict[FolderKey, set[str]] = {}
+        self.sites: dict[str, tuple[list[int], str]] = {}
+        self.hints: dict[str, list[bool]] = {}  # any outgoing event; hints of its outgoing events; of all
+        self.folders: set[FolderKey] = set()  # of its messages
+        self.counts = [0, 0, 0]  # messages; without an incoming event; without an outgoing one
+
+    def group(self, rows: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        g, key, ps, _bad = _grouped(rows, self.known)
+        if key is None:
+            return
+        folders = Folders()
+        msgs, bad = build_messages({key: ps}, self.rmap, self.own, folders)
+        for n, (p, reason) in enumerate(bad):
+            yield _reject(p, reason, 2, [*g, n])
+        for n, m in enumerate(msgs):
+            if m.folder is not None:
+                self.folders.add(m.folder)
+            self.counts[0] += 1
+            self.counts[1] += not m.synthesized and not m.receives
+            self.counts[2] += m.synthesized
+            m.order = (g[0], g[1], n)
+            m.records = [_ref(p) for p in m.records]  # type: ignore[misc]
+            yield {"out": "msg", **_folder_cols(m.folder), "sent_at": m.sent_at, "g_file": g[0], "g_rec": g[1],
+                   "seq": n, "synthesized": m.synthesized, "received": bool(m.receives),
+                   "msg": pickle.dumps(m, protocol=pickle.HIGHEST_PROTOCOL)}
+        for k, path in folders.paths.items():
+            if k not in self.paths or g < self.paths[k][0]:
+                self.paths[k] = (g, path)
+        for k, parent in folders.parents.items():
+            if k not in self.parents or g < self.parents[k][0]:
+                self.parents[k] = (g, parent)
+        for k, stores in folders.seen_at.items():
+            self.seen.setdefault(k, set()).update(stores)
+        rejected = {id(p) for p, _ in bad}
+        for n, p in enumerate(ps):
+            if id(p) not in rejected:
+                yield {"out": "used", "source": p.raw.source, "record": p.raw.record, "server": p.server,
+                       "direction": p.direction, "text": f"0x{p.ev.type_code:X}", "g_file": g[0], "g_rec": g[1],
+                       "seq": n}
+            dn = p.ev.server_dn
+            named, site = (server_from_dn(dn), site_from_dn(dn)) if dn else (None, None)
+            if named and site and (named not in self.sites or [*g, n] < self.sites[named][0]):
+                self.sites[named] = ([*g, n], site)
+            h = self.hints.setdefault(p.server, [False] * 7)
+            out = p.direction == "out"
+            h[0] |= out
+            for i, v in enumerate(version_hints(p)):
+                h[1 + i] |= out and v
+                h[4 + i] |= v
+
+    def finish(self) -> Iterator[dict[str, Any]]:
+        for k, (g, path) in self.paths.items():
+            yield {"out": "path", **_folder_cols(k), "g_file": g[0], "g_rec": g[1], "text": path}
+        for k, (g, parent) in self.parents.items():
+            yield {"out": "parent", **_folder_cols(k), **_folder_cols(parent, "p"), "g_file": g[0], "g_rec": g[1]}
+        for k, stores in self.seen.items():
+            for s in stores:
+                yield {"out": "seen", **_folder_cols(k), "text": s}
+        for named, (first, site) in self.sites.items():
+            yield {"out": "site", "s": named, "text": site, "g_file": first[0], "g_rec": first[1], "seq": first[2]}
+        for server, h in self.hints.items():
+            yield {"out": "version", "s": server, "flags": h}
+        for k in self.folders:
+            yield {"out": "folder", **_folder_cols(k)}
+        yield {"out": "count", "flags": None, "sort": self.counts}
+
+
+class FolderDeriver:
+    """``derive_keyed`` over one partition's folders (``group``: one folder's messages, as
+    ``MessageBuilder`` keeps them): each line as JSON with its place in the log, the records it
+    rejects; and at the end (``finish``) the statistics, each with where it was first counted."""
+
+    def __init__(self, fids: dict[FolderKey, str], replicas: dict[str, list[str]], all_stores: list[str]):
+        self.fids, self.replicas, self.all_stores = fids, replicas, all_stores
+        self.stats: dict[str, list[Any]] = {}  # name -> [count, first]
+
+    def group(self, rows: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        d = derive_keyed([pickle.loads(r["msg"]) for r in rows], self.fids, self.replicas, self.all_stores)
+        for k, line in d.lines:
+            yield {"out": "line", "sort": list(k), "text": _LINE_JSON.encode(line)}
+        for m, reason in d.bad:
+            for j, (source, record, record_id, server, event_id, time_text) in enumerate(m.records):
+                yield {"out": "reject", "phase": 3, "sort": [m.sent_at, *m.order, j], "source": source,
+                       "record": record, "record_id": record_id, "server": server, "event_id": event_id,
+                       "time_text": time_text, "reason": reason}
+        for name, n in d.stats.items():
+            got = self.stats.setdefault(name, [0, list(d.firsts[name])])
+            got[0] += n
+            got[1] = min(got[1], list(d.firsts[name]))
+
+    def finish(self) -> Iterator[dict[str, Any]]:
+        for name, (n, first) in self.stats.items():
+            yield {"out": "stat", "text": name, "seq": n, "sort": first}

@@ -1,0 +1,138 @@
+"""What incremental ingest keeps beside its outputs: which files it read, where their rows are.
+
+``OUT/.ingest_state/state.json`` lists every file of the last run's share (its path, size and
+modification time, as a key), the Parquet dataset under ``OUT/.ingest_state/rows/`` holding its
+step-1 rows, and how its pieces number their records; with the options step 1 depends on (the
+time offset or zone, the ingest code) and a digest of the ``ingest_summary.json`` it was written
+with. A later run reuses a file's rows only when all of these still hold; otherwise it reads the
+whole share again and says why. The state is written after the outputs, each atomically (a file
+beside its place, then renamed): a run killed before its renames leaves the last outputs and
+state as they were; one killed between them leaves a state whose digest no longer matches the
+summary, so the next run is a full one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pfscope.spark_jobs.runtime.sources import source_digest
+
+STATE_DIR = ".ingest_state"
+VERSION = 1
+BUILD_SUFFIX = "-build"  # a run's work folder of the build steps, under rows/ (no state refers to it)
+
+
+def code_digest() -> str:
+    """The readers' and ingest's sources (the rows' encoding included): a change to the rules makes
+    stored rows stale."""
+    import pfscope.spark_jobs.exchange as exchange
+    import pfscope.spark_jobs.ingest as ingest
+    from pfscope.spark_jobs.runtime import worker_files
+
+    return source_digest(exchange, ingest, worker_files)
+
+
+def file_key(path: str) -> str:
+    """A file as this run sees it: another size or modification time is another file; one that
+    cannot be looked at is read (and rejected) again on every run."""
+    try:
+        st = os.stat(path)
+        text = f"{os.path.abspath(path)}\0{st.st_size}\0{st.st_mtime_ns}"
+    except OSError:
+        text = f"{os.path.abspath(path)}\0unreadable\0{uuid.uuid4()}"
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+
+
+def digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+@dataclass
+class Stored:
+    """One file's rows kept by an earlier run."""
+
+    dataset: str  # folder name under rows/
+    offsets: dict[int, int]
+    status: dict[str, Any]  # count, broken, unreadable, empty
+
+
+@dataclass
+class State:
+    options: dict[str, Any]
+    files: dict[str, Stored]  # by file key
+
+
+def state_root(out: str | os.PathLike[str]) -> Path:
+    return Path(out) / STATE_DIR
+
+
+def load(out: str | os.PathLike[str], options: dict[str, Any]) -> tuple[State | None, str]:
+    """The usable state and an empty reason, or None and why a full ingest is needed."""
+    root = state_root(out)
+    try:
+        data = json.loads((root / "state.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, f"no state of an earlier ingest in {out}"
+    except (OSError, ValueError) as e:
+        return None, f"the state in {root} is unreadable ({e})"
+    if data.get("version") != VERSION:
+        return None, "the state was written by another version of ingest"
+    if data.get("summary") != digest(Path(out) / "ingest_summary.json"):
+        return None, "the outputs in the folder were not written with this state (another run wrote them)"
+    old = data.get("options", {})
+    for k, v in options.items():
+        if old.get(k) != v:
+            what = {"code": "the ingest code changed"}.get(k, f"--{k.replace('_', '-')} changed")
+            return None, what
+    files: dict[str, Stored] = {}
+    for key, f in data.get("files", {}).items():
+        if not (root / "rows" / f["dataset"]).is_dir():
+            return None, f"rows of {f['source']} are missing from the state"
+        files[key] = Stored(f["dataset"], {int(p): o for p, o in f["offsets"].items()}, f["status"])
+    return State(old, files), ""
+
+
+def save_partial(out: str | os.PathLike[str], options: dict[str, Any],
+                 files: list[dict[str, Any]]) -> Path:
+    """``state.json.partial``, to be renamed in by ``commit`` once the outputs are in place."""
+    root = state_root(out)
+    root.mkdir(parents=True, exist_ok=True)
+    data = {"version": VERSION, "options": options,
+            "summary": digest(Path(out) / "ingest_summary.json.partial"),
+            "files": {f["file_key"]: {k: v for k, v in f.items() if k != "file_key"} for f in files}}
+    tmp = root / "state.json.partial"
+    tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return tmp
+
+
+def commit(tmp: Path) -> None:
+    tmp.replace(tmp.with_name("state.json"))
+
+
+def prune(out: str | os.PathLike[str], keep: set[str]) -> None:
+    """Remove row datasets no state refers to (a killed run's, or files gone from the share)."""
+    rows = state_root(out) / "rows"
+    if not rows.is_dir():
+        return
+    for d in rows.iterdir():
+        if d.name not in keep:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(d)
+
+
+def prune_run(out: str | os.PathLike[str], run_id: str) -> None:
+    """Remove the rows a failed run wrote (``run_id``, its second round, its build steps')."""
+    for name in (run_id, run_id + "-whole", run_id + BUILD_SUFFIX):
+        with contextlib.suppress(OSError):
+            shutil.rmtree(state_root(out) / "rows" / name)

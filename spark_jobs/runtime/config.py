@@ -1,0 +1,30 @@
+"""What a command's flags say about its Spark session, read before the JVM starts (no Spark import):
+the ``--conf KEY=VALUE`` settings and the size of the input that sizes the session."""
+
+from __future__ import annotations
+
+import os
+
+from pfscope.spark_jobs.model.errors import OperatorError
+from pfscope.spark_jobs.model.events import expand_paths
+
+
+def parse_conf(pairs: list[str]) -> dict[str, str]:
+    """``--conf KEY=VALUE`` flags as Spark settings."""
+    conf = {}
+    for p in pairs:
+        key, sep, value = p.partition("=")
+        if not sep or not key:
+            raise OperatorError(f"--conf {p!r}: expected KEY=VALUE")
+        conf[key.strip()] = value.strip()
+    return conf
+
+
+def input_bytes(paths: list[str]) -> int | None:
+    """The log's size in bytes, known before the JVM starts; None when some of it is remote."""
+    if any("://" in p for p in paths):
+        return None
+    try:
+        return sum(os.path.getsize(f) for f in expand_paths(paths))
+    except OSError:
+        return None

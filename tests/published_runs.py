@@ -1,0 +1,137 @@
+"""Published runs for the dashboard tests, made by the real Spark job (``pfscope compute``).
+
+Each scenario is simulated and computed once per test session (memoised in this module) by this
+worktree's ``pfscope``, called in the test process: a compute runs in the suite's one
+SparkSession (``suite_session``), so no run starts a JVM of its own (the spawned ``pfscope
+compute`` is tested in ``tests/spark/test_retention.py`` and ``test_cluster.py``). The worked example gets hostile text: its folder
+path carries ``<script>`` and ``<img onerror>``, a child folder carries markup too, and the log
+gets unusable lines (so the run has rejects, one of them markup, one naming the accepted line it
+conflicts with).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import io
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSTILE_PATH = 'IPM_SUBTREE\\Folder1 <script>window.__pfxss=1</script><img src=x onerror="window.__pfxss=2">'
+HOSTILE_CHILD = {"fid": "1-124", "path": "IPM_SUBTREE\\Folder1\\<b>bold</b> & <i>co</i>", "parent": "1-123",
+                 "replicas": ["PFS1", "PFS2"]}
+HOSTILE_LINES = ['<script>window.__pfxss=3</script>', '{"ts": "2026-11-02T01:00:00Z", "store": "NOPE", "kind": "change"}',
+                 # not above PFS1's change 17 to 1-123 (line 115 of the worked example): a reject that names it
+                 '{"ts": "2026-11-04T20:00:00Z", "store": "PFS1", "kind": "change", "fid": "1-123", "cn": 16, '
+                 '"item": "<b>again</b>"}']
+#: the line of the worked example's log that the last hostile line conflicts with
+HOSTILE_CONFLICT_LINE = 115
+
+_published: dict[str, Path] = {}
+_root: list[Path] = []
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env.setdefault("PFSCOPE_SPARK_MASTER", "local[2]")
+    return env
+
+
+def suite_session():  # type: ignore[no-untyped-def]
+    """The test suite's one SparkSession (local[2], UI off, few shuffle partitions)."""
+    from pfscope.spark_jobs.runtime.session import spark_session
+
+    return spark_session("local[2]", "pfscope-tests", for_tests=True)
+
+
+def _pfscope(*args: str) -> None:
+    from pfscope.app.cli import main
+
+    if args[0] == "compute":
+        suite_session()  # the compute's getOrCreate finds it
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    if code != 0:
+        raise RuntimeError(f"pfscope {' '.join(args)} failed ({code}): {err.getvalue()[-2000:]}")
+
+
+def _base() -> Path:
+    """A temporary folder, or ``$PFSCOPE_E2E_REUSE`` to keep the runs between sessions (faster
+    local iterations; delete it after changing the Spark job)."""
+    if not _root:
+        keep = os.environ.get("PFSCOPE_E2E_REUSE")
+        if keep:
+            path = Path(keep)
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path = Path(tempfile.mkdtemp(prefix="pfscope-e2e-"))
+            atexit.register(shutil.rmtree, path, True)
+        _root.append(path)
+    return _root[0]
+
+
+def make_hostile(folder: Path) -> None:
+    """The worked example with markup in folder paths and unusable (markup) lines in the log."""
+    topo_file = folder / "topology.json"
+    topo = json.loads(topo_file.read_text())
+    for f in topo["folders"]:
+        if f["fid"] == "1-123":
+            f["path"] = HOSTILE_PATH
+    topo["folders"].append(HOSTILE_CHILD)
+    topo_file.write_text(json.dumps(topo, indent=2))
+    with (folder / "events.jsonl").open("a", encoding="utf-8") as fh:
+        for line in HOSTILE_LINES:
+            fh.write(line + "\n")
+
+
+def ingest_worked_example(work: Path) -> tuple[Path, Path]:
+    """The worked example rendered as Exchange events (wevtutil /f:RenderedXml, one file per
+    server) and read back by ``pfscope ingest``: a log whose CN sets and changes are derived."""
+    from collections import defaultdict
+
+    from pfscope.spark_jobs.model.topology import load_topology
+    from tests.render import render_log
+    from tests.unit.exchange.exports import write_wevtutil_xml
+
+    sim = work / "sim"
+    _pfscope("simulate", "--scenario", "worked-example", "--out", str(sim), "--no-progress")
+    rendered = render_log(load_topology(sim / "topology.json"),
+                          (sim / "events.jsonl").read_text(encoding="utf-8").splitlines())
+    by_server: dict[str, list] = defaultdict(list)  # type: ignore[type-arg]
+    for rec in rendered.records:
+        by_server[rec.server.split(".")[0]].append(rec)
+    logs = work / "logs"
+    logs.mkdir(parents=True)
+    for server, recs in sorted(by_server.items()):
+        write_wevtutil_xml(recs, logs / f"{server}.xml")
+    _pfscope("ingest", "--logs", str(logs), "--out", str(work / "ingested"), "--topology", str(sim / "topology.json"))
+    return work / "ingested" / "topology.json", work / "ingested" / "events.jsonl"
+
+
+def published(scenario: str) -> Path:
+    """The data folder (``compute --out``) of ``scenario``, computed once per session
+    (``ingested``: the worked example through Exchange's event logs and ``pfscope ingest``)."""
+    if scenario in _published:
+        return _published[scenario]
+    work = _base() / scenario
+    out = work / "runs"
+    if (out / "LATEST").exists() and os.environ.get("PFSCOPE_E2E_REUSE"):
+        _published[scenario] = out
+        return out
+    shutil.rmtree(work, ignore_errors=True)
+    if scenario == "ingested":
+        topology, events = ingest_worked_example(work)
+    else:
+        _pfscope("simulate", "--scenario", scenario, "--out", str(work), "--no-progress")
+        if scenario == "worked-example":
+            make_hostile(work)
+        topology, events = work / "topology.json", work / "events.jsonl"
+    _pfscope("compute", "--topology", str(topology), "--events", str(events), "--out", str(out))
+    _published[scenario] = out
+    return out

@@ -1,0 +1,64 @@
+"""Comparing tables from Spark (collected rows or published Parquet) with the replay's, row by
+row, after putting both sides in the declared types and key order. Shared by the Spark tests."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from pfscope.spark_jobs.model.events import read_event_log
+from pfscope.spark_jobs.model.replay import replay
+from pfscope.spark_jobs.model.tables import KEYS, TABLES
+from pfscope.spark_jobs.model.topology import load_topology
+from pfscope.spark_jobs.published.runs import read_latest
+
+
+def normalise(table: str, row: dict[str, Any]) -> tuple[Any, ...]:
+    out = []
+    for name, kind in TABLES[table]:
+        v = row.get(name)
+        if isinstance(v, datetime):
+            v = v.replace(tzinfo=UTC) if v.tzinfo is None else v.astimezone(UTC)
+            v = int((v - datetime(1970, 1, 1, tzinfo=UTC)).total_seconds() * 1_000_000)
+        elif isinstance(v, float) and math.isnan(v):
+            v = None
+        elif kind == "double" and v is not None:
+            v = round(float(v), 6)
+        elif kind == "long" and v is not None:
+            v = int(v)
+        elif kind.startswith("array") and v is not None:
+            v = tuple(v)
+        out.append(v)
+    return tuple(out)
+
+
+def ordered(table: str, rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    # facts of the run itself: its wall clock, and how it went about it (in full, or as a refresh)
+    skip = {"started_at", "finished_at", "run_id", "refresh", "refresh_reason", "lines_new", "folders_refolded",
+            "folders_carried", "lines_rejudged"}
+    cols = [n for n, _ in TABLES[table]]
+    keep = [i for i, n in enumerate(cols) if n not in skip]
+    rows_n = [normalise(table, r) for r in rows]
+    key_idx = [cols.index(k) for k in KEYS[table] if k in cols]
+    rows_n.sort(key=lambda r: (*tuple(repr(r[i]) for i in key_idx), repr(r)))
+    return [tuple(r[i] for i in keep) for r in rows_n]
+
+
+def assert_published_equals_replay(out: Path, data: Path, events: Path | None = None,
+                                   as_of: int | None = None) -> dict[str, Any]:
+    """The run ``out/LATEST`` points at holds every table, each equal to the replay of ``data``
+    (a simulated folder: topology.json, events.jsonl; or the log at ``events``). Returns the
+    replay's tables."""
+    latest = read_latest(out)
+    assert latest is not None, f"nothing published in {out}"
+    topo = load_topology(data / "topology.json")
+    expected = replay(topo, read_event_log([events or data / "events.jsonl"], topo), as_of).tables
+    for table in TABLES:
+        got = pq.read_table(out / latest["path"] / table)
+        assert got.column_names == [n for n, _ in TABLES[table]], table
+        assert ordered(table, got.to_pylist()) == ordered(table, expected[table]), table
+    return expected

@@ -1,0 +1,131 @@
+"""Whether a run can go on from the previous one's state, and what it must read: every reason for
+a full run, said in one line; the new bytes of each file, split into lines as the reader does."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from pfscope.spark_jobs.compute.state import (
+    FileRead,
+    Manifest,
+    NewBytes,
+    code_version,
+    plan_refresh,
+    read_new_lines,
+)
+from pfscope.spark_jobs.model.events import read_lines
+
+LINES = [b'{"a": 1}\n', b'{"b": 2}\r\n', b"\xff\xfe not utf-8\n", b"\n", b'{"c": 3}\n']
+
+
+def manifest(files: list[Path], **over: object) -> Manifest:
+    reads = [FileRead.of(str(f), f.stat().st_size, f.read_bytes().count(b"\n")) for f in files]
+    m = Manifest(run_id="r", as_of=1_000, last_ts=1_000, code=code_version(), topology="t", files=reads,
+                 lines_read=sum(r.lines for r in reads), accepted=0, duplicates=0)
+    return replace(m, **over)
+
+
+@pytest.fixture
+def share(tmp_path: Path) -> list[Path]:
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_bytes(b"".join(LINES))
+    b.write_bytes(b"".join(LINES[:2]))
+    return [a, b]
+
+
+def plan(m: Manifest | None, files: list[Path], **kw: object):  # type: ignore[no-untyped-def]
+    return plan_refresh(m, [str(f) for f in files], topology=kw.pop("topology", "t"), **kw)  # type: ignore[arg-type]
+
+
+def test_nothing_new_is_a_refresh_of_nothing(share: list[Path]) -> None:
+    p = plan(manifest(share), share, as_of=None)
+    assert p.incremental and p.new == []
+
+
+def test_appended_lines_and_a_new_file_after_the_others_are_what_is_read(share: list[Path], tmp_path: Path) -> None:
+    m = manifest(share)
+    with open(share[0], "ab") as fh:
+        fh.write(b"".join(LINES))
+    c = tmp_path / "c.jsonl"
+    c.write_bytes(LINES[0])
+    p = plan(m, [*share, c], as_of=None)
+    assert p.incremental
+    assert [(n.index, n.path, n.start, n.first_line) for n in p.new] == [
+        (0, str(share[0]), len(b"".join(LINES)), 6), (2, str(c), 0, 1)]
+    # the new lines are what the reference reader reads there, numbered on from the earlier ones
+    got, read = read_new_lines(p.new[0])
+    want = [(n, text) for _, n, _, text in read_lines([str(share[0])])][5:]
+    assert got == want and len(got) == 5 and got[2][1] is None  # not UTF-8: no text
+    assert (read.size, read.lines, read.open_tail) == (share[0].stat().st_size, 10, False)
+
+
+@pytest.mark.parametrize(("change", "reason"), [
+    ("full", "--full was given"),
+    ("none", "no earlier run to go on from"),
+    ("code", "the earlier run's state is from another version of pfscope"),
+    ("topology", "the topology changed"),
+    ("unstable", "a file changed while the earlier run read it"),
+    ("as_of", "the --as-of is before the earlier run's"),
+    ("remote", "s3://bucket/log.jsonl is not a local file"),
+    ("gone", "{b} was read before and is gone"),
+    ("before", "{aa} is new and sorts before a file read before (the order of lines changes)"),
+    ("shorter", "{a} is shorter than when it was read"),
+    ("rewritten", "{a} was rewritten since it was read"),
+    ("tail", "{b}: its last line had no newline and has grown"),
+])
+def test_every_reason_for_a_full_run(share: list[Path], tmp_path: Path, change: str, reason: str) -> None:
+    a, b = share
+    files: list[Path | str] = list(share)
+    kw: dict[str, object] = {"as_of": None}
+    if change == "tail":
+        b.write_bytes(b'{"b": 2}')  # no newline yet
+    m = manifest(share)
+    if change == "full":
+        kw["force_full"] = True
+    elif change == "none":
+        m = None  # type: ignore[assignment]
+    elif change == "code":
+        m = replace(m, code="0" * 16)
+    elif change == "topology":
+        kw["topology"] = "other"
+    elif change == "unstable":
+        m = replace(m, stable=False)
+    elif change == "as_of":
+        kw["as_of"] = 999
+    elif change == "remote":
+        files.append("s3://bucket/log.jsonl")
+    elif change == "gone":
+        files.remove(b)
+    elif change == "before":
+        (tmp_path / "aa.jsonl").write_bytes(LINES[0])
+        files.insert(1, tmp_path / "aa.jsonl")
+    elif change == "shorter":
+        a.write_bytes(a.read_bytes()[:-3])
+    elif change == "rewritten":  # the same size, one byte other
+        data = bytearray(a.read_bytes())
+        data[3] ^= 1
+        a.write_bytes(bytes(data))
+    elif change == "tail":
+        b.write_bytes(b'{"b": 2}\n')
+    p = plan_refresh(m, [str(f) for f in files], topology=str(kw.pop("topology", "t")), **kw)  # type: ignore[arg-type]
+    want = reason.format(a=a, b=b, aa=tmp_path / "aa.jsonl")
+    assert not p.incremental and p.reason == want
+
+
+def test_the_manifest_reads_back(share: list[Path], tmp_path: Path) -> None:
+    m = manifest(share, status=[(1, 2, "PFS1", True)], folders=7)
+    assert Manifest.from_json(m.to_json()) == m
+
+
+def test_a_file_read_before_whole_grown_reads_only_the_new_bytes(share: list[Path]) -> None:
+    a = share[0]
+    size = a.stat().st_size
+    m = manifest(share)
+    a.write_bytes(a.read_bytes() + b'{"d": 4}')  # a last line still being written
+    (nb,) = plan(m, share, as_of=None).new
+    assert nb == NewBytes(0, str(a), size, size + 8, 6)
+    lines, read = read_new_lines(nb)
+    assert lines == [(6, '{"d": 4}')] and read.open_tail

@@ -1,0 +1,66 @@
+"""The job's Spark settings, chosen from the master and the log's size before the JVM starts."""
+
+from __future__ import annotations
+
+from pfscope.spark_jobs.runtime.session import (
+    C1_ONLY_BELOW_BYTES,
+    C2_LATER,
+    UNCOMPRESSED_CACHE_BELOW_BYTES,
+    session_settings,
+    with_archive,
+)
+
+MB = 1 << 20
+
+
+def test_arrow_batches_have_no_byte_limit_on_any_master() -> None:
+    # a byte limit makes Spark measure the batch after every row (quadratic with list columns)
+    for master in ("local[2]", "spark://127.0.0.1:7077", None):
+        assert session_settings(master)["spark.sql.execution.arrow.maxBytesPerBatch"] == str(2**31 - 1)
+
+
+def test_the_cache_is_compressed_only_for_a_large_log() -> None:
+    key = "spark.sql.inMemoryColumnarStorage.compressed"
+    assert session_settings("local[2]", input_bytes=131 * MB)[key] == "false"
+    assert key not in session_settings("local[2]", input_bytes=UNCOMPRESSED_CACHE_BELOW_BYTES)  # Spark's default: on
+    assert key not in session_settings("local[2]")  # size unknown (a remote log)
+
+
+def test_jit_and_shuffle_partitions_follow_the_log_size() -> None:
+    small = session_settings("local[2]", input_bytes=14 * 1024)
+    large = session_settings("local[2]", input_bytes=C1_ONLY_BELOW_BYTES)
+    assert "-XX:TieredStopAtLevel=1" in small["spark.driver.extraJavaOptions"]
+    assert "TieredStopAtLevel" not in large["spark.driver.extraJavaOptions"]
+    assert C2_LATER in large["spark.driver.extraJavaOptions"]
+    assert "Tier4" not in small["spark.driver.extraJavaOptions"]
+    assert small["spark.sql.shuffle.partitions"] == "1"
+    assert int(large["spark.sql.shuffle.partitions"]) > 1
+    assert large["spark.sql.adaptive.enabled"] == "false"
+    cluster = session_settings("spark://127.0.0.1:7077", input_bytes=14 * 1024)
+    assert "spark.sql.shuffle.partitions" not in cluster and cluster["spark.sql.adaptive.enabled"] == "true"
+
+
+def test_a_local_job_uses_the_throughput_collector() -> None:
+    # the driver is the executor: G1's concurrent threads would take the tasks' cores
+    assert "-XX:+UseParallelGC" in session_settings("local[2]")["spark.driver.extraJavaOptions"]
+    assert "UseParallelGC" not in session_settings("spark://127.0.0.1:7077")["spark.driver.extraJavaOptions"]
+    # nor does a cluster's driver compile the tasks' code
+    cluster = session_settings("spark://127.0.0.1:7077", input_bytes=C1_ONLY_BELOW_BYTES)
+    assert "Tier4" not in cluster["spark.driver.extraJavaOptions"]
+
+
+def test_local_workers_import_pyspark_through_the_daemon_module() -> None:
+    assert session_settings("local[2]")["spark.python.daemon.module"] == "pfscope.spark_jobs.runtime.worker_daemon"
+    # a cluster's executors may not have this package: PySpark's own daemon there
+    assert "spark.python.daemon.module" not in session_settings("spark://127.0.0.1:7077")
+
+
+def test_the_class_archive_is_added_to_options_a_caller_gives() -> None:
+    archive = "-XX:SharedArchiveFile=/x/a.jsa -Xlog:cds=off"
+    ingest = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1", "spark.driver.memory": "1g"}
+    assert with_archive(ingest, archive) == {"spark.driver.extraJavaOptions": f"-XX:TieredStopAtLevel=1 {archive}",
+                                             "spark.driver.memory": "1g"}
+    assert with_archive({}, archive) == {"spark.driver.extraJavaOptions": archive}
+    assert with_archive(ingest, "") == ingest  # no archive made in this environment
+    dumping = {"spark.driver.extraJavaOptions": "-XX:ArchiveClassesAtExit=/tmp/t.jsa"}
+    assert with_archive(dumping, archive) == dumping
