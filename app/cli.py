@@ -1,11 +1,9 @@
 """``pfscope``: one console script, one sub-command per part of the product.
 
-Errors an operator can fix (a broken topology, a missing file) are one line on stderr and exit
-status 2, never a traceback.
-
-Exit statuses: 0 done; 1 failed unexpectedly (a crash: one line, nothing published or written);
-2 an operator error, nothing written; 3 (``ingest``) partial: some files could not be read
-whole, everything else was written and each such file is a reject.
+Errors an operator can fix (a broken topology, a missing file) are one line on stderr and their
+exit status, never a traceback; a crash is one line that says where its whole text was written
+(``--debug`` or ``PFSCOPE_DEBUG=1``: on stderr). The statuses are ``ExitStatus``
+(``spark_jobs/model/errors.py``); ``runtime/command.py`` is the one place that turns errors into them.
 """
 
 from __future__ import annotations
@@ -16,11 +14,12 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 
+from pfscope.spark_jobs.compute.entry import AFTER_CRASH as COMPUTE_AFTER_CRASH
 from pfscope.spark_jobs.compute.entry import add_arguments as add_job_arguments
+from pfscope.spark_jobs.ingest.entry import AFTER_CRASH as INGEST_AFTER_CRASH
 from pfscope.spark_jobs.ingest.entry import add_arguments as add_ingest_arguments
 from pfscope.spark_jobs.model.errors import OperatorError
-
-EXIT_OK, EXIT_CRASH, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
+from pfscope.spark_jobs.runtime.command import add_debug_argument, run_command
 
 
 class UsageError(OperatorError):
@@ -81,23 +80,38 @@ def _parser() -> argparse.ArgumentParser:
 
     m = sub.add_parser("rules", help="the Prometheus alert rules shipped with pfscope (for rule_files)")
     m.add_argument("--path", action="store_true", help="print the rule file's path instead of its content")
+    for command in (s, r, v, o, m):
+        add_debug_argument(command)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    return run_command(args.command, lambda: _run(args), debug=_debug(args),
+                       after_crash=_AFTER_CRASH.get(args.command, ""))
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pfscope.app.settings import debug_enabled
+
+    debug_enabled(args.debug)  # a bad PFSCOPE_DEBUG is one line, as every setting is
+    return _COMMANDS[args.command](args)
+
+
+def _debug(args: argparse.Namespace) -> bool:
+    from pfscope.app.settings import debug_enabled
+
     try:
-        return _COMMANDS[args.command](args)
-    except OperatorError as e:  # every error an operator can fix: one line, its status (2 but a held lock)
-        print(f"pfscope: {e}", file=sys.stderr)
-        return e.exit_status
+        return debug_enabled(args.debug)
+    except OperatorError:  # said by _run
+        return False
 
 
 def _compute(args: argparse.Namespace) -> int:
     from pfscope.app.settings import job_settings
-    from pfscope.spark_jobs.compute.entry import run_job
+    from pfscope.spark_jobs.compute.entry import publish_and_report
 
-    return run_job(job_settings(args))
+    return publish_and_report(job_settings(args))
 
 
 def _simulate(args: argparse.Namespace) -> int:
@@ -192,39 +206,10 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def _ingest(args: argparse.Namespace) -> int:
-    """On Spark (``spark_jobs/ingest``), or for a small share in this process with the
-    reference implementation (``spark_jobs/exchange``, ``run_ingest``): the same outputs either way."""
     from pfscope.app.settings import spark_master
-    from pfscope.spark_jobs.exchange import run_ingest
-    from pfscope.spark_jobs.ingest.entry import (
-        IngestRun,
-        choose_engine,
-        report,
-        run_ingest_spark,
-        settings_from_flags,
-    )
-    from pfscope.spark_jobs.published.runs import EXIT_LOCKED, RunLocked
+    from pfscope.spark_jobs.ingest.entry import ingest_and_report, settings_from_flags
 
-    settings = settings_from_flags(args, master=spark_master())
-    try:
-        if choose_engine(args.engine, settings) == "spark":
-            result = run_ingest_spark(settings)
-        else:
-            result = IngestRun(run_ingest(settings.logs, args.out, replids=settings.replids,
-                                          topology=settings.topology, zone=settings.zone, strict=settings.strict,
-                                          default_offset_min=settings.default_offset_min), mode="")
-    except RunLocked as e:  # an OperatorError with its own status: said before the others
-        print(f"pfscope ingest: {e}", file=sys.stderr)
-        return EXIT_LOCKED
-    except OperatorError:
-        raise
-    except OSError as e:
-        raise UsageError(f"{getattr(e, 'filename', None) or args.out}: {e.strerror or e}") from None
-    except Exception as e:  # a crash is still one line; nothing was written
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        print(f"pfscope ingest: failed ({type(e).__name__}): {first[:400]}; nothing written", file=sys.stderr)
-        return EXIT_CRASH
-    return report(result, args.out)
+    return ingest_and_report(settings_from_flags(args, master=spark_master()), args.engine)
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -251,6 +236,8 @@ def _rules(args: argparse.Namespace) -> int:
     return 0
 
 
+#: what a crash of a command leaves, said after its one line
+_AFTER_CRASH = {"compute": COMPUTE_AFTER_CRASH, "ingest": INGEST_AFTER_CRASH}
 _COMMANDS = {
     "simulate": _simulate, "replay": _replay, "compute": _compute,
     "serve": _serve, "report": _report, "ingest": _ingest, "rules": _rules,

@@ -49,6 +49,7 @@ VARIABLES = {
     "PFSCOPE_SPARK_MASTER": "compute and ingest on Spark: the Spark master URL (--master)",
     "PFSCOPE_KEEP": "compute: published runs retention keeps (--keep)",
     "PFSCOPE_DRIVER_MEMORY": "compute: the Spark driver's heap (spark.driver.memory)",
+    "PFSCOPE_DEBUG": "every command: 1 prints a crash's whole traceback (and Spark's) on stderr (--debug)",
 }
 
 T = TypeVar("T")
@@ -227,6 +228,11 @@ def job_settings(flags: Any, env: Mapping[str, str] | None = None) -> JobSetting
     return settings_from_flags(flags, master=env_text(env, "PFSCOPE_SPARK_MASTER"),
                                keep=env_int(env, "PFSCOPE_KEEP"),
                                driver_memory=env_text(env, "PFSCOPE_DRIVER_MEMORY"))
+
+
+def debug_enabled(flag: bool | None, env: Mapping[str, str] | None = None) -> bool:
+    """Whether a crash prints its whole traceback: ``--debug``, else ``PFSCOPE_DEBUG``, else no."""
+    return pick(flag, env_flag(_environ(env), "PFSCOPE_DEBUG"), False)
 
 
 def spark_master(env: Mapping[str, str] | None = None) -> str | None:

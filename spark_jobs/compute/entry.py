@@ -33,15 +33,13 @@ from pfscope.spark_jobs.compute.state import (
     topology_digest,
 )
 from pfscope.spark_jobs.compute.writing import write_piece, write_tables
-from pfscope.spark_jobs.model.errors import OperatorError
+from pfscope.spark_jobs.model.errors import ExitStatus, OperatorError
 from pfscope.spark_jobs.model.events import expand_paths
 from pfscope.spark_jobs.model.timeutil import format_ts, parse_ts
 from pfscope.spark_jobs.model.topology import Topology, load_topology
 from pfscope.spark_jobs.published.runs import (
     DEFAULT_KEEP,
-    EXIT_LOCKED,
     Pruning,
-    RunLocked,
     abandon,
     check_keep,
     prune_runs,
@@ -51,6 +49,7 @@ from pfscope.spark_jobs.published.runs import (
     start_run,
     wait_seconds,
 )
+from pfscope.spark_jobs.runtime.command import add_debug_argument, run_command
 from pfscope.spark_jobs.runtime.config import input_bytes, parse_conf
 
 if TYPE_CHECKING:
@@ -110,6 +109,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--wait-lock", type=float, nargs="?", const=-1, metavar="SECONDS",
                    help="when another run holds DIR/.lock: wait for it (as long as it takes, or SECONDS) "
                         "instead of exiting with status 75")
+    add_debug_argument(p)
 
 
 def settings_from_flags(args: argparse.Namespace, **defaults: Any) -> JobSettings:
@@ -128,9 +128,20 @@ def settings_from_flags(args: argparse.Namespace, **defaults: Any) -> JobSetting
                        conf=tuple(args.conf), **fields)
 
 
-def run_job(args: JobSettings) -> int:
+#: what a crash of the job leaves: the run it was writing is abandoned
+AFTER_CRASH = "the previous run is still published"
+
+
+def run_job(args: JobSettings, *, debug: bool = False) -> int:
+    """Run the job and say what it published; an error is one line and its exit status."""
+    return run_command("compute", lambda: publish_and_report(args), debug=debug, after_crash=AFTER_CRASH)
+
+
+def publish_and_report(args: JobSettings) -> int:
+    """Run the job under the output folder's lock, publish, prune, and print what it did. An
+    operator's error is raised; the caller turns it and any crash into an exit status."""
+    keep = check_keep(args.keep)
     try:
-        keep = check_keep(args.keep)
         with run_lock(args.out, wait=wait_seconds(args.wait_lock)):
             pointer = _run(args)
             try:  # the run is published: a failed clean-up is said, never reported as a failed run
@@ -138,17 +149,8 @@ def run_job(args: JobSettings) -> int:
             except OSError as e:
                 print(f"pfscope compute: published, but old runs could not be removed: {e}", file=sys.stderr)
                 pruned = None
-    except RunLocked as e:
-        print(f"pfscope compute: {e}", file=sys.stderr)
-        return EXIT_LOCKED
-    except (OperatorError, FileNotFoundError) as e:
-        print(f"pfscope compute: {e}", file=sys.stderr)
-        return 2
-    except Exception as e:  # a crash is still one line; the previous run stays
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        print(f"pfscope compute: failed ({type(e).__name__}): {first[:400]}; "
-              "the previous run is still published", file=sys.stderr)
-        return 1
+    except FileNotFoundError as e:  # a topology or log that is not there: the operator's to fix
+        raise JobError(str(e)) from None
     s = pointer["summary"]
     if pointer.get("refresh"):
         print(pointer["refresh"])
@@ -159,7 +161,7 @@ def run_job(args: JobSettings) -> int:
         print(after_as_of_note(pointer["last_event_after_as_of"], explicit=bool(args.as_of)))
     if pruned is not None:
         _report_pruning(pruned, keep)
-    return 0
+    return ExitStatus.OK
 
 
 def after_as_of_note(last_event: str, *, explicit: bool) -> str:
@@ -301,7 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     """The spark-submit entry: the job's flags alone (spark-submit sets the master and memory)."""
     p = argparse.ArgumentParser(prog="spark_jobs/compute/entry.py", description="pfscope's Spark job: compute and publish")
     add_arguments(p)
-    return run_job(settings_from_flags(p.parse_args(argv)))
+    args = p.parse_args(argv)
+    return run_job(settings_from_flags(args), debug=args.debug)
 
 
 if __name__ == "__main__":

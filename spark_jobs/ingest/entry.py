@@ -37,9 +37,9 @@ from pfscope.spark_jobs.exchange.stage import WHOLE, ReadTask
 from pfscope.spark_jobs.exchange.xml_splits import SPLIT_BYTES, plan, splittable
 from pfscope.spark_jobs.ingest import incremental
 from pfscope.spark_jobs.ingest.incremental import BUILD_SUFFIX
-from pfscope.spark_jobs.model.errors import OperatorError
+from pfscope.spark_jobs.model.errors import ExitStatus, OperatorError
+from pfscope.spark_jobs.runtime.command import add_debug_argument, run_command
 
-EXIT_OK, EXIT_CRASH, EXIT_USAGE, EXIT_PARTIAL = 0, 1, 2, 3
 #: the JVM's heap unless ``--conf spark.driver.memory=...``: the rows pass through in batches, the
 #: duplicate check's projection is narrow, the workers write the event lines
 DRIVER_MEMORY = "1g"
@@ -105,6 +105,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="spark: the Spark job (incremental); python: this process, the reference "
                         "implementation; auto (default): Spark for exports of 32 MB or more, a folder an "
                         "earlier Spark run wrote, or any Spark flag, else python")
+    add_debug_argument(p)
 
 
 def choose_engine(engine: str, s: IngestSettings) -> str:
@@ -387,29 +388,34 @@ def report(run: IngestRun, out: str) -> int:
               file=sys.stderr)
         for b in broken:
             print(f"  {b['file']}: {b['reason']}", file=sys.stderr)
-        return EXIT_PARTIAL
-    return EXIT_OK
+        return ExitStatus.PARTIAL
+    return ExitStatus.OK
 
 
-def run(s: IngestSettings) -> int:
-    """Run and report; every failure is one line on stderr and a status (nothing written)."""
-    from pfscope.spark_jobs.published.runs import EXIT_LOCKED, RunLocked
+#: what a crash of ingest leaves: its outputs are written only when it ends well
+AFTER_CRASH = "nothing written"
+
+
+def run(s: IngestSettings, *, engine: str = "spark", debug: bool = False) -> int:
+    """Ingest and report; an error is one line on stderr and its exit status (nothing written)."""
+    return run_command("ingest", lambda: ingest_and_report(s, engine), debug=debug, after_crash=AFTER_CRASH)
+
+
+def ingest_and_report(s: IngestSettings, engine: str = "spark") -> int:
+    """On Spark, or for a small share in this process with the reference implementation
+    (``exchange.run_ingest``): the same outputs either way. Errors are raised."""
+    from pfscope.spark_jobs.exchange import run_ingest
 
     try:
-        result = run_ingest_spark(s)
-    except RunLocked as e:  # an OperatorError with its own status: before the others
-        print(f"pfscope ingest: {e}", file=sys.stderr)
-        return EXIT_LOCKED
-    except OperatorError as e:
-        print(f"pfscope ingest: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except OSError as e:
-        print(f"pfscope ingest: {getattr(e, 'filename', None) or s.out}: {e.strerror or e}", file=sys.stderr)
-        return EXIT_USAGE
-    except Exception as e:  # a crash is still one line; nothing was written
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        print(f"pfscope ingest: failed ({type(e).__name__}): {first[:400]}; nothing written", file=sys.stderr)
-        return EXIT_CRASH
+        if choose_engine(engine, s) == "spark":
+            result = run_ingest_spark(s)
+        else:
+            result = IngestRun(run_ingest(s.logs, s.out, replids=s.replids, topology=s.topology, zone=s.zone,
+                                          strict=s.strict, default_offset_min=s.default_offset_min), mode="")
+    except OperatorError:
+        raise
+    except OSError as e:  # a share or output folder the operator can put right
+        raise OperatorError(f"{getattr(e, 'filename', None) or s.out}: {e.strerror or e}") from None
     return report(result, s.out)
 
 
@@ -418,12 +424,8 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="spark_jobs/ingest/entry.py", description="pfscope ingest on Spark")
     add_arguments(p)
     args = p.parse_args(argv)
-    try:
-        settings = settings_from_flags(args)
-    except OperatorError as e:
-        print(f"pfscope ingest: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    return run(settings)
+    return run_command("ingest", lambda: ingest_and_report(settings_from_flags(args)), debug=bool(args.debug),
+                       after_crash=AFTER_CRASH)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pfscope.spark_jobs.model.errors import OperatorError
+from pfscope.spark_jobs.model.errors import ExitStatus, OperatorError
 
 LATEST = "LATEST"
 RUNS = "runs"
@@ -43,8 +43,6 @@ LOCK = ".lock"
 WRITER = "_pfscope_writer.json"
 PUBLISHED = "_pfscope_published.json"
 DEFAULT_KEEP = 5
-#: ``pfscope compute``'s exit status when another run holds the lock (sysexits' EX_TEMPFAIL)
-EXIT_LOCKED = 75
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-[0-9a-f]{6}")
 
 
@@ -136,9 +134,9 @@ def read_latest(out: str | os.PathLike[str]) -> dict[str, Any] | None:
 # --------------------------------------------------------------------------------------------
 class RunLocked(OperatorError):
     """Another run holds ``DIR/.lock``; one line for the operator. Not a usage error: a schedule
-    tries again later (``EXIT_LOCKED``), so a command that catches it says so before the others."""
+    tries again later (``ExitStatus.LOCKED``)."""
 
-    exit_status = EXIT_LOCKED
+    exit_status = ExitStatus.LOCKED
 
 
 @contextmanager

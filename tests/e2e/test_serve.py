@@ -172,7 +172,7 @@ def test_off_loopback_needs_credentials_then_asks_for_them(we_data: Path, tmp_pa
     assert refused.returncode == 2
     assert refused.stdout == ""
     assert refused.stderr.strip().splitlines() == [
-        "pfscope: refusing to serve on 0.0.0.0 without credentials: set PFSCOPE_USER and PFSCOPE_PASSWORD"]
+        "pfscope serve: refusing to serve on 0.0.0.0 without credentials: set PFSCOPE_USER and PFSCOPE_PASSWORD"]
     assert _port_free(port)
 
     # plain HTTP beyond loopback: only with a TLS proxy in front (tests/e2e/test_serve_tls.py: HTTPS itself)
@@ -205,7 +205,7 @@ def test_refusals_are_one_line_and_status_two(we_data: Path, tmp_path: Path) -> 
                                   env={**_env(), **env}, capture_output=True, text=True, timeout=120)
             lines = done.stderr.strip().splitlines()
             assert done.returncode == 2, (args, done.stderr)
-            assert len(lines) == 1 and lines[0].startswith("pfscope: ") and expected in lines[0], lines
+            assert len(lines) == 1 and lines[0].startswith("pfscope serve: ") and expected in lines[0], lines
 
 
 def test_dev_runs_flasks_server_only_when_asked(we_data: Path, tmp_path: Path) -> None:

@@ -119,7 +119,7 @@ def test_beyond_loopback_without_tls_is_refused(we_data: Path, tmp_path: Path) -
     assert refused.returncode == 2
     assert refused.stdout == ""
     assert refused.stderr.strip().splitlines() == [
-        "pfscope: refusing to serve on 0.0.0.0 over plain HTTP (the password would travel in clear): give "
+        "pfscope serve: refusing to serve on 0.0.0.0 over plain HTTP (the password would travel in clear): give "
         "--certfile and --keyfile (PFSCOPE_CERTFILE, PFSCOPE_KEYFILE), or --behind-tls-proxy "
         "(PFSCOPE_BEHIND_TLS_PROXY=1) if a TLS proxy fronts it"]
     assert _port_free(port)  # nothing listening
@@ -175,7 +175,7 @@ def test_tls_refusals_are_one_line_and_status_two(we_data: Path, tmp_path: Path,
                               env={**_env(), **NO_TLS_ENV, **env}, capture_output=True, text=True, timeout=120)
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2, (args, done.stderr)
-        assert len(lines) == 1 and lines[0].startswith("pfscope: ") and expected in lines[0], lines
+        assert len(lines) == 1 and lines[0].startswith("pfscope serve: ") and expected in lines[0], lines
 
 
 def test_dev_server_serves_https_too(we_data: Path, tmp_path: Path, tls_files: tuple[Path, Path]) -> None:

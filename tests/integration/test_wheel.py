@@ -4,8 +4,8 @@ it, and ``pfscope serve`` run from there answering every stylesheet and script i
 No download: the wheel is built with this venv's setuptools (``scripts/setup`` installs the
 version ``[build-system]`` asks for; an older venv lets pip provide it, as it did for the editable
 install), installed with ``--no-deps``, and the new venv reaches the dependencies through a
-``.pth`` line naming this venv's site-packages, which comes after its own: ``app`` and
-``spark_jobs`` are the wheel's. The published run is the worked example (``tests/published.py``).
+``.pth`` line naming this venv's site-packages, which comes after its own: ``pfscope`` is the
+wheel's. The published run is the worked example (``tests/published_runs.py``).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from tests.published_runs import ROOT, published
 pytestmark = pytest.mark.slow
 
 #: what the wheel must carry besides the modules
-PACKAGE_DATA = ["app/monitoring/pfscope-rules.yml", "app/vendor/plotly-cartesian.min.js",
-                "app/vendor/plotly-cartesian.LICENSE", "spark_jobs/log4j2.properties"]
+PACKAGE_DATA = ["pfscope/app/monitoring/pfscope-rules.yml", "pfscope/app/vendor/plotly-cartesian.min.js",
+                "pfscope/app/vendor/plotly-cartesian.LICENSE", "pfscope/spark_jobs/runtime/log4j2.properties"]
 #: what a source copy leaves out (generated, local or large)
 NOT_SOURCES = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "*.pyc",
                                      ".pytest_cache", ".ruff_cache", ".hypothesis", "test-output", "data",
@@ -48,7 +48,7 @@ def _assets() -> list[str]:
 
 
 def _modules() -> list[str]:
-    return sorted(p.relative_to(ROOT).as_posix() for top in ("app", "spark_jobs")
+    return sorted("pfscope/" + p.relative_to(ROOT).as_posix() for top in ("app", "spark_jobs")
                   for p in (ROOT / top).rglob("*.py") if "__pycache__" not in p.parts)
 
 
@@ -191,14 +191,16 @@ class _Links(HTMLParser):
 
 def test_the_wheel_carries_the_assets_the_package_data_and_every_module(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
-    assert [f"app/assets/{n}" for n in _assets() if f"app/assets/{n}" not in names] == []
+    assert [f"pfscope/app/assets/{n}" for n in _assets() if f"pfscope/app/assets/{n}" not in names] == []
     assert [p for p in PACKAGE_DATA if p not in names] == []
     assert [m for m in _modules() if m not in names] == []  # pyproject.toml lists the packages
-    assert not {n for n in names if n.split("/")[0] in ("assets", "tests", "scripts")}
+    # one import name: nothing beside pfscope/ but the distribution's metadata
+    assert {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")} == {"pfscope"}
 
 
 def test_the_new_venv_imports_the_wheels_packages(installed: Installed) -> None:
-    code = ("import app, spark_jobs, dash; from app.main import assets_folder; "
+    code = ("import dash, pfscope.app as app, pfscope.spark_jobs as spark_jobs; "
+            "from pfscope.app.main import assets_folder; "
             "print(app.__file__); print(spark_jobs.__file__); print(assets_folder())")
     done = subprocess.run([str(installed.python), "-c", code], cwd=installed.venv, env=_clean_env(),
                           capture_output=True, text=True, timeout=120)
@@ -206,7 +208,7 @@ def test_the_new_venv_imports_the_wheels_packages(installed: Installed) -> None:
     app_file, jobs_file, assets = (Path(line) for line in done.stdout.split())
     for path in (app_file, jobs_file, assets):
         assert path.is_relative_to(installed.site), path
-    assert assets == installed.site / "app" / "assets"
+    assert assets == installed.site / "pfscope" / "app" / "assets"
     assert sorted(p.name for p in assets.iterdir()) == _assets()
 
 

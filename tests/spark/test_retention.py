@@ -21,7 +21,8 @@ import psutil
 import pytest
 
 from pfscope.app.data import RunData, require_run
-from pfscope.spark_jobs.published.runs import EXIT_LOCKED, LATEST, RUNS, WRITER
+from pfscope.spark_jobs.model.errors import ExitStatus
+from pfscope.spark_jobs.published.runs import LATEST, RUNS, WRITER
 from tests.published_runs import ROOT, _env, published
 
 pytestmark = pytest.mark.slow  # five real computes, three of them killed
@@ -120,7 +121,7 @@ def test_killed_runs_leave_latest_the_next_run_clears_them_and_a_second_run_exit
             [sys.executable, "-m", "pfscope.app.cli", "compute", "--topology", str(source / "topology.json"),
              "--events", str(source / "events.jsonl"), "--out", str(out)],
             cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
-        assert refused.returncode == EXIT_LOCKED == 75
+        assert refused.returncode == ExitStatus.LOCKED == 75
         assert refused.stdout == ""
         [line] = refused.stderr.strip().splitlines()
         assert line.startswith(f"pfscope compute: another run holds {out / '.lock'} (pid {a.pid} on ")

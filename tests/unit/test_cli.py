@@ -40,7 +40,7 @@ def test_replay_with_a_broken_topology(tmp_path: Path, worked: Path, capsys) -> 
     code = main(["replay", "--topology", str(bad), "--events", str(worked / "events.jsonl")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1
-    assert err[0].startswith("pfscope: ") and str(bad) in err[0] and "not in 'sites'" in err[0]
+    assert err[0].startswith("pfscope replay: ") and str(bad) in err[0] and "not in 'sites'" in err[0]
 
 
 def test_missing_log_and_bad_time(worked: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -178,7 +178,7 @@ def test_replay_with_a_broken_topology_is_one_line(
         bad.write_text(content, encoding="utf-8")
     assert main(["replay", "--topology", str(bad), "--events", events]) == 2
     err = one_error_line(capsys)
-    assert err.startswith(f"pfscope: {bad}: ") and problem in err
+    assert err.startswith(f"pfscope replay: {bad}: ") and problem in err
 
 
 def test_replay_with_a_missing_topology(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -186,7 +186,7 @@ def test_replay_with_a_missing_topology(tmp_path: Path, capsys: pytest.CaptureFi
     missing = tmp_path / "nope.json"
     assert main(["replay", "--topology", str(missing), "--events", events]) == 2
     err = one_error_line(capsys)
-    assert err.startswith(f"pfscope: {missing}: cannot read the topology")
+    assert err.startswith(f"pfscope replay: {missing}: cannot read the topology")
 
 
 def test_replay_with_a_missing_event_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -194,7 +194,7 @@ def test_replay_with_a_missing_event_file(tmp_path: Path, capsys: pytest.Capture
     missing = tmp_path / "other.jsonl"
     assert main(["replay", "--topology", topo, "--events", events, str(missing)]) == 2
     err = one_error_line(capsys)
-    assert err == f"pfscope: {missing}: no such event log"
+    assert err == f"pfscope replay: {missing}: no such event log"
 
 
 @pytest.mark.parametrize("as_of", ["tomorrow", "2026-11-02T08:00:00", "2026-11-02"])
@@ -202,7 +202,7 @@ def test_replay_with_a_bad_as_of(tmp_path: Path, capsys: pytest.CaptureFixture[s
     topo, events = inputs(tmp_path, CHANGE)
     assert main(["replay", "--topology", topo, "--events", events, "--as-of", as_of]) == 2
     err = one_error_line(capsys)
-    assert err.startswith("pfscope: timestamp ") and repr(as_of) in err
+    assert err.startswith("pfscope replay: timestamp ") and repr(as_of) in err
 
 
 def test_compute_with_a_broken_topology_is_one_line_and_starts_no_run(
@@ -223,3 +223,43 @@ def test_a_missing_required_option_is_a_usage_error(capsys: pytest.CaptureFixtur
         main(["replay", "--events", "x.jsonl"])
     assert e.value.code == 2
     assert "--topology" in capsys.readouterr().err
+
+
+def _crashing(args: object) -> int:
+    raise RuntimeError("unexpected state")
+
+
+@pytest.mark.parametrize("how", ["flag", "environment"])
+def test_a_crash_with_debug_prints_its_traceback(how: str, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from pfscope.app import cli
+
+    monkeypatch.setitem(cli._COMMANDS, "rules", _crashing)
+    if how == "environment":
+        monkeypatch.setenv("PFSCOPE_DEBUG", "1")
+    assert main(["rules", *(["--debug"] if how == "flag" else [])]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "_crashing" in err
+    assert err.splitlines()[-1] == "pfscope rules: failed (RuntimeError): unexpected state; the traceback is above"
+
+
+def test_a_crash_without_debug_says_where_its_traceback_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from pfscope.app import cli
+    from pfscope.spark_jobs.runtime import command
+
+    monkeypatch.setattr(command, "crash_folder", lambda: tmp_path)
+    monkeypatch.setitem(cli._COMMANDS, "rules", _crashing)
+    monkeypatch.delenv("PFSCOPE_DEBUG", raising=False)
+    assert main(["rules"]) == 1
+    err = capsys.readouterr().err
+    (written,) = tmp_path.iterdir()
+    assert err == (f"pfscope rules: failed (RuntimeError): unexpected state; the whole text: {written} "
+                   "(or run again with --debug)\n")
+    assert "_crashing" in written.read_text(encoding="utf-8")
+
+
+def test_a_bad_debug_setting_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PFSCOPE_DEBUG", "maybe")
+    assert main(["rules", "--path"]) == 2
+    assert capsys.readouterr().err == "pfscope rules: PFSCOPE_DEBUG='maybe' is not 1/true/yes or 0/false/no\n"

@@ -62,13 +62,13 @@ def test_serve_refuses_a_public_address_without_credentials(tmp_path: Path, caps
     monkeypatch.delenv("PFSCOPE_PASSWORD", raising=False)
     assert main(["serve", "--data", str(tmp_path), "--host", "0.0.0.0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("pfscope: refusing to serve on 0.0.0.0 without credentials")
+    assert len(err) == 1 and err[0].startswith("pfscope serve: refusing to serve on 0.0.0.0 without credentials")
 
 
 def test_serve_refuses_a_missing_data_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "--data", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"pfscope: {tmp_path / 'nope'}: no such folder of published runs"]
+    assert err == [f"pfscope serve: {tmp_path / 'nope'}: no such folder of published runs"]
 
 
 def test_gunicorn_entry_refuses_a_public_host_without_credentials(tmp_path: Path) -> None:
@@ -79,7 +79,7 @@ def test_gunicorn_entry_refuses_a_public_host_without_credentials(tmp_path: Path
     root = Path(__file__).resolve().parents[3]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PFSCOPE_")}
     env.update({"PYTHONPATH": str(root), "PFSCOPE_HOST": "0.0.0.0", "PFSCOPE_SERVE_DATA": str(tmp_path)})
-    done = subprocess.run([sys.executable, "-c", "from app.main import server; server()"], cwd=root, env=env,
+    done = subprocess.run([sys.executable, "-c", "from pfscope.app.main import server; server()"], cwd=root, env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
@@ -95,7 +95,7 @@ def test_gunicorn_entry_refuses_a_public_host_over_plain_http(tmp_path: Path) ->
     env = {k: v for k, v in os.environ.items() if not k.startswith("PFSCOPE_")}
     env.update({"PYTHONPATH": str(root), "PFSCOPE_HOST": "0.0.0.0", "PFSCOPE_SERVE_DATA": str(tmp_path),
                 "PFSCOPE_USER": "ops", "PFSCOPE_PASSWORD": "pw"})
-    done = subprocess.run([sys.executable, "-c", "from app.main import server; server()"], cwd=root, env=env,
+    done = subprocess.run([sys.executable, "-c", "from pfscope.app.main import server; server()"], cwd=root, env=env,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()

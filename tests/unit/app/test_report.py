@@ -545,7 +545,7 @@ def test_cli_operator_errors_are_one_line(we: Path, tmp_path: Path, args: list[s
                           cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("pfscope: ") and message in lines[0]
+    assert len(lines) == 1 and lines[0].startswith("pfscope report: ") and message in lines[0]
     assert not out.exists()
 
 

@@ -72,5 +72,5 @@ def test_operator_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.Capt
     argv = ["ingest", "--out", str(tmp_path / "out"), *[a.format(tmp=tmp_path) for a in extra]]
     assert main(argv) == 2
     err = one_error_line(capsys)
-    assert err.startswith("pfscope: ") and expect in err
+    assert err.startswith("pfscope ingest: ") and expect in err
     assert not (tmp_path / "out" / "events.jsonl").exists()

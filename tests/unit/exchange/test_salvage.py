@@ -262,7 +262,7 @@ def test_strict_keeps_all_or_nothing(tmp_path: Path, capsys: pytest.CaptureFixtu
     out = tmp_path / "out"
     assert main(["ingest", "--logs", str(logs), "--out", str(out), "--strict"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith(f"pfscope: {logs / 'PARPF2.evtx'}: the file ends at byte")
+    assert err.count("\n") == 1 and err.startswith(f"pfscope ingest: {logs / 'PARPF2.evtx'}: the file ends at byte")
     assert "--strict: nothing written" in err
     assert not out.exists()
     # without --strict: partial, the records of the whole chunk and of the cut one are in

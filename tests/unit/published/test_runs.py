@@ -214,10 +214,10 @@ def test_a_held_lock_is_an_operator_error_with_its_own_status(tmp_path, capsys) 
     ``RunLocked`` is now an ``OperatorError`` (which the command line otherwise ends with 2)."""
     from pfscope.app.cli import main
     from pfscope.spark_jobs.ingest.incremental import state_root
-    from pfscope.spark_jobs.model.errors import OperatorError
-    from pfscope.spark_jobs.published.runs import EXIT_LOCKED, RunLocked, run_lock
+    from pfscope.spark_jobs.model.errors import ExitStatus, OperatorError
+    from pfscope.spark_jobs.published.runs import RunLocked, run_lock
 
-    assert issubclass(RunLocked, OperatorError) and RunLocked("x").exit_status == EXIT_LOCKED == 75
+    assert issubclass(RunLocked, OperatorError) and RunLocked("x").exit_status == ExitStatus.LOCKED == 75
     assert OperatorError("x").exit_status == 2
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "EX07.xml").write_text("", encoding="utf-8")
@@ -225,7 +225,7 @@ def test_a_held_lock_is_an_operator_error_with_its_own_status(tmp_path, capsys) 
     with run_lock(state_root(out)):  # taken before any Spark: this test starts none
         status = main(["ingest", "--logs", str(tmp_path / "logs"), "--out", str(out), "--engine", "spark"])
     err = capsys.readouterr().err
-    assert status == EXIT_LOCKED
+    assert status == ExitStatus.LOCKED
     assert err.startswith("pfscope ingest: another run holds ") and err.count("\n") == 1
     assert not (out / "events.jsonl").exists()
 
