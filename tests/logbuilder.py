@@ -18,7 +18,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pfscope.spark_jobs.model.events import EventLog, event_log_from_lines
+from pfscope.spark_jobs.model.events import EventLog, make_seq
 from pfscope.spark_jobs.model.replay import ReplayResult, replay
 from pfscope.spark_jobs.model.timeutil import HOUR, MINUTE, SECOND, format_ts, parse_ts
 from pfscope.spark_jobs.model.topology import Topology, topology_from_json
@@ -183,3 +183,8 @@ def one(result: ReplayResult, table: str, **where: Any) -> dict[str, Any]:
     found = rows(result, table, **where)
     assert len(found) == 1, f"{len(found)} rows of {table} match {where}: {found}"
     return found[0]
+
+
+def event_log_from_lines(lines: Iterable[str], topo: Topology, source: str = "<memory>") -> EventLog:
+    """An in-memory log, one text per line, read and validated as a file's lines are."""
+    return EventLog.build(((source, i, make_seq(0, i), t) for i, t in enumerate(lines, start=1)), topo)

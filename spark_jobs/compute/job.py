@@ -414,8 +414,3 @@ def conform(df: DataFrame, table: str) -> DataFrame:
     if have == [(n, _SPARK_TYPES[k]) for n, k in declared]:
         return df
     return df.selectExpr(*[f"CAST(`{n}` AS {k}) AS `{n}`" for n, k in declared])
-
-
-def rows_of(df: DataFrame) -> list[dict[str, Any]]:
-    """A table's rows as dicts (for tests and small tables)."""
-    return [r.asDict(recursive=True) for r in df.collect()]

@@ -173,8 +173,6 @@ def _match_names(files: list[str], uris: list[str]) -> dict[str, int]:
 # --------------------------------------------------------------------------------------------
 PARSED_COLUMNS = {c.split(" ")[0].strip("`"): c.split(" ", 1)[1] for c in PARSED_DDL.split(", ")}
 _NO_EVENT = (None,) * (len(PARSED_COLUMNS) - 3)  # key ... derived: a rejected line has none
-PYTHON_COLUMNS = tuple(PARSED_COLUMNS)[1:]
-PYTHON_DDL = ", ".join(f"`{c}` {PARSED_COLUMNS[c]}" for c in PYTHON_COLUMNS)
 
 
 def _parse_partitions(topology_json: str):  # type: ignore[no-untyped-def]

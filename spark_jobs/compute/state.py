@@ -32,8 +32,6 @@ from pfscope.spark_jobs.runtime.sources import source_digest
 
 STATE_DIR = "_state"
 MANIFEST = "manifest.json"
-#: the state's tables, each a Parquet folder under ``_state``
-STATE_TABLES = ("lines", "pending", "folds")
 FORMAT = 1
 _CHUNK = 4 * 1024 * 1024
 

@@ -562,10 +562,3 @@ def read_lines(files: list[str]) -> Iterator[tuple[str, int, int, str | None]]:
 def read_event_log(paths: Iterable[str | os.PathLike[str]], topo: Topology) -> EventLog:
     return EventLog.build(read_lines(expand_paths(paths)), topo)
 
-
-def event_log_from_lines(lines: Iterable[str], topo: Topology, source: str = "<memory>") -> EventLog:
-    """For tests and the simulator: an in-memory log, one text per line."""
-    return EventLog.build(
-        ((source, i, make_seq(0, i), t) for i, t in enumerate(lines, start=1)), topo
-    )
-

@@ -7,10 +7,6 @@ read this, and the differential tests compare through it.
 
 from __future__ import annotations
 
-from typing import Any
-
-from pfscope.spark_jobs.model.timeutil import to_datetime
-
 Columns = tuple[tuple[str, str], ...]
 
 TABLES: dict[str, Columns] = {
@@ -127,14 +123,3 @@ KEYS: dict[str, tuple[str, ...]] = {
 def ddl(table: str) -> str:
     """The table's schema as a Spark DDL string (column names quoted: ``group`` is a keyword)."""
     return ", ".join(f"`{name}` {kind}" for name, kind in TABLES[table])
-
-
-def typed_row(table: str, row: dict[str, Any]) -> dict[str, Any]:
-    """A replay row in the table's column order, times as UTC datetimes (missing columns: None)."""
-    out = {}
-    for name, kind in TABLES[table]:
-        value = row.get(name)
-        if kind == "timestamp" and isinstance(value, int):
-            value = to_datetime(value)
-        out[name] = value
-    return out

@@ -196,6 +196,7 @@ def test_the_wheel_carries_the_assets_the_package_data_and_every_module(wheel: P
     assert [m for m in _modules() if m not in names] == []  # pyproject.toml lists the packages
     # one import name: nothing beside pfscope/ but the distribution's metadata
     assert {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")} == {"pfscope"}
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
 
 
 def test_the_new_venv_imports_the_wheels_packages(installed: Installed) -> None:

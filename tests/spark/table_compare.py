@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 
@@ -15,6 +15,9 @@ from pfscope.spark_jobs.model.replay import replay
 from pfscope.spark_jobs.model.tables import KEYS, TABLES
 from pfscope.spark_jobs.model.topology import load_topology
 from pfscope.spark_jobs.published.runs import read_latest
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 
 def normalise(table: str, row: dict[str, Any]) -> tuple[Any, ...]:
@@ -62,3 +65,8 @@ def assert_published_equals_replay(out: Path, data: Path, events: Path | None = 
         assert got.column_names == [n for n, _ in TABLES[table]], table
         assert ordered(table, got.to_pylist()) == ordered(table, expected[table]), table
     return expected
+
+
+def rows_of(df: DataFrame) -> list[dict[str, Any]]:
+    """A Spark table's rows as dicts."""
+    return [r.asDict(recursive=True) for r in df.collect()]

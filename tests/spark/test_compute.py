@@ -15,13 +15,13 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
-from pfscope.spark_jobs.compute.job import compute, local_frame, rows_of
+from pfscope.spark_jobs.compute.job import compute, local_frame
 from pfscope.spark_jobs.model.events import read_event_log
 from pfscope.spark_jobs.model.replay import replay
 from pfscope.spark_jobs.model.tables import TABLES
 from pfscope.spark_jobs.model.timeutil import HOUR, SECOND, format_ts, parse_ts
 from pfscope.spark_jobs.simulator import build, run_scenario
-from tests.spark.table_compare import ordered
+from tests.spark.table_compare import ordered, rows_of
 
 NOISE = [
     "",

@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from pfscope.spark_jobs.compute import reading
-from pfscope.spark_jobs.compute.job import rows_of
 from pfscope.spark_jobs.compute.reading import read_events
 from pfscope.spark_jobs.model import events as ev
 from pfscope.spark_jobs.model.events import read_event_log
 from pfscope.spark_jobs.model.topology import topology_from_json
+from tests.spark.table_compare import rows_of
 from tests.unit.model.test_readers import TOPO  # the reader tests' three stores and one folder
 
 

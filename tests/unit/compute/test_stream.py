@@ -25,10 +25,10 @@ from pfscope.spark_jobs.compute.stream import (
     org_payload,
     row_columns,
 )
-from pfscope.spark_jobs.model.events import event_log_from_lines
 from pfscope.spark_jobs.model.replay import replay
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID
 from pfscope.spark_jobs.simulator import build, run_scenario
+from tests.logbuilder import event_log_from_lines
 
 
 def stream_rows(topo, log, as_of, after=None, states=None):  # type: ignore[no-untyped-def]

@@ -14,13 +14,13 @@ from pfscope.spark_jobs.model.cnset import CNSet
 from pfscope.spark_jobs.model.events import (
     EventLog,
     RejectRow,
-    event_log_from_lines,
     expand_paths,
     make_seq,
     read_event_log,
 )
 from pfscope.spark_jobs.model.timeutil import SECOND, format_ts, parse_ts
 from pfscope.spark_jobs.model.topology import Topology, topology_from_json
+from tests.logbuilder import event_log_from_lines
 
 TOPO = {
     "sites": ["Redmond", "Dublin"],

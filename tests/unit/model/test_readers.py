@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from pfscope.spark_jobs.model import events as ev
-from pfscope.spark_jobs.model.events import event_log_from_lines, read_event_log
+from pfscope.spark_jobs.model.events import read_event_log
 from pfscope.spark_jobs.model.timeutil import TimeError, format_ts, parse_ts
 from pfscope.spark_jobs.model.topology import TopologyError, load_topology, topology_from_json
+from tests.logbuilder import event_log_from_lines
 
 TOPO = {
     "sites": ["Redmond", "Dublin"],

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 import pytest
 
-from pfscope.spark_jobs.model.events import EventLog, event_log_from_lines
+from pfscope.spark_jobs.model.events import EventLog
 from pfscope.spark_jobs.model.replay import ReplayResult, replay
 from pfscope.spark_jobs.simulator import Simulator, build, run_scenario
+from tests.logbuilder import event_log_from_lines
 
 
 @dataclass
