@@ -21,6 +21,7 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from pfscope.spark_jobs.compute.reading import ReadResult, read_events
@@ -37,6 +38,8 @@ from pfscope.spark_jobs.compute.stream import (
     row_ddl,
     tuples_batch,
 )
+from pfscope.spark_jobs.model.org import OrgContext
+from pfscope.spark_jobs.model.replay import store_periods_table as store_period_rows
 from pfscope.spark_jobs.model.tables import TABLES
 from pfscope.spark_jobs.model.timeutil import US, default_as_of, now_us
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Topology
@@ -247,6 +250,29 @@ def stores_table(spark: SparkSession, topo: Topology, events: DataFrame) -> Data
     )
 
 
+def store_periods_table(spark: SparkSession, topo: Topology, status: Sequence[tuple[str, int, int, bool]]) -> DataFrame:
+    """Every period a store was down by the as-of, from the up/down lines ``(store, ts, seq, down)``
+    (a few, on the driver), by the replay's own function."""
+    org = OrgContext(topo)
+    for store, ts, seq, down in sorted(status, key=lambda s: (s[1], s[2])):
+        org.add_status(store, ts, seq, down)
+    rows = [(r["store"], r["down_at"], r["up_at"]) for r in store_period_rows(org)]
+    return local_frame(spark, rows, {"store": "string", "down_at": "long", "up_at": "long"}).selectExpr(
+        "store", "timestamp_micros(down_at) AS down_at", "timestamp_micros(up_at) AS up_at")
+
+
+def with_risk(replicas: DataFrame, stores: DataFrame) -> DataFrame:
+    """Content at risk of each replica: its really unique CNs when it is delete-pending or its store
+    is down at the as-of (``rules.reality.at_risk``; the differential tests hold the two equal).
+    After the fold: a refresh carries the rows of replicas whose store went down since."""
+    down = stores.filter("status = 'down'").selectExpr("store", "true AS store_down")
+    risky = "health = 'delete_pending' OR coalesce(store_down, false)"
+    return (replicas.drop("at_risk_cnset", "at_risk_count").join(F.broadcast(down), "store", "left")
+            .selectExpr("*", f"CASE WHEN {risky} THEN really_unique_cnset ELSE '' END AS at_risk_cnset",
+                        f"CASE WHEN {risky} THEN really_unique_count ELSE 0 END AS at_risk_count")
+            .drop("store_down"))
+
+
 def replica_lists_table(spark: SparkSession, topo: Topology, events: DataFrame) -> DataFrame:
     """Every content folder's replica list over time: the topology's (``at`` null), then each
     replica-list event (the replay's ``replica_lists_table``)."""
@@ -365,9 +391,10 @@ def compute(
     t[FIRST_FOLD_TABLE] = fold_table(folded, FIRST_FOLD_TABLE)
     t |= {name: fold_table(folded, name) for name in OUT_TABLES if name != FIRST_FOLD_TABLE}
     t["stores"] = stores_table(spark, topo, applied)
+    t["store_periods"] = store_periods_table(spark, topo, status)
     t["replica_lists"] = replica_lists_table(spark, topo, applied)
     t["folders"] = folders_table(spark, topo, applied)
-    t["replicas"] = with_paths(t["replicas"], t["folders"])
+    t["replicas"] = with_risk(with_paths(t["replicas"], t["folders"]), t["stores"])
     t["messages"] = messages_table(applied)
     refresh = Refresh("full", full_reason, read.lines_read)
     t["summary"] = summary_frame(spark, run_id, as_of, read.lines_read, read.accepted, read.duplicates,

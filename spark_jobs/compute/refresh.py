@@ -63,10 +63,12 @@ from pfscope.spark_jobs.compute.job import (
     group_stream,
     local_frame,
     messages_table,
+    store_periods_table,
     stores_table,
     summary_frame,
     topology_groups,
     with_paths,
+    with_risk,
 )
 from pfscope.spark_jobs.compute.reading import (
     MESSAGE_COLUMNS,
@@ -272,6 +274,8 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     t["replicas"] = with_paths(t["replicas"], t["folders"]).unionByName(carried("replicas").withColumn(
         "next_status_at", F.expr(f"CASE WHEN next_status_at > timestamp_micros({int(as_of)}) THEN next_status_at END")))
     t["stores"] = stores_table(spark, topo, _status_frame(spark, status, as_of))
+    t["replicas"] = with_risk(t["replicas"], t["stores"])
+    t["store_periods"] = store_periods_table(spark, topo, [(s, ts, seq, d) for ts, seq, s, d in status if ts <= as_of])
     t["messages"] = refreshed_messages(_live(spark, prev_dir, "messages"), fresh)
     folders_before = int(previous.folders or 0)
     refresh_ = Refresh("incremental", "", n_lines, folders_refolded, max(folders_before - folders_refolded, 0),

@@ -33,7 +33,7 @@ from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
 from pfscope.spark_jobs.model.events import Event, Message
 from pfscope.spark_jobs.model.fold import FolderFold, Rows
 from pfscope.spark_jobs.model.org import OrgContext
-from pfscope.spark_jobs.model.replay import add_lag, add_should_respond
+from pfscope.spark_jobs.model.replay import add_lag, add_reality, add_should_respond
 from pfscope.spark_jobs.model.tables import TABLES
 from pfscope.spark_jobs.model.topology import Topology, topology_from_text
 
@@ -47,7 +47,7 @@ FOLD_STATE = "fold_state"
 FOLD_TABLES = tuple(f.name for f in fields(Rows))
 OUT_TABLES = tuple(name for name in FOLD_TABLES if name in TABLES)
 #: the tables whose rows wait for their folder's last group (the comparisons between folds)
-_HELD = ("state_table", "responders", "processed_status_requests")
+_HELD = ("state_table", "responders", "processed_status_requests", "replicas")
 
 
 #: the table whose rows are most of the fold's output (one per change of belief: a million at
@@ -398,13 +398,16 @@ def _finish(fold: FolderFold, as_of: int, pending: Rows, folder: Rows, owned: di
 
 
 def _compare(folder: Rows, owned: dict[tuple[str, str], CNSet], pending: Rows, done: set[str], fid: str) -> int:
-    """A folder's last group is folded: its lag and should-respond figures, as the replay makes them."""
+    """A folder's last group is folded: its lag, should-respond and what-is-so figures, as the
+    replay makes them."""
     done.add(fid)
     add_lag(folder.state_table, owned)
     add_should_respond(folder.responders, folder.processed_status_requests, owned)
+    add_reality(folder.replicas, owned)
     pending.state_table.extend(folder.state_table)
     pending.responders.extend(folder.responders)
-    return len(folder.state_table) + len(folder.responders)
+    pending.replicas.extend(folder.replicas)
+    return len(folder.state_table) + len(folder.responders) + len(folder.replicas)
 
 
 def _flush(rows: Rows) -> Iterator[pa.RecordBatch]:

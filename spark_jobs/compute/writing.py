@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from pfscope.spark_jobs.compute.job import JobResult, Piece
 
-SMALL_TABLES = {"stores", "folders", "summary", "replicas", "rejects", "backfill_entries", "responders"}
+SMALL_TABLES = {"stores", "store_periods", "folders", "summary", "replicas", "rejects", "backfill_entries", "responders"}
 #: tables the dashboard reads one folder at a time: written sorted by fid (see ``fold_groups``)
 #: in row groups of about 1 MB, so a reader's ``fid ==`` filter skips the rest by statistics
 FOLDER_TABLES = {"state_history", "state_table"}

@@ -68,5 +68,21 @@ class OrgContext:
                 return keys[i][0]
         return None
 
+    def down_periods(self) -> list[tuple[str, int, int | None]]:
+        """Every period a store was down, by store and time: ``(store, down_at, up_at)``, ``up_at``
+        None while it is still down. A ``down`` while down, or an ``up`` while up, changes nothing."""
+        periods: list[tuple[str, int, int | None]] = []
+        for store in sorted(self._status_keys):
+            since: int | None = None
+            for (ts, _), down in zip(self._status_keys[store], self._status_vals[store], strict=True):
+                if down and since is None:
+                    since = ts
+                elif not down and since is not None:
+                    periods.append((store, since, ts))
+                    since = None
+            if since is not None:
+                periods.append((store, since, None))
+        return periods
+
     def status_timeline(self, store: str) -> list[tuple[int, bool]]:
         return [(k[0], d) for k, d in zip(self._status_keys.get(store, []), self._status_vals.get(store, []), strict=True)]

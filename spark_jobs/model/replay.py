@@ -17,6 +17,8 @@ from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
 from pfscope.spark_jobs.model.events import Event, EventLog
 from pfscope.spark_jobs.model.fold import FolderFold, Rows
 from pfscope.spark_jobs.model.org import OrgContext
+from pfscope.spark_jobs.model.rules.health import DELETE_PENDING, DELETED
+from pfscope.spark_jobs.model.rules.reality import at_risk, lacks, not_told, really_unique
 from pfscope.spark_jobs.model.rules.should_respond import should_respond
 from pfscope.spark_jobs.model.timeutil import default_as_of, now_us
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Topology
@@ -106,7 +108,10 @@ def replay(topo: Topology, log: EventLog, as_of: int | None = None, *, run_id: s
     owned = {key: fold.owned for key, fold in result.folds.items()}
     add_lag(t["state_table"], owned)
     t["responders"] = add_should_respond(all_rows.responders, all_rows.processed_status_requests, owned)
+    add_reality(t["replicas"], owned)
     t["stores"] = stores_table(topo, org, as_of)
+    add_at_risk(t["replicas"], {s["store"] for s in t["stores"] if s["status"] == "down"})
+    t["store_periods"] = store_periods_table(org)
     t["folders"] = folders_table(topo, applied)
     t["replica_lists"] = replica_lists_table(topo, applied)
     add_paths(t["replicas"], t["folders"])
@@ -168,6 +173,39 @@ def add_should_respond(
         row["responder_processed_at"] = p["processed_at"] if p else None
         row["should_respond"] = should_respond(CNSet.parse(row["requester_cnset"]), held)
     return responders
+
+
+def add_reality(replicas: list[dict[str, Any]], owned: dict[GroupKey, CNSet]) -> None:
+    """What is so of each replica, beside its store's belief: its really unique CNs, what it lacks
+    and which part of that it has not been told of (``rules.reality``). Rows of one folder at a
+    time: the stores on its list are those whose row is on the list."""
+    by_folder: dict[str, list[dict[str, Any]]] = {}
+    for row in replicas:
+        by_folder.setdefault(row["fid"], []).append(row)
+    for fid, rows in by_folder.items():
+        listed = {r["store"]: owned.get((r["store"], fid), EMPTY) for r in rows if r["on_list"]}
+        for row in rows:
+            mine = EMPTY if row["health"] == DELETED else owned.get((row["store"], fid), EMPTY)
+            unique = really_unique(mine, (cns for s, cns in listed.items() if s != row["store"]))
+            lacking = lacks(mine, listed.values()) if row["on_list"] else EMPTY
+            untold = not_told(lacking, CNSet.parse(row["missing_cnset"]))
+            row.update({"really_unique_cnset": unique.text(), "really_unique_count": unique.count(),
+                        "lacks_cnset": lacking.text(), "lacks_count": lacking.count(),
+                        "not_told_cnset": untold.text(), "not_told_count": untold.count()})
+
+
+def add_at_risk(replicas: list[dict[str, Any]], down: set[str]) -> None:
+    """Content at risk of each replica, from its really unique CNs and whether its store is down
+    at the as-of (a separate step: the Spark job's refresh carries rows whose store went down)."""
+    for row in replicas:
+        risk = at_risk(CNSet.parse(row["really_unique_cnset"]), delete_pending=row["health"] == DELETE_PENDING,
+                       store_down=row["store"] in down)
+        row["at_risk_cnset"], row["at_risk_count"] = risk.text(), risk.count()
+
+
+def store_periods_table(org: OrgContext) -> list[dict[str, Any]]:
+    """Every period a store was down up to the as-of (``up_at`` null: still down)."""
+    return [{"store": store, "down_at": down_at, "up_at": up_at} for store, down_at, up_at in org.down_periods()]
 
 
 def stores_table(topo: Topology, org: OrgContext, as_of: int) -> list[dict[str, Any]]:

@@ -14,6 +14,8 @@ TABLES: dict[str, Columns] = {
         ("store", "string"), ("server", "string"), ("site", "string"), ("version", "string"),
         ("status", "string"), ("preferred_backfill_source", "string"), ("down_since", "timestamp"),
     ),
+    # every period a store was down up to the as-of (up_at null: still down)
+    "store_periods": (("store", "string"), ("down_at", "timestamp"), ("up_at", "timestamp")),
     "folders": (
         ("fid", "string"), ("path", "string"), ("parent", "string"), ("replicas", "array<string>"),
     ),
@@ -80,6 +82,11 @@ TABLES: dict[str, Columns] = {
         ("open_entries", "long"), ("missing_count", "long"), ("unique_count", "long"),
         ("next_status_at", "timestamp"), ("missing_cnset", "string"), ("unique_cnset", "string"),
         ("on_list", "boolean"), ("delete_pending_since", "timestamp"), ("deleted_at", "timestamp"),
+        # what is so, beside the store's own belief above (model/rules/reality.py)
+        ("really_unique_cnset", "string"), ("really_unique_count", "long"),
+        ("at_risk_cnset", "string"), ("at_risk_count", "long"),
+        ("lacks_cnset", "string"), ("lacks_count", "long"),
+        ("not_told_cnset", "string"), ("not_told_count", "long"),
     ),
     "messages": (
         ("msg", "string"), ("fid", "string"), ("sender", "string"), ("type", "string"),
@@ -102,6 +109,7 @@ TABLES: dict[str, Columns] = {
 #: each table's natural key: one row per key, the order rows are compared and published in
 KEYS: dict[str, tuple[str, ...]] = {
     "stores": ("store",),
+    "store_periods": ("store", "down_at"),
     "folders": ("fid",),
     "state_table": ("observer", "fid", "subject"),
     "state_history": ("observer", "fid", "subject", "at", "cause"),

@@ -1,7 +1,8 @@
 """Unique CNs: content a replica holds that no other replica on the list is believed to hold.
 
-For a delete-pending replica they are the content at risk; when they are gone the replica is
-deleted (seed 003, "Deleting a Replica")."""
+A store's own belief: a delete-pending replica is deleted when its believed unique CNs are gone
+(seed 003, "Deleting a Replica"). What is really at risk is ``reality.at_risk``, from what every store
+owns."""
 
 from __future__ import annotations
 
