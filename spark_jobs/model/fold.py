@@ -83,7 +83,7 @@ class Entry:
     awaiting: set[str] = field(default_factory=set)  # asked at the last attempt, no response yet
 
 
-class _Discard(list):  # type: ignore[type-arg]
+class _Discard(list[Any]):
     """A row list that keeps nothing: for callers that want the fold's decisions, not its tables."""
 
     def append(self, item: object) -> None:
