@@ -26,8 +26,8 @@ GroupKey = tuple[str, str]  # (observer, fid)
 
 @dataclass
 class ReplayResult:
+    as_of: int
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    as_of: int | None = None
     folds: dict[GroupKey, FolderFold] = field(default_factory=dict)
 
 
