@@ -158,7 +158,7 @@ class FolderFold:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         vars(self).update(state)
-        self.org = self.topo = None  # type: ignore[assignment]
+        self.org = self.topo = None  # type: ignore[assignment]  # until resume() binds this run's
         self.rows = Rows() if self.keep_rows else Rows.discarding()
 
     def resume(self, org: OrgContext) -> FolderFold:
