@@ -32,6 +32,15 @@ from pfscope.app.figures import (
 
 Cell = Callable[[Any, dict[str, Any]], Any]
 
+
+def html_attrs(attrs: dict[str, Any]) -> dict[str, Any]:
+    """Attributes to spread into a component, ``data-*`` and ``aria-*`` (not Python names) or an
+    id given only sometimes: ``html.Span(..., **html_attrs({"data-term": term}))``. Only a type:
+    mypy checks a spread ``dict[str, str]`` against every keyword of the component (``n_clicks``,
+    ``hidden``, ...), which a ``dict[str, Any]`` passes."""
+    return attrs
+
+
 #: at most this many keys go through difflib for a not-found page's suggestions
 SUGGESTION_POOL = 2000
 
@@ -86,7 +95,7 @@ def navbar(as_of: str | None = None, run_id: str | None = None, age: str | None 
                       autoComplete="off", n_submit=0, className="pf-search-input", style={"width": "22em"}),
             html.Button("Go", id="pf-search-go", type="button", n_clicks=0),
         ]),
-        html.Span(className="pf-run", id="pf-run", **{"data-run-id": run_id or ""},
+        html.Span(className="pf-run", id="pf-run", **html_attrs({"data-run-id": run_id or ""}),
                   children=(f"as of {as_of}" if as_of else "no run published")
                   + (f" ({age} old)" if age else "") + (f" · run {run_id}" if run_id else "")),
         html.Label([dcc.Checklist(id="pf-auto-refresh", options=[{"label": " auto-refresh", "value": "on"}],
@@ -152,7 +161,7 @@ def term_link(term: str, label: str = "?") -> html.A:
     """A small "?" to the glossary's entry for one of the model's words (a real link: new tab, middle click)."""
     name = GLOSSARY[term][0]
     return html.A(label, href=glossary_href(term), className="pf-term", title=f"What does {name!r} mean?",
-                  **{"aria-label": f"What does {name} mean?", "data-term": term})
+                  **html_attrs({"aria-label": f"What does {name} mean?", "data-term": term}))
 
 
 def with_term(text: Any, term: str) -> html.Span:
@@ -221,7 +230,7 @@ def headline(items: Sequence[Headline]) -> html.Section:
             term_link(h.term) if h.term else "",
         ]))
     return html.Section(html.Ul(cards, className="pf-stats"), id="pf-headline", className="pf-headline",
-                        **{"aria-label": "What is wrong"})
+                        **html_attrs({"aria-label": "What is wrong"}))
 
 
 def table(
@@ -249,7 +258,7 @@ def table(
             render = cells.get(col, as_path if col == "path" else None)
             value = r.get(col)
             tds.append(html.Td(render(value, r) if render else _plain(value), className=f"pf-col-{col}"))
-        body.append(html.Tr(tds, **({"id": row_id(r)} if row_id else {})))
+        body.append(html.Tr(tds, **html_attrs({"id": row_id(r)} if row_id else {})))
     children: list[Any] = []
     if caption:
         children.append(html.Caption(caption))
@@ -258,9 +267,9 @@ def table(
     if len(frame) > limit:
         note = [html.P(f"Showing {limit:,} of {len(frame):,} rows.", className="pf-muted")]
     if frame.empty:  # no header row above nothing: the id stays, on the sentence
-        return html.Div(html.P("None.", className="pf-muted pf-none", **({"id": id} if id else {})),
+        return html.Div(html.P("None.", className="pf-muted pf-none", **html_attrs({"id": id} if id else {})),
                         className="pf-table-wrap")
-    return html.Div([html.Table(children, className="pf-table", **({"id": id} if id else {})), *note],
+    return html.Div([html.Table(children, className="pf-table", **html_attrs({"id": id} if id else {})), *note],
                     className="pf-table-wrap")
 
 
@@ -327,14 +336,20 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None, counts_only: bool 
     title = CELL_STATES.get(state, "") + (f"; {DERIVED_HELP}" if derived else "")
     return html.Td(parts, className=f"pf-cell pf-cell-{state} pf-lag-{bucket}" + (" pf-derived" if derived else ""),
                    title=title,
-                   **{"data-observer": str(cell["observer"]), "data-subject": str(cell["subject"]),
-                      "data-cnset": "" if cell.get("cnset") is None else str(cell.get("cnset")),
-                      "data-state": state, "data-derived": "true" if derived else "false"})
+                   **html_attrs({"data-observer": str(cell["observer"]), "data-subject": str(cell["subject"]),
+                                 "data-cnset": "" if cell.get("cnset") is None else str(cell.get("cnset")),
+                                 "data-state": state, "data-derived": "true" if derived else "false"}))
+
+
+def _legend_item(state: str, meaning: str) -> html.Li:
+    label, term = CELL_LABELS[state]
+    return html.Li([html.Span(className=f"pf-swatch pf-cell-{state}"), f"{label}: {meaning}",
+                    *((" ", term_link(term)) if term else ())])
 
 
 def matrix_table(matrix: pd.DataFrame, *, id: str = "pf-matrix", observers: Sequence[str] | None = None,
                  subjects: Sequence[str] | None = None, fid: str | None = None,
-                 counts_only: bool = False) -> html.Div:
+                 counts_only: bool = False) -> html.Div | html.P:
     """Seed 004's layout: one column per observer (whose state table), one row per subject.
     ``fid``: the folder, for the cells' trace links (none without it).
     ``observers``/``subjects``: the folder's stores at any time, so a replayed step keeps the same
@@ -354,16 +369,12 @@ def matrix_table(matrix: pd.DataFrame, *, id: str = "pf-matrix", observers: Sequ
             c = by.get((o, s))
             tds.append(matrix_cell(c, fid, counts_only) if c else html.Td(""))
         rows.append(html.Tr(tds))
-    legend = html.Ul(className="pf-legend", children=[
-        html.Li([html.Span(className=f"pf-swatch pf-cell-{k}"), f"{CELL_LABELS[k][0]}: {v}",
-                 *((" ", term_link(CELL_LABELS[k][1])) if CELL_LABELS[k][1] else ())])
-        for k, v in CELL_STATES.items()
-    ])
+    legend = html.Ul(className="pf-legend", children=[_legend_item(k, v) for k, v in CELL_STATES.items()])
     if "derived" in matrix.columns and matrix["derived"].fillna(False).astype(bool).any():
         legend.children.append(html.Li([html.Span(className="pf-swatch pf-derived"), DERIVED_HELP, " ",
                                         term_link("derived")]))
     return html.Div([html.Table([head, html.Tbody(rows)], className="pf-matrix" + (" pf-counts" if counts_only else ""),
-                                id=id, **{"data-view": "counts" if counts_only else "full"}), legend],
+                                id=id, **html_attrs({"data-view": "counts" if counts_only else "full"})), legend],
                     className="pf-table-wrap")
 
 
@@ -425,7 +436,7 @@ def section(title: str, *children: Any, id: str | None = None, help: str | None 
         head.append(html.P([help, *((" ", term_link(term, "(glossary)")) if term else ())], className="pf-help"))
     elif term:
         head.append(html.P(term_link(term, "What this means"), className="pf-help"))
-    return html.Section([*head, *children], className="pf-section", **({"id": id} if id else {}))
+    return html.Section([*head, *children], className="pf-section", **html_attrs({"id": id} if id else {}))
 
 
 def health_legend() -> html.Ul:

@@ -20,9 +20,9 @@ META = "pfscope-grid-src"
 
 def defer_ag_grid(app: dash.Dash) -> str:
     """Take the grid's bundle out of every page of ``app``; returns its address (for the meta tag)."""
-    dash_ag_grid._js_dist = [  # type: ignore[attr-defined]
+    dash_ag_grid._js_dist = [
         {**r, "dynamic": True} if r.get("relative_package_path") == BUNDLE else r
-        for r in dash_ag_grid._js_dist  # type: ignore[attr-defined]
+        for r in dash_ag_grid._js_dist
     ]
     # the fingerprinted address Dash itself would write (version and file time: cacheable for a year)
     (src,) = app._collect_and_register_resources([{"relative_package_path": BUNDLE, "namespace": "dash_ag_grid"}])

@@ -194,8 +194,10 @@ def create_app(settings: Settings) -> dash.Dash:
     serve_cartesian_plotly(server)  # after the auth hook: charts draw with plotly.js's cartesian bundle
     # named for this package, so Dash imports each page under its own module name (pfscope.app.pages.x)
     app = dash.Dash(
-        __package__, server=server, use_pages=True, pages_folder=str(HERE / "pages"),
-        assets_folder=str(assets_folder()), title="pfscope", update_title=None,
+        # Dash documents both: a Flask app as the server, None for no "Updating..." title (its
+        # annotations say a factory and a string)
+        __package__, server=server, use_pages=True, pages_folder=str(HERE / "pages"),  # type: ignore[arg-type]
+        assets_folder=str(assets_folder()), title="pfscope", update_title=None,  # type: ignore[arg-type]
         suppress_callback_exceptions=True,
     )
     _install_not_found_status(server)

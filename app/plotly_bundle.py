@@ -52,6 +52,7 @@ def serve_cartesian_plotly(server: Flask, prefix: str = "/") -> bool:
         response = Response(body, mimetype="application/javascript")
         response.headers["X-Plotly-Bundle"] = "cartesian"
         response.set_etag(etag)  # revalidated like Dash's own unfingerprinted bundles
-        return response.make_conditional(request)
+        response.make_conditional(request)  # in place: a 304 when the browser's copy is current
+        return response
 
     return True

@@ -33,7 +33,7 @@ def listening_line(settings: Settings, workers: int | None) -> str:
     return f"pfscope: serving {settings.data_dir} on {settings.scheme}://{host}:{settings.port}/ ({how}{auth})"
 
 
-class PfscopeServer(BaseApplication):  # type: ignore[misc]
+class PfscopeServer(BaseApplication):
     """gunicorn with pfscope's configuration; ``load()`` runs the app factory in each worker."""
 
     def __init__(self, settings: Settings, workers: int, access_log: str | None = None):

@@ -103,8 +103,8 @@ class Settings:
             )
         if (self.certfile is None) != (self.keyfile is None):
             raise SettingsError("give both --certfile and --keyfile (PFSCOPE_CERTFILE and PFSCOPE_KEYFILE), or neither")
-        if self.tls:
-            check_tls_files(self.certfile, self.keyfile)  # type: ignore[arg-type]
+        if self.certfile is not None and self.keyfile is not None:  # self.tls
+            check_tls_files(self.certfile, self.keyfile)
         elif not is_loopback(self.host) and not self.behind_tls_proxy:
             raise SettingsError(
                 f"refusing to serve on {self.host} over plain HTTP (the password would travel in clear): give "

@@ -117,7 +117,6 @@ from pfscope.app.figures.stores import (
     requests_by_source,
 )
 from pfscope.app.figures.text import (
-    HIERARCHY_FID,
     HIERARCHY_NAME,
     down_text,
     esc,
@@ -131,6 +130,7 @@ from pfscope.app.figures.text import (
     yes_no,
 )
 from pfscope.app.figures.verdict import TIERS, Verdict, folder_verdicts
+from pfscope.spark_jobs.model.topology import HIERARCHY_FID
 
 __all__ = [
     "BLUE",

@@ -173,7 +173,8 @@ def fig_who_knows_what(matrix: pd.DataFrame) -> go.Figure:
     idx = matrix.set_index(["subject", "observer"])
     z, text = [], []
     for s in subjects:
-        zr, tr = [], []
+        zr: list[int | None] = []
+        tr: list[str] = []
         for o in observers:
             if (s, o) not in idx.index:
                 zr.append(None)

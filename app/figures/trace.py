@@ -83,7 +83,7 @@ def carriers(messages: pd.DataFrame, asked: CNSet) -> tuple[str, pd.DataFrame]:
     for basis in ("changes", "cnset"):
         texts = messages[basis].fillna("").astype(str)
         parsed = {t: asked.intersection(CNSet.parse(t)) for t in pd.unique(texts)}
-        carried = texts.map(lambda t, p=parsed: p[t].text())  # type: ignore[misc]
+        carried = texts.map(lambda t, p=parsed: p[t].text())
         hit = carried != ""
         if hit.any():
             return basis, messages[hit].assign(carried=carried[hit])

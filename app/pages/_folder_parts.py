@@ -22,10 +22,10 @@ def verdict_view(data: RunData, fid: str) -> html.Section:
     if not verdicts:
         body: Any = html.P("Every replica is in sync, as of the run.", className="pf-verdict-ok")
     else:
-        body = html.Ul([html.Li(v.text, className=f"pf-verdict-{v.tier}", **{"data-store": v.store})
+        body = html.Ul([html.Li(v.text, className=f"pf-verdict-{v.tier}", **c.html_attrs({"data-store": v.store}))
                         for v in verdicts])
     return html.Section([html.H2(["Verdict ", c.term_link("overdue")]), body], id="pf-verdict",
-                        className="pf-verdict", **{"aria-label": "verdict, as of the run"})
+                        className="pf-verdict", **c.html_attrs({"aria-label": "verdict, as of the run"}))
 
 
 def folder_axes(data: RunData, fid: str) -> tuple[list[str], list[str]]:
@@ -97,7 +97,7 @@ def non_candidates_view(data: RunData, entry_id: str, cand: pd.DataFrame) -> lis
     ]
 
 
-def candidates_view(data: RunData, request: str | None) -> html.Div:
+def candidates_view(data: RunData, request: str | None) -> html.Div | html.P:
     """The candidate table of one request attempt, key by key (``backfill_candidates``)."""
     if not request:
         return html.P("Select a request to see how its sources were chosen.", className="pf-muted")

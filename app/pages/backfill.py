@@ -101,9 +101,9 @@ def layout(observer: str | None = None, overdue: str | None = None, **_query: An
         html.Div(className="pf-toolbar", children=[
             html.Span("Store", className="pf-toolbar-label"),
             html.Nav([chip("all", None, only_overdue), *[chip(s, s, only_overdue) for s in stores]],
-                     className="pf-chips", **{"aria-label": "store"}),
+                     className="pf-chips", **c.html_attrs({"aria-label": "store"})),
             html.Nav([chip("every open entry", observer, False), chip("overdue only", observer, True)],
-                     className="pf-chips", **{"aria-label": "overdue"}),
+                     className="pf-chips", **c.html_attrs({"aria-label": "overdue"})),
             html.Button("Export CSV", id="backfill-export", n_clicks=0, type="button"),
         ]),
         dag.AgGrid(

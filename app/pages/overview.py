@@ -27,8 +27,8 @@ WORST_ROWS = 15
 Section = Callable[[RunData, dict[str, Any], dict[str, Any]], Any]
 
 
-def _graph(fig: dict[str, Any], id: str) -> dcc.Graph:
-    return dcc.Graph(id=id, figure=fig, config={"displaylogo": False}, className="pf-figure pf-clickable")
+def _graph(fig: dict[str, Any], id: str, **props: Any) -> dcc.Graph:
+    return dcc.Graph(id=id, figure=fig, config={"displaylogo": False}, className="pf-figure pf-clickable", **props)
 
 
 def headline_section(data: RunData, summary: dict[str, Any], _query: dict[str, Any]) -> Any:
@@ -138,9 +138,9 @@ def lag_section(data: RunData, _summary: dict[str, Any], _query: dict[str, Any])
     def lag_fig() -> dict[str, Any]:
         return f.fig_lag_heatmap(f.lag_heatmap_frame(data.lag_pairs(), data.stores()["store"].tolist())).to_plotly_json()
 
-    graph = _graph(data.memo("fig_lag_abs", (), lag_fig), "pf-lag-fig")
     # as narrow as its columns stay readable (a phone fits ten stores); narrower, the chart alone scrolls
-    graph.style = {"minWidth": f.lag_heatmap_min_width(min(len(data.stores()), int(f.MAX_MARKS ** 0.5)))}
+    graph = _graph(data.memo("fig_lag_abs", (), lag_fig), "pf-lag-fig",
+                   style={"minWidth": f.lag_heatmap_min_width(min(len(data.stores()), int(f.MAX_MARKS ** 0.5)))})
     return c.section(
         "Knowledge lag, store × store", html.Div(graph, className="pf-figure-scroll", id="pf-lag-scroll"),
         id="pf-lag",
@@ -188,7 +188,7 @@ def layout(**query: Any) -> html.Main:
     Input("pf-health-fig", "clickData"),
     prevent_initial_call=True,
 )
-def open_clicked(lag: dict[str, Any] | None, health: dict[str, Any] | None) -> str:
+def open_clicked(lag: dict[str, Any] | None, health: dict[str, Any] | None) -> str | dash.NoUpdate:
     """A click on a heatmap cell or a health bar opens that store."""
     trigger = dash.ctx.triggered_id
     click = lag if trigger == "pf-lag-fig" else health

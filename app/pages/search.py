@@ -84,7 +84,7 @@ def layout(q: str | None = None, **_query: Any) -> html.Main:
     State("pf-search", "value"),
     prevent_initial_call=True,
 )
-def go(_submits: int, _clicks: int, value: str | None) -> str:
+def go(_submits: int, _clicks: int, value: str | None) -> str | dash.NoUpdate:
     data = current_data()
     if data is None or not value or not value.strip():
         return dash.no_update

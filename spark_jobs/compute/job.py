@@ -284,7 +284,7 @@ def replica_lists_table(spark: SparkSession, topo: Topology, events: DataFrame) 
 
 
 def folders_table(spark: SparkSession, topo: Topology, events: DataFrame) -> DataFrame:
-    rows = [(HIERARCHY_FID, "", None, list(topo.store_names()))]
+    rows: list[tuple[str, str, str | None, list[str]]] = [(HIERARCHY_FID, "", None, list(topo.store_names()))]
     rows += [(f.fid, f.path, f.parent, list(f.replicas)) for f in topo.folders.values()]
     base = local_frame(spark, rows, {"fid": "string", "path": "string", "parent": "string",
                                      "replicas": "array<string>"})

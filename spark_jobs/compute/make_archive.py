@@ -56,7 +56,9 @@ def _dump(tmp: str) -> None:
         assert run_job(settings) == 0
         assert run_job(settings) == 0  # a refresh of nothing new: its classes too
     # the JVM writes the archive as it exits, which it does when its stdin closes: wait for it
-    jvm = spark.sparkContext._gateway.proc  # type: ignore[union-attr]
+    gateway = spark.sparkContext._gateway
+    assert gateway is not None  # the session's, which launched the JVM
+    jvm = gateway.proc
     spark.stop()
     jvm.stdin.close()
     jvm.wait()

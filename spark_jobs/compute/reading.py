@@ -28,7 +28,7 @@ The result equals ``read_event_log`` line for line; the Spark tests check it.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -79,9 +79,9 @@ class ReadResult:
     last_ts: int | None  # the last accepted event's time
     status: list[tuple[int, int, str, bool]]  # accepted store_status lines: (ts, seq, store, down)
     cached: list[DataFrame]
+    judged: DataFrame  # every line past stage 1 with its verdict (``judge``)
     files: list[str] = field(default_factory=list)  # the files read, in input order
     file_lines: dict[int, int] = field(default_factory=dict)  # lines read per file index
-    judged: DataFrame | None = None  # every line past stage 1 with its verdict (``judge``)
 
     def release_lines(self) -> None:
         """Drop the parsed lines and the verdicts (once the events are cached)."""
@@ -175,7 +175,7 @@ PARSED_COLUMNS = {c.split(" ")[0].strip("`"): c.split(" ", 1)[1] for c in PARSED
 _NO_EVENT = (None,) * (len(PARSED_COLUMNS) - 3)  # key ... derived: a rejected line has none
 
 
-def _parse_partitions(topology_json: str):  # type: ignore[no-untyped-def]
+def _parse_partitions(topology_json: str) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The ``mapInArrow`` function: (seq, text) in, one parsed row per line out (an event's
     columns, or a reject reason and the text). Plain lists in and out: no pandas frame per batch."""
     schema = arrow_schema(PARSED_COLUMNS)
@@ -279,9 +279,9 @@ def judge(ok: DataFrame, partitions: int | None = None) -> DataFrame:
     counted = f"kind = 'receive' AND {first} AND why IS NULL"
     # (named: that first receive)
     twice = f"why IS NULL AND {counted} AND seq != first_receive"
+    hashed = ok.selectExpr(*NARROW, "fid", f"{SHARD} AS shard").selectExpr("*", "xxhash64(shard) AS h")
     return (
-        ok.selectExpr(*NARROW, "fid", f"{SHARD} AS shard").selectExpr("*", "xxhash64(shard) AS h")
-        .repartition(*([partitions] if partitions else []), "h")
+        (hashed.repartition(partitions, "h") if partitions else hashed.repartition("h"))
         .selectExpr("*", f"{cn_top} AS cn_top")
         .selectExpr("*", f"coalesce({cn_down}, false) AS cn_down")
         .selectExpr(
@@ -340,7 +340,7 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     events = events_of(accepted).cache()
     accepted_n = lines_read - duplicates - n_rejects
     return ReadResult(events, rejects, lines_read, duplicates, accepted_n, counts["last_ts"], counts["status"],
-                      [parsed, judged, events], files, per_file, judged)
+                      [parsed, judged, events], judged, files, per_file)
 
 
 MESSAGE_COLUMNS = {"fid": "fid", "type": "type", "to": "to", "cnset": "cnset", "changes": "changes",

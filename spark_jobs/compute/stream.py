@@ -21,11 +21,10 @@ import base64
 import gc
 import json
 import pickle
-from collections import namedtuple
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 
@@ -163,11 +162,35 @@ def table_batch(name: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, schema=FOLDED_SCHEMA)
 
 
+class StreamRow(NamedTuple):
+    """A group stream row, as ``compute.group_stream`` selects it (what the fold reads): every
+    column but the first five is null in the rows of kinds that do not read it."""
+
+    observer: str | None  # null: a replica-list change, or a fold state
+    fid: str
+    kind: str
+    ts: int
+    seq: int
+    cn: int | None
+    msg: str | None
+    type: str | None
+    sender: str | None
+    sent_at: int | None
+    msg_seq: int | None
+    to: list[str] | None
+    cnset: str | None
+    changes: str | None
+    requested: str | None
+    source: str | None
+    responders: list[str] | None
+    replicas: list[str] | None
+    event_store: str | None
+    derived: list[str] | None
+    blob: str | None  # a fold state's
+
+
 #: the columns of a group stream row, as ``compute.group_stream`` selects them (what the fold reads)
-STREAM_COLUMNS = ("observer", "fid", "kind", "ts", "seq", "cn", "msg", "type", "sender", "sent_at", "msg_seq",
-                  "to", "cnset", "changes", "requested", "source", "responders", "replicas", "event_store",
-                  "derived", "blob")
-StreamRow = namedtuple("StreamRow", STREAM_COLUMNS)  # type: ignore[misc]
+STREAM_COLUMNS = StreamRow._fields
 
 
 def stream_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[StreamRow]:
@@ -235,8 +258,8 @@ def load_state(text: str) -> FolderState:
     return state
 
 
-def fold_partitions(payload: str, as_of: int, flush_rows: int = 20_000,  # type: ignore[no-untyped-def]
-                    keep_state: bool = False):
+def fold_partitions(payload: str, as_of: int, flush_rows: int = 20_000,
+                    keep_state: bool = False) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The ``mapInArrow`` function: sorted group rows in, folded table rows out; with
     ``keep_state``, each folder's state too (a row of ``FOLD_STATE``)."""
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -297,6 +320,7 @@ class _Partition:
                 raise ValueError(f"the rows of folder {r.fid!r} are not contiguous in the partition")
             self._start_folder(r.fid)
         if r.kind == FOLD_STATE:  # first of the folder's rows (observer null, the least time)
+            assert r.blob is not None
             self._restore(load_state(r.blob))
             return
         if r.observer is None:  # a replica-list change: before every group of the folder
@@ -311,6 +335,7 @@ class _Partition:
         if r.kind != GROUP_START:
             ev = event_from_row(r, self.cn, self.messages)
             self._apply_lists(until=(ev.ts, ev.seq))
+            assert self.fold is not None  # the group's, started above
             self.fold.apply(ev)
 
     def _restore(self, state: FolderState) -> None:

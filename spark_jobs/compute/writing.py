@@ -94,7 +94,7 @@ def files_holding(files: list[Path], values: set[str] | set[int], column: str = 
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    wanted = sorted(values)  # type: ignore[type-var]
+    wanted = sorted(values)
     if not wanted:
         return []
     value_set = pa.array(wanted)
@@ -147,7 +147,7 @@ def write_tables(result: JobResult, table_path: Callable[[str], str], pool: Thre
     first = [p for p in result.pieces if p.table in ("rejects", FIRST_FOLD_TABLE, STATE_LINES)]
     rest = [p for p in result.pieces if all(p is not q for q in first)]
     for i, batch in enumerate((first, rest)):
-        futures = [started.get(p.table) if p.table == "rejects" and p.table in started
+        futures = [started[p.table] if p.table == "rejects" and p.table in started
                    else pool.submit(write_piece, p, table_path) for p in batch]
         wait(futures)
         for f in futures:

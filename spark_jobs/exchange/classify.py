@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import tzinfo
-from typing import Any
+from typing import Any, TypedDict
 
 from pfscope.spark_jobs.exchange.formats import RawRecord, TimeTextError, parse_event_time
 from pfscope.spark_jobs.exchange.identity import norm_server
@@ -104,6 +104,13 @@ class Outcome:
         return (p.server, p.direction, p.ev.msg_id, p.sender or "")
 
 
+class _Flags(TypedDict):
+    """What the accounting counts of a record that names its server and time (``Outcome``)."""
+
+    without_offset: bool
+    server_from_file: str | None
+
+
 def classify_one(raw: RawRecord, default_offset_min: int, zone: tzinfo | None = None) -> Outcome:
     """One record read on its own: the rules every reader of records shares (the reference
     ``classify`` here, and the Spark job's workers)."""
@@ -120,7 +127,7 @@ def classify_one(raw: RawRecord, default_offset_min: int, zone: tzinfo | None = 
         ts, own_offset = parse_event_time(raw.time_text or "", default_offset_min, zone)
     except TimeTextError as e:
         return Outcome(server, reject=R_BAD_TIME.format(e), server_from_file=from_file)
-    flags = {"without_offset": not own_offset, "server_from_file": from_file}
+    flags: _Flags = {"without_offset": not own_offset, "server_from_file": from_file}
     eid = raw.event_id
     if eid in ERROR_IDS:
         text = record_text(raw)

@@ -118,8 +118,8 @@ def derive_keyed(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[str
         # at one time: receives of earlier messages, then sends (a store answers what it has
         # processed), then receives of messages sent at that very time
         timeline.append((m.sent_at, 1, i, "send", None, 0))
-        for j, (store, ts) in enumerate(m.receives):
-            timeline.append((ts, 0 if ts > m.sent_at else 2, i, "receive", store, j))
+        for j, (receiver, ts) in enumerate(m.receives):
+            timeline.append((ts, 0 if ts > m.sent_at else 2, i, "receive", receiver, j))
     timeline.sort(key=lambda t: (t[0], t[1], t[2]))
     held: dict[tuple[str, str], CNSet] = defaultdict(lambda: EMPTY)  # lower bound of owned
     lines: list[tuple[Key, dict[str, Any]]] = []

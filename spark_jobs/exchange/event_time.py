@@ -38,15 +38,7 @@ def parse_event_time(text: str, default_offset_min: int = 0, zone: tzinfo | None
     try:
         dt = datetime.fromisoformat(iso)
     except ValueError:
-        dt = None
-        for f in _LOCAL_FORMATS:
-            try:
-                dt = datetime.strptime(s, f)
-                break
-            except ValueError:
-                continue
-        if dt is None:
-            raise TimeTextError(f"time {s[:40]!r} is in no known format") from None
+        dt = _local_time(s)
     own = dt.tzinfo is not None
     try:
         if not own:
@@ -61,3 +53,13 @@ def parse_event_time(text: str, default_offset_min: int = 0, zone: tzinfo | None
         raise TimeTextError(f"time {s[:40]!r} is out of range (years 1601 to 9998)")
     delta = dt - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * US + delta.microseconds, own
+
+
+def _local_time(s: str) -> datetime:
+    """A CSV export's local time, in the first of ``_LOCAL_FORMATS`` that reads it."""
+    for f in _LOCAL_FORMATS:
+        try:
+            return datetime.strptime(s, f)
+        except ValueError:
+            continue
+    raise TimeTextError(f"time {s[:40]!r} is in no known format") from None

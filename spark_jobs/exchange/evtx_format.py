@@ -8,6 +8,8 @@ import struct
 import xml.etree.ElementTree as ET
 import zlib
 from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
 
 from pfscope.spark_jobs.exchange.records import InputError, RawRecord
 from pfscope.spark_jobs.exchange.xml_format import DECL_RE, record_from_event_element
@@ -94,7 +96,7 @@ def _one_chunk_file(head: bytes, chunk: bytes) -> bytes:
     return bytes(h) + chunk + bytes(EVTX_CHUNK - len(chunk))
 
 
-def _evtx_records(it: Iterator[dict[str, object]], path: str, n: int = 0,
+def _evtx_records(it: Iterator[Any], path: str, n: int = 0,
                   limit: int | None = None) -> Iterator[RawRecord]:
     taken = 0
     while limit is None or taken < limit:
@@ -126,9 +128,5 @@ def _evtx_records(it: Iterator[dict[str, object]], path: str, n: int = 0,
             continue
         r = record_from_event_element(el, path, n, "evtx")
         if r.record_id is None:
-            r = RawRecord(**{**_asdict(r), "record_id": rec.get("event_record_id")})
+            r = replace(r, record_id=rec.get("event_record_id"))
         yield r
-
-
-def _asdict(r: RawRecord) -> dict[str, object]:
-    return {f: getattr(r, f) for f in RawRecord.__slots__}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import pickle
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from pfscope.spark_jobs.exchange.classify import Parsed
 from pfscope.spark_jobs.exchange.derive import derive_keyed
@@ -133,7 +133,7 @@ class MessageBuilder:
             self.counts[1] += not m.synthesized and not m.receives
             self.counts[2] += m.synthesized
             m.order = (g[0], g[1], n)
-            m.records = [_ref(p) for p in m.records]  # type: ignore[misc]
+            m.records = [_ref(p) for p in m.records]  # type: ignore[misc]  # shipped as plain tuples
             yield {"out": "msg", **_folder_cols(m.folder), "sent_at": m.sent_at, "g_file": g[0], "g_rec": g[1],
                    "seq": n, "synthesized": m.synthesized, "received": bool(m.receives),
                    "msg": pickle.dumps(m, protocol=pickle.HIGHEST_PROTOCOL)}
@@ -193,7 +193,8 @@ class FolderDeriver:
         for k, line in d.lines:
             yield {"out": "line", "sort": list(k), "text": _LINE_JSON.encode(line)}
         for m, reason in d.bad:
-            for j, (source, record, record_id, server, event_id, time_text) in enumerate(m.records):
+            refs = cast("list[tuple[Any, ...]]", m.records)  # ``_ref``'s tuples, as MessageBuilder ships them
+            for j, (source, record, record_id, server, event_id, time_text) in enumerate(refs):
                 yield {"out": "reject", "phase": 3, "sort": [m.sent_at, *m.order, j], "source": source,
                        "record": record, "record_id": record_id, "server": server, "event_id": event_id,
                        "time_text": time_text, "reason": reason}

@@ -53,7 +53,7 @@ class ReplidMap:
             self.inferred[(server, replid)] = (store, how)
             return True
         if known != store:
-            c = {"server": server, "replid": f"{replid:X}", "kept": known, "also_seen": store, "how": how}
+            c: dict[str, object] = {"server": server, "replid": f"{replid:X}", "kept": known, "also_seen": store, "how": how}
             if c not in self.conflicts:
                 self.conflicts.append(c)
         return False

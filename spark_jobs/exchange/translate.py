@@ -114,8 +114,8 @@ def cnset_of(rmap: ReplidMap, server: str, pairs: Iterable[CnRange]) -> CNSet:
         acc[_store_of(rmap, server, lo)].append((lo.globcnt, hi.globcnt))
     out = EMPTY
     for origin, ranges in acc.items():
-        for lo, hi in ranges:
-            out = out.union(CNSet.of(origin, max(lo, 1), hi)) if hi >= 1 else out
+        for first, last in ranges:  # globcnts (``lo`` and ``hi`` above are CNs)
+            out = out.union(CNSet.of(origin, max(first, 1), last)) if last >= 1 else out
     return out
 
 def translate_folder(rmap: ReplidMap, server: str, fid: Cn) -> FolderKey:

@@ -7,7 +7,7 @@ import io
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator
-from typing import TextIO
+from typing import TextIO, cast
 from xml.parsers.expat import ErrorString
 
 from pfscope.spark_jobs.exchange.records import (
@@ -146,7 +146,7 @@ _ROOT = "<pfscopeRoot>"
 def _read_xml_pieces(pieces: Iterable[str], source: str, fmt: str) -> Iterator[RawRecord]:
     """Each record as soon as its ``</Event>`` is read; at a break, ``InputError`` naming the
     line and column (of the file), after every complete record before it."""
-    parser = ET.XMLPullParser(events=("start", "end"))
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("start", "end"))
     parser.feed(_ROOT)
     stack: list[ET.Element] = []
     n = 0
@@ -156,7 +156,8 @@ def _read_xml_pieces(pieces: Iterable[str], source: str, fmt: str) -> Iterator[R
     def drain() -> Iterator[RawRecord]:
         nonlocal n
         nonlocal seen
-        for event, el in parser.read_events():
+        # (event, element) pairs: typeshed's type also has the kinds of event not asked for
+        for event, el in cast("Iterator[tuple[str, ET.Element]]", parser.read_events()):
             if event == "start":
                 stack.append(el)
                 seen = seen or len(stack) > 1

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
+from typing import BinaryIO
 
 from pfscope.spark_jobs.exchange.records import RawRecord, utf16_without_bom
 from pfscope.spark_jobs.exchange.xml_format import _local, record_from_event_element
@@ -49,10 +50,10 @@ def plan(size: int, split_bytes: int = SPLIT_BYTES) -> list[tuple[int, int]]:
     return [(i * split_bytes, min(size, (i + 1) * split_bytes)) for i in range(n)]
 
 
-def boundary(fh: object, pos: int, size: int) -> int:
+def boundary(fh: BinaryIO, pos: int, size: int) -> int:
     """The first boundary at or after ``pos`` (the offset of its ``<Event``); ``size`` if none."""
-    read = fh.read  # type: ignore[attr-defined]
-    seek = fh.seek  # type: ignore[attr-defined]
+    read = fh.read
+    seek = fh.seek
     start = max(0, pos - len(b"</Event>") - _WS)
     while start < size:
         seek(start)

@@ -97,7 +97,7 @@ class SparkBuilt:
 class _Links:
     """The REPLID links in the reference's order, one integer each: walked once per round."""
 
-    def __init__(self, distinct: list[Link], ids: array):
+    def __init__(self, distinct: list[Link], ids: array[int]):
         self.distinct, self.ids = distinct, ids
 
     def __iter__(self) -> Iterator[Link]:
@@ -154,7 +154,9 @@ def _step(df: DataFrame, schema: T.StructType, key: str | tuple[str, ...], make:
         it = make()
         row_schema = arrow_schema(schema)
         back: list[dict[str, Any]] = []
-        with KindFiles(path, row_schema, "out", f"part-{TaskContext.get().partitionId():05d}",
+        task = TaskContext.get()
+        assert task is not None  # a Spark task runs this
+        with KindFiles(path, row_schema, "out", f"part-{task.partitionId():05d}",
                        compression="none", dictionary=[]) as files:
             for row in _grouped_rows(batches, lambda r: tuple(r[k] for k in keys), it.group, it.finish):
                 if row["out"] in many:

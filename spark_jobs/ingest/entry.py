@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pfscope.spark_jobs.exchange import InputError, check_some_file_read, expand_log_paths
+from pfscope.spark_jobs.exchange import InputError, check_some_file_read
 from pfscope.spark_jobs.exchange.build import summarize
-from pfscope.spark_jobs.exchange.formats import sniff
+from pfscope.spark_jobs.exchange.formats import expand_log_paths, sniff
 from pfscope.spark_jobs.exchange.identity import load_replids
 from pfscope.spark_jobs.exchange.stage import WHOLE, ReadTask
 from pfscope.spark_jobs.exchange.xml_splits import SPLIT_BYTES, plan, splittable

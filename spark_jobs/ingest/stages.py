@@ -235,8 +235,8 @@ class Classified:
                    .select("file_idx", "record", F.posexplode("ignored").alias("i", "line"))
                    .groupBy("line").agg(F.count("*").alias("n"), F.min(F.struct("file_idx", "record", "i")).alias("first"))
                    .orderBy(F.desc("n"), "first").limit(20))
-            for r in top.collect():
-                acc.ignored_lines[r["line"]] = r["n"]
+            for row in top.collect():
+                acc.ignored_lines[row["line"]] = row["n"]
         parsed = [g for g in groups if g["fate"] == "parsed"]  # a parsed row's acct_server is its server
         self.counted = Accounted(acc, totals["duplicates"], totals["errors"], totals["rejected"],
                                  {g["acct_server"] for g in groups if g["fate"] == "error"},

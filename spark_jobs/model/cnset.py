@@ -47,7 +47,8 @@ def decimal_int(text: str) -> int:
         digits = digits.lstrip("0") or "0"
         if len(digits) <= _INT_CHUNK:
             return sign * int(digits)
-        return sign * int(digits[:_INT_CHUNK]) * 10 ** (len(digits) - _INT_CHUNK)
+        scale: int = 10 ** (len(digits) - _INT_CHUNK)  # a positive power: an int (typeshed says Any)
+        return sign * int(digits[:_INT_CHUNK]) * scale
 
 
 def _merge_sorted(ranges: Iterable[Range]) -> Ranges:
@@ -136,7 +137,7 @@ class CNSet:
         if by_origin is None:
             self._by_origin: dict[str, Ranges] = {}
         elif _trusted:
-            self._by_origin = dict(by_origin)  # type: ignore[arg-type]
+            self._by_origin = dict(by_origin)
         else:
             self._by_origin = {}
             for origin, ranges in by_origin.items():

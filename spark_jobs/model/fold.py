@@ -83,7 +83,7 @@ class Entry:
     awaiting: set[str] = field(default_factory=set)  # asked at the last attempt, no response yet
 
 
-class _Discard(list):  # type: ignore[type-arg]
+class _Discard(list[Any]):
     """A row list that keeps nothing: for callers that want the fold's decisions, not its tables."""
 
     def append(self, item: object) -> None:
@@ -158,7 +158,7 @@ class FolderFold:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         vars(self).update(state)
-        self.org = self.topo = None  # type: ignore[assignment]
+        self.org = self.topo = None  # type: ignore[assignment]  # until resume() binds this run's
         self.rows = Rows() if self.keep_rows else Rows.discarding()
 
     def resume(self, org: OrgContext) -> FolderFold:

@@ -28,8 +28,8 @@ GroupKey = tuple[str, str]  # (observer, fid)
 
 @dataclass
 class ReplayResult:
+    as_of: int
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    as_of: int | None = None
     folds: dict[GroupKey, FolderFold] = field(default_factory=dict)
 
 
@@ -244,8 +244,8 @@ def folders_table(topo: Topology, events: list[Event]) -> list[dict[str, Any]]:
 def replica_lists_table(topo: Topology, events: list[Event]) -> list[dict[str, Any]]:
     """Every content folder's replica list over time: the topology's (``at`` null), then each
     replica-list event, so a past step knows the list at that time."""
-    rows = [{"fid": f.fid, "at": None, "seq": None, "replicas": list(f.replicas), "path": f.path}
-            for f in topo.folders.values()]
+    rows: list[dict[str, Any]] = [{"fid": f.fid, "at": None, "seq": None, "replicas": list(f.replicas), "path": f.path}
+                                  for f in topo.folders.values()]
     for ev in events:
         if ev.kind == "replicas":
             assert ev.replicas is not None

@@ -11,7 +11,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from pfscope.spark_jobs.model.errors import OperatorError
 
@@ -31,11 +31,11 @@ def normalise_fid(fid: str) -> str:
     return fid.upper()
 
 
-def is_fid(value: object) -> bool:
+def is_fid(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and bool(_FID_RE.fullmatch(value))
 
 
-def is_store_name(value: object) -> bool:
+def is_store_name(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and bool(_NAME_RE.fullmatch(value))
 
 
@@ -177,10 +177,7 @@ def topology_from_json(data: Any) -> Topology:
         where = f"costs[{i}]"
         if not isinstance(c, dict):
             raise TopologyError(f"{where} must be an object with a, b and cost")
-        a, b, cost = c.get("a"), c.get("b"), c.get("cost")
-        for name in (a, b):
-            if not isinstance(name, str) or name not in site_set:
-                raise TopologyError(f"{where} names site {name!r}, which is not in 'sites'")
+        a, b, cost = _site(where, c.get("a"), site_set), _site(where, c.get("b"), site_set), c.get("cost")
         if a == b:
             raise TopologyError(f"{where} gives a cost from site {a!r} to itself (always 0)")
         if not isinstance(cost, int) or isinstance(cost, bool) or cost < 0 or cost > MAX_COST:
@@ -273,3 +270,10 @@ def _list(data: dict[str, Any], key: str, *, required: bool) -> list[Any]:
     if not isinstance(value, list):
         raise TopologyError(f"'{key}' must be a list")
     return value
+
+
+def _site(where: str, name: object, sites: set[str]) -> str:
+    """``name``, a site of ``sites`` (an end of ``where``, a cost)."""
+    if not isinstance(name, str) or name not in sites:
+        raise TopologyError(f"{where} names site {name!r}, which is not in 'sites'")
+    return name

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ def simulate_to_folder(
     return sim.stats
 
 
-def _progress_bar():  # type: ignore[no-untyped-def]
+def _progress_bar() -> Callable[[int, int], None]:
     def show(done: int, total: int) -> None:
         frac = done / total if total else 1.0
         bar = "#" * int(frac * 30)

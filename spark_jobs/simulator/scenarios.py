@@ -238,7 +238,7 @@ def demo(seed: int) -> Scenario:
     for n, _srv, site, _v, _p in DEMO_STORES:
         by_site.setdefault(site, []).append(n)
     names = [s[0] for s in DEMO_STORES]
-    folders = []
+    folders: list[dict[str, Any]] = []
     fid_of: dict[str, str] = {}
     for i, (path, parent) in enumerate(_demo_paths(rng)):
         fid = f"1-{0x2A40 + i * 3:X}"
@@ -253,7 +253,7 @@ def demo(seed: int) -> Scenario:
                         "replicas": replicas})
     start = parse_ts("2026-11-02T00:00:00Z")
     end = start + 7 * DAY
-    rates = {f["fid"]: rng.choice((0.5, 2, 4, 8, 12, 24)) for f in folders}
+    rates: dict[str, float] = {f["fid"]: rng.choice((0.5, 2, 4, 8, 12, 24)) for f in folders}
     # the folders the script acts on, chosen from the tree by their shape
     moved = next(f for f in folders if "PFRED02" in f["replicas"] and len(f["replicas"]) >= 2)
     at_risk = next(f for f in folders if f["replicas"][0] == "PFJNB01" and len(f["replicas"]) >= 2)
@@ -366,7 +366,7 @@ def scale(
         if rng.random() < 0.8
     ]
     names = [s["name"] for s in store_rows]
-    folder_rows = []
+    folder_rows: list[dict[str, Any]] = []
     for i in range(folders):
         folder_rows.append({"fid": f"1-{0x10000 + i:X}", "path": f"IPM_SUBTREE\\Area {i % 97}\\Folder {i}",
                             "parent": "1-1", "replicas": rng.sample(names, replicas)})

@@ -59,7 +59,7 @@ def choose_sources(requester_version: str, missing: CNSet, candidates: Sequence[
     return choose_2000(missing, held)
 
 
-def sort_key_2003(c: Candidate) -> tuple[object, ...]:
+def sort_key_2003(c: Candidate) -> tuple[bool, bool, bool, int, int, int, str]:
     """Status, preferred, cost (no affinity after every cost), newest version, most CNs, name."""
     no_affinity = c.cost is None
     return (
