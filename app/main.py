@@ -26,6 +26,7 @@ from pfscope.app.metrics import install_metrics_route
 from pfscope.app.plotly_bundle import serve_cartesian_plotly
 from pfscope.app.runtime import EXTENSION, current_data
 from pfscope.app.settings import Settings, SettingsError, load_settings
+from pfscope.spark_jobs.model.errors import ExitStatus
 
 HERE = Path(__file__).resolve().parent
 
@@ -227,11 +228,12 @@ def server() -> Flask:
     """For a WSGI server of your own (``gunicorn "pfscope.app.main:server()"``): settings from ``PFSCOPE_*``
     variables, with the same check as ``pfscope serve`` (which embeds gunicorn itself, see
     ``app.serve``): off loopback without credentials, or without TLS (``PFSCOPE_CERTFILE`` and
-    ``PFSCOPE_KEYFILE``, or ``PFSCOPE_BEHIND_TLS_PROXY=1``), one line and exit status 2.
+    ``PFSCOPE_KEYFILE``, or ``PFSCOPE_BEHIND_TLS_PROXY=1``), one line and exit status 2. (Not a
+    ``pfscope`` command: the WSGI server calls it, so it exits itself.)
     """
     try:
         settings = load_settings()
     except SettingsError as e:
         print(f"pfscope: {e}", file=sys.stderr)
-        raise SystemExit(2) from None
+        raise SystemExit(ExitStatus.USAGE) from None
     return create_app(settings).server
