@@ -211,7 +211,7 @@ def time_strip(times: list[pd.Timestamp], end: Any, index: int) -> html.Div:
             continue
         seen.add(slot)
         ticks.append(html.Span(className="pf-tick" + (" pf-tick-on" if i == index else ""),
-                               style={"left": f"{100 * x:.3f}%"}, title=ts_text(t), **{"data-at": ts_text(t)}))
+                               style={"left": f"{100 * x:.3f}%"}, title=ts_text(t), **c.html_attrs({"data-at": ts_text(t)})))
     return html.Div(frozen(ticks), className="pf-time-strip", id="folder-time-strip",
                     title="each change of the folder's state tables, placed by time")
 
@@ -254,7 +254,8 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None, vi
     events = set(f.entry_timeline_marks(data.backfill_entries(fid=fid), requests)["event"])
     options = f.request_options(requests)
     if request and request not in {o["value"] for o in options}:
-        request_note = html.P(f"request={request!r} is not a request of this folder.", className="pf-error")
+        request_note: html.P | html.Div = html.P(f"request={request!r} is not a request of this folder.",
+                                                  className="pf-error")
         request = None
     else:
         request_note = html.Div()
@@ -269,7 +270,7 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None, vi
         dcc.Store(id="folder-url-sync"),
         html.Nav(html.Ol([html.Li(dcc.Link(f.folder_label(f_id, path if path != f_id else None) or f_id,
                                            href=c.folder_href(f_id))) for f_id, path in crumbs]),
-                 className="pf-breadcrumb", **{"aria-label": "folder path"}),
+                 className="pf-breadcrumb", **c.html_attrs({"aria-label": "folder path"})),
         html.H1([html.Span("Folder "), html.Span(fid, className="pf-mono"), " ",
                  html.Span(c.path_text(f.folder_label(fid, folder.get("path"))), id="pf-folder-path",
                            className="pf-folder-path"),
@@ -281,14 +282,14 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None, vi
                 f" · run as of {f.fmt_time(summary.get('as_of'))}"]),
         c.section(
             "Who knows what",
-            html.Div(className="pf-slider", **{"data-positions": json.dumps(positions)}, children=[
+            html.Div(className="pf-slider", **c.html_attrs({"data-positions": json.dumps(positions)}), children=[
                 html.Label("Replay the state tables at", htmlFor="folder-slider"),
                 # placed by time: seconds since the first change; step=None stops only at the
                 # changes and the as-of (the keyboard steps from change to change: assets/pfscope-slider.js)
                 dcc.Slider(id="folder-slider", min=0, max=positions[-1], step=None, value=positions[index],
                            marks=_slider_marks(positions, time_texts, index), updatemode="mouseup",
                            allow_direct_input=False),
-                html.P(id="folder-at", className="pf-at", **{"aria-live": "polite"},
+                html.P(id="folder-at", className="pf-at", **c.html_attrs({"aria-live": "polite"}),
                        children=f"at {ts_text(at_ts)}" if at_ts is not None else "as of the run"),
                 time_strip(times, summary.get("as_of"), index),
                 step,

@@ -44,7 +44,6 @@ from pyspark.sql import functions as F
 from pfscope.spark_jobs.compute.job import (
     FINAL_STATE,
     FINAL_TABLES,
-    FOLD_STATE,
     MIN_LONG_SQL,
     SPLIT_TABLES,
     STATE_EVENTS,
@@ -83,7 +82,7 @@ from pfscope.spark_jobs.compute.reading import (
 )
 from pfscope.spark_jobs.compute.rejudged import Rejudged
 from pfscope.spark_jobs.compute.state import Manifest, Plan, earlier_lines, read_new_lines, rows_where
-from pfscope.spark_jobs.compute.stream import OUT_TABLES, STREAM_COLUMNS, org_payload
+from pfscope.spark_jobs.compute.stream import FOLD_STATE, OUT_TABLES, STREAM_COLUMNS, org_payload
 from pfscope.spark_jobs.compute.writing import files_holding, final_files, to_compact
 from pfscope.spark_jobs.model.events import make_seq
 from pfscope.spark_jobs.model.tables import TABLES, ddl
@@ -169,7 +168,7 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
         "seq", "first_seq", "why", "conflict", "ts").collect(), prev_dir, files,
         lambda seq, text: parsed_row(topo, seq, text)) if c["rejudged"] else None)
     revived = local_frame(spark, again.revived if again else [], PARSED_COLUMNS)
-    last_ts = max((t for t in (previous.last_ts, c["last_ts"], again and again.last_ts) if t is not None),
+    last_ts = max((t for t in (previous.last_ts, c["last_ts"], again.last_ts if again else None) if t is not None),
                   default=None)
     if as_of is None:
         as_of = default_as_of(last_ts, now_us() if clock is None else clock)
@@ -232,7 +231,7 @@ def refresh(spark: SparkSession, topo: Topology, previous: Manifest, prev_dir: P
     n = partitions or fold_partitions_for(cores, n_accepted + STATE_EVENTS_WEIGHT * len(active))
     step(f"refresh: the fold of {len(active):,} folders")
     folded = fold_groups(stream, payload, as_of, n, keep_state=True).localCheckpoint()
-    step(None)
+    step(None)  # type: ignore[arg-type]  # pyspark says str; None clears the description
     folders_refolded = len(set(with_events) | set(refold))
 
     def carried(table: str) -> DataFrame:
