@@ -50,7 +50,8 @@ def causes_section(data: RunData, summary: dict[str, Any], _query: dict[str, Any
     return c.section("What is wrong, by cause", html.Ul(items, id="pf-causes", className="pf-verdict"),
                      help="Each cause with the consequences it explains, most urgent first: critical (a store "
                           "down, content only one store holds), warning (a backfill failing), information "
-                          "(backfill under way).")
+                          "(backfill under way). Content at risk is what is so; what a store believes only it "
+                          "holds is said to be its belief.", term="content-at-risk")
 
 
 def rejects_banner_section(_data: RunData, summary: dict[str, Any], _query: dict[str, Any]) -> Any:
@@ -108,8 +109,7 @@ def trend_section(data: RunData, _summary: dict[str, Any], _query: dict[str, Any
 def worst_section(data: RunData, summary: dict[str, Any], query: dict[str, Any]) -> Any:
     every = data.memo(
         "worst_folders_all", (),
-        lambda: f.worst_folders(data.replica_summary(), data.open_entries(), summary.get("as_of"),
-                                limit=1 << 62, down=f.down_stores(data.stores())),
+        lambda: f.worst_folders(data.replica_summary(), data.open_entries(), summary.get("as_of"), limit=1 << 62),
     )
     rows = len(every) if query.get("worst") == "all" else WORST_ROWS
     shown = every.head(rows).assign(path=lambda x: [f.folder_label(a, b) for a, b in zip(x["fid"], x["path"],
@@ -125,12 +125,13 @@ def worst_section(data: RunData, summary: dict[str, Any], query: dict[str, Any])
         "Folders needing attention", count, c.table(
             shown,
             [("fid", "FID"), ("path", "path"), ("at_risk_count", c.with_term("content at risk (CNs)", "content-at-risk")),
-             ("overdue", c.with_term("overdue replicas", "overdue")), ("missing_count", c.with_term("missing CNs", "missing")),
+             ("overdue", c.with_term("overdue replicas", "overdue")), ("missing_count", c.with_term("known missing CNs", "missing")),
              ("open_entries", "open entries"), ("oldest_open_at", "oldest open entry"), ("oldest_open_age_s", "open for")],
             {"fid": c.link_fid, "oldest_open_age_s": lambda v, _r: f.fmt_age(v)}, id="pf-worst", limit=max(rows, 1),
         ), id="pf-worst-section",
-        help="Content at risk first (a delete-pending replica's unique CNs), then overdue replicas, "
-             "then missing CNs, then the oldest open backfill entry.",
+        help="Content at risk first (what is so: CNs no other replica on the list holds, of a delete-pending "
+             "replica or of a store that is down), then overdue replicas, then the CNs the replicas know they are "
+             "missing, then the oldest open backfill entry.",
     )
 
 
