@@ -7,7 +7,7 @@ alone. No figure carries more than :data:`MAX_MARKS` marks: callers get a ``trun
 
 One module per job (:mod:`.text`, :mod:`.glossary`, :mod:`.palette`, :mod:`.layout`,
 :mod:`.overview`, :mod:`.matrix`, :mod:`.replay`, :mod:`.backfill`, :mod:`.candidates`,
-:mod:`.stores`, :mod:`.paging`, :mod:`.slider`, :mod:`.belief`); this package re-exports their public names, so
+:mod:`.stores`, :mod:`.paging`, :mod:`.slider`, :mod:`.belief`, :mod:`.outages`); this package re-exports their public names, so
 ``from app import figures as f`` then ``f.name`` keeps working.
 """
 
@@ -63,6 +63,12 @@ from pfscope.app.figures.matrix import (
     fig_who_knows_what,
     history_times,
     who_knows_what,
+)
+from pfscope.app.figures.outages import (
+    outage_duration,
+    outage_rows,
+    outage_text,
+    short_time,
 )
 from pfscope.app.figures.overview import (
     AT_RISK_HREF,
@@ -229,6 +235,9 @@ __all__ = [
     "natural_key",
     "next_request_texts",
     "not_told_text",
+    "outage_duration",
+    "outage_rows",
+    "outage_text",
     "overdue_since",
     "partners_behind",
     "plural",
@@ -240,6 +249,7 @@ __all__ = [
     "responder_group_text",
     "responder_rows",
     "run_age_s",
+    "short_time",
     "slider_labels",
     "slider_mark_indices",
     "slider_positions",

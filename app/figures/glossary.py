@@ -12,6 +12,10 @@ GLOSSARY: dict[str, tuple[str, str]] = {
     "down": ("down", "A store is down while its last store status event says down. Its replicas keep the health "
                      "they last had: the model does not pause time-outs for a down store, and nothing it holds "
                      "can be verified until it is back."),
+    "down-period": ("down period (outage)", "A period a store was down: from its down status event to the up "
+                                            "event that ended it, or still down at the as-of. Kept for every "
+                                            "store long after it came back (the store page, the overview's "
+                                            "\"what happened\")."),
     "hierarchy": ("hierarchy (1-1)", "The folder 1-1 is the public folder hierarchy itself; every store is a "
                                      "replica of it. It has no path."),
     "replica-list": ("replica list", "The stores that should hold a folder; it changes over time."),

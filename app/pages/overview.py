@@ -54,6 +54,26 @@ def causes_section(data: RunData, summary: dict[str, Any], _query: dict[str, Any
                           "holds is said to be its belief.", term="content-at-risk")
 
 
+#: outages the overview lists (newest first); the store pages have every one
+OUTAGE_ROWS = 10
+
+
+def happened_section(data: RunData, summary: dict[str, Any], _query: dict[str, Any]) -> Any:
+    """What happened: the stores' down periods from ``store_periods``, newest first, those that are
+    over too (a store's status says only how it is at the as-of)."""
+    rows = data.memo("outage_rows", (), lambda: f.outage_rows(data.store_periods(), summary.get("as_of")))
+    if rows.empty:
+        body: list[Any] = [html.P("No store was down in the log, up to the as-of.", id="pf-outages")]
+    else:
+        more = len(rows) - OUTAGE_ROWS
+        body = [c.table(rows, [("store", "store"), ("from", "down from"), ("to", "back up"), ("down_for", "down for")],
+                        {"store": c.link_store}, id="pf-outages", limit=OUTAGE_ROWS),
+                html.P(f"The {OUTAGE_ROWS} newest of {len(rows):,}; each store's page lists all of its own.",
+                       className="pf-muted") if more > 0 else ""]
+    return c.section("What happened: stores down", *body, id="pf-happened",
+                     help="Every period a store was down, newest first, up to the as-of (UTC).", term="down-period")
+
+
 def rejects_banner_section(_data: RunData, summary: dict[str, Any], _query: dict[str, Any]) -> Any:
     rejected = int(summary.get("rejected") or 0)
     if not rejected:
@@ -153,8 +173,8 @@ def lag_section(data: RunData, _summary: dict[str, Any], _query: dict[str, Any])
 
 
 #: the overview, top to bottom
-SECTIONS: list[Section] = [headline_section, causes_section, rejects_banner_section, stores_section, health_section,
-                           trend_section, worst_section, lag_section]
+SECTIONS: list[Section] = [headline_section, causes_section, happened_section, rejects_banner_section, stores_section,
+                           health_section, trend_section, worst_section, lag_section]
 
 
 def layout(**query: Any) -> html.Main:

@@ -1,6 +1,6 @@
-"""``/store/<name>``: a store's replicas and health, its content at risk beside what it believes
-only it holds, its open backfill queue, where its requests go, and which partners it believes
-are behind."""
+"""``/store/<name>``: a store's replicas and health, its down periods (those that are over too),
+its content at risk beside what it believes only it holds, its open backfill queue, where its
+requests go, and which partners it believes are behind."""
 
 from __future__ import annotations
 
@@ -35,6 +35,15 @@ def layout(name: str | None = None, **_query: Any) -> html.Main:
     name = name or ""
     # a function of the run and the URL: built once, then served from the shared cache
     return data.memo("store_page", (name,), lambda: store_page(data, name))
+
+
+def outages_view(data: RunData, name: str, as_of: Any) -> html.Section:
+    """Every period the store was down, newest first, long after it came back."""
+    rows = f.outage_rows(data.store_periods(store=name), as_of)
+    body: Any = (html.Ul([html.Li(t) for t in rows["text"]], id="pf-store-outages") if not rows.empty else
+                 html.P("Never down in the log, up to the as-of.", id="pf-store-outages"))
+    return c.section("Down periods", body, id="pf-store-outages-section", term="down-period",
+                     help="From the log: every period this store was down, newest first (UTC).")
 
 
 def risk_view(name: str, replicas: pd.DataFrame, down: bool) -> html.P | None:
@@ -92,6 +101,7 @@ def store_page(data: RunData, name: str) -> html.Main:
                 f" · preferred backfill source: {store.get('preferred_backfill_source')}"
                 if store.get("preferred_backfill_source") else ""], id="pf-store-facts"),
         risk_view(name, replicas, down) or "",
+        outages_view(data, name, as_of),
         c.section("Replicas by health", html.Ul(
             [html.Li([c.health_badge(h, down), f" {int(counts.get(h, 0)):,} ", c.term_link(f.HEALTH_TERMS[h])])
              for h in f.HEALTH_ORDER],

@@ -10,8 +10,8 @@ Sizes are bounded: each long list keeps its first ``Limits`` rows, in a stated o
 how many it left out.
 
 The two reports are built alike, each section a short function; the cells, the section helpers
-and ``Limits`` are in :mod:`.cells`, the sections of what is so beside each store's belief in
-:mod:`.reality`, the HTML and the document around it in ``html`` and ``document``.
+and ``Limits`` are in :mod:`.cells`, the sections of what is so beside each store's belief and of
+what happened in :mod:`.reality`, the HTML and the document around it in ``html`` and ``document``.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from pfscope.app.report.cells import section as _section
 from pfscope.app.report.cells import time_text as _time
 from pfscope.app.report.document import Document
 from pfscope.app.report.html import Html, join, plotly_text, table, tag
-from pfscope.app.report.reality import at_risk_section, replicas_section
+from pfscope.app.report.reality import at_risk_section, outages_section, replicas_section
 from pfscope.spark_jobs.model.errors import OperatorError
 from pfscope.spark_jobs.model.timeutil import TimeError, parse_ts
 
@@ -176,9 +176,10 @@ def organisation_report(data: RunData, lim: Limits) -> str:
     doc.body.append(_trend_section(doc, data))
     doc.body.append(_lag_section(doc, data, stores, lim))
     doc.body.append(at_risk_section(data, lim))
+    doc.body.append(outages_section(data))
     toc = [("summary", "Summary"), ("accounting", "Input"), ("stores", "Stores by site"), ("worst", "Folders needing attention"),
            ("open-entries", "Open backfill entries"), ("trend", "Backfill over time"), ("lag", "Knowledge lag"),
-           ("at-risk", "Content at risk")]
+           ("at-risk", "Content at risk"), ("happened", "What happened")]
     return doc.render(_header(data, "Organisation report"), toc, _footer(data))
 
 

@@ -1,6 +1,6 @@
 """The reports' shared pieces: their bounds (:class:`Limits`), cells (counts, times, flags, CN
 sets, folder paths, health) and section helpers, used by the organisation and folder reports
-(:mod:`.build`) and by their sections of what is so (:mod:`.reality`)."""
+(:mod:`.build`) and by their sections of what is so and what happened (:mod:`.reality`)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
-"""The reports' sections of what is so beside what each store believes.
+"""The reports' sections of what is so beside what each store believes, and of what happened.
 
 - content at risk (the organisation report): the replicas whose content no other replica on the
   list holds, from ``replicas.at_risk_count``, the same number as the dashboard's headline and
   ``/metrics``; then each store's belief where it differs, said as its belief;
+- what happened (the organisation report): every period a store was down (``store_periods``);
 - a folder's replicas (the folder report): what each lacks, in its two parts (known missing, not
   told yet), and its content at risk, really unique and believed unique CNs, each labelled.
 """
@@ -81,6 +82,20 @@ def at_risk_section(data: RunData, lim: Limits) -> Html:
                              for x in listed.to_dict("records")], class_="beliefs"),
                  left_out(len(listed), len(believing), "beliefs", "by store and folder")]
     return section("at-risk", "Content at risk", *body)
+
+
+def outages_section(data: RunData) -> Html:
+    """What happened: every period a store was down, newest first, those that are over too."""
+    outages = f.outage_rows(data.store_periods(), data.summary().get("as_of"))
+    if outages.empty:
+        return section("happened", "What happened: stores down",
+                       tag("p", "No store was down in the log, up to the as-of."))
+    return section(
+        "happened", "What happened: stores down",
+        tag("p", "Every period a store was down, newest first, up to the as-of (UTC).", class_="note"),
+        table(["store", "down from", "back up", "down for"],
+              rows(outages, [lambda x: x["store"], lambda x: x["from"], lambda x: x["to"], lambda x: x["down_for"]])),
+    )
 
 
 def _lacks_cell(x: dict[str, Any], lim: Limits) -> Html:

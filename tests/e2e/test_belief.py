@@ -1,7 +1,7 @@
 """Issue 35 in Chromium, on the demo: belief is not fact. Content at risk is what is so and the same
 number on the headline, the page it links to, the report and /metrics; a store's belief is said to
-be its belief; and "lacks" comes in two parts. Expected values from the published Parquet, and the
-demo's known facts."""
+be its belief; "lacks" comes in two parts; and the past (the stores' down periods) is shown long
+after it is over. Expected values from the published Parquet, and the demo's known facts."""
 
 from __future__ import annotations
 
@@ -115,3 +115,31 @@ def test_lacks_in_two_parts_known_missing_and_not_told_yet(demo_server: Server, 
                if r["fid"] == "1-2BFF")
     assert row == {"fid": "1-2BFF", "health": "in sync (no backfill entry), lacks 1 CN: not told yet",
                    "lacks_count": "1", "missing_count": "0"}
+
+
+def test_a_store_page_shows_its_outage_long_after_it_came_back(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    stores = table(demo_server.data, "stores").set_index("store")
+    assert stores.loc["PFSIN02", "status"] == "up"  # back up: its status alone says nothing of the outage
+    open_page(page, demo_server.base + "/store/PFSIN02")
+    assert page.locator("#pf-store-outages li").all_inner_texts() == [
+        "down 50 h, Tue 11-03 06:00 to Thu 11-05 08:00 (UTC)"]
+    screenshot(page, "demo-store-PFSIN02")
+    open_page(page, demo_server.base + "/store/PFJNB02")
+    assert page.locator("#pf-store-outages li").all_inner_texts() == [
+        "down since Sat 11-07 00:00 (UTC), still down at the as-of (47 h 59 min)"]
+    open_page(page, demo_server.base + "/store/PFDUB01")
+    assert page.locator("#pf-store-outages").inner_text() == "Never down in the log, up to the as-of."
+
+
+def test_the_overview_lists_what_happened_newest_first(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    periods = table(demo_server.data, "store_periods")
+    assert sorted(periods["store"]) == ["PFJNB02", "PFSIN02"]
+    open_page(page, demo_server.base + "/")
+    shown = rows(page, "pf-outages", ["store", "from", "to", "down_for"])
+    assert shown == [
+        {"store": "PFJNB02", "from": "2026-11-07 00:00:00Z", "to": "still down", "down_for": "47 h 59 min so far"},
+        {"store": "PFSIN02", "from": "2026-11-03 06:00:00Z", "to": "2026-11-05 08:00:00Z", "down_for": "50 h"},
+    ]
+    # above the fold's details: right after the causes
+    order = page.locator("main section[id]").evaluate_all("els => els.map(e => e.id)")
+    assert order.index("pf-happened") < order.index("pf-stores")

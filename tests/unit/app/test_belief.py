@@ -1,4 +1,4 @@
-"""A store's belief beside what is so, in words (app/figures/belief.py)."""
+"""A store's belief beside what is so, and what happened, in words (app/figures/belief.py, outages.py)."""
 
 from __future__ import annotations
 
@@ -54,8 +54,24 @@ def test_lacks_has_two_parts_and_in_sync_never_hides_them() -> None:
         "from a store that holds them")
 
 
+def test_outages_newest_first_over_or_still_down() -> None:
+    periods = pd.DataFrame({"store": ["PFSIN02", "PFJNB02"],
+                            "down_at": [T("2026-11-03T06:00:00Z"), T("2026-11-07T00:00:00Z")],
+                            "up_at": [T("2026-11-05T08:00:00Z"), pd.NaT]})
+    rows = f.outage_rows(periods, AS_OF)
+    assert list(rows["store"]) == ["PFJNB02", "PFSIN02"]
+    assert rows.loc[1, "text"] == "down 50 h, Tue 11-03 06:00 to Thu 11-05 08:00 (UTC)"
+    assert rows.loc[0, "text"] == "down since Sat 11-07 00:00 (UTC), still down at the as-of (47 h 59 min)"
+    assert list(rows["to"]) == ["still down", "2026-11-05 08:00:00Z"]
+    assert list(rows["down_for"]) == ["47 h 59 min so far", "50 h"]
+    assert bool(rows.loc[0, "still_down"]) and not bool(rows.loc[1, "still_down"])
+    assert f.outage_rows(periods.iloc[0:0], AS_OF).empty
+    assert f.outage_duration(40 * 60) == "40 min" and f.outage_duration(2.5 * 3600) == "2 h 30 min"
+    assert f.short_time(None) == "" and f.outage_text(None, None, AS_OF) == ""
+
+
 def test_the_glossary_tells_belief_from_what_is_so() -> None:
-    for term in ("believed-unique", "really-unique", "content-at-risk", "lacks", "missing"):
+    for term in ("believed-unique", "really-unique", "content-at-risk", "lacks", "missing", "down-period"):
         assert term in f.GLOSSARY
     assert "never a store's belief" in f.GLOSSARY["content-at-risk"][1]
     assert "A store's belief" in f.GLOSSARY["believed-unique"][1] and "What is so" in f.GLOSSARY["really-unique"][1]

@@ -150,6 +150,7 @@ def test_a_run_published_before_store_periods_and_the_reality_columns_still_load
     assert list(data.replicas(fid="1-123").columns) == [n for n, _ in TABLES["replicas"]]
     heads = {h.key: h.count for h in f.headline_counts(data.stores(), summary, data.open_entries(), 0)}
     assert heads["at-risk"] == 0
+    assert f.outage_rows(periods, data.summary()["as_of"]).empty
 
 
 def test_store_periods_newest_first(we_data: Path) -> None:
