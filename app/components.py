@@ -24,10 +24,12 @@ from pfscope.app.figures import (
     HEALTH_ORDER,
     HEALTH_TERMS,
     Headline,
+    Lacks,
     fmt_time,
     glossary_href,
     health_text,
     plural,
+    sync_suffix,
 )
 
 Cell = Callable[[Any, dict[str, Any]], Any]
@@ -209,6 +211,13 @@ def as_cnset(value: Any, _row: dict[str, Any]) -> Any:
 def as_health(value: Any, row: dict[str, Any]) -> Any:
     """A health badge; a row with ``store_status`` down says the health is as last known."""
     return health_badge(value, str(row.get("store_status")) == "down")
+
+
+def as_health_lacks(value: Any, row: dict[str, Any]) -> Any:
+    """A health badge followed by what the replica lacks, so "in sync" never hides CNs it lacks:
+    "in sync (no backfill entry), lacks 1 CN: not told yet" (``row``: a ``replicas`` row)."""
+    suffix = sync_suffix(value, Lacks.of(row), str(row.get("store_status")) == "down")
+    return html.Span([as_health(value, row), suffix]) if suffix else as_health(value, row)
 
 
 def as_yes_no(value: Any, _row: dict[str, Any]) -> Any:

@@ -7,7 +7,8 @@ aggregate of one. Used by the dashboard and by the HTML reports.
   without a restart.
 - :func:`read_table` reads one table with pyarrow.dataset, only the columns asked for and only
   the rows the filter keeps (never all of ``state_history`` for one folder); times come back as
-  tz-aware UTC pandas timestamps, and an empty table still has its declared columns.
+  tz-aware UTC pandas timestamps, and an empty table still has its declared columns. A run
+  published before a table or a column existed reads it as empty, or as nulls.
 - :class:`RunData` wraps a run with an optional cache (anything with ``get``/``set``: a
   flask-caching ``Cache`` or a cachelib cache); every key starts with the run id, so a new run is
   never served from an old run's entries.
@@ -135,11 +136,18 @@ def read_table(
     expr = _expression(filters)
     if where is not None:
         expr = where if expr is None else expr & where
-    arrow: pa.Table = dataset.to_table(columns=list(columns) if columns is not None else None, filter=expr)
+    # a run published before a column was declared: the column reads as nulls
+    wanted = list(columns) if columns is not None else [n for n, _ in TABLES[table]]
+    present = set(dataset.schema.names)
+    extra = [n for n in dataset.schema.names if n not in wanted] if columns is None else []
+    arrow: pa.Table = dataset.to_table(columns=[n for n in wanted if n in present] + extra, filter=expr)
     if arrow.num_rows == 0:
-        return empty_frame(table, columns if columns is not None else arrow.column_names)
+        return empty_frame(table, wanted + extra)
     frame = arrow.to_pandas(types_mapper=None, timestamp_as_object=False)
-    return _typed(table, frame)
+    for name in wanted:
+        if name not in present:
+            frame[name] = None
+    return _typed(table, frame[wanted + extra])
 
 
 def _key_part(value: Any) -> str:
@@ -323,10 +331,19 @@ class RunData:
         return self.memo("lag_pairs", (), compute).copy()
 
     def replica_summary(self) -> pd.DataFrame:
-        """Every replica's health and counts (no CN-set text): the overview's per-store bars."""
+        """Every replica's health and counts (no CN-set text): the overview's per-store bars, with
+        each store's belief (``unique_count``, ``missing_count``) beside what is so (really unique,
+        content at risk, lacks, not told)."""
         return self.table(
-            "replicas", ["store", "fid", "path", "health", "open_entries", "missing_count", "unique_count", "on_list"]
+            "replicas", ["store", "fid", "path", "health", "open_entries", "missing_count", "unique_count", "on_list",
+                         "really_unique_count", "at_risk_count", "at_risk_cnset", "lacks_count", "not_told_count"]
         )
+
+    def store_periods(self, store: str | None = None) -> pd.DataFrame:
+        """Every period a store was down up to the as-of, newest first (``up_at`` null: still
+        down); empty for a run published before the table."""
+        frame = self.table("store_periods", filters=_given(store=store))
+        return frame.sort_values(["down_at", "store"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
     def open_entries(self) -> pd.DataFrame:
         """Every open backfill entry of the organisation (the /backfill grid)."""

@@ -54,18 +54,18 @@ def snapshot(data: RunData) -> dict[str, Any]:
     """Everything /metrics says about one run, except its age: plain, picklable values.
 
     Per store: replicas by health (every health state, zeros included), open and overdue backfill
-    entries, content at risk, and the entries whose next request waits for the store (it is down).
+    entries, content at risk (what is so: ``replicas.at_risk_count``, never a store's belief), and
+    the entries whose next request waits for the store (it is down).
     """
     summary = data.summary()
     stores = data.stores()
-    replicas = data.table("replicas", ["store", "health", "unique_count"])
+    replicas = data.table("replicas", ["store", "health", "at_risk_count"])
     entries = data.table("backfill_entries", ["observer", "requests"], filters={"state": "open"})
 
     site = {str(r["store"]): str(r["site"]) for r in stores.to_dict("records")}
     names = sorted(set(site) | set(replicas["store"].astype(str)))
     counts = replicas.groupby(["store", "health"]).size()
-    at_risk = at_risk_cns(replicas, set(stores.loc[stores["status"] == "down", "store"])).groupby(
-        replicas["store"]).sum()
+    at_risk = at_risk_cns(replicas).groupby(replicas["store"]).sum()
     requests = entries["requests"].fillna(0).astype("int64")
     open_n = entries.groupby("observer").size()
     overdue_n = entries[requests >= OVERDUE_REQUESTS].groupby("observer").size()
@@ -113,7 +113,8 @@ class RunCollector(Collector):
             ("pfscope_backfill_entries_overdue", "overdue",
              "Open backfill entries of the store that have had two requests or more (the first did not fill them)"),
             ("pfscope_content_at_risk_cns", "at_risk",
-             "CNs at risk: held only by the store's delete-pending replicas, or by the store itself while it is down"),
+             "CNs at risk, what is so (not the store's belief): CNs no other store on the list holds, of the "
+             "store's delete-pending replicas, or of all its replicas while it is down"),
             ("pfscope_backfill_requests_waiting", "waiting",
              "Open backfill entries of the store whose next request waits for it to come back up (a down store "
              "sends nothing)"),

@@ -7,7 +7,7 @@ alone. No figure carries more than :data:`MAX_MARKS` marks: callers get a ``trun
 
 One module per job (:mod:`.text`, :mod:`.glossary`, :mod:`.palette`, :mod:`.layout`,
 :mod:`.overview`, :mod:`.matrix`, :mod:`.replay`, :mod:`.backfill`, :mod:`.candidates`,
-:mod:`.stores`, :mod:`.paging`, :mod:`.slider`); this package re-exports their public names, so
+:mod:`.stores`, :mod:`.paging`, :mod:`.slider`, :mod:`.belief`, :mod:`.outages`); this package re-exports their public names, so
 ``from app import figures as f`` then ``f.name`` keeps working.
 """
 
@@ -22,6 +22,17 @@ from pfscope.app.figures.backfill import (
     next_request_texts,
     overdue_since,
     with_next_request,
+)
+from pfscope.app.figures.belief import (
+    Lacks,
+    arrival_text,
+    at_risk_total,
+    believed_unique_text,
+    held_alone_text,
+    lacks_summary,
+    not_told_text,
+    sync_suffix,
+    sync_text,
 )
 from pfscope.app.figures.candidates import (
     RESPONDER_GROUPS,
@@ -53,7 +64,14 @@ from pfscope.app.figures.matrix import (
     history_times,
     who_knows_what,
 )
+from pfscope.app.figures.outages import (
+    outage_duration,
+    outage_rows,
+    outage_text,
+    short_time,
+)
 from pfscope.app.figures.overview import (
+    AT_RISK_HREF,
     Headline,
     at_risk_cns,
     down_stores,
@@ -133,6 +151,7 @@ from pfscope.app.figures.verdict import TIERS, Verdict, folder_verdicts
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID
 
 __all__ = [
+    "AT_RISK_HREF",
     "BLUE",
     "CELL_COLOURS",
     "CELL_LABELS",
@@ -173,11 +192,15 @@ __all__ = [
     "WHOLE_REPLAYED",
     "Cause",
     "Headline",
+    "Lacks",
     "Page",
     "Verdict",
+    "arrival_text",
     "at_risk_cns",
+    "at_risk_total",
     "backfill_rows",
     "backfill_trend",
+    "believed_unique_text",
     "causes",
     "cells_at",
     "cells_now",
@@ -202,13 +225,19 @@ __all__ = [
     "headline_counts",
     "health_by_store",
     "health_text",
+    "held_alone_text",
     "history_times",
+    "lacks_summary",
     "lag_click_target",
     "lag_heatmap_frame",
     "lag_heatmap_min_width",
     "list_at",
     "natural_key",
     "next_request_texts",
+    "not_told_text",
+    "outage_duration",
+    "outage_rows",
+    "outage_text",
     "overdue_since",
     "partners_behind",
     "plural",
@@ -220,11 +249,14 @@ __all__ = [
     "responder_group_text",
     "responder_rows",
     "run_age_s",
+    "short_time",
     "slider_labels",
     "slider_mark_indices",
     "slider_positions",
     "step_changes",
     "stores_by_site",
+    "sync_suffix",
+    "sync_text",
     "time_ticks",
     "ts_text",
     "who_knows_what",

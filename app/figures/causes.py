@@ -1,5 +1,8 @@
 """What is wrong, by cause: each cause (a store down, a failing backfill, a replica leaving with
-content only it holds, backfill under way) with the consequences it explains, most urgent first."""
+content only it holds, backfill under way) with the consequences it explains, most urgent first.
+
+Content at risk is what is so (``at_risk_count``); what a store believes only it holds
+(``unique_count``) is shown beside it as that store's belief, never as the risk."""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from pfscope.app.figures.belief import believed_unique_text, count, held_alone_text
 from pfscope.app.figures.text import down_text, fmt_time, plural
 from pfscope.app.figures.verdict import TIERS
 
@@ -20,17 +24,30 @@ class Cause:
     consequences: list[str] = field(default_factory=list)
 
 
+def _counts(frame: pd.DataFrame, column: str) -> pd.Series:
+    if column not in frame.columns:
+        return pd.Series(0, index=frame.index, dtype="int64")
+    return pd.to_numeric(frame[column], errors="coerce").fillna(0).astype("int64")
+
+
 def _store_down(store: str, row: dict[str, Any], replicas: pd.DataFrame, entries: pd.DataFrame,
                 next_requests: pd.DataFrame, as_of: Any) -> Cause:
     mine = replicas[(replicas["store"] == store) & (replicas["health"] != "deleted")]
-    only = int(mine["unique_count"].fillna(0).sum())
-    folders = int((mine["unique_count"].fillna(0) > 0).sum())
+    risk, believed, really = _counts(mine, "at_risk_count"), _counts(mine, "unique_count"), \
+        _counts(mine, "really_unique_count")
+    at_risk = int(risk.sum())
+    belief = believed_unique_text(store, int(believed.sum()), int(really.sum()),
+                                  f", in {plural(int((believed > 0).sum()), 'folder')}")
+    if at_risk:
+        first = (f"{plural(at_risk, 'CN')} only it holds, in {plural(int((risk > 0).sum()), 'folder')}: out of reach "
+                 "until it is back" + (f" ({belief})" if belief and int(believed.sum()) != at_risk else ""))
+    else:
+        first = "no content only it holds" + (f": {belief}" if belief else "")
     waiting = int((entries["observer"] == store).sum()) if not entries.empty else 0
     asking = next_requests[(next_requests["source"] == store) & (next_requests["observer"] != store)] \
         if not next_requests.empty else next_requests
     waiters = asking[["observer", "fid"]].drop_duplicates() if not asking.empty else asking
-    out = [f"{plural(only, 'CN')} only it holds, in {plural(folders, 'folder')}: out of reach until it is back"
-           if only else "no content only it holds",
+    out = [first,
            f"{plural(waiting, 'open entry', 'open entries')} of its own wait for it (a store that is down sends "
            "nothing)"]
     if len(waiters):
@@ -39,21 +56,41 @@ def _store_down(store: str, row: dict[str, Any], replicas: pd.DataFrame, entries
     return Cause("critical", f"{store} down" + (f" {since}" if since else ""), f"/store/{store}", out)
 
 
+def _leaving(r: dict[str, Any]) -> str:
+    """A delete-pending replica: what it holds alone (what is so), then what it believes."""
+    store = str(r["store"])
+    at_risk, believed, really = (count(r.get(c)) for c in ("at_risk_count", "unique_count", "really_unique_count"))
+    parts = [held_alone_text(store, at_risk, r.get("at_risk_cnset"), "until another replica holds it")
+             or "nothing only it holds",
+             believed_unique_text(store, believed, really)]
+    if believed:
+        parts.append("it is deleted once it believes none is")
+    return f"{store} in {r['fid']}: " + "; ".join(p for p in parts if p)
+
+
 def causes(stores: pd.DataFrame, replicas: pd.DataFrame, entries: pd.DataFrame, next_requests: pd.DataFrame,
            as_of: Any) -> list[Cause]:
-    """Every cause with its consequences. ``replicas``: store, fid, health, unique_count;
-    ``entries``: the open backfill entries; ``next_requests``: their next requests."""
+    """Every cause with its consequences. ``replicas``: store, fid, health, at_risk_count (and
+    at_risk_cnset) for what is so, unique_count and really_unique_count for what each store
+    believes beside it; ``entries``: the open backfill entries; ``next_requests``: their next
+    requests. Content at risk is what is so: a CN a store only believes it alone holds is said to
+    be its belief, never counted at risk."""
     out: list[Cause] = []
     down = stores[stores["status"] == "down"] if "status" in stores.columns else stores.iloc[0:0]
     for row in down.sort_values("store").to_dict("records"):
         out.append(_store_down(str(row["store"]), row, replicas, entries, next_requests, as_of))
     down_names = set(down["store"])
-    pending = replicas[(replicas["health"] == "delete_pending") & (replicas["unique_count"].fillna(0) > 0)]
-    if not pending.empty:
-        out.append(Cause("critical", f"{plural(len(pending), 'replica')} leaving with content only it holds",
+    pending = replicas[(replicas["health"] == "delete_pending") & ~replicas["store"].isin(down_names)]
+    risky = pending[_counts(pending, "at_risk_count") > 0]
+    if not risky.empty:
+        out.append(Cause("critical", f"{plural(len(risky), 'replica')} leaving with content only it holds",
                          "/replicas?health=delete_pending",
-                         [f"{r['store']} in {r['fid']}: {plural(int(r['unique_count']), 'CN')}; deleted once "
-                          "another replica holds them" for r in pending.sort_values("store").to_dict("records")]))
+                         [_leaving(r) for r in risky.sort_values(["store", "fid"]).to_dict("records")]))
+    believing = pending[(_counts(pending, "at_risk_count") == 0) & (_counts(pending, "unique_count") > 0)]
+    if not believing.empty:
+        out.append(Cause("info", f"{plural(len(believing), 'replica')} waiting to be deleted: nothing at risk",
+                         "/replicas?health=delete_pending",
+                         [_leaving(r) for r in believing.sort_values(["store", "fid"]).to_dict("records")]))
     overdue = replicas[(replicas["health"] == "overdue") & ~replicas["store"].isin(down_names)]
     for store, group in overdue.groupby("store", sort=True):
         lines = []

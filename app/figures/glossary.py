@@ -12,6 +12,10 @@ GLOSSARY: dict[str, tuple[str, str]] = {
     "down": ("down", "A store is down while its last store status event says down. Its replicas keep the health "
                      "they last had: the model does not pause time-outs for a down store, and nothing it holds "
                      "can be verified until it is back."),
+    "down-period": ("down period (outage)", "A period a store was down: from its down status event to the up "
+                                            "event that ended it, or still down at the as-of. Kept for every "
+                                            "store long after it came back (the store page, the overview's "
+                                            "\"what happened\")."),
     "hierarchy": ("hierarchy (1-1)", "The folder 1-1 is the public folder hierarchy itself; every store is a "
                                      "replica of it. It has no path."),
     "replica-list": ("replica list", "The stores that should hold a folder; it changes over time."),
@@ -28,7 +32,9 @@ GLOSSARY: dict[str, tuple[str, str]] = {
                              "the same time."),
     "not-told": ("not told yet", "A who-knows-what cell whose observer lags: the subject holds CNs the observer "
                                  "has not heard of yet (knowledge lag), and the observer itself lacks some of "
-                                 "them: it does not know this subject could backfill it (amber)."),
+                                 "them: it does not know this subject could backfill it (amber). Of what a "
+                                 "replica lacks, the part not told yet is what it does not know it lacks "
+                                 "(see lacks)."),
     "told-later": ("not told, holds them", "A who-knows-what cell whose observer lags (knowledge lag), but holds "
                                            "every CN it was not told of itself: nothing is missing. The usual "
                                            "state between status messages, above all in the hierarchy 1-1, "
@@ -41,8 +47,16 @@ GLOSSARY: dict[str, tuple[str, str]] = {
     "derived": ("derived (≥ lower bound)", "The CN set was inferred from Exchange's event logs, which print CN "
                                            "ranges, not CN sets: the store holds at least these CNs, so figures "
                                            "built on it are lower bounds."),
-    "missing": ("missing CNs", "CNs other stores on the replica list are believed to hold that the store does "
-                               "not own: what its backfill entries are for."),
+    "missing": ("known missing CNs", "A store's belief: CNs it believes other stores on the replica list hold "
+                                     "and it does not own: what its backfill entries are for. The part of what "
+                                     "it lacks that it knows of."),
+    "lacks": ("lacks: known missing and not told yet", "What is so: the CNs the stores on a folder's replica "
+                                                       "list hold that this replica does not hold, in two "
+                                                       "parts. Known missing: it knows it lacks them (its "
+                                                       "backfill entries are for them). Not told yet: it does "
+                                                       "not know it lacks them; they arrive, or it learns of "
+                                                       "them, with the next message from a store that holds "
+                                                       "them. A replica off the list lacks nothing."),
     "backfill-entry": ("backfill entry", "Opened by a store for missing CNs no open entry covers. It keeps its "
                                          "remaining CNs; it is satisfied when none remain, and abandoned when the "
                                          "store leaves the replica list."),
@@ -63,13 +77,27 @@ GLOSSARY: dict[str, tuple[str, str]] = {
                            "did not fill it. It says the backfill is failing, not that a request is late (the "
                            "next due is after the as-of)."),
     "backfilling": ("backfilling", "A replica with open entries, none of them retried yet."),
-    "in-sync": ("in sync", "A replica with no open backfill entry. On a down store, as last known."),
-    "delete-pending": ("delete pending", "A replica whose store left the replica list while it still holds "
-                                         "unique CNs; it is deleted once none is left."),
-    "deleted": ("deleted", "A replica off the list with no unique CN left."),
-    "content-at-risk": ("content at risk (unique CNs)", "CNs only this replica holds (its owned set minus what "
-                                                        "the stores still on the list are believed to hold). On a "
-                                                        "delete-pending replica they are lost if it goes."),
+    "in-sync": ("in sync", "A replica with no open backfill entry. It can still lack CNs it has not been told "
+                           "of: it then reads \"in sync (no backfill entry), lacks 1 CN: not told yet\". On a "
+                           "down store, as last known."),
+    "delete-pending": ("delete pending", "A replica whose store left the replica list while it believes it "
+                                         "still holds unique CNs; it is deleted once it believes none is left. "
+                                         "Its content at risk is the part no store on the list really holds."),
+    "deleted": ("deleted", "A replica off the list whose store believes it holds no unique CN."),
+    "believed-unique": ("believed unique CNs", "A store's belief: what the replica owns minus what the store's "
+                                               "state table says the other stores on the list hold. Exchange "
+                                               "deletes a delete-pending replica by it. A store hears of "
+                                               "others' CNs only from their messages, so it can believe CNs "
+                                               "are only there that other replicas hold: such CNs are not at "
+                                               "risk."),
+    "really-unique": ("really unique CNs", "What is so: what the replica owns that no other store on the list "
+                                           "really owns (pfscope reads every store's log). The CNs that would "
+                                           "be gone if this copy were lost now."),
+    "content-at-risk": ("content at risk", "What is so, never a store's belief: the really unique CNs of a "
+                                           "delete-pending replica (gone when it is deleted) and of a replica on "
+                                           "a store that is down (out of reach until it is back, gone if it "
+                                           "never is). A CN a store only believes it alone holds is not at "
+                                           "risk."),
     "request-kind": ("expected / observed request", "Expected: due by the model. Observed: a backfill request "
                                                     "the store really sent (in the log) that overlaps an open "
                                                     "entry."),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,19 +56,20 @@ def fig_health_by_store(counts: pd.DataFrame) -> go.Figure:
 
 
 def worst_folders(
-    replicas: pd.DataFrame, entries: pd.DataFrame, as_of: Any = None, limit: int = 15, down: Iterable[str] = ()
+    replicas: pd.DataFrame, entries: pd.DataFrame, as_of: Any = None, limit: int = 15
 ) -> pd.DataFrame:
     """The folders that need attention first: content at risk, most missing CNs, overdue, oldest entry.
 
-    ``replicas``: store, fid, path, health, missing_count, unique_count; ``entries``: the open
-    backfill entries (observer, fid, opened_at).
+    ``replicas``: store, fid, path, health, missing_count, at_risk_count (what is so: the same
+    number everywhere, whatever the stores believe); ``entries``: the open backfill entries
+    (observer, fid, opened_at).
     """
     cols = ["fid", "path", "missing_count", "at_risk_count", "overdue", "open_entries", "oldest_open_at",
             "oldest_open_age_s"]
     if replicas.empty:
         return pd.DataFrame(columns=cols)
     r = replicas.copy()
-    r["at_risk"] = at_risk_cns(r, down)
+    r["at_risk"] = at_risk_cns(r)
     r["is_overdue"] = (r["health"] == "overdue").astype("int64")
     per = r.groupby("fid").agg(
         path=("path", "first"), missing_count=("missing_count", "sum"),
@@ -190,11 +191,18 @@ class Headline:
         return self.count > 0
 
 
-def at_risk_cns(replicas: pd.DataFrame, down: Iterable[str] = ()) -> pd.Series:
-    """Per replica row, the CNs at risk: the unique CNs of a delete-pending replica, and of any
-    replica (not deleted) on a store that is ``down`` (content only it holds, out of reach)."""
-    stranded = replicas["store"].isin(set(down)) & (replicas["health"] != "deleted")
-    return replicas["unique_count"].fillna(0).where((replicas["health"] == "delete_pending") | stranded, 0)
+def at_risk_cns(replicas: pd.DataFrame) -> pd.Series:
+    """Per replica row, the CNs at risk: its published ``at_risk_count`` (what is so: the CNs no
+    other store on the list really holds, of a delete-pending replica or of a replica on a store
+    that is down). Never its store's belief (``unique_count``); null (a run published before the
+    column) counts 0."""
+    if "at_risk_count" not in replicas.columns:
+        return pd.Series(0, index=replicas.index, dtype="int64")
+    return pd.to_numeric(replicas["at_risk_count"], errors="coerce").fillna(0).astype("int64")
+
+
+#: the view the headline's "content at risk" opens: the replicas holding it
+AT_RISK_HREF = "/replicas?at_risk=1"
 
 
 def headline_counts(
@@ -202,12 +210,11 @@ def headline_counts(
 ) -> list[Headline]:
     """The overview's headline: what is wrong, worst first, each a link to the filtered view.
 
-    ``replicas``: store, health, unique_count; ``entries``: the open backfill entries.
+    ``replicas``: store, health, at_risk_count; ``entries``: the open backfill entries.
     """
-    down_names = down_stores(stores)
-    down = len(down_names)
+    down = len(down_stores(stores))
     overdue = int((replicas["health"] == "overdue").sum()) if not replicas.empty else 0
-    at_risk = int(at_risk_cns(replicas, down_names).sum()) if not replicas.empty else 0
+    at_risk = int(at_risk_cns(replicas).sum()) if not replicas.empty else 0
     rejected_n = int(rejected or 0)
     return [
         Headline("stores-down", down, "store down" if down == 1 else "stores down", "/?status=down#pf-stores",
@@ -215,7 +222,7 @@ def headline_counts(
         Headline("overdue", overdue, "overdue replica" if overdue == 1 else "overdue replicas",
                  "/backfill?overdue=1", "overdue"),
         Headline("at-risk", at_risk, f"CN{'' if at_risk == 1 else 's'} of content at risk",
-                 "/replicas?health=delete_pending", "content-at-risk", tier="critical"),
+                 AT_RISK_HREF, "content-at-risk", tier="critical"),
         Headline("open-entries", len(entries), "open backfill entry" if len(entries) == 1 else "open backfill entries",
                  "/backfill", "backfill-entry", tier="info"),
         Headline("rejected", rejected_n, "rejected input line" if rejected_n == 1 else "rejected input lines",

@@ -1,5 +1,6 @@
-"""The verdict: one line per unhealthy replica of a folder, as of the run: what is missing, why,
-what happens next and when (the answer an on-call administrator wants before any table)."""
+"""The verdict: one line per unhealthy replica of a folder, as of the run: what it lacks (what it
+knows it is missing, and what it has not been told of), why, what happens next and when (the
+answer an on-call administrator wants before any table)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,14 @@ from typing import Any
 
 import pandas as pd
 
+from pfscope.app.figures.belief import (
+    Lacks,
+    arrival_text,
+    believed_unique_text,
+    count,
+    held_alone_text,
+    not_told_text,
+)
 from pfscope.app.figures.text import down_text, fmt_time, plural
 from pfscope.spark_jobs.model.rules.health import entry_overdue
 
@@ -21,6 +30,8 @@ class Verdict:
     store: str
     tier: str
     text: str
+    #: the CNs the replica lacks (what is so), for a link to their trace; empty when none
+    lacks_cnset: str = ""
 
 
 def _next_line(store: str, nxt: pd.DataFrame, down: bool) -> str:
@@ -34,10 +45,26 @@ def _next_line(store: str, nxt: pd.DataFrame, down: bool) -> str:
     return f"next request {fmt_time(first['due_at'])} to {sources}"
 
 
+def _lacks_line(store: str, lacks: Lacks, known: list[str]) -> str:
+    """What a replica lacks, in its two parts: "lacks 7 CNs (…): 3 it knows of (…: backfill in 1
+    open entry; next request …), 4 it has not been told of (…): they arrive, or …"."""
+    head = f"lacks {plural(lacks.total, 'CN')}" + (f" ({lacks.cnset})" if lacks.cnset else "")
+    backfill = "; ".join(known)
+    if lacks.not_told <= 0:
+        return f"{head}, {'it knows of it' if lacks.total == 1 else 'all of which it knows of'}: {backfill}"
+    told = not_told_text(store, lacks.not_told, lacks.not_told_cnset)
+    if lacks.known <= 0:
+        return f"{head}: not told yet: {arrival_text(store, lacks.not_told)}" + (f"; {backfill}" if backfill else "")
+    cns = f"{lacks.known_cnset}: " if lacks.known_cnset else ""
+    return f"{head}: {lacks.known:,} it knows of ({cns}{backfill}), {told}"
+
+
 def folder_verdicts(replicas: pd.DataFrame, entries: pd.DataFrame, next_requests: pd.DataFrame,
                     stores: pd.DataFrame, as_of: Any) -> list[Verdict]:
-    """One :class:`Verdict` per replica that is not in sync (or whose store is down), most urgent
-    first. ``entries``: the folder's backfill entries; ``next_requests``: its next requests."""
+    """One :class:`Verdict` per replica that is not in sync, lacks CNs (known missing or not told
+    yet) or whose store is down, most urgent first. ``entries``: the folder's backfill entries;
+    ``next_requests``: its next requests. What is at risk and what a replica lacks are what is so;
+    what a store believes only it holds is said to be its belief."""
     status = stores.set_index("store") if not stores.empty else pd.DataFrame()
     out: list[Verdict] = []
     for r in replicas.sort_values("store").to_dict("records"):
@@ -47,34 +74,42 @@ def folder_verdicts(replicas: pd.DataFrame, entries: pd.DataFrame, next_requests
         health = str(r["health"])
         mine = entries[(entries["observer"] == store) & (entries["state"] == "open")] if not entries.empty else entries
         nxt = next_requests[next_requests["observer"] == store] if not next_requests.empty else next_requests
+        lacks = Lacks.of(r)
+        at_risk, believed, really = (count(r.get(c)) for c in ("at_risk_count", "unique_count", "really_unique_count"))
+        belief = believed_unique_text(store, believed, really, cnset=r.get("unique_cnset"))
         parts: list[str] = []
         tier = "info"
         if health == "delete_pending":
-            tier = "critical" if int(r.get("unique_count") or 0) else "warning"
-            parts.append(f"left the replica list {fmt_time(r.get('delete_pending_since'))}; "
-                         f"{plural(int(r.get('unique_count') or 0), 'CN')} only it holds ({r.get('unique_cnset') or ''}): "
-                         "it is deleted once another replica holds them")
-        elif health in ("overdue", "backfilling"):
-            missing = int(r.get("missing_count") or 0)
+            tier = "critical" if at_risk else "warning"
+            parts.append(f"left the replica list {fmt_time(r.get('delete_pending_since'))}")
+            parts.append(held_alone_text(store, at_risk, r.get("at_risk_cnset"), "until another replica holds it")
+                         or "nothing only it holds")
+            if belief:
+                parts.append(f"{belief}: it is deleted once it believes none is")
+        elif health in ("overdue", "backfilling") or (health != "deleted" and lacks.total > 0):
+            known: list[str] = []
+            if not mine.empty:
+                known.append(f"backfill in {plural(len(mine), 'open entry', 'open entries')}")
             retried = mine[[entry_overdue(int(n or 0)) for n in mine["requests"].fillna(0)]] if not mine.empty else mine
-            parts.append(f"lacks {plural(missing, 'CN')} ({r.get('missing_cnset') or ''}) in "
-                         f"{plural(len(mine), 'open entry', 'open entries')}")
             if not retried.empty:
                 tier = "warning"
                 last = retried["last_request_at"].max()
-                parts.append(f"its first request did not fill {'it' if len(retried) == 1 else 'them'}: "
+                known.append(f"its first request did not fill {'it' if len(retried) == 1 else 'them'}: "
                              f"{plural(int(retried['requests'].max()), 'request')} so far, the last "
                              f"{fmt_time(last)}")
-            parts.append(_next_line(store, nxt, down))
+            if not mine.empty:
+                known.append(_next_line(store, nxt, down))
+            line = _lacks_line(store, lacks, known) if lacks.total > 0 else "; ".join(known)
+            parts.append(f"in sync (no backfill entry), {line}" if health == "in_sync" else line)
         elif not down:
             continue
         if down:
-            tier = "critical" if tier == "critical" else "warning"
+            tier = "critical" if tier == "critical" or at_risk else "warning"
             parts.insert(0, f"store down {since}".rstrip() + ": its health here is as last known")
-        if int(r.get("unique_count") or 0) and health not in ("delete_pending", "deleted") and down:
-            tier = "critical"
-            parts.append(f"{plural(int(r['unique_count']), 'CN')} only it holds ({r.get('unique_cnset') or ''}) "
-                         "are out of reach until it is back")
-        out.append(Verdict(store, tier, f"{store}: " + "; ".join(p for p in parts if p) + "."))
+            if health not in ("delete_pending", "deleted"):
+                parts.append(held_alone_text(store, at_risk, r.get("at_risk_cnset"), "while it is down"))
+                if belief:
+                    parts.append(belief + ("" if at_risk else ": nothing here is at risk"))
+        out.append(Verdict(store, tier, f"{store}: " + "; ".join(p for p in parts if p) + ".", lacks.cnset))
     out.sort(key=lambda v: (TIERS.index(v.tier), v.store))
     return out

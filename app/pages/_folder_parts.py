@@ -22,10 +22,53 @@ def verdict_view(data: RunData, fid: str) -> html.Section:
     if not verdicts:
         body: Any = html.P("Every replica is in sync, as of the run.", className="pf-verdict-ok")
     else:
-        body = html.Ul([html.Li(v.text, className=f"pf-verdict-{v.tier}", **c.html_attrs({"data-store": v.store}))
+        body = html.Ul([html.Li([v.text, *c.trace_link(fid, v.store, v.lacks_cnset)],
+                                className=f"pf-verdict-{v.tier}", **c.html_attrs({"data-store": v.store}))
                         for v in verdicts])
-    return html.Section([html.H2(["Verdict ", c.term_link("overdue")]), body], id="pf-verdict",
-                        className="pf-verdict", **c.html_attrs({"aria-label": "verdict, as of the run"}))
+    return html.Section([html.H2(["Verdict ", c.term_link("overdue"), " ", c.term_link("lacks")]), body],
+                        id="pf-verdict", className="pf-verdict",
+                        **c.html_attrs({"aria-label": "verdict, as of the run"}))
+
+
+def replicas_table(replicas: pd.DataFrame, down: set[str]) -> html.Div:
+    """The folder's replicas: health with what each lacks (known missing and not told yet, so "in
+    sync" never hides CNs a replica lacks), then what only it holds, each labelled by whose view
+    it is. A replayed step (no columns of what is so) shows the store's belief only."""
+    replicas = replicas.assign(store_status=["down" if s in down else "up" for s in replicas["store"]])
+    so = "lacks_count" in replicas.columns
+    if so:
+        replicas = replicas.assign(lacks=[f.lacks_summary(f.Lacks.of(r)) for r in replicas.to_dict("records")])
+    columns: list[tuple[str, Any]] = [
+        ("store", "store"), ("health", c.with_term("health", "in-sync")),
+        ("on_list", c.with_term("on list", "replica-list")), ("open_entries", "open entries")]
+    if so:
+        columns += [("lacks", c.with_term("lacks", "lacks")), ("lacks_cnset", "lacks CNs")]
+    columns += [("missing_count", c.with_term("known missing", "missing")), ("missing_cnset", "known missing CNs")]
+    if so:
+        columns += [("not_told_cnset", c.with_term("not told yet", "lacks")),
+                    ("at_risk_count", c.with_term("content at risk", "content-at-risk")),
+                    ("really_unique_count", c.with_term("really unique (only here)", "really-unique"))]
+    columns += [("unique_count", c.with_term("believed unique (its store's belief)", "believed-unique")),
+                ("next_status_at", c.with_term("next status", "next-status"))]
+    return c.table(
+        replicas.sort_values("store") if not replicas.empty else replicas, columns,
+        {"store": c.link_store, "health": c.as_health_lacks if so else c.as_health, "missing_cnset": c.as_cnset,
+         "lacks_cnset": c.as_cnset, "not_told_cnset": c.as_cnset}, id="pf-replicas")
+
+
+def pending_table(replicas: pd.DataFrame) -> html.Div:
+    """Delete-pending replicas: what only each holds (content at risk, what is so) beside what its
+    store believes only it holds (by which Exchange deletes it)."""
+    pending = replicas[replicas["health"] == "delete_pending"] if not replicas.empty else replicas
+    so = "at_risk_count" in pending.columns
+    columns: list[tuple[str, Any]] = [("store", "store"), ("delete_pending_since", "pending since")]
+    if so:
+        columns += [("at_risk_count", c.with_term("content at risk (CNs)", "content-at-risk")),
+                    ("at_risk_cnset", "held alone")]
+    columns += [("unique_count", c.with_term("believed unique (its store's belief)", "believed-unique")),
+                ("unique_cnset", "believed unique CNs")]
+    return c.table(pending, columns, {"store": c.link_store, "unique_cnset": c.as_cnset, "at_risk_cnset": c.as_cnset},
+                   id="pf-pending")
 
 
 def folder_axes(data: RunData, fid: str) -> tuple[list[str], list[str]]:

@@ -26,6 +26,8 @@ from pfscope.app.pages._folder_parts import (
     candidates_view,
     matrix_mode,
     matrix_view,
+    pending_table,
+    replicas_table,
     verdict_view,
     view_switch,
 )
@@ -107,26 +109,6 @@ def _entries_section(entries: pd.DataFrame) -> html.Div:
     )
 
 
-def _replicas_table(replicas: pd.DataFrame, down: set[str]) -> html.Div:
-    replicas = replicas.assign(store_status=["down" if s in down else "up" for s in replicas["store"]])
-    return c.table(
-        replicas.sort_values("store") if not replicas.empty else replicas,
-        [("store", "store"), ("health", "health"), ("on_list", c.with_term("on list", "replica-list")),
-         ("open_entries", "open entries"),
-         ("missing_count", c.with_term("missing CNs", "missing")), ("missing_cnset", "missing"),
-         ("unique_count", c.with_term("unique CNs", "content-at-risk")),
-         ("next_status_at", c.with_term("next status", "next-status"))],
-        {"store": c.link_store, "health": c.as_health, "missing_cnset": c.as_cnset}, id="pf-replicas")
-
-
-def _pending_table(replicas: pd.DataFrame) -> html.Div:
-    pending = replicas[replicas["health"] == "delete_pending"] if not replicas.empty else replicas
-    return c.table(
-        pending, [("store", "store"), ("delete_pending_since", "pending since"), ("unique_count", "unique CNs"),
-                  ("unique_cnset", c.with_term("content at risk", "content-at-risk"))],
-        {"store": c.link_store, "unique_cnset": c.as_cnset}, id="pf-pending")
-
-
 def replay_notes(fid: str, at: pd.Timestamp | None) -> list[str]:
     """What a past step shows of unique CNs, next status and delete pending, and why not more."""
     if at is None:
@@ -191,11 +173,11 @@ def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, 
     ]
     # the tables as one component each: the slider replaces them whole (app/frozen.py says why)
     if whole:
-        replicas_view = frozen([_replicas_table(replicas, down), html.P(f.WHOLE_REPLAYED, className="pf-help")])
-        pending_view = frozen([_pending_table(replicas)])
+        replicas_view = frozen([replicas_table(replicas, down), html.P(f.WHOLE_REPLAYED, className="pf-help")])
+        pending_view = frozen([pending_table(replicas)])
     else:
-        replicas_view = frozen([_replicas_table(replicas, down), *_notes(fid, at, (0, 1))])
-        pending_view = frozen([_pending_table(replicas),
+        replicas_view = frozen([replicas_table(replicas, down), *_notes(fid, at, (0, 1))])
+        pending_view = frozen([pending_table(replicas),
                                *_notes(fid, at, (2,) if fid == f.HIERARCHY_FID else (2, 0))])
     return (replicas_view, frozen(_entries_section(entries)), step_view(history, at), timeline_children, pending_view)
 

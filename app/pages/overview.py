@@ -50,7 +50,28 @@ def causes_section(data: RunData, summary: dict[str, Any], _query: dict[str, Any
     return c.section("What is wrong, by cause", html.Ul(items, id="pf-causes", className="pf-verdict"),
                      help="Each cause with the consequences it explains, most urgent first: critical (a store "
                           "down, content only one store holds), warning (a backfill failing), information "
-                          "(backfill under way).")
+                          "(backfill under way). Content at risk is what is so; what a store believes only it "
+                          "holds is said to be its belief.", term="content-at-risk")
+
+
+#: outages the overview lists (newest first); the store pages have every one
+OUTAGE_ROWS = 10
+
+
+def happened_section(data: RunData, summary: dict[str, Any], _query: dict[str, Any]) -> Any:
+    """What happened: the stores' down periods from ``store_periods``, newest first, those that are
+    over too (a store's status says only how it is at the as-of)."""
+    rows = data.memo("outage_rows", (), lambda: f.outage_rows(data.store_periods(), summary.get("as_of")))
+    if rows.empty:
+        body: list[Any] = [html.P("No store was down in the log, up to the as-of.", id="pf-outages")]
+    else:
+        more = len(rows) - OUTAGE_ROWS
+        body = [c.table(rows, [("store", "store"), ("from", "down from"), ("to", "back up"), ("down_for", "down for")],
+                        {"store": c.link_store}, id="pf-outages", limit=OUTAGE_ROWS),
+                html.P(f"The {OUTAGE_ROWS} newest of {len(rows):,}; each store's page lists all of its own.",
+                       className="pf-muted") if more > 0 else ""]
+    return c.section("What happened: stores down", *body, id="pf-happened",
+                     help="Every period a store was down, newest first, up to the as-of (UTC).", term="down-period")
 
 
 def rejects_banner_section(_data: RunData, summary: dict[str, Any], _query: dict[str, Any]) -> Any:
@@ -108,8 +129,7 @@ def trend_section(data: RunData, _summary: dict[str, Any], _query: dict[str, Any
 def worst_section(data: RunData, summary: dict[str, Any], query: dict[str, Any]) -> Any:
     every = data.memo(
         "worst_folders_all", (),
-        lambda: f.worst_folders(data.replica_summary(), data.open_entries(), summary.get("as_of"),
-                                limit=1 << 62, down=f.down_stores(data.stores())),
+        lambda: f.worst_folders(data.replica_summary(), data.open_entries(), summary.get("as_of"), limit=1 << 62),
     )
     rows = len(every) if query.get("worst") == "all" else WORST_ROWS
     shown = every.head(rows).assign(path=lambda x: [f.folder_label(a, b) for a, b in zip(x["fid"], x["path"],
@@ -125,12 +145,13 @@ def worst_section(data: RunData, summary: dict[str, Any], query: dict[str, Any])
         "Folders needing attention", count, c.table(
             shown,
             [("fid", "FID"), ("path", "path"), ("at_risk_count", c.with_term("content at risk (CNs)", "content-at-risk")),
-             ("overdue", c.with_term("overdue replicas", "overdue")), ("missing_count", c.with_term("missing CNs", "missing")),
+             ("overdue", c.with_term("overdue replicas", "overdue")), ("missing_count", c.with_term("known missing CNs", "missing")),
              ("open_entries", "open entries"), ("oldest_open_at", "oldest open entry"), ("oldest_open_age_s", "open for")],
             {"fid": c.link_fid, "oldest_open_age_s": lambda v, _r: f.fmt_age(v)}, id="pf-worst", limit=max(rows, 1),
         ), id="pf-worst-section",
-        help="Content at risk first (a delete-pending replica's unique CNs), then overdue replicas, "
-             "then missing CNs, then the oldest open backfill entry.",
+        help="Content at risk first (what is so: CNs no other replica on the list holds, of a delete-pending "
+             "replica or of a store that is down), then overdue replicas, then the CNs the replicas know they are "
+             "missing, then the oldest open backfill entry.",
     )
 
 
@@ -152,8 +173,8 @@ def lag_section(data: RunData, _summary: dict[str, Any], _query: dict[str, Any])
 
 
 #: the overview, top to bottom
-SECTIONS: list[Section] = [headline_section, causes_section, rejects_banner_section, stores_section, health_section,
-                           trend_section, worst_section, lag_section]
+SECTIONS: list[Section] = [headline_section, causes_section, happened_section, rejects_banner_section, stores_section,
+                           health_section, trend_section, worst_section, lag_section]
 
 
 def layout(**query: Any) -> html.Main:

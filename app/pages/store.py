@@ -1,5 +1,6 @@
-"""``/store/<name>``: a store's replicas and health, its open backfill queue, where its requests go,
-and which partners it believes are behind."""
+"""``/store/<name>``: a store's replicas and health, its down periods (those that are over too),
+its content at risk beside what it believes only it holds, its open backfill queue, where its
+requests go, and which partners it believes are behind."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 from urllib.parse import quote
 
 import dash
+import pandas as pd
 from dash import dcc, html
 
 from pfscope.app import components as c
@@ -35,6 +37,34 @@ def layout(name: str | None = None, **_query: Any) -> html.Main:
     return data.memo("store_page", (name,), lambda: store_page(data, name))
 
 
+def outages_view(data: RunData, name: str, as_of: Any) -> html.Section:
+    """Every period the store was down, newest first, long after it came back."""
+    rows = f.outage_rows(data.store_periods(store=name), as_of)
+    body: Any = (html.Ul([html.Li(t) for t in rows["text"]], id="pf-store-outages") if not rows.empty else
+                 html.P("Never down in the log, up to the as-of.", id="pf-store-outages"))
+    return c.section("Down periods", body, id="pf-store-outages-section", term="down-period",
+                     help="From the log: every period this store was down, newest first (UTC).")
+
+
+def risk_view(name: str, replicas: pd.DataFrame, down: bool) -> html.P | None:
+    """What only this store holds, what is so, beside what it believes only it holds (of every
+    replica while it is down, else of its delete-pending replicas: the only ones at risk)."""
+    live = replicas[replicas["health"] != "deleted"] if down else replicas[replicas["health"] == "delete_pending"]
+    counts = {col: pd.to_numeric(live[col], errors="coerce").fillna(0).astype("int64")
+              for col in ("at_risk_count", "unique_count", "really_unique_count")}
+    at_risk = int(counts["at_risk_count"].sum())
+    if not down and not at_risk:
+        return None
+    believed = counts["unique_count"]
+    belief = f.believed_unique_text(name, int(believed.sum()), int(counts["really_unique_count"].sum()),
+                                    f", in {f.plural(int((believed > 0).sum()), 'folder')}")
+    why = "while it is down" if down else "until another replica holds it"
+    return html.P([f"Content at risk: {f.plural(at_risk, 'CN')}",
+                   f" in {f.plural(int((counts['at_risk_count'] > 0).sum()), 'folder')}, held by {name} alone: at risk "
+                   f"{why}" if at_risk else f" ({name} holds nothing alone)", ". ",
+                   f"{belief}." if belief else "", " ", c.term_link("content-at-risk")], id="pf-store-risk")
+
+
 def store_page(data: RunData, name: str) -> html.Main:
     stores = data.stores()
     row = stores[stores["store"] == name]
@@ -58,6 +88,7 @@ def store_page(data: RunData, name: str) -> html.Main:
                                   na_position="last", kind="stable")
         queue = f.with_next_request(queue, data.next_requests(observer=name))
     requests = data.backfill_requests(observer=name)
+    as_of = data.summary().get("as_of")
     by_source = f.requests_by_source(requests)
     behind = data.memo("partners_behind", (name,), lambda: f.partners_behind(data.state_table(observer=name)))
 
@@ -65,10 +96,12 @@ def store_page(data: RunData, name: str) -> html.Main:
         html.H1(["Store ", html.Span(name, className="pf-mono")]),
         html.P([f"Server {store.get('server')} · site {store.get('site')} · Exchange {store.get('version')} · ",
                 c.status_badge(store.get("status")), " ",
-                html.Span(f.down_text(store.get("down_since"), data.summary().get("as_of")), id="pf-down-since")
+                html.Span(f.down_text(store.get("down_since"), as_of), id="pf-down-since")
                 if down else "", " ", c.term_link("down") if down else "",
                 f" · preferred backfill source: {store.get('preferred_backfill_source')}"
                 if store.get("preferred_backfill_source") else ""], id="pf-store-facts"),
+        risk_view(name, replicas, down) or "",
+        outages_view(data, name, as_of),
         c.section("Replicas by health", html.Ul(
             [html.Li([c.health_badge(h, down), f" {int(counts.get(h, 0)):,} ", c.term_link(f.HEALTH_TERMS[h])])
              for h in f.HEALTH_ORDER],
@@ -100,8 +133,15 @@ def store_page(data: RunData, name: str) -> html.Main:
                  "set derived from Exchange's logs is a lower bound: the partner may be less behind."),
         c.section("Replicas", c.table(
             replicas,
-            [("fid", "FID"), ("path", "path"), ("health", "health"), ("open_entries", "open entries"),
-             ("missing_count", "missing CNs"), ("unique_count", "unique CNs"), ("next_status_at", "next status")],
-            {"fid": c.link_fid, "health": c.as_health}, id="pf-store-replicas", limit=ROWS),
-            help="Worst first; every open entry of the organisation is in Backfill."),
+            [("fid", "FID"), ("path", "path"), ("health", c.with_term("health, and what it lacks", "lacks")),
+             ("open_entries", "open entries"),
+             ("lacks_count", c.with_term("lacks (CNs)", "lacks")), ("missing_count", c.with_term("known missing", "missing")),
+             ("not_told_count", c.with_term("not told yet", "lacks")),
+             ("at_risk_count", c.with_term("content at risk", "content-at-risk")),
+             ("really_unique_count", c.with_term("really unique (only here)", "really-unique")),
+             ("unique_count", c.with_term(f"believed unique ({name}'s belief)", "believed-unique")),
+             ("next_status_at", "next status")],
+            {"fid": c.link_fid, "health": c.as_health_lacks}, id="pf-store-replicas", limit=ROWS),
+            help="Worst first; every open entry of the organisation is in Backfill. Lacks, really unique and "
+                 "content at risk are what is so; known missing and believed unique are this store's belief."),
     ])

@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 from pfscope.app.report.build import (
-    Limits,
     ReportError,
     View,
     build_report,
@@ -16,6 +15,7 @@ from pfscope.app.report.build import (
     report_download,
     report_filename,
 )
+from pfscope.app.report.cells import Limits
 from pfscope.app.report.files import write_report
 
 __all__ = [

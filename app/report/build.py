@@ -9,15 +9,15 @@ never the time it was made: the same run and view give the same bytes, whether m
 Sizes are bounded: each long list keeps its first ``Limits`` rows, in a stated order, and says
 how many it left out.
 
-One module over 500 lines on purpose: the two reports are built alike, each section a short
-function, and share the cell formatting, the section helpers and ``Limits``; the HTML and the
-document around it already have their own modules (``html``, ``document``).
+The two reports are built alike, each section a short function; the cells, the section helpers
+and ``Limits`` are in :mod:`.cells`, the sections of what is so beside each store's belief and of
+what happened in :mod:`.reality`, the HTML and the document around it in ``html`` and ``document``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -28,8 +28,22 @@ import plotly.graph_objects as go
 from pfscope.app import figures as f
 from pfscope.app.data import RunData, matrix_frame
 from pfscope.app.figures.text import ts_text
+from pfscope.app.report.cells import (
+    Limits,
+    cn_text,
+    folder_path,
+    left_out,
+)
+from pfscope.app.report.cells import bool_text as _bool
+from pfscope.app.report.cells import facts as _facts
+from pfscope.app.report.cells import int_text as _int
+from pfscope.app.report.cells import missing as _missing
+from pfscope.app.report.cells import rows as _rows
+from pfscope.app.report.cells import section as _section
+from pfscope.app.report.cells import time_text as _time
 from pfscope.app.report.document import Document
-from pfscope.app.report.html import Html, esc, join, plotly_text, table, tag
+from pfscope.app.report.html import Html, join, plotly_text, table, tag
+from pfscope.app.report.reality import at_risk_section, outages_section, replicas_section
 from pfscope.spark_jobs.model.errors import OperatorError
 from pfscope.spark_jobs.model.timeutil import TimeError, parse_ts
 
@@ -38,24 +52,6 @@ HEALTH = f.HEALTH_ORDER
 
 class ReportError(OperatorError, ValueError):
     """A view the run cannot give (unknown FID, bad or late ``at``); one line for the operator."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The most rows each list of a report shows (the rest is counted, not shown)."""
-
-    worst_folders: int = 25
-    open_entries: int = 500
-    at_risk: int = 200
-    lag_stores: int = 60
-    matrix_stores: int = 30
-    folder_replicas: int = 200
-    folder_entries: int = 200
-    attempts: int = 40
-    status_requests: int = 40
-    rejects_reasons: int = 20
-    rejects_named: int = 50
-    cnset_chars: int = 240
 
 
 @dataclass(frozen=True)
@@ -69,70 +65,6 @@ class View:
 # -- small formatting helpers ---------------------------------------------------------------
 
 
-def _missing(value: Any) -> bool:
-    if value is None:
-        return True
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def _int(value: Any) -> str:
-    return "" if _missing(value) else f"{int(value):,}"
-
-
-def _time(value: Any) -> str:
-    return f.fmt_time(value)
-
-
-def _bool(value: Any) -> str:
-    return "" if _missing(value) else ("yes" if bool(value) else "no")
-
-
-def cn_text(text: Any, count: Any, max_chars: int) -> Html:
-    """A CN set in monospace; a long one is cut at a range boundary, saying how many CNs in all."""
-    if _missing(text) or text == "":
-        return tag("span", "∅", class_="cn muted")
-    s = str(text)
-    if len(s) <= max_chars:
-        return tag("span", s, class_="cn")
-    cut = max(s.rfind(",", 0, max_chars), s.rfind(";", 0, max_chars))
-    shown = s[: cut if cut > 0 else max_chars]
-    total = f"{int(count):,} CNs in all" if not _missing(count) else "cut"
-    return tag("span", shown, tag("span", f" … ({total})", class_="left-out"), class_="cn")
-
-
-def folder_path(path: Any) -> Html:
-    """A folder path (escaped) that may wrap after each backslash, so narrow columns and paper
-    break it between folder names rather than inside one."""
-    if _missing(path):
-        return Html("")
-    return Html("\\<wbr>".join(esc(part) for part in str(path).split("\\")))
-
-
-def _health(value: Any) -> Html:
-    if _missing(value):
-        return Html("")
-    return tag("span", str(value).replace("_", " "), class_=f"health {value}")
-
-
-def left_out(shown: int, total: int, what: str, order: str) -> Html:
-    """The line under a bounded list: how many rows, in which order, and how many are not shown."""
-    if total <= shown:
-        return Html("")
-    return tag("p", f"Showing the first {shown:,} of {total:,} {what} ({order}); {total - shown:,} not shown.",
-               class_="left-out")
-
-
-def _section(anchor: str, title: str, *children: Any) -> Html:
-    return tag("section", tag("h2", title), *children, id=anchor)
-
-
-def _facts(pairs: Sequence[tuple[str, Any]]) -> Html:
-    return tag("dl", *(join([tag("dt", k), tag("dd", v)]) for k, v in pairs), class_="facts")
-
-
 def _titled(fig: go.Figure, title: str) -> go.Figure:
     """A plotly title from data, above whatever the figure keeps over its plot (a top axis, the
     legend). Escaped, since plotly.js reads tags and entities in titles."""
@@ -144,10 +76,6 @@ def _titled(fig: go.Figure, title: str) -> go.Figure:
     if fig.layout.height:
         fig.update_layout(height=fig.layout.height + extra)
     return fig
-
-
-def _rows(frame: pd.DataFrame, cells: Sequence[Callable[[dict[str, Any]], Any]]) -> list[list[Any]]:
-    return [[cell(r) for cell in cells] for r in frame.to_dict("records")]
 
 
 # -- the view -------------------------------------------------------------------------------
@@ -247,10 +175,11 @@ def organisation_report(data: RunData, lim: Limits) -> str:
     doc.body.append(_open_entries_section(data, open_entries, lim))
     doc.body.append(_trend_section(doc, data))
     doc.body.append(_lag_section(doc, data, stores, lim))
-    doc.body.append(_at_risk_section(data, lim))
+    doc.body.append(at_risk_section(data, lim))
+    doc.body.append(outages_section(data))
     toc = [("summary", "Summary"), ("accounting", "Input"), ("stores", "Stores by site"), ("worst", "Folders needing attention"),
            ("open-entries", "Open backfill entries"), ("trend", "Backfill over time"), ("lag", "Knowledge lag"),
-           ("at-risk", "Content at risk")]
+           ("at-risk", "Content at risk"), ("happened", "What happened")]
     return doc.render(_header(data, "Organisation report"), toc, _footer(data))
 
 
@@ -321,9 +250,8 @@ def _stores_section(doc: Document, stores: pd.DataFrame, replicas: pd.DataFrame)
     return _section("stores", "Stores by site", *parts)
 
 
-def _worst_section(replicas: pd.DataFrame, open_entries: pd.DataFrame, as_of: Any, lim: Limits,
-                   down: set[str] | None = None) -> Html:
-    every = f.worst_folders(replicas, open_entries, as_of, limit=len(replicas) + 1, down=down or ())
+def _worst_section(replicas: pd.DataFrame, open_entries: pd.DataFrame, as_of: Any, lim: Limits) -> Html:
+    every = f.worst_folders(replicas, open_entries, as_of, limit=len(replicas) + 1)
     shown = every.head(lim.worst_folders)
     rows = _rows(shown, [
         lambda r: r["fid"], lambda r: folder_path(r["path"]), lambda r: _int(r["at_risk_count"]), lambda r: _int(r["overdue"]),
@@ -331,13 +259,14 @@ def _worst_section(replicas: pd.DataFrame, open_entries: pd.DataFrame, as_of: An
         lambda r: f.fmt_age(r["oldest_open_age_s"]),
     ])
     body: list[Any] = [
-        tag("p", "Content at risk first (a delete-pending replica's unique CNs), then overdue replicas, then "
-                 "missing CNs, then the oldest open backfill entry.", class_="note"),
+        tag("p", "Content at risk first (what is so: CNs no other replica on the list holds, of a delete-pending "
+                 "replica or of a store that is down), then overdue replicas, then the CNs the replicas know they "
+                 "are missing, then the oldest open backfill entry.", class_="note"),
     ]
     if every.empty:
         body.append(tag("p", "No folder needs attention: every replica is in sync."))
     else:
-        body += [table(["FID", "path", "content at risk (CNs)", "overdue replicas", "missing CNs", "open entries",
+        body += [table(["FID", "path", "content at risk (CNs)", "overdue replicas", "known missing CNs", "open entries",
                         "oldest open entry", "open for"], rows, numeric=[2, 3, 4, 5]),
                  left_out(len(shown), len(every), "folders needing attention", "worst first")]
     return _section("worst", "Folders needing attention", *body)
@@ -434,27 +363,6 @@ def _lag_section(doc: Document, data: RunData, stores: pd.DataFrame, lim: Limits
     )
 
 
-def _at_risk_section(data: RunData, lim: Limits) -> Html:
-    r = data.table("replicas", ["store", "fid", "path", "health", "unique_count", "unique_cnset",
-                                "delete_pending_since"], filters={"health": "delete_pending"})
-    if r.empty:
-        return _section("at-risk", "Delete-pending replicas: content at risk",
-                        tag("p", "No delete-pending replica."))
-    r = r.sort_values(["unique_count", "store", "fid"], ascending=[False, True, True], kind="stable")
-    shown = r.head(lim.at_risk)
-    rows = _rows(shown, [
-        lambda x: x["store"], lambda x: x["fid"], lambda x: folder_path(x["path"]), lambda x: _time(x["delete_pending_since"]),
-        lambda x: _int(x["unique_count"]), lambda x: cn_text(x["unique_cnset"], x["unique_count"], lim.cnset_chars),
-    ])
-    return _section(
-        "at-risk", "Delete-pending replicas: content at risk",
-        tag("p", "Replicas taken off their folder's replica list that still hold CNs no store on the list is "
-                 "believed to hold; they are deleted once those CNs are elsewhere.", class_="note"),
-        table(["store", "FID", "path", "delete pending since", "unique CNs", "content at risk"], rows, numeric=[4]),
-        left_out(len(shown), len(r), "delete-pending replicas", "most unique CNs first"),
-    )
-
-
 # -- folder ---------------------------------------------------------------------------------
 
 
@@ -474,7 +382,7 @@ def folder_report(data: RunData, fid: str, at: pd.Timestamp | None, lim: Limits)
     requests = data.backfill_requests(fid=fid)
 
     doc.body.append(_verdict_section(data, fid, replicas, entries))
-    doc.body.append(_replicas_section(replicas, lim))
+    doc.body.append(replicas_section(replicas, lim))
     doc.body.append(_matrix_section(doc, data, fid, path, at, lim))
     doc.body.append(_entries_section(doc, fid, path, entries, requests, at, lim))
     doc.body.append(_candidates_section(data, fid, requests, lim))
@@ -499,28 +407,9 @@ def _verdict_section(data: RunData, fid: str, replicas: pd.DataFrame, entries: p
                                class_=f"tier-{v.tier}", data_store=v.store) for v in verdicts],
                    class_="verdict")
     return _section("verdict", f"Verdict, as of the run ({_time(as_of)})",
-                    tag("p", "Each replica that is not in sync, or whose store is down, in one line: what is missing, "
-                             "why, what happens next and when. Most urgent first.", class_="note"), body)
-
-
-def _replicas_section(replicas: pd.DataFrame, lim: Limits) -> Html:
-    if replicas.empty:
-        return _section("replicas", "Replicas", tag("p", "No replica of this folder in the run."))
-    rank = {h: i for i, h in enumerate(("delete_pending", "overdue", "backfilling", "in_sync", "deleted"))}
-    r = replicas.assign(_rank=replicas["health"].map(rank).fillna(len(rank)))
-    r = r.sort_values(["_rank", "store"], kind="stable")
-    shown = r.head(lim.folder_replicas)
-    rows = _rows(shown, [
-        lambda x: x["store"], lambda x: _bool(x["on_list"]), lambda x: _health(x["health"]),
-        lambda x: _int(x["open_entries"]), lambda x: _int(x["missing_count"]),
-        lambda x: cn_text(x["missing_cnset"], x["missing_count"], lim.cnset_chars), lambda x: _int(x["unique_count"]),
-        lambda x: cn_text(x["unique_cnset"], x["unique_count"], lim.cnset_chars), lambda x: _time(x["next_status_at"]),
-        lambda x: _time(x["delete_pending_since"]), lambda x: _time(x["deleted_at"]),
-    ])
-    return _section("replicas", "Replicas", table(
-        ["store", "on list", "health", "open entries", "missing", "missing CNs", "unique", "unique CNs",
-         "next status message", "delete pending since", "deleted at"], rows, numeric=[3, 4, 6]),
-        left_out(len(shown), len(r), "replicas", "delete pending, overdue and backfilling first"))
+                    tag("p", "Each replica that is not in sync, lacks CNs, or whose store is down, in one line: what "
+                             "it lacks (what it knows of and what it has not been told of), why, what happens next "
+                             "and when. Most urgent first.", class_="note"), body)
 
 
 def _bound_matrix(matrix: pd.DataFrame, keep_n: int) -> tuple[pd.DataFrame, int]:

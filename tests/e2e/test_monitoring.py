@@ -123,11 +123,8 @@ def test_prometheus_reads_the_published_tables(prometheus: str, demo_server: Ser
     assert by(query(prometheus, "pfscope_backfill_entries_open"), "store") == {s: float(open_n.get(s, 0)) for s in names}
     assert by(query(prometheus, "pfscope_backfill_entries_overdue"), "store") == {
         s: float(overdue_n.get(s, 0)) for s in names}
-    down = table(demo_server.data, "stores").query("status == 'down'")["store"]
-    # content at risk: a delete-pending replica's unique CNs, and what only a down store holds
-    pending = replicas[(replicas["health"] == "delete_pending")
-                       | (replicas["store"].isin(down) & (replicas["health"] != "deleted"))
-                       ].groupby("store")["unique_count"].sum()
+    # content at risk: what is so (the published at_risk_count), never a store's belief (unique_count)
+    pending = replicas.groupby("store")["at_risk_count"].sum()
     assert by(query(prometheus, "pfscope_content_at_risk_cns"), "store") == {s: float(pending.get(s, 0)) for s in names}
     assert sum(overdue_n) > 0 and sum(pending) > 0  # the demo has both: the comparisons are not all zeros
 
@@ -152,10 +149,7 @@ def test_prometheus_loads_the_rules_and_their_alerts_follow_the_tables(prometheu
     entries = table(demo_server.data, "backfill_entries")
     open_entries = entries[entries["state"] == "open"]
     overdue_stores = set(open_entries.loc[open_entries["requests"] >= 2, "observer"])
-    down = set(table(demo_server.data, "stores").query("status == 'down'")["store"])
-    at_risk_stores = set(replicas.loc[((replicas["health"] == "delete_pending")
-                                       | (replicas["store"].isin(down) & (replicas["health"] != "deleted")))
-                                      & (replicas["unique_count"] > 0), "store"])
+    at_risk_stores = set(replicas.loc[replicas["at_risk_count"] > 0, "store"])
 
     def alerting(name: str) -> set[str]:
         alerts = _get(prometheus + "/api/v1/alerts")["data"]["alerts"]

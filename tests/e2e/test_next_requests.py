@@ -81,7 +81,7 @@ def test_the_folder_page_opens_with_its_verdict(demo_server: Server, page) -> No
     line = page.locator(f'#pf-verdict li[data-store="{store}"]')
     text = line.inner_text()
     rep = reps[(reps["fid"] == fid) & (reps["store"] == store)].iloc[0]
-    assert text.startswith(f"{store}: lacks {int(rep['missing_count']):,} CN")
+    assert text.startswith(f"{store}: lacks {int(rep['lacks_count']):,} CN")
     first = live[(live["fid"] == fid) & (live["observer"] == store)].sort_values(["due_at", "rank"]).iloc[0]
     assert f"next request {pd.Timestamp(first['due_at']).strftime('%Y-%m-%d %H:%M:%S')}Z to {first['source']}" in text
     assert line.bounding_box()["y"] < 900  # no scrolling to find it

@@ -141,6 +141,7 @@ def test_folder_report_renders_offline_and_is_interactive(reports: dict[str, Mad
     drawn = charts_drawn(page)
     assert len(drawn) == 2 and all(n > 0 for n in drawn), drawn  # the matrix and the backfill timeline
     # hover a matrix cell: plotly shows the observer and the CN set
+    page.locator("#matrix .nsewdrag").first.scroll_into_view_if_needed()
     box = page.locator("#matrix .nsewdrag").first.bounding_box()
     page.mouse.move(box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.15)
     page.wait_for_selector("#matrix .hoverlayer .hovertext", timeout=5_000)
@@ -148,11 +149,14 @@ def test_folder_report_renders_offline_and_is_interactive(reports: dict[str, Mad
     assert "observer" in hover and ":" in hover
     # the verdict first, on the first screen: a line per unhealthy replica, or that all is well
     page.mouse.move(0, 0)
+    page.evaluate("() => window.scrollTo(0, 0)")
     verdict = page.locator("section#verdict")
     assert verdict.is_visible() and verdict.bounding_box()["y"] < 1000
     lines = page.locator("#verdict li").all_inner_texts()
-    if name == "demo-folder":  # its replicas are backfilling: one line each, with the next request
-        assert lines and all(" lacks " in t and "next request" in t for t in lines), lines
+    if name == "demo-folder":  # its replicas lack CNs: one line each, the next request for those it knows of
+        assert lines and all(" lacks " in t for t in lines), lines
+        assert all("next request" in t for t in lines if "it knows of" in t), lines
+        assert any("not told yet" in t or "has not been told of" in t for t in lines), lines
     else:
         assert lines == [] and "Every replica is in sync" in verdict.inner_text()
     assert made.size < 6 * MB

@@ -124,3 +124,37 @@ def test_figures_on_the_worked_example(we_data: Path) -> None:
 def test_empty_frame_has_typed_times() -> None:
     frame = empty_frame("backfill_entries")
     assert str(frame["opened_at"].dtype) == "datetime64[ns, UTC]" and frame.empty
+
+
+def test_a_run_published_before_store_periods_and_the_reality_columns_still_loads(we_data: Path,
+                                                                                  tmp_path: Path) -> None:
+    """An older version's run: no ``store_periods`` table, no ``replicas.at_risk_count`` and the
+    other columns of what is so. The table reads empty, the columns as nulls; nothing fails."""
+    import pyarrow.parquet as pq
+
+    latest = json.loads((we_data / "LATEST").read_text())
+    old = tmp_path / "runs"
+    shutil.copytree(we_data / latest["path"], old / "runs" / "OLD")
+    (old / "LATEST").write_text(json.dumps({"run_id": "OLD", "path": "runs/OLD"}))
+    shutil.rmtree(old / "runs" / "OLD" / "store_periods")
+    reality = ["really_unique_cnset", "really_unique_count", "at_risk_cnset", "at_risk_count", "lacks_cnset",
+               "lacks_count", "not_told_cnset", "not_told_count"]
+    for part in (old / "runs" / "OLD" / "replicas").glob("*.parquet"):
+        table = pq.read_table(part)
+        pq.write_table(table.drop_columns([c for c in reality if c in table.column_names]), part)
+    data = RunData(require_run(old))
+    periods = data.store_periods()
+    assert periods.empty and list(periods.columns) == [n for n, _ in TABLES["store_periods"]]
+    summary = data.replica_summary()
+    assert not summary.empty and summary["at_risk_count"].isna().all()
+    assert list(data.replicas(fid="1-123").columns) == [n for n, _ in TABLES["replicas"]]
+    heads = {h.key: h.count for h in f.headline_counts(data.stores(), summary, data.open_entries(), 0)}
+    assert heads["at-risk"] == 0
+    assert f.outage_rows(periods, data.summary()["as_of"]).empty
+
+
+def test_store_periods_newest_first(we_data: Path) -> None:
+    data = RunData(require_run(we_data))
+    periods = data.store_periods()
+    assert list(periods.columns) == [n for n, _ in TABLES["store_periods"]]
+    assert list(periods["down_at"]) == sorted(periods["down_at"], reverse=True)

@@ -30,7 +30,9 @@ def test_worst_folders_puts_content_at_risk_then_overdue_then_missing() -> None:
         "store": ["A", "B", "A", "B", "A"], "fid": ["1-2", "1-2", "1-3", "1-3", "1-4"],
         "path": ["P2", "P2", "P3", "P3", "P4"],
         "health": ["in_sync", "backfilling", "delete_pending", "in_sync", "overdue"],
-        "missing_count": [0, 40, 0, 0, 2], "unique_count": [0, 0, 5, 0, 0],
+        "missing_count": [0, 40, 0, 0, 2], "at_risk_count": [0, 0, 5, 0, 0],
+        # a store's belief is not content at risk: B believes 9 CNs of 1-2 are only there
+        "unique_count": [0, 9, 5, 0, 0],
     })
     entries = pd.DataFrame({"fid": ["1-2", "1-4"], "opened_at": [ts("2026-11-02T00:00:00"), ts("2026-11-01T00:00:00")]})
     worst = f.worst_folders(replicas, entries, ts("2026-11-03T00:00:00"))

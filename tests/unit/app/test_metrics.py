@@ -74,11 +74,8 @@ def test_open_overdue_and_at_risk_equal_the_tables(demo: Path, demo_metrics) -> 
     replicas = parquet(demo, "replicas")
     open_n = entries.groupby("observer").size()
     overdue_n = entries[entries["requests"] >= 2].groupby("observer").size()
-    down = parquet(demo, "stores").query("status == 'down'")["store"]
-    # content at risk: a delete-pending replica's unique CNs, and what only a down store holds
-    pending = replicas[(replicas["health"] == "delete_pending")
-                       | (replicas["store"].isin(down) & (replicas["health"] != "deleted"))
-                       ].groupby("store")["unique_count"].sum()
+    # content at risk: what is so (the published at_risk_count), never a store's belief (unique_count)
+    pending = replicas.groupby("store")["at_risk_count"].sum()
     assert by_store(demo_metrics["pfscope_backfill_entries_open"]) == {s: int(open_n.get(s, 0)) for s in stores}
     assert by_store(demo_metrics["pfscope_backfill_entries_overdue"]) == {s: int(overdue_n.get(s, 0)) for s in stores}
     assert by_store(demo_metrics["pfscope_content_at_risk_cns"]) == {s: int(pending.get(s, 0)) for s in stores}

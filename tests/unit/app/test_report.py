@@ -327,20 +327,22 @@ def test_org_report_lists_every_open_entry_with_due_time_and_sources(demo: Path,
 
 def test_org_report_content_at_risk_and_worst_folders(demo: Path, demo_run: RunData) -> None:
     r = read_report(build_report(demo_run))
-    pending = parquet(demo, "replicas", health="delete_pending")
-    assert len(pending) > 0
+    replicas = parquet(demo, "replicas")
+    risky = replicas[replicas["at_risk_count"] > 0]
+    assert len(risky) > 0
     rows = records(r.sections["at-risk"][0])
-    assert {(x["store"], x["FID"]) for x in rows} == set(zip(pending["store"], pending["fid"], strict=True))
-    for x in rows:
-        p = pending[(pending["store"] == x["store"]) & (pending["fid"] == x["FID"])].iloc[0]
-        assert int(x["unique CNs"].replace(",", "")) == int(p["unique_count"])
-        assert x["content at risk"].startswith((p["unique_cnset"] or "∅")[:60])
+    assert {(x["store"], x["FID"]) for x in rows} == set(zip(risky["store"], risky["fid"], strict=True))
+    for x in rows:  # what is so, with the store's belief beside it, labelled
+        p = risky[(risky["store"] == x["store"]) & (risky["fid"] == x["FID"])].iloc[0]
+        assert int(x["content at risk (CNs)"].replace(",", "")) == int(p["at_risk_count"])
+        assert x["held alone"].startswith(p["at_risk_cnset"][:60])
+        assert int(x["believed unique (its store's belief)"].replace(",", "")) == int(p["unique_count"])
+    assert f"{int(risky['at_risk_count'].sum()):,} CN" in " ".join(r.section_text["at-risk"])
     worst = records(r.sections["worst"][0])
     assert worst and worst[0]["content at risk (CNs)"] != "0"  # content at risk ranks first
-    replicas = parquet(demo, "replicas")
     for x in worst:
         missing = replicas.loc[replicas["fid"] == x["FID"], "missing_count"].sum()
-        assert int(x["missing CNs"].replace(",", "")) == int(missing)
+        assert int(x["known missing CNs"].replace(",", "")) == int(missing)
 
 
 def test_org_report_lag_heatmap_holds_the_summed_lag(demo: Path, demo_run: RunData) -> None:
@@ -611,7 +613,7 @@ def test_folder_replicas_worst_first_and_bounded(demo: Path, demo_run: RunData) 
     rows = records(r.sections["replicas"][0])
     assert len(rows) == 3
     order = ["delete pending", "overdue", "backfilling", "in sync", "deleted"]
-    ranks = [order.index(x["health"]) for x in rows]
+    ranks = [order.index(x["health"].split(",")[0].split(" (")[0]) for x in rows]
     assert ranks == sorted(ranks)
     worst = min(order.index(h.replace("_", " ")) for h in replicas["health"])
     assert ranks[0] == worst
@@ -684,13 +686,15 @@ def verdict_lines(page: str) -> list[tuple[str, str, str]]:
 
 def test_folder_report_opens_with_the_dashboards_verdict(demo: Path, demo_run: RunData) -> None:
     """The verdict comes first, before every table, and is the dashboard folder page's: the same
-    lines in the same order, one per replica not in sync or on a store that is down."""
+    lines in the same order, one per replica not in sync, lacking CNs (known or not told yet) or on a
+    store that is down."""
     from pfscope.app.figures import TIERS, folder_verdicts
 
     reps, stores = parquet(demo, "replicas"), parquet(demo, "stores")
     down = set(stores.loc[stores["status"] == "down", "store"])
     reps = reps[reps["fid"] != "1-1"]
-    unwell = reps[reps["health"].isin(["delete_pending", "overdue", "backfilling"]) | reps["store"].isin(down)]
+    unwell = reps[reps["health"].isin(["delete_pending", "overdue", "backfilling"]) | reps["store"].isin(down)
+                  | ((reps["lacks_count"] > 0) & (reps["health"] != "deleted"))]
     assert down and not unwell.empty
     # the folder with the most such replicas, a down store's among them when one is
     score = unwell.groupby("fid").agg(n=("store", "size"), down=("store", lambda s: int(s.isin(down).any())))
