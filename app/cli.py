@@ -27,7 +27,9 @@ class UsageError(OperatorError):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pfscope", description="Exchange public folder replication, made visible.")
+    p = argparse.ArgumentParser(
+        prog="pfscope", description="Exchange public folder replication, made visible."
+    )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     s = sub.add_parser("simulate", help="generate a topology and an event log by the model's rules")
@@ -51,29 +53,54 @@ def _parser() -> argparse.ArgumentParser:
     add_job_arguments(c)
 
     v = sub.add_parser("serve", help="the dashboard")
-    v.add_argument("--data", help="folder of published runs, as given to compute --out "
-                                  "(default: $PFSCOPE_SERVE_DATA, else data/demo/published)")
-    v.add_argument("--host", help="address to bind (default: $PFSCOPE_HOST, else 127.0.0.1; any other needs "
-                                  "PFSCOPE_USER and PFSCOPE_PASSWORD, and TLS: --certfile/--keyfile or "
-                                  "--behind-tls-proxy)")
+    v.add_argument(
+        "--data",
+        help="folder of published runs, as given to compute --out "
+        "(default: $PFSCOPE_SERVE_DATA, else data/demo/published)",
+    )
+    v.add_argument(
+        "--host",
+        help="address to bind (default: $PFSCOPE_HOST, else 127.0.0.1; any other needs "
+        "PFSCOPE_USER and PFSCOPE_PASSWORD, and TLS: --certfile/--keyfile or "
+        "--behind-tls-proxy)",
+    )
     v.add_argument("--port", type=int, help="port (default: $PFSCOPE_PORT, else 8050)")
-    v.add_argument("--workers", type=int, help="gunicorn worker processes (default: $PFSCOPE_WORKERS, "
-                                               "else 2 x cores + 1, at most 12)")
-    v.add_argument("--certfile", metavar="FILE", help="serve HTTPS with this PEM certificate (with --keyfile; "
-                                                       "default: $PFSCOPE_CERTFILE)")
-    v.add_argument("--keyfile", metavar="FILE", help="the certificate's unencrypted PEM private key "
-                                                      "(default: $PFSCOPE_KEYFILE)")
-    v.add_argument("--behind-tls-proxy", action="store_true", default=None,
-                   help="plain HTTP beyond loopback is allowed: a TLS proxy fronts pfscope "
-                        "(default: $PFSCOPE_BEHIND_TLS_PROXY, else no)")
-    v.add_argument("--dev", action="store_true", help="Flask's development server instead (one process, "
-                                                      "for working on the dashboard; never in production)")
+    v.add_argument(
+        "--workers",
+        type=int,
+        help="gunicorn worker processes (default: $PFSCOPE_WORKERS, else 2 x cores + 1, at most 12)",
+    )
+    v.add_argument(
+        "--certfile",
+        metavar="FILE",
+        help="serve HTTPS with this PEM certificate (with --keyfile; default: $PFSCOPE_CERTFILE)",
+    )
+    v.add_argument(
+        "--keyfile",
+        metavar="FILE",
+        help="the certificate's unencrypted PEM private key (default: $PFSCOPE_KEYFILE)",
+    )
+    v.add_argument(
+        "--behind-tls-proxy",
+        action="store_true",
+        default=None,
+        help="plain HTTP beyond loopback is allowed: a TLS proxy fronts pfscope "
+        "(default: $PFSCOPE_BEHIND_TLS_PROXY, else no)",
+    )
+    v.add_argument(
+        "--dev",
+        action="store_true",
+        help="Flask's development server instead (one process, "
+        "for working on the dashboard; never in production)",
+    )
 
     o = sub.add_parser("report", help="a standalone HTML report (one file, opens offline)")
     o.add_argument("--data", required=True, help="folder of published runs (reads the one LATEST points at)")
     o.add_argument("--out", required=True, help="the HTML file to write")
     o.add_argument("--fid", help="a folder's report instead of the organisation's")
-    o.add_argument("--at", help="with --fid: the folder's matrix at this RFC 3339 time (default: the run's as-of)")
+    o.add_argument(
+        "--at", help="with --fid: the folder's matrix at this RFC 3339 time (default: the run's as-of)"
+    )
 
     i = sub.add_parser("ingest", help="convert exported Exchange event logs into a pfscope event log")
     add_ingest_arguments(i)
@@ -87,8 +114,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    return run_command(args.command, lambda: _run(args), debug=_debug(args),
-                       after_crash=_AFTER_CRASH.get(args.command, ""))
+    return run_command(
+        args.command, lambda: _run(args), debug=_debug(args), after_crash=_AFTER_CRASH.get(args.command, "")
+    )
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -123,8 +151,9 @@ def _simulate(args: argparse.Namespace) -> int:
         if getattr(args, k) is not None
     }
     started = time.perf_counter()
-    stats = simulate_to_folder(args.scenario, args.out, seed=args.seed, options=options,
-                               progress=not args.no_progress)
+    stats = simulate_to_folder(
+        args.scenario, args.out, seed=args.seed, options=options, progress=not args.no_progress
+    )
     took = time.perf_counter() - started
     print(
         f"simulated {args.scenario!r} (seed {args.seed}): {stats.events:,} events in {took:.1f} s "
@@ -137,8 +166,14 @@ def _serve(args: argparse.Namespace) -> int:
     from pfscope.app.serve import serve
     from pfscope.app.settings import access_log, load_settings, serve_workers
 
-    settings = load_settings(data_dir=args.data, host=args.host, port=args.port, certfile=args.certfile,
-                             keyfile=args.keyfile, behind_tls_proxy=args.behind_tls_proxy)
+    settings = load_settings(
+        data_dir=args.data,
+        host=args.host,
+        port=args.port,
+        certfile=args.certfile,
+        keyfile=args.keyfile,
+        behind_tls_proxy=args.behind_tls_proxy,
+    )
     workers = serve_workers(args.workers)
     if not settings.data_dir.is_dir():
         raise UsageError(f"{settings.data_dir}: no such folder of published runs")
@@ -179,9 +214,11 @@ def _replay(args: argparse.Namespace) -> int:
     result = replay(topo, log, as_of)
     took = time.perf_counter() - started
     t = result.tables
-    print(f"as of {format_ts(result.as_of or 0)}: {log.lines_read:,} lines read, {log.accepted:,} accepted, "
-          f"{log.duplicates:,} duplicates, {len(log.rejects):,} rejected ({took:.1f} s, "
-          f"{log.lines_read / max(took, 1e-9):,.0f} lines/s)")
+    print(
+        f"as of {format_ts(result.as_of or 0)}: {log.lines_read:,} lines read, {log.accepted:,} accepted, "
+        f"{log.duplicates:,} duplicates, {len(log.rejects):,} rejected ({took:.1f} s, "
+        f"{log.lines_read / max(took, 1e-9):,.0f} lines/s)"
+    )
     last = log.last_ts()
     if last is not None and last > result.as_of:
         from pfscope.spark_jobs.compute.entry import after_as_of_note
@@ -200,8 +237,10 @@ def _replay(args: argparse.Namespace) -> int:
         # a reject an accepted line caused: where to look first (the tables name it for each)
         first = next((r for r in rejects if r["reason"] == reason and r["conflict_line"] is not None), None)
         if first is not None:
-            print(f"    first: {first['source']}:{first['line']} conflicts with accepted "
-                  f"{first['conflict_source']}:{first['conflict_line']}")
+            print(
+                f"    first: {first['source']}:{first['line']} conflicts with accepted "
+                f"{first['conflict_source']}:{first['conflict_line']}"
+            )
     return 0
 
 
@@ -224,8 +263,10 @@ def _report(args: argparse.Namespace) -> int:
     except OSError as e:
         raise UsageError(f"{args.out}: cannot write the report: {e.strerror or e}") from None
     view = f"folder {args.fid}" + (f" at {args.at}" if args.at else "") if args.fid else "organisation"
-    print(f"report of run {data.run_id} ({view}): {size:,} bytes in {time.perf_counter() - started:.1f} s "
-          f"-> {args.out}")
+    print(
+        f"report of run {data.run_id} ({view}): {size:,} bytes in {time.perf_counter() - started:.1f} s "
+        f"-> {args.out}"
+    )
     return 0
 
 
@@ -239,8 +280,13 @@ def _rules(args: argparse.Namespace) -> int:
 #: what a crash of a command leaves, said after its one line
 _AFTER_CRASH = {"compute": COMPUTE_AFTER_CRASH, "ingest": INGEST_AFTER_CRASH}
 _COMMANDS = {
-    "simulate": _simulate, "replay": _replay, "compute": _compute,
-    "serve": _serve, "report": _report, "ingest": _ingest, "rules": _rules,
+    "simulate": _simulate,
+    "replay": _replay,
+    "compute": _compute,
+    "serve": _serve,
+    "report": _report,
+    "ingest": _ingest,
+    "rules": _rules,
 }
 
 

@@ -68,8 +68,15 @@ def trace_link(fid: str | None, store: Any, cns: Any) -> list[Any]:
     nothing without a folder (the standalone report) or a CN set."""
     if not fid or cns is None or (isinstance(cns, float) and pd.isna(cns)) or not str(cns):
         return []
-    return [" ", html.A("trace", href=trace_href(fid, str(store), str(cns)), className="pf-trace-link",
-                        title=f"Which messages carried these CNs, and whether {store} processed them")]
+    return [
+        " ",
+        html.A(
+            "trace",
+            href=trace_href(fid, str(store), str(cns)),
+            className="pf-trace-link",
+            title=f"Which messages carried these CNs, and whether {store} processed them",
+        ),
+    ]
 
 
 def download_link(href: str, id: str) -> html.A:
@@ -84,27 +91,60 @@ def navbar(as_of: str | None = None, run_id: str | None = None, age: str | None 
     """Top bar on every page: links, the search box (Enter or the button), the run shown with the
     age of its data (``age``: as-of to now), and an auto-refresh switch (assets/pfscope-nav.js:
     while on, the page reloads when a newer run is published)."""
-    return html.Header(className="pf-nav", children=[
-        dcc.Link("pfscope", href="/", className="pf-brand"),
-        html.Nav(className="pf-links", children=[
-            dcc.Link("Overview", href="/"),
-            dcc.Link("Backfill", href="/backfill"),
-            dcc.Link("Rejects", href="/rejects"),
-        ]),
-        html.Div(className="pf-search", role="search", children=[
-            html.Label("Search", htmlFor="pf-search", className="pf-sr-only"),
-            dcc.Input(id="pf-search", type="search", placeholder="FID, folder path, store, server or site", debounce=True,
-                      autoComplete="off", n_submit=0, className="pf-search-input", style={"width": "22em"}),
-            html.Button("Go", id="pf-search-go", type="button", n_clicks=0),
-        ]),
-        html.Span(className="pf-run", id="pf-run", **html_attrs({"data-run-id": run_id or ""}),
-                  children=(f"as of {as_of}" if as_of else "no run published")
-                  + (f" ({age} old)" if age else "") + (f" · run {run_id}" if run_id else "")),
-        html.Label([dcc.Checklist(id="pf-auto-refresh", options=[{"label": " auto-refresh", "value": "on"}],
-                                  value=[], persistence=True, persistence_type="local", inline=True)],
-                   className="pf-auto-refresh", title="Reload the page when a newer run is published "
-                                                        "(checked every minute)"),
-    ])
+    return html.Header(
+        className="pf-nav",
+        children=[
+            dcc.Link("pfscope", href="/", className="pf-brand"),
+            html.Nav(
+                className="pf-links",
+                children=[
+                    dcc.Link("Overview", href="/"),
+                    dcc.Link("Backfill", href="/backfill"),
+                    dcc.Link("Rejects", href="/rejects"),
+                ],
+            ),
+            html.Div(
+                className="pf-search",
+                role="search",
+                children=[
+                    html.Label("Search", htmlFor="pf-search", className="pf-sr-only"),
+                    dcc.Input(
+                        id="pf-search",
+                        type="search",
+                        placeholder="FID, folder path, store, server or site",
+                        debounce=True,
+                        autoComplete="off",
+                        n_submit=0,
+                        className="pf-search-input",
+                        style={"width": "22em"},
+                    ),
+                    html.Button("Go", id="pf-search-go", type="button", n_clicks=0),
+                ],
+            ),
+            html.Span(
+                className="pf-run",
+                id="pf-run",
+                **html_attrs({"data-run-id": run_id or ""}),
+                children=(f"as of {as_of}" if as_of else "no run published")
+                + (f" ({age} old)" if age else "")
+                + (f" · run {run_id}" if run_id else ""),
+            ),
+            html.Label(
+                [
+                    dcc.Checklist(
+                        id="pf-auto-refresh",
+                        options=[{"label": " auto-refresh", "value": "on"}],
+                        value=[],
+                        persistence=True,
+                        persistence_type="local",
+                        inline=True,
+                    )
+                ],
+                className="pf-auto-refresh",
+                title="Reload the page when a newer run is published (checked every minute)",
+            ),
+        ],
+    )
 
 
 def cnset_text(text: Any, empty: str = "∅") -> html.Span:
@@ -162,8 +202,13 @@ def cnset_pieces(text: str) -> list[str]:
 def term_link(term: str, label: str = "?") -> html.A:
     """A small "?" to the glossary's entry for one of the model's words (a real link: new tab, middle click)."""
     name = GLOSSARY[term][0]
-    return html.A(label, href=glossary_href(term), className="pf-term", title=f"What does {name!r} mean?",
-                  **html_attrs({"aria-label": f"What does {name} mean?", "data-term": term}))
+    return html.A(
+        label,
+        href=glossary_href(term),
+        className="pf-term",
+        title=f"What does {name!r} mean?",
+        **html_attrs({"aria-label": f"What does {name} mean?", "data-term": term}),
+    )
 
 
 def with_term(text: Any, term: str) -> html.Span:
@@ -173,8 +218,11 @@ def with_term(text: Any, term: str) -> html.Span:
 
 def health_badge(health: Any, store_down: bool = False) -> html.Span:
     h = str(health)
-    return html.Span(health_text(h, store_down), className=f"pf-badge pf-health-{h}"
-                     + (" pf-health-stale" if store_down and h not in ("deleted", "delete_pending") else ""))
+    return html.Span(
+        health_text(h, store_down),
+        className=f"pf-badge pf-health-{h}"
+        + (" pf-health-stale" if store_down and h not in ("deleted", "delete_pending") else ""),
+    )
 
 
 def status_badge(status: Any) -> html.Span:
@@ -230,16 +278,29 @@ def headline(items: Sequence[Headline]) -> html.Section:
     """The overview's first screen: big counts, each a link to the view listing what it counts."""
     cards = []
     for h in items:
-        cards.append(html.Li(className="pf-stat" + (f" pf-stat-alarm pf-tier-{h.tier}" if h.alarm else " pf-stat-ok"),
-                             id=f"pf-stat-{h.key}", children=[
-            dcc.Link(href=h.href, className="pf-stat-link", children=[
-                html.Span(f"{h.count:,}", className="pf-stat-count"),
-                html.Span(h.label, className="pf-stat-label"),
-            ]),
-            term_link(h.term) if h.term else "",
-        ]))
-    return html.Section(html.Ul(cards, className="pf-stats"), id="pf-headline", className="pf-headline",
-                        **html_attrs({"aria-label": "What is wrong"}))
+        cards.append(
+            html.Li(
+                className="pf-stat" + (f" pf-stat-alarm pf-tier-{h.tier}" if h.alarm else " pf-stat-ok"),
+                id=f"pf-stat-{h.key}",
+                children=[
+                    dcc.Link(
+                        href=h.href,
+                        className="pf-stat-link",
+                        children=[
+                            html.Span(f"{h.count:,}", className="pf-stat-count"),
+                            html.Span(h.label, className="pf-stat-label"),
+                        ],
+                    ),
+                    term_link(h.term) if h.term else "",
+                ],
+            )
+        )
+    return html.Section(
+        html.Ul(cards, className="pf-stats"),
+        id="pf-headline",
+        className="pf-headline",
+        **html_attrs({"aria-label": "What is wrong"}),
+    )
 
 
 def table(
@@ -259,7 +320,9 @@ def table(
     shown = frame.head(limit).copy()
     for col in shown.columns:  # format times once per column (iterating Timestamps is slow)
         if pd.api.types.is_datetime64_any_dtype(shown[col]):
-            shown[col] = shown[col].dt.strftime("%Y-%m-%d %H:%M:%SZ").astype(object).where(shown[col].notna(), "")
+            shown[col] = (
+                shown[col].dt.strftime("%Y-%m-%d %H:%M:%SZ").astype(object).where(shown[col].notna(), "")
+            )
     records = shown.to_dict("records")
     for r in records:
         tds = []
@@ -276,10 +339,14 @@ def table(
     if len(frame) > limit:
         note = [html.P(f"Showing {limit:,} of {len(frame):,} rows.", className="pf-muted")]
     if frame.empty:  # no header row above nothing: the id stays, on the sentence
-        return html.Div(html.P("None.", className="pf-muted pf-none", **html_attrs({"id": id} if id else {})),
-                        className="pf-table-wrap")
-    return html.Div([html.Table(children, className="pf-table", **html_attrs({"id": id} if id else {})), *note],
-                    className="pf-table-wrap")
+        return html.Div(
+            html.P("None.", className="pf-muted pf-none", **html_attrs({"id": id} if id else {})),
+            className="pf-table-wrap",
+        )
+    return html.Div(
+        [html.Table(children, className="pf-table", **html_attrs({"id": id} if id else {})), *note],
+        className="pf-table-wrap",
+    )
 
 
 def derived_note() -> html.Div:
@@ -299,6 +366,7 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None, counts_only: bool 
     lag (not told yet), the subject's lacking CNs (really lacks: the subject is the store that
     lacks them) or the observer's own (its diagonal cell). ``counts_only``: counts instead of CN
     sets (a large folder's matrix at a glance)."""
+
     def cns(text: Any, count: Any) -> Any:
         return plural(count, "CN") if counts_only else cnset_text(text)
 
@@ -312,7 +380,9 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None, counts_only: bool 
     else:
         if state == "owned":
             last = cell.get("last_sent_cn")
-            last_text = "" if last is None or pd.isna(last) else f" · last sent CN {cell['subject']}:{int(last)}"
+            last_text = (
+                "" if last is None or pd.isna(last) else f" · last sent CN {cell['subject']}:{int(last)}"
+            )
             parts.append(html.Div(["owned", html.Span(last_text)], className="pf-cell-label"))
         if not counts_only:
             parts.append(cnset_text(cell.get("cnset")))
@@ -321,44 +391,97 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None, counts_only: bool 
         parts.append(html.Div(plural(cell.get("cnset_count"), "CN"), className="pf-cell-count"))
         heard = fmt_time(cell.get("heard_at"))
         if heard:
-            parts.append(html.Div(("changed " if state == "owned" else "heard ") + heard, className="pf-cell-heard"))
+            parts.append(
+                html.Div(("changed " if state == "owned" else "heard ") + heard, className="pf-cell-heard")
+            )
         if state == "not_told":
-            behind = [f"lag {plural(lag, 'CN')}"] if counts_only else [
-                cnset_text(cell.get("lag_cnset")), f" (lag {plural(lag, 'CN')})"]
-            parts.append(html.Div(["not told yet ", term_link("not-told"), ": ", *behind,
-                                   *trace_link(fid, cell["observer"], cell.get("lag_cnset"))],
-                                  className="pf-cell-lag"))
+            behind = (
+                [f"lag {plural(lag, 'CN')}"]
+                if counts_only
+                else [cnset_text(cell.get("lag_cnset")), f" (lag {plural(lag, 'CN')})"]
+            )
+            parts.append(
+                html.Div(
+                    [
+                        "not told yet ",
+                        term_link("not-told"),
+                        ": ",
+                        *behind,
+                        *trace_link(fid, cell["observer"], cell.get("lag_cnset")),
+                    ],
+                    className="pf-cell-lag",
+                )
+            )
         elif state == "told_later":
-            parts.append(html.Div(["not told, holds them ", term_link("told-later"), ": ",
-                                   cns(cell.get("lag_cnset"), lag)], className="pf-cell-lag pf-cell-harmless"))
+            parts.append(
+                html.Div(
+                    ["not told, holds them ", term_link("told-later"), ": ", cns(cell.get("lag_cnset"), lag)],
+                    className="pf-cell-lag pf-cell-harmless",
+                )
+            )
         elif state == "lacks":
-            parts.append(html.Div(["subject really lacks ", term_link("really-lacks"), ": ",
-                                   cns(cell.get("lacks_cnset"), cell.get("lacks_count")),
-                                   *trace_link(fid, cell["subject"], cell.get("lacks_cnset"))],
-                                  className="pf-cell-lag"))
+            parts.append(
+                html.Div(
+                    [
+                        "subject really lacks ",
+                        term_link("really-lacks"),
+                        ": ",
+                        cns(cell.get("lacks_cnset"), cell.get("lacks_count")),
+                        *trace_link(fid, cell["subject"], cell.get("lacks_cnset")),
+                    ],
+                    className="pf-cell-lag",
+                )
+            )
         elif state == "owned" and int(cell.get("lacks_count") or 0):
-            parts.append(html.Div(["lacks: ", cns(cell.get("lacks_cnset"), cell.get("lacks_count")),
-                                   *trace_link(fid, cell["observer"], cell.get("lacks_cnset"))],
-                                  className="pf-cell-lag"))
+            parts.append(
+                html.Div(
+                    [
+                        "lacks: ",
+                        cns(cell.get("lacks_cnset"), cell.get("lacks_count")),
+                        *trace_link(fid, cell["observer"], cell.get("lacks_cnset")),
+                    ],
+                    className="pf-cell-lag",
+                )
+            )
         elif state == "current":
             parts.append(html.Div("current", className="pf-cell-ok"))
     title = CELL_STATES.get(state, "") + (f"; {DERIVED_HELP}" if derived else "")
-    return html.Td(parts, className=f"pf-cell pf-cell-{state} pf-lag-{bucket}" + (" pf-derived" if derived else ""),
-                   title=title,
-                   **html_attrs({"data-observer": str(cell["observer"]), "data-subject": str(cell["subject"]),
-                                 "data-cnset": "" if cell.get("cnset") is None else str(cell.get("cnset")),
-                                 "data-state": state, "data-derived": "true" if derived else "false"}))
+    return html.Td(
+        parts,
+        className=f"pf-cell pf-cell-{state} pf-lag-{bucket}" + (" pf-derived" if derived else ""),
+        title=title,
+        **html_attrs(
+            {
+                "data-observer": str(cell["observer"]),
+                "data-subject": str(cell["subject"]),
+                "data-cnset": "" if cell.get("cnset") is None else str(cell.get("cnset")),
+                "data-state": state,
+                "data-derived": "true" if derived else "false",
+            }
+        ),
+    )
 
 
 def _legend_item(state: str, meaning: str) -> html.Li:
     label, term = CELL_LABELS[state]
-    return html.Li([html.Span(className=f"pf-swatch pf-cell-{state}"), f"{label}: {meaning}",
-                    *((" ", term_link(term)) if term else ())])
+    return html.Li(
+        [
+            html.Span(className=f"pf-swatch pf-cell-{state}"),
+            f"{label}: {meaning}",
+            *((" ", term_link(term)) if term else ()),
+        ]
+    )
 
 
-def matrix_table(matrix: pd.DataFrame, *, id: str = "pf-matrix", observers: Sequence[str] | None = None,
-                 subjects: Sequence[str] | None = None, fid: str | None = None,
-                 counts_only: bool = False) -> html.Div | html.P:
+def matrix_table(
+    matrix: pd.DataFrame,
+    *,
+    id: str = "pf-matrix",
+    observers: Sequence[str] | None = None,
+    subjects: Sequence[str] | None = None,
+    fid: str | None = None,
+    counts_only: bool = False,
+) -> html.Div | html.P:
     """Seed 004's layout: one column per observer (whose state table), one row per subject.
     ``fid``: the folder, for the cells' trace links (none without it).
     ``observers``/``subjects``: the folder's stores at any time, so a replayed step keeps the same
@@ -369,8 +492,9 @@ def matrix_table(matrix: pd.DataFrame, *, id: str = "pf-matrix", observers: Sequ
     observers = sorted(set(observers or ()) | (set(matrix["observer"]) if have else set()))
     subjects = sorted(set(subjects or ()) | (set(matrix["subject"]) if have else set()))
     by = {(r["observer"], r["subject"]): r for r in matrix.to_dict("records")}
-    head = html.Thead(html.Tr([html.Th("subject \\ observer", scope="col"),
-                               *[html.Th(o, scope="col") for o in observers]]))
+    head = html.Thead(
+        html.Tr([html.Th("subject \\ observer", scope="col"), *[html.Th(o, scope="col") for o in observers]])
+    )
     rows = []
     for s in subjects:
         tds: list[Any] = [html.Th(s, scope="row")]
@@ -380,11 +504,21 @@ def matrix_table(matrix: pd.DataFrame, *, id: str = "pf-matrix", observers: Sequ
         rows.append(html.Tr(tds))
     legend = html.Ul(className="pf-legend", children=[_legend_item(k, v) for k, v in CELL_STATES.items()])
     if "derived" in matrix.columns and matrix["derived"].fillna(False).astype(bool).any():
-        legend.children.append(html.Li([html.Span(className="pf-swatch pf-derived"), DERIVED_HELP, " ",
-                                        term_link("derived")]))
-    return html.Div([html.Table([head, html.Tbody(rows)], className="pf-matrix" + (" pf-counts" if counts_only else ""),
-                                id=id, **html_attrs({"data-view": "counts" if counts_only else "full"})), legend],
-                    className="pf-table-wrap")
+        legend.children.append(
+            html.Li([html.Span(className="pf-swatch pf-derived"), DERIVED_HELP, " ", term_link("derived")])
+        )
+    return html.Div(
+        [
+            html.Table(
+                [head, html.Tbody(rows)],
+                className="pf-matrix" + (" pf-counts" if counts_only else ""),
+                id=id,
+                **html_attrs({"data-view": "counts" if counts_only else "full"}),
+            ),
+            legend,
+        ],
+        className="pf-table-wrap",
+    )
 
 
 def suggestions(query: str, choices: Iterable[tuple[str, str, str]], n: int = 8) -> list[tuple[str, str]]:
@@ -395,9 +529,14 @@ def suggestions(query: str, choices: Iterable[tuple[str, str, str]], n: int = 8)
     lowered: dict[str, int] = {}
     for i, k in enumerate(keys):
         lowered.setdefault(k.lower(), i)
+
     def likeness(k: str) -> int:
         """Cheap: characters in the same place, a similar length, containing the query."""
-        return sum(a == b for a, b in zip(q, k, strict=False)) - abs(len(k) - len(q)) + (4 if q and q in k else 0)
+        return (
+            sum(a == b for a, b in zip(q, k, strict=False))
+            - abs(len(k) - len(q))
+            + (4 if q and q in k else 0)
+        )
 
     pool = list(lowered)
     if len(pool) > SUGGESTION_POOL:  # difflib is slow: compare with the keys most like the query first
@@ -407,7 +546,11 @@ def suggestions(query: str, choices: Iterable[tuple[str, str, str]], n: int = 8)
     scored = []
     for k in pool:
         matcher.set_seq1(k)
-        if matcher.real_quick_ratio() >= 0.5 and matcher.quick_ratio() >= 0.5 and (r := matcher.ratio()) >= 0.5:
+        if (
+            matcher.real_quick_ratio() >= 0.5
+            and matcher.quick_ratio() >= 0.5
+            and (r := matcher.ratio()) >= 0.5
+        ):
             scored.append((r, likeness(k), k))
     scored.sort(key=lambda t: (-t[0], -t[1], t[2]))
     picked: list[int] = [lowered[k] for _, _, k in scored[:n]]
@@ -421,33 +564,52 @@ def suggestions(query: str, choices: Iterable[tuple[str, str, str]], n: int = 8)
 
 def not_found(title: str, detail: str, suggested: Sequence[tuple[str, str]] = ()) -> html.Main:
     """A helpful page instead of an error: what was asked, why it is not here, what is close."""
-    return html.Main(className="pf-page pf-not-found", children=[
-        html.H1(title),
-        html.P(detail),
-        html.Div([html.H2("Did you mean"), html.Ul([html.Li(dcc.Link(label, href=href)) for label, href in suggested])])
-        if suggested else html.P("No close matches."),
-        html.P(dcc.Link("Back to the overview", href="/")),
-    ])
+    return html.Main(
+        className="pf-page pf-not-found",
+        children=[
+            html.H1(title),
+            html.P(detail),
+            html.Div(
+                [
+                    html.H2("Did you mean"),
+                    html.Ul([html.Li(dcc.Link(label, href=href)) for label, href in suggested]),
+                ]
+            )
+            if suggested
+            else html.P("No close matches."),
+            html.P(dcc.Link("Back to the overview", href="/")),
+        ],
+    )
 
 
 def no_run(data_dir: str) -> html.Main:
-    return html.Main(className="pf-page", children=[
-        html.H1("No published run yet"),
-        html.P(f"Nothing readable is published in {data_dir} (no LATEST, or a damaged one: see the server log). "
-               f"Run `pfscope compute --out {data_dir}`; this page picks the run up without a restart."),
-    ])
+    return html.Main(
+        className="pf-page",
+        children=[
+            html.H1("No published run yet"),
+            html.P(
+                f"Nothing readable is published in {data_dir} (no LATEST, or a damaged one: see the server log). "
+                f"Run `pfscope compute --out {data_dir}`; this page picks the run up without a restart."
+            ),
+        ],
+    )
 
 
-def section(title: str, *children: Any, id: str | None = None, help: str | None = None,
-            term: str | None = None) -> html.Section:
+def section(
+    title: str, *children: Any, id: str | None = None, help: str | None = None, term: str | None = None
+) -> html.Section:
     head: list[Any] = [html.H2(title)]
     if help:
-        head.append(html.P([help, *((" ", term_link(term, "(glossary)")) if term else ())], className="pf-help"))
+        head.append(
+            html.P([help, *((" ", term_link(term, "(glossary)")) if term else ())], className="pf-help")
+        )
     elif term:
         head.append(html.P(term_link(term, "What this means"), className="pf-help"))
     return html.Section([*head, *children], className="pf-section", **html_attrs({"id": id} if id else {}))
 
 
 def health_legend() -> html.Ul:
-    return html.Ul([html.Li([health_badge(h), " ", term_link(HEALTH_TERMS[h])]) for h in HEALTH_ORDER],
-                   className="pf-legend")
+    return html.Ul(
+        [html.Li([health_badge(h), " ", term_link(HEALTH_TERMS[h])]) for h in HEALTH_ORDER],
+        className="pf-legend",
+    )

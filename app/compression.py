@@ -60,8 +60,15 @@ def install_compression(server: Flask) -> None:
         COMPRESS_LEVEL=6,
         COMPRESS_MIN_SIZE=500,
         COMPRESS_STREAMS=False,
-        COMPRESS_MIMETYPES=["text/html", "text/css", "text/plain", "application/json", "application/javascript",
-                            "text/javascript", "image/svg+xml"],
+        COMPRESS_MIMETYPES=[
+            "text/html",
+            "text/css",
+            "text/plain",
+            "application/json",
+            "application/javascript",
+            "text/javascript",
+            "image/svg+xml",
+        ],
         COMPRESS_CACHE_KEY=compressed_cache_key,
         COMPRESS_CACHE_BACKEND=BundleCache,
     )

@@ -38,7 +38,6 @@ T = TypeVar("T")
 Filters = Mapping[str, Any]
 
 
-
 class NoRunError(OperatorError, RuntimeError):
     """Nothing is published in the data folder yet; one line for the operator."""
 
@@ -82,7 +81,9 @@ def find_run(data_dir: str | os.PathLike[str]) -> RunRef | None:
 def require_run(data_dir: str | os.PathLike[str]) -> RunRef:
     run = find_run(data_dir)
     if run is None:
-        raise NoRunError(f"{data_dir}: no published run (no LATEST); run `pfscope compute --out {data_dir}` first")
+        raise NoRunError(
+            f"{data_dir}: no published run (no LATEST); run `pfscope compute --out {data_dir}` first"
+        )
     return run
 
 
@@ -186,10 +187,13 @@ class RunData:
         self.cache.set(key, value, timeout=self.timeout)
         return value
 
-    def table(self, table: str, columns: Sequence[str] | None = None, filters: Filters | None = None) -> pd.DataFrame:
+    def table(
+        self, table: str, columns: Sequence[str] | None = None, filters: Filters | None = None
+    ) -> pd.DataFrame:
         """A filtered read of any table, cached (a copy, so callers may modify it)."""
         frame = self.memo(
-            "table", (table, list(columns) if columns else "*", dict(filters or {})),
+            "table",
+            (table, list(columns) if columns else "*", dict(filters or {})),
             lambda: read_table(self.run, table, columns, filters),
         )
         return frame.copy()
@@ -201,8 +205,16 @@ class RunData:
         the run went about it); a figure the run has not (a full run's folders refolded): None."""
         frame = self.table("summary")
         if frame.empty:
-            return {"run_id": self.run_id, "as_of": None, "lines_read": 0, "accepted": 0,
-                    "duplicates": 0, "rejected": 0, "started_at": None, "finished_at": None}
+            return {
+                "run_id": self.run_id,
+                "as_of": None,
+                "lines_read": 0,
+                "accepted": 0,
+                "duplicates": 0,
+                "rejected": 0,
+                "started_at": None,
+                "finished_at": None,
+            }
         return {k: None if _missing(v) else v for k, v in frame.iloc[0].to_dict().items()}
 
     def rejects(self) -> pd.DataFrame:
@@ -218,6 +230,7 @@ class RunData:
         """The rejects caused by an accepted line (those with a ``conflict_line``), by file and
         line, without their text (the report lists them; empty for a run published before the
         column)."""
+
         def compute() -> pd.DataFrame:
             cols = ["source", "line", "reason", "conflict_source", "conflict_line"]
             try:
@@ -300,8 +313,10 @@ class RunData:
         filters: dict[str, Any] = {"entry_id": entry_id}
         if attempt is not None:
             filters["attempt"] = int(attempt)
-        return self.table("backfill_candidates", filters=filters).sort_values(["attempt", "rank"]).reset_index(
-            drop=True
+        return (
+            self.table("backfill_candidates", filters=filters)
+            .sort_values(["attempt", "rank"])
+            .reset_index(drop=True)
         )
 
     def responders(self, fid: str | None = None, requester: str | None = None) -> pd.DataFrame:
@@ -319,12 +334,17 @@ class RunData:
 
         def compute() -> pd.DataFrame:
             frame = read_table(
-                self.run, "state_table", ["observer", "subject", "lag_count"], where=pc.field("is_self") == False  # noqa: E712
+                self.run,
+                "state_table",
+                ["observer", "subject", "lag_count"],
+                where=pc.field("is_self") == False,  # noqa: E712
             )
             frame["lag_count"] = frame["lag_count"].fillna(0).astype("int64")
             frame["lagging"] = (frame["lag_count"] > 0).astype("int64")
             out = frame.groupby(["observer", "subject"], as_index=False).agg(
-                lag_count=("lag_count", "sum"), folders_lagging=("lagging", "sum"), folders=("lagging", "size")
+                lag_count=("lag_count", "sum"),
+                folders_lagging=("lagging", "sum"),
+                folders=("lagging", "size"),
             )
             return out
 
@@ -335,15 +355,31 @@ class RunData:
         each store's belief (``unique_count``, ``missing_count``) beside what is so (really unique,
         content at risk, lacks, not told)."""
         return self.table(
-            "replicas", ["store", "fid", "path", "health", "open_entries", "missing_count", "unique_count", "on_list",
-                         "really_unique_count", "at_risk_count", "at_risk_cnset", "lacks_count", "not_told_count"]
+            "replicas",
+            [
+                "store",
+                "fid",
+                "path",
+                "health",
+                "open_entries",
+                "missing_count",
+                "unique_count",
+                "on_list",
+                "really_unique_count",
+                "at_risk_count",
+                "at_risk_cnset",
+                "lacks_count",
+                "not_told_count",
+            ],
         )
 
     def store_periods(self, store: str | None = None) -> pd.DataFrame:
         """Every period a store was down up to the as-of, newest first (``up_at`` null: still
         down); empty for a run published before the table."""
         frame = self.table("store_periods", filters=_given(store=store))
-        return frame.sort_values(["down_at", "store"], ascending=[False, True], kind="stable").reset_index(drop=True)
+        return frame.sort_values(["down_at", "store"], ascending=[False, True], kind="stable").reset_index(
+            drop=True
+        )
 
     def open_entries(self) -> pd.DataFrame:
         """Every open backfill entry of the organisation (the /backfill grid)."""
@@ -353,11 +389,19 @@ class RunData:
         """Open and overdue entries per store over the run's time span (the overview's trend)."""
 
         def compute() -> pd.DataFrame:
-            entries = read_table(self.run, "backfill_entries",
-                                 ["entry_id", "observer", "opened_at", "closed_at", "requests", "last_request_at"])
+            entries = read_table(
+                self.run,
+                "backfill_entries",
+                ["entry_id", "observer", "opened_at", "closed_at", "requests", "last_request_at"],
+            )
             later = pc.field("attempt") >= 2
-            attempts = pd.concat([read_table(self.run, t, ["entry_id", "attempt", "at"], where=later)
-                                  for t in ("backfill_requests", "backfill_candidates")], ignore_index=True)
+            attempts = pd.concat(
+                [
+                    read_table(self.run, t, ["entry_id", "attempt", "at"], where=later)
+                    for t in ("backfill_requests", "backfill_candidates")
+                ],
+                ignore_index=True,
+            )
             entries["overdue_at"] = f.overdue_since(entries, attempts)
             return f.backfill_trend(entries, self.stores()["store"].tolist(), end=self.summary().get("as_of"))
 

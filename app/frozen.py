@@ -32,7 +32,9 @@ _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_:.-]*$")
 
 def _css(style: dict[str, Any]) -> str:
     """``{"marginLeft": "2px"}`` -> ``margin-left: 2px``."""
-    return "; ".join(f"{re.sub('([A-Z])', lambda m: '-' + m.group(1).lower(), k)}: {v}" for k, v in style.items())
+    return "; ".join(
+        f"{re.sub('([A-Z])', lambda m: '-' + m.group(1).lower(), k)}: {v}" for k, v in style.items()
+    )
 
 
 def to_html(node: Any) -> str:
@@ -48,7 +50,9 @@ def to_html(node: Any) -> str:
         elif node._namespace == "dash_html_components":
             tag = node._type.lower()
         else:
-            raise TypeError(f"only dash.html components and dcc.Link can be frozen, not {node._namespace}.{node._type}")
+            raise TypeError(
+                f"only dash.html components and dcc.Link can be frozen, not {node._namespace}.{node._type}"
+            )
         attrs = []
         for key, value in sorted(props.items()):
             if key == "children" or value is None or value is False:

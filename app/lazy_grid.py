@@ -25,6 +25,8 @@ def defer_ag_grid(app: dash.Dash) -> str:
         for r in dash_ag_grid._js_dist
     ]
     # the fingerprinted address Dash itself would write (version and file time: cacheable for a year)
-    (src,) = app._collect_and_register_resources([{"relative_package_path": BUNDLE, "namespace": "dash_ag_grid"}])
+    (src,) = app._collect_and_register_resources(
+        [{"relative_package_path": BUNDLE, "namespace": "dash_ag_grid"}]
+    )
     app.config.meta_tags.append({"name": META, "content": src})
     return str(src)

@@ -58,10 +58,18 @@ INDEX = """<!DOCTYPE html>
 def cache_config(settings: Settings) -> dict[str, Any]:
     """Redis when a URL is configured, else a file cache every gunicorn worker shares."""
     if settings.redis_url:
-        return {"CACHE_TYPE": "RedisCache", "CACHE_REDIS_URL": settings.redis_url,
-                "CACHE_DEFAULT_TIMEOUT": settings.cache_timeout, "CACHE_KEY_PREFIX": "pfscope:"}
-    return {"CACHE_TYPE": "FileSystemCache", "CACHE_DIR": str(settings.cache_dir), "CACHE_THRESHOLD": 20_000,
-            "CACHE_DEFAULT_TIMEOUT": settings.cache_timeout}
+        return {
+            "CACHE_TYPE": "RedisCache",
+            "CACHE_REDIS_URL": settings.redis_url,
+            "CACHE_DEFAULT_TIMEOUT": settings.cache_timeout,
+            "CACHE_KEY_PREFIX": "pfscope:",
+        }
+    return {
+        "CACHE_TYPE": "FileSystemCache",
+        "CACHE_DIR": str(settings.cache_dir),
+        "CACHE_THRESHOLD": 20_000,
+        "CACHE_DEFAULT_TIMEOUT": settings.cache_timeout,
+    }
 
 
 def _authorised(settings: Settings, header: str | None) -> bool:
@@ -91,7 +99,9 @@ def _install_latest_route(server: Flask) -> None:
     def _latest() -> Response:
         data = current_data()
         body = {"run_id": data.run_id if data is not None else None}
-        return Response(json.dumps(body), 200, {"Content-Type": "application/json", "Cache-Control": "no-store"})
+        return Response(
+            json.dumps(body), 200, {"Content-Type": "application/json", "Cache-Control": "no-store"}
+        )
 
 
 def _install_report_route(server: Flask) -> None:
@@ -103,18 +113,28 @@ def _install_report_route(server: Flask) -> None:
 
         data = current_data()
         if data is None:
-            return Response("pfscope: no run is published yet\n", 404, {"Content-Type": "text/plain; charset=utf-8"})
+            return Response(
+                "pfscope: no run is published yet\n", 404, {"Content-Type": "text/plain; charset=utf-8"}
+            )
         try:
-            payload = report_download(data, fid=request.args.get("fid") or None, at=request.args.get("at") or None)
+            payload = report_download(
+                data, fid=request.args.get("fid") or None, at=request.args.get("at") or None
+            )
         except ReportError as e:  # a helpful page; everything from the URL is escaped
             from pfscope.app.report.not_found import report_error_page
 
-            status, page = report_error_page(data, request.args.get("fid") or None, request.args.get("at"), str(e))
+            status, page = report_error_page(
+                data, request.args.get("fid") or None, request.args.get("at"), str(e)
+            )
             return Response(page, status, {"Content-Type": "text/html; charset=utf-8"})
-        return Response(payload["content"], 200, {
-            "Content-Type": "text/html; charset=utf-8",
-            "Content-Disposition": f'attachment; filename="{payload["filename"]}"',
-        })
+        return Response(
+            payload["content"],
+            200,
+            {
+                "Content-Type": "text/html; charset=utf-8",
+                "Content-Disposition": f'attachment; filename="{payload["filename"]}"',
+            },
+        )
 
 
 #: Dash's catch-all view: every page address is answered by it (with the same index HTML)
@@ -169,13 +189,17 @@ def _shell() -> html.Div:
         as_of = fmt_time(stamp)
         run_id = data.run_id
         if as_of:  # how old the data is, now: a run finished a minute ago can hold week-old mail
-            age = fmt_age((pd.Timestamp.now(tz="UTC") - pd.Timestamp(stamp).tz_convert("UTC")).total_seconds())
-    return html.Div([
-        dcc.Location(id="pf-nav-location", refresh="callback-nav"),
-        html.A("Skip to content", href="#pf-content", className="pf-skip"),
-        components.navbar(as_of, run_id, age),
-        html.Div(dash.page_container, id="pf-content"),
-    ])
+            age = fmt_age(
+                (pd.Timestamp.now(tz="UTC") - pd.Timestamp(stamp).tz_convert("UTC")).total_seconds()
+            )
+    return html.Div(
+        [
+            dcc.Location(id="pf-nav-location", refresh="callback-nav"),
+            html.A("Skip to content", href="#pf-content", className="pf-skip"),
+            components.navbar(as_of, run_id, age),
+            html.Div(dash.page_container, id="pf-content"),
+        ]
+    )
 
 
 def create_app(settings: Settings) -> dash.Dash:
@@ -197,8 +221,13 @@ def create_app(settings: Settings) -> dash.Dash:
     app = dash.Dash(
         # Dash documents both: a Flask app as the server, None for no "Updating..." title (its
         # annotations say a factory and a string)
-        __package__, server=server, use_pages=True, pages_folder=str(HERE / "pages"),  # type: ignore[arg-type]
-        assets_folder=str(assets_folder()), title="pfscope", update_title=None,  # type: ignore[arg-type]
+        __package__,
+        server=server,  # type: ignore[arg-type]
+        use_pages=True,
+        pages_folder=str(HERE / "pages"),
+        assets_folder=str(assets_folder()),
+        title="pfscope",
+        update_title=None,  # type: ignore[arg-type]
         suppress_callback_exceptions=True,
     )
     _install_not_found_status(server)

@@ -26,22 +26,36 @@ from pfscope.spark_jobs.model.rules.health import HEALTH_STATES, OVERDUE_REQUEST
 
 #: the ``outcome`` label of ``pfscope_input_lines`` and the summary column it reads
 INPUT_OUTCOMES: tuple[tuple[str, str], ...] = (
-    ("read", "lines_read"), ("accepted", "accepted"), ("duplicate", "duplicates"), ("rejected", "rejected"),
+    ("read", "lines_read"),
+    ("accepted", "accepted"),
+    ("duplicate", "duplicates"),
+    ("rejected", "rejected"),
 )
 
 #: every metric name /metrics can expose (the alert rules' test holds the rules to these)
 METRIC_NAMES: tuple[str, ...] = (
-    "pfscope_run_published", "pfscope_replicas", "pfscope_backfill_entries_open", "pfscope_backfill_entries_overdue",
-    "pfscope_content_at_risk_cns", "pfscope_backfill_requests_waiting", "pfscope_store_up", "pfscope_run_age_seconds",
-    "pfscope_run_as_of_timestamp_seconds", "pfscope_input_lines", "pfscope_run_incremental", "pfscope_run_lines_new",
+    "pfscope_run_published",
+    "pfscope_replicas",
+    "pfscope_backfill_entries_open",
+    "pfscope_backfill_entries_overdue",
+    "pfscope_content_at_risk_cns",
+    "pfscope_backfill_requests_waiting",
+    "pfscope_store_up",
+    "pfscope_run_age_seconds",
+    "pfscope_run_as_of_timestamp_seconds",
+    "pfscope_input_lines",
+    "pfscope_run_incremental",
+    "pfscope_run_lines_new",
 )
 #: said only by an incremental run
-REFRESH_METRIC_NAMES: tuple[str, ...] = ("pfscope_run_folders_refolded", "pfscope_run_folders_carried",
-                                         "pfscope_run_lines_rejudged")
+REFRESH_METRIC_NAMES: tuple[str, ...] = (
+    "pfscope_run_folders_refolded",
+    "pfscope_run_folders_carried",
+    "pfscope_run_lines_rejudged",
+)
 
 #: the classic text format every Prometheus 2.x parses (the names here need none of 1.0.0's escaping)
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-
 
 
 def _epoch(value: Any) -> float | None:
@@ -76,17 +90,24 @@ def snapshot(data: RunData) -> dict[str, Any]:
         "as_of_s": _epoch(summary.get("as_of")),
         "finished_s": _epoch(summary.get("finished_at") or summary.get("as_of")),
         "input": {outcome: int(summary.get(column) or 0) for outcome, column in INPUT_OUTCOMES},
-        "stores": [(str(r["store"]), str(r["site"]), str(r["version"]), str(r["status"]) == "up")
-                   for r in stores.to_dict("records")],
-        "replicas": [(s, site.get(s, ""), h, int(counts.get((s, h), 0))) for s in names for h in HEALTH_STATES],
+        "stores": [
+            (str(r["store"]), str(r["site"]), str(r["version"]), str(r["status"]) == "up")
+            for r in stores.to_dict("records")
+        ],
+        "replicas": [
+            (s, site.get(s, ""), h, int(counts.get((s, h), 0))) for s in names for h in HEALTH_STATES
+        ],
         "open": {s: int(open_n.get(s, 0)) for s in names},
         "overdue": {s: int(overdue_n.get(s, 0)) for s in names},
         "at_risk": {s: int(at_risk.get(s, 0)) for s in names},
         "waiting": {s: int(waiting_n.get(s, 0)) for s in names},
-        "refresh": {"incremental": 1 if summary.get("refresh") == "incremental" else 0,
-                    "lines_new": summary.get("lines_new"), "folders_refolded": summary.get("folders_refolded"),
-                    "folders_carried": summary.get("folders_carried"),
-                    "lines_rejudged": summary.get("lines_rejudged")},
+        "refresh": {
+            "incremental": 1 if summary.get("refresh") == "incremental" else 0,
+            "lines_new": summary.get("lines_new"),
+            "folders_refolded": summary.get("folders_refolded"),
+            "folders_carried": summary.get("folders_carried"),
+            "lines_rejudged": summary.get("lines_rejudged"),
+        },
     }
 
 
@@ -99,57 +120,96 @@ class RunCollector(Collector):
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         snap = self.snap
-        yield GaugeMetricFamily("pfscope_run_published", "1 when a run is published (LATEST readable), else 0",
-                                value=0 if snap is None else 1)
+        yield GaugeMetricFamily(
+            "pfscope_run_published",
+            "1 when a run is published (LATEST readable), else 0",
+            value=0 if snap is None else 1,
+        )
         if snap is None:
             return
-        g = GaugeMetricFamily("pfscope_replicas", "Replicas of the store in this health state, as of the run",
-                              labels=["store", "site", "health"])
+        g = GaugeMetricFamily(
+            "pfscope_replicas",
+            "Replicas of the store in this health state, as of the run",
+            labels=["store", "site", "health"],
+        )
         for store, site, health, n in snap["replicas"]:
             g.add_metric([store, site, health], n)
         yield g
         for name, key, text in (
             ("pfscope_backfill_entries_open", "open", "Open backfill entries of the store (as observer)"),
-            ("pfscope_backfill_entries_overdue", "overdue",
-             "Open backfill entries of the store that have had two requests or more (the first did not fill them)"),
-            ("pfscope_content_at_risk_cns", "at_risk",
-             "CNs at risk, what is so (not the store's belief): CNs no other store on the list holds, of the "
-             "store's delete-pending replicas, or of all its replicas while it is down"),
-            ("pfscope_backfill_requests_waiting", "waiting",
-             "Open backfill entries of the store whose next request waits for it to come back up (a down store "
-             "sends nothing)"),
+            (
+                "pfscope_backfill_entries_overdue",
+                "overdue",
+                "Open backfill entries of the store that have had two requests or more (the first did not fill them)",
+            ),
+            (
+                "pfscope_content_at_risk_cns",
+                "at_risk",
+                "CNs at risk, what is so (not the store's belief): CNs no other store on the list holds, of the "
+                "store's delete-pending replicas, or of all its replicas while it is down",
+            ),
+            (
+                "pfscope_backfill_requests_waiting",
+                "waiting",
+                "Open backfill entries of the store whose next request waits for it to come back up (a down store "
+                "sends nothing)",
+            ),
         ):
             g = GaugeMetricFamily(name, text, labels=["store"])
             for store, n in snap[key].items():
                 g.add_metric([store], n)
             yield g
-        g = GaugeMetricFamily("pfscope_store_up", "1 when the store's last status is up, else 0",
-                              labels=["store", "site", "version"])
+        g = GaugeMetricFamily(
+            "pfscope_store_up",
+            "1 when the store's last status is up, else 0",
+            labels=["store", "site", "version"],
+        )
         for store, site, version, up in snap["stores"]:
             g.add_metric([store, site, version], 1 if up else 0)
         yield g
         if snap["finished_s"] is not None:
-            yield GaugeMetricFamily("pfscope_run_age_seconds", "Seconds since the published run finished",
-                                    value=self.now_s - snap["finished_s"])
+            yield GaugeMetricFamily(
+                "pfscope_run_age_seconds",
+                "Seconds since the published run finished",
+                value=self.now_s - snap["finished_s"],
+            )
         if snap["as_of_s"] is not None:
-            yield GaugeMetricFamily("pfscope_run_as_of_timestamp_seconds",
-                                    "The published run's as-of time (Unix seconds)", value=snap["as_of_s"])
-        g = GaugeMetricFamily("pfscope_input_lines", "Input lines of the run by outcome (read = the other three)",
-                              labels=["outcome"])
+            yield GaugeMetricFamily(
+                "pfscope_run_as_of_timestamp_seconds",
+                "The published run's as-of time (Unix seconds)",
+                value=snap["as_of_s"],
+            )
+        g = GaugeMetricFamily(
+            "pfscope_input_lines",
+            "Input lines of the run by outcome (read = the other three)",
+            labels=["outcome"],
+        )
         for outcome, n in snap["input"].items():
             g.add_metric([outcome], n)
         yield g
         r = snap.get("refresh") or {}
-        yield GaugeMetricFamily("pfscope_run_incremental",
-                                "1 when the run went on from the previous run's state, 0 when it read the whole log",
-                                value=r.get("incremental", 0))
+        yield GaugeMetricFamily(
+            "pfscope_run_incremental",
+            "1 when the run went on from the previous run's state, 0 when it read the whole log",
+            value=r.get("incremental", 0),
+        )
         for name, key, text in (
             ("pfscope_run_lines_new", "lines_new", "Lines the run read that no earlier run had read"),
-            ("pfscope_run_folders_refolded", "folders_refolded", "Folders with new events in an incremental run"),
-            ("pfscope_run_folders_carried", "folders_carried",
-             "Folders an incremental run carried over (no new event: brought to the new as-of only)"),
-            ("pfscope_run_lines_rejudged", "lines_rejudged",
-             "Lines an earlier run rejected that an incremental run judged otherwise (their message's send came late)"),
+            (
+                "pfscope_run_folders_refolded",
+                "folders_refolded",
+                "Folders with new events in an incremental run",
+            ),
+            (
+                "pfscope_run_folders_carried",
+                "folders_carried",
+                "Folders an incremental run carried over (no new event: brought to the new as-of only)",
+            ),
+            (
+                "pfscope_run_lines_rejudged",
+                "lines_rejudged",
+                "Lines an earlier run rejected that an incremental run judged otherwise (their message's send came late)",
+            ),
         ):
             if r.get(key) is not None:
                 yield GaugeMetricFamily(name, text, value=int(r[key]))
@@ -174,4 +234,3 @@ def install_metrics_route(server: Flask) -> None:
     @server.route("/metrics")
     def _metrics() -> Response:
         return Response(exposition(current_data()), 200, {"Content-Type": CONTENT_TYPE})
-

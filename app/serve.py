@@ -30,7 +30,9 @@ def listening_line(settings: Settings, workers: int | None) -> str:
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
     how = f"{workers} worker{'s' if workers != 1 else ''}" if workers else "Flask development server"
     auth = ", HTTP Basic auth" if settings.auth_required else ""
-    return f"pfscope: serving {settings.data_dir} on {settings.scheme}://{host}:{settings.port}/ ({how}{auth})"
+    return (
+        f"pfscope: serving {settings.data_dir} on {settings.scheme}://{host}:{settings.port}/ ({how}{auth})"
+    )
 
 
 class PfscopeServer(BaseApplication):
@@ -91,4 +93,3 @@ def serve(settings: Settings, *, workers: int, dev: bool = False, access_log: st
         code = e.code
         return code if isinstance(code, int) else (0 if code is None else 1)
     return 0
-

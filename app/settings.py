@@ -102,7 +102,9 @@ class Settings:
                 f"refusing to serve on {self.host} without credentials: set PFSCOPE_USER and PFSCOPE_PASSWORD"
             )
         if (self.certfile is None) != (self.keyfile is None):
-            raise SettingsError("give both --certfile and --keyfile (PFSCOPE_CERTFILE and PFSCOPE_KEYFILE), or neither")
+            raise SettingsError(
+                "give both --certfile and --keyfile (PFSCOPE_CERTFILE and PFSCOPE_KEYFILE), or neither"
+            )
         if self.certfile is not None and self.keyfile is not None:  # self.tls
             check_tls_files(self.certfile, self.keyfile)
         elif not is_loopback(self.host) and not self.behind_tls_proxy:
@@ -124,24 +126,32 @@ def default_cache_dir() -> Path:
 
 def check_tls_files(certfile: Path, keyfile: Path) -> None:
     """Both files readable, and loading as a PEM certificate with its (unencrypted) private key."""
-    for what, path in (("certificate (--certfile, PFSCOPE_CERTFILE)", certfile),
-                       ("key (--keyfile, PFSCOPE_KEYFILE)", keyfile)):
+    for what, path in (
+        ("certificate (--certfile, PFSCOPE_CERTFILE)", certfile),
+        ("key (--keyfile, PFSCOPE_KEYFILE)", keyfile),
+    ):
         if not path.is_file():
             raise SettingsError(f"TLS {what} {path}: no such file")
         if not os.access(path, os.R_OK):
             raise SettingsError(f"TLS {what} {path}: not readable (permission denied)")
 
     def encrypted() -> str:  # OpenSSL would otherwise ask for a passphrase on the terminal
-        raise SettingsError(f"TLS key {keyfile} is encrypted: give pfscope an unencrypted key (readable only by it)")
+        raise SettingsError(
+            f"TLS key {keyfile} is encrypted: give pfscope an unencrypted key (readable only by it)"
+        )
 
     try:
         ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(certfile, keyfile, password=encrypted)
     except ssl.SSLError as e:
         detail = f" ({e.reason})" if e.reason else ""
-        raise SettingsError(f"TLS certificate {certfile} and key {keyfile} do not load as a PEM certificate "
-                            f"and its matching private key{detail}") from None
+        raise SettingsError(
+            f"TLS certificate {certfile} and key {keyfile} do not load as a PEM certificate "
+            f"and its matching private key{detail}"
+        ) from None
     except OSError as e:
-        raise SettingsError(f"cannot read TLS certificate {certfile} or key {keyfile}: {e.strerror or e}") from None
+        raise SettingsError(
+            f"cannot read TLS certificate {certfile} or key {keyfile}: {e.strerror or e}"
+        ) from None
 
 
 def is_loopback(host: str) -> bool:
@@ -225,9 +235,12 @@ def job_settings(flags: Any, env: Mapping[str, str] | None = None) -> JobSetting
     from pfscope.spark_jobs.compute.entry import settings_from_flags
 
     env = _environ(env)
-    return settings_from_flags(flags, master=env_text(env, "PFSCOPE_SPARK_MASTER"),
-                               keep=env_int(env, "PFSCOPE_KEEP"),
-                               driver_memory=env_text(env, "PFSCOPE_DRIVER_MEMORY"))
+    return settings_from_flags(
+        flags,
+        master=env_text(env, "PFSCOPE_SPARK_MASTER"),
+        keep=env_int(env, "PFSCOPE_KEEP"),
+        driver_memory=env_text(env, "PFSCOPE_DRIVER_MEMORY"),
+    )
 
 
 def debug_enabled(flag: bool | None, env: Mapping[str, str] | None = None) -> bool:

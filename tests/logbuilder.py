@@ -89,9 +89,13 @@ class Log:
         self.lines.append(json.dumps(obj))
 
     # -- one line each ------------------------------------------------------------------------
-    def change(self, offset: int, store: str, fid: str, cn: int, *, derived: Iterable[str] | None = None) -> None:
+    def change(
+        self, offset: int, store: str, fid: str, cn: int, *, derived: Iterable[str] | None = None
+    ) -> None:
         """A local change; ``derived`` as ingest writes it on an implied one (``["event"]``)."""
-        self._add(offset, store, "change", fid=fid, cn=cn, derived=list(derived) if derived is not None else None)
+        self._add(
+            offset, store, "change", fid=fid, cn=cn, derived=list(derived) if derived is not None else None
+        )
 
     def changes(self, offset: int, store: str, fid: str, cns: Iterable[int]) -> None:
         """Several local changes at the same time."""
@@ -121,8 +125,17 @@ class Log:
         if type in ("hierarchy", "content", "backfill_response") and changes is None:
             changes = ""
         self._add(
-            offset, store, "send", msg=msg, type=type, fid=fid, to=list(to), cnset=cnset,
-            changes=changes, requested=requested, source=source,
+            offset,
+            store,
+            "send",
+            msg=msg,
+            type=type,
+            fid=fid,
+            to=list(to),
+            cnset=cnset,
+            changes=changes,
+            requested=requested,
+            source=source,
             responders=list(responders) if responders is not None else None,
             derived=list(derived) if derived is not None else None,
         )
@@ -133,7 +146,9 @@ class Log:
 
     def replicas(self, offset: int, fid: str, replicas: Iterable[str], store: str | None = None) -> None:
         replicas = list(replicas)
-        self._add(offset, store or next(iter(sorted(self.topo.stores))), "replicas", fid=fid, replicas=replicas)
+        self._add(
+            offset, store or next(iter(sorted(self.topo.stores))), "replicas", fid=fid, replicas=replicas
+        )
 
     def status(self, offset: int, store: str, status: str) -> None:
         self._add(offset, store, "store_status", status=status)
@@ -160,8 +175,16 @@ class Log:
         self, offset: int, store: str, fid: str, source: str, requested: str, cnset: str = ""
     ) -> str:
         """``store`` asks ``source`` (sent, not necessarily processed)."""
-        return self.send(offset, store, "backfill_request", fid, to=[source], cnset=cnset,
-                         requested=requested, source=source)
+        return self.send(
+            offset,
+            store,
+            "backfill_request",
+            fid,
+            to=[source],
+            cnset=cnset,
+            requested=requested,
+            source=source,
+        )
 
     # -- reading ------------------------------------------------------------------------------
     def event_log(self) -> EventLog:

@@ -22,12 +22,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE_PATH = 'IPM_SUBTREE\\Folder1 <script>window.__pfxss=1</script><img src=x onerror="window.__pfxss=2">'
-HOSTILE_CHILD = {"fid": "1-124", "path": "IPM_SUBTREE\\Folder1\\<b>bold</b> & <i>co</i>", "parent": "1-123",
-                 "replicas": ["PFS1", "PFS2"]}
-HOSTILE_LINES = ['<script>window.__pfxss=3</script>', '{"ts": "2026-11-02T01:00:00Z", "store": "NOPE", "kind": "change"}',
-                 # not above PFS1's change 17 to 1-123 (line 115 of the worked example): a reject that names it
-                 '{"ts": "2026-11-04T20:00:00Z", "store": "PFS1", "kind": "change", "fid": "1-123", "cn": 16, '
-                 '"item": "<b>again</b>"}']
+HOSTILE_CHILD = {
+    "fid": "1-124",
+    "path": "IPM_SUBTREE\\Folder1\\<b>bold</b> & <i>co</i>",
+    "parent": "1-123",
+    "replicas": ["PFS1", "PFS2"],
+}
+HOSTILE_LINES = [
+    "<script>window.__pfxss=3</script>",
+    '{"ts": "2026-11-02T01:00:00Z", "store": "NOPE", "kind": "change"}',
+    # not above PFS1's change 17 to 1-123 (line 115 of the worked example): a reject that names it
+    '{"ts": "2026-11-04T20:00:00Z", "store": "PFS1", "kind": "change", "fid": "1-123", "cn": 16, '
+    '"item": "<b>again</b>"}',
+]
 #: the line of the worked example's log that the last hostile line conflicts with
 HOSTILE_CONFLICT_LINE = 115
 
@@ -101,8 +108,9 @@ def ingest_worked_example(work: Path) -> tuple[Path, Path]:
 
     sim = work / "sim"
     _pfscope("simulate", "--scenario", "worked-example", "--out", str(sim), "--no-progress")
-    rendered = render_log(load_topology(sim / "topology.json"),
-                          (sim / "events.jsonl").read_text(encoding="utf-8").splitlines())
+    rendered = render_log(
+        load_topology(sim / "topology.json"), (sim / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    )
     by_server: dict[str, list] = defaultdict(list)  # type: ignore[type-arg]
     for rec in rendered.records:
         by_server[rec.server.split(".")[0]].append(rec)
@@ -110,7 +118,15 @@ def ingest_worked_example(work: Path) -> tuple[Path, Path]:
     logs.mkdir(parents=True)
     for server, recs in sorted(by_server.items()):
         write_wevtutil_xml(recs, logs / f"{server}.xml")
-    _pfscope("ingest", "--logs", str(logs), "--out", str(work / "ingested"), "--topology", str(sim / "topology.json"))
+    _pfscope(
+        "ingest",
+        "--logs",
+        str(logs),
+        "--out",
+        str(work / "ingested"),
+        "--topology",
+        str(sim / "topology.json"),
+    )
     return work / "ingested" / "topology.json", work / "ingested" / "events.jsonl"
 
 

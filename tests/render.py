@@ -26,7 +26,13 @@ from pfscope.spark_jobs.model.timeutil import parse_ts
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Topology, is_2003_or_later
 
 OUT_ID = {"hierarchy": 3018, "content": 3020, "status": 3017, "status_request": 3017}
-TYPE_CODE = {"hierarchy": 0x2, "content": 0x4, "backfill_request": 0x8, "status": 0x10, "status_request": 0x20}
+TYPE_CODE = {
+    "hierarchy": 0x2,
+    "content": 0x4,
+    "backfill_request": 0x8,
+    "status": 0x10,
+    "status_request": 0x20,
+}
 PROVIDER = "MSExchangeIS Public Store"
 CRLF = "\r\n"
 
@@ -74,11 +80,14 @@ def replid_tables(topo: Topology, seed: int = 7) -> dict[str, dict[str, int]]:
 
 def _legacy_dn(topo: Topology, store: str) -> str:
     st = topo.stores[store]
-    return (f"/O=CONTOSO/OU={st.site.upper()}/CN=CONFIGURATION/CN=SERVERS/CN={st.server}"
-            "/CN=MICROSOFT PUBLIC MDB")
+    return (
+        f"/O=CONTOSO/OU={st.site.upper()}/CN=CONFIGURATION/CN=SERVERS/CN={st.server}/CN=MICROSOFT PUBLIC MDB"
+    )
 
 
-def render_log(topo: Topology, lines: Iterable[str], *, seed: int = 7, domain: str = "contoso.example") -> Rendering:
+def render_log(
+    topo: Topology, lines: Iterable[str], *, seed: int = 7, domain: str = "contoso.example"
+) -> Rendering:
     """Every send and receive of the log as Exchange events, in the log's order."""
     r = Rendering(replids=replid_tables(topo, seed))
     stores = sorted(topo.stores)
@@ -106,8 +115,18 @@ def render_log(topo: Topology, lines: Iterable[str], *, seed: int = 7, domain: s
     return r
 
 
-def _render(topo: Topology, r: Rendering, stores: list[str], paths: dict[str, str], m: dict[str, Any],
-            printer: str, *, incoming: bool, domain: str, ts: str | None = None) -> ExportRecord:
+def _render(
+    topo: Topology,
+    r: Rendering,
+    stores: list[str],
+    paths: dict[str, str],
+    m: dict[str, Any],
+    printer: str,
+    *,
+    incoming: bool,
+    domain: str,
+    ts: str | None = None,
+) -> ExportRecord:
     server = topo.stores[printer].server
     table = r.replids[server]
     old = not is_2003_or_later(topo.stores[printer].version)  # 5.5/2000 layouts
@@ -145,8 +164,11 @@ def _render(topo: Topology, r: Rendering, stores: list[str], paths: dict[str, st
         lo = min((rg[0][0] for _, rg in changes.items()), default=0)
         hi = max((rg[-1][1] for _, rg in changes.items()), default=0)
         origin = m["store"] if m["store"] in origins or not origins else origins[0]
-        number_lines = [f"CN min: {cn(origin, lo)}", f"CN max: {cn(origin, hi)}"] if old else [
-            f"CN min: {cn(origin, lo)}, CN max: {cn(origin, hi)}"]
+        number_lines = (
+            [f"CN min: {cn(origin, lo)}", f"CN max: {cn(origin, hi)}"]
+            if old
+            else [f"CN min: {cn(origin, lo)}, CN max: {cn(origin, hi)}"]
+        )
         strings_numbers = [cn(origin, lo), cn(origin, hi)]
         tail_sets = [("IDCN deleted: ", ["{0}"])]
     else:
@@ -161,8 +183,11 @@ def _render(topo: Topology, r: Rendering, stores: list[str], paths: dict[str, st
         tail_sets = [("CNSET: ", pairs(s)), (", CNSET(FAI): ", ["{0}"])]
         if mtype == "status_request" and m.get("responders"):
             r.lossy["status request responders (not printed)"] += 1
-    head = "An incoming replication message was processed." if incoming else \
-        "An outgoing replication message was issued."
+    head = (
+        "An incoming replication message was processed."
+        if incoming
+        else "An outgoing replication message was issued."
+    )
     label = "Type"
     if topo.stores[printer].version == "2003" and mtype == "backfill_request":
         label = "Incoming message type" if incoming else "Outgoing message type"  # the 2003 layout
@@ -207,7 +232,15 @@ def _render(topo: Topology, r: Rendering, stores: list[str], paths: dict[str, st
 # --------------------------------------------------------------------------------------------
 # One description in any published layout (docs/exchange-event-grammar.md)
 # --------------------------------------------------------------------------------------------
-LAYOUTS = ("2007", "2007-incoming-guide", "2010-backfill", "2003-backfill-request", "2000", "5.5", "5.x-status")
+LAYOUTS = (
+    "2007",
+    "2007-incoming-guide",
+    "2010-backfill",
+    "2003-backfill-request",
+    "2000",
+    "5.5",
+    "5.x-status",
+)
 
 
 def _pair_lines(pairs: list[tuple[Cn, Cn]] | None, c: Callable[[Cn], str] = str) -> list[str]:
@@ -223,8 +256,12 @@ def wrap_dn(dn: str, cuts: Iterable[int]) -> list[str]:
         if not start < c < len(dn):
             continue
         prev, here = dn[c - 1], dn[c]
-        if here in "/=" and prev != " " and dn[c - 1:c + 1].strip() == dn[c - 1:c + 1] and (
-                c + 1 >= len(dn) or dn[c + 1] != " "):
+        if (
+            here in "/="
+            and prev != " "
+            and dn[c - 1 : c + 1].strip() == dn[c - 1 : c + 1]
+            and (c + 1 >= len(dn) or dn[c + 1] != " ")
+        ):
             out.append(dn[start:c])
             start = c
         elif here == " " and prev not in " /=" and c + 1 < len(dn) and dn[c + 1] not in " /=":
@@ -234,8 +271,16 @@ def wrap_dn(dn: str, cuts: Iterable[int]) -> list[str]:
     return out
 
 
-def render_description(ev: ReplicationEvent, layout: str, *, newline: str = CRLF, outgoing: bool = True,
-                       dn_cuts: Iterable[int] = (), blank_lines: bool = False, lower_hex: bool = False) -> str:
+def render_description(
+    ev: ReplicationEvent,
+    layout: str,
+    *,
+    newline: str = CRLF,
+    outgoing: bool = True,
+    dn_cuts: Iterable[int] = (),
+    blank_lines: bool = False,
+    lower_hex: bool = False,
+) -> str:
     """``ev`` printed in one of ``LAYOUTS``; ``parse_description`` reads every field back."""
 
     def c(x: Cn) -> str:
@@ -244,7 +289,11 @@ def render_description(ev: ReplicationEvent, layout: str, *, newline: str = CRLF
     if layout not in LAYOUTS:
         raise ValueError(f"unknown layout {layout!r}")
     gap = [""] if blank_lines else []
-    head = "An outgoing replication message was issued." if outgoing else "An incoming replication message was processed."
+    head = (
+        "An outgoing replication message was issued."
+        if outgoing
+        else "An incoming replication message was processed."
+    )
     code = f"0x{ev.type_code:X}"
     out: list[str] = []
     if layout == "5.x-status":
@@ -279,14 +328,20 @@ def render_description(ev: ReplicationEvent, layout: str, *, newline: str = CRLF
         out += [f"CNSET: {ps[0]}", *ps[1:], *gap]
     if ev.cnset_fai is not None:
         ps = _pair_lines(ev.cnset_fai, c)
-        label = {"5.5": ", CNSET(FAI): ", "5.x-status": ", CNSET(FAI): ", "2010-backfill": "CNSET (FAI): "}.get(
-            layout, "CNSET(FAI): ")
+        label = {
+            "5.5": ", CNSET(FAI): ",
+            "5.x-status": ", CNSET(FAI): ",
+            "2010-backfill": "CNSET (FAI): ",
+        }.get(layout, "CNSET(FAI): ")
         out += [f"{label}{ps[0]}", *ps[1:], *gap]
     if ev.rfis or layout not in ("2003-backfill-request", "2010-backfill"):
         out.append("RFIs:" if layout == "2007-incoming-guide" else f"RFIs: {len(ev.rfis)}")
         for k, r in enumerate(ev.rfis, 1):
-            out.append(f"{k}: {c(r.fid)},{c(r.pfid)},{r.offset}" if short else
-                       f"{k}) FID: {c(r.fid)}, PFID: {c(r.pfid)}, Offset: {r.offset}")
+            out.append(
+                f"{k}: {c(r.fid)},{c(r.pfid)},{r.offset}"
+                if short
+                else f"{k}) FID: {c(r.fid)}, PFID: {c(r.pfid)}, Offset: {r.offset}"
+            )
             if r.path is not None:
                 out.append(r.path)
     if ev.message_ids:
@@ -300,8 +355,11 @@ def render_description(ev: ReplicationEvent, layout: str, *, newline: str = CRLF
         out += ["IDCN Deleted:", *ps] if short else [f"IDCN deleted: {ps[0]}", *ps[1:]]
     if ev.server_dn is not None:
         parts = wrap_dn(ev.server_dn, dn_cuts)
-        out += [*gap, "Server:", *parts] if short or (len(parts) > 1 and layout == "2000") else [
-            f"Server: {parts[0]}", *parts[1:]]
+        out += (
+            [*gap, "Server:", *parts]
+            if short or (len(parts) > 1 and layout == "2000")
+            else [f"Server: {parts[0]}", *parts[1:]]
+        )
     return newline.join(out)
 
 
@@ -310,21 +368,49 @@ def render_description(ev: ReplicationEvent, layout: str, *, newline: str = CRLF
 # spaces, a forum post's tabs) and Windows 2003's help line under it. None of it is the message.
 HEADERS: dict[str, tuple[str, ...]] = {
     "none": (),
-    "kb": ("Event ID: {id}", "Src: MSExchangeIS Public", "Type: Information", "Category: Replication Incoming",
-           "Description:"),
-    "2003": ("Event Type:\tInformation", "Event Source:\tMSExchangeIS Public Store",
-             "Event Category:\tReplication Outgoing Messages", "Event ID:\t{id}", "Date:\t\t5/19/2010",
-             "Time:\t\t4:16:12 PM", "User:\t\tN/A", "Computer:\tFE-01", "Description:"),
-    "vista": ("Log Name:      Application", "Source:        MSExchangeIS Public Store",
-              "Date:          2010-05-19T16:16:12.000", "Event ID:      {id}",
-              "Task Category: Replication Outgoing Messages", "Level:         Information", "Keywords:      Classic",
-              "User:          N/A", "Computer:      DC-01.corp.example", "Description:"),
+    "kb": (
+        "Event ID: {id}",
+        "Src: MSExchangeIS Public",
+        "Type: Information",
+        "Category: Replication Incoming",
+        "Description:",
+    ),
+    "2003": (
+        "Event Type:\tInformation",
+        "Event Source:\tMSExchangeIS Public Store",
+        "Event Category:\tReplication Outgoing Messages",
+        "Event ID:\t{id}",
+        "Date:\t\t5/19/2010",
+        "Time:\t\t4:16:12 PM",
+        "User:\t\tN/A",
+        "Computer:\tFE-01",
+        "Description:",
+    ),
+    "vista": (
+        "Log Name:      Application",
+        "Source:        MSExchangeIS Public Store",
+        "Date:          2010-05-19T16:16:12.000",
+        "Event ID:      {id}",
+        "Task Category: Replication Outgoing Messages",
+        "Level:         Information",
+        "Keywords:      Classic",
+        "User:          N/A",
+        "Computer:      DC-01.corp.example",
+        "Description:",
+    ),
 }
 HELP_LINE = "For more information, see Help and Support Center at http://go.microsoft.com/fwlink/events.asp."
 
 
-def frame_description(text: str, header: str = "none", *, event_id: int = 3018, indent: str = "",
-                      help_line: bool = False, newline: str = CRLF) -> tuple[str, list[str]]:
+def frame_description(
+    text: str,
+    header: str = "none",
+    *,
+    event_id: int = 3018,
+    indent: str = "",
+    help_line: bool = False,
+    newline: str = CRLF,
+) -> tuple[str, list[str]]:
     """``text`` as a pasted record shows it; also the lines the parser is to keep in ``ignored``
     (stripped, in the order it meets them: header lines first, the bare "Description:" and the
     help line among the lines it did not know, at the end)."""

@@ -19,10 +19,29 @@ def self_signed(folder: Path, *, passphrase: str | None = None) -> tuple[Path, P
     openssl = shutil.which("openssl")
     if openssl:
         secrecy = ["-passout", f"pass:{passphrase}"] if passphrase else ["-nodes"]
-        subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", *secrecy, "-keyout", str(key),
-                        "-out", str(cert), "-days", "1", "-subj", "/CN=localhost",
-                        "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-                       check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [
+                openssl,
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                *secrecy,
+                "-keyout",
+                str(key),
+                "-out",
+                str(cert),
+                "-days",
+                "1",
+                "-subj",
+                "/CN=localhost",
+                "-addext",
+                "subjectAltName=IP:127.0.0.1,DNS:localhost",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
         return cert, key
     try:
         import ipaddress
@@ -37,15 +56,28 @@ def self_signed(folder: Path, *, passphrase: str | None = None) -> tuple[Path, P
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
     now = datetime.datetime.now(datetime.UTC)
     certificate = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(private.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(private.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
-                                                    x509.DNSName("localhost")]), critical=False)
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+            ),
+            critical=False,
+        )
         .sign(private, hashes.SHA256())
     )
-    encryption = (serialization.BestAvailableEncryption(passphrase.encode()) if passphrase
-                  else serialization.NoEncryption())
-    key.write_bytes(private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption))
+    encryption = (
+        serialization.BestAvailableEncryption(passphrase.encode())
+        if passphrase
+        else serialization.NoEncryption()
+    )
+    key.write_bytes(
+        private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, encryption)
+    )
     cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
     return cert, key

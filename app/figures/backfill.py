@@ -31,30 +31,78 @@ def entry_timeline_marks(entries: pd.DataFrame, requests: pd.DataFrame) -> pd.Da
     rows: list[dict[str, Any]] = []
     for e in entries.to_dict("records"):
         base = {"entry_id": e["entry_id"], "observer": e["observer"], "locality": e.get("locality")}
-        rows.append({**base, "event": "opened", "at": e["opened_at"], "kind": None, "attempt": 0,
-                     "source": None, "cnset": e.get("cnset_opened")})
+        rows.append(
+            {
+                **base,
+                "event": "opened",
+                "at": e["opened_at"],
+                "kind": None,
+                "attempt": 0,
+                "source": None,
+                "cnset": e.get("cnset_opened"),
+            }
+        )
         if e.get("state") in ("satisfied", "abandoned") and not pd.isna(e.get("closed_at")):
-            rows.append({**base, "event": e["state"], "at": e["closed_at"], "kind": None, "attempt": None,
-                         "source": None, "cnset": None})
+            rows.append(
+                {
+                    **base,
+                    "event": e["state"],
+                    "at": e["closed_at"],
+                    "kind": None,
+                    "attempt": None,
+                    "source": None,
+                    "cnset": None,
+                }
+            )
         elif not pd.isna(e.get("next_due_at")):
-            rows.append({**base, "event": "next due", "at": e["next_due_at"], "kind": "expected",
-                         "attempt": int(e.get("requests") or 0) + 1, "source": None, "cnset": e.get("cnset_remaining")})
+            rows.append(
+                {
+                    **base,
+                    "event": "next due",
+                    "at": e["next_due_at"],
+                    "kind": "expected",
+                    "attempt": int(e.get("requests") or 0) + 1,
+                    "source": None,
+                    "cnset": e.get("cnset_remaining"),
+                }
+            )
     known = {e["entry_id"]: e for e in entries.to_dict("records")}
     for r in requests.to_dict("records"):
         e = known.get(r["entry_id"])
         if e is None:
             continue
         base = {"entry_id": r["entry_id"], "observer": r["observer"], "locality": e.get("locality")}
-        rows.append({**base, "event": "request", "at": r["at"], "kind": r["kind"], "attempt": r["attempt"],
-                     "source": r["source"], "cnset": r["cnset"]})
+        rows.append(
+            {
+                **base,
+                "event": "request",
+                "at": r["at"],
+                "kind": r["kind"],
+                "attempt": r["attempt"],
+                "source": r["source"],
+                "cnset": r["cnset"],
+            }
+        )
         due = r.get("due_at")
         if due is not None and not pd.isna(due) and pd.Timestamp(due) != pd.Timestamp(r["at"]):
-            rows.append({**base, "event": "due", "at": due, "kind": r["kind"], "attempt": r["attempt"],
-                         "source": r["source"], "cnset": None})
+            rows.append(
+                {
+                    **base,
+                    "event": "due",
+                    "at": due,
+                    "kind": r["kind"],
+                    "attempt": r["attempt"],
+                    "source": r["source"],
+                    "cnset": None,
+                }
+            )
     out = pd.DataFrame(rows, columns=cols)
     if not out.empty:
-        out = out.drop_duplicates(subset=["entry_id", "event", "at", "source"]).sort_values(
-            ["entry_id", "at"], kind="stable").reset_index(drop=True)
+        out = (
+            out.drop_duplicates(subset=["entry_id", "event", "at", "source"])
+            .sort_values(["entry_id", "at"], kind="stable")
+            .reset_index(drop=True)
+        )
     return out
 
 
@@ -99,21 +147,33 @@ def fig_entry_timeline(marks: pd.DataFrame, max_marks: int = MAX_MARKS) -> tuple
             xs += [g["at"].min(), g["at"].max(), None]
             ys += [row, row, None]
         if xs:
-            fig.add_scatter(x=xs, y=ys, mode="lines", name=f"{locality} entry", line={"color": GREY, "dash": dash},
-                            hoverinfo="skip")
+            fig.add_scatter(
+                x=xs,
+                y=ys,
+                mode="lines",
+                name=f"{locality} entry",
+                line={"color": GREY, "dash": dash},
+                hoverinfo="skip",
+            )
     for (event, kind), (symbol, colour, label) in _MARKERS.items():
         part = m[(m["event"] == event) & ((m["kind"] == kind) if kind is not None else m["kind"].isna())]
         if part.empty:
             continue
         hover = [
-            f"{esc(r.row)}<br>{label}" + (f" #{int(r.attempt)}" if pd.notna(r.attempt) and r.attempt else "")
+            f"{esc(r.row)}<br>{label}"
+            + (f" #{int(r.attempt)}" if pd.notna(r.attempt) and r.attempt else "")
             + (f" → {esc(r.source)}" if isinstance(r.source, str) and r.source else "")
             + (f"<br>{esc(r.cnset)}" if isinstance(r.cnset, str) and r.cnset else "")
             + f"<br>{fmt_time(r.at)}"
             for r in part.itertuples(index=False)
         ]
         fig.add_scatter(
-            x=part["at"], y=part["row"], mode="markers", name=label, hovertext=hover, hoverinfo="text",
+            x=part["at"],
+            y=part["row"],
+            mode="markers",
+            name=label,
+            hovertext=hover,
+            hoverinfo="text",
             marker={"symbol": symbol, "color": colour, "size": 11, "line": {"width": 2, "color": colour}},
         )
     legend_seen: set[str] = set()
@@ -147,13 +207,21 @@ def with_next_request(entries: pd.DataFrame, next_requests: pd.DataFrame) -> pd.
     """``entries`` with a ``next_request`` column: the text of :func:`next_request_texts` for open
     entries (:data:`NO_SOURCE` when no store holds any of the CNs), empty for closed ones."""
     texts = next_request_texts(next_requests)
-    return entries.assign(next_request=[
-        texts.get(str(e), NO_SOURCE) if s == "open" else ""
-        for e, s in zip(entries["entry_id"], entries["state"], strict=True)])
+    return entries.assign(
+        next_request=[
+            texts.get(str(e), NO_SOURCE) if s == "open" else ""
+            for e, s in zip(entries["entry_id"], entries["state"], strict=True)
+        ]
+    )
 
 
-def backfill_rows(entries: pd.DataFrame, folders: pd.DataFrame, as_of: Any,
-              replicas: pd.DataFrame | None = None, stores: pd.DataFrame | None = None) -> pd.DataFrame:
+def backfill_rows(
+    entries: pd.DataFrame,
+    folders: pd.DataFrame,
+    as_of: Any,
+    replicas: pd.DataFrame | None = None,
+    stores: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """The /backfill grid's rows, attention first: overdue entries, then the longest open (a real duration).
 
     Each open entry with its folder path, its replica's health (as last known on a down store),
@@ -162,18 +230,26 @@ def backfill_rows(entries: pd.DataFrame, folders: pd.DataFrame, as_of: Any,
     rows = entries.merge(folders[["fid", "path"]], on="fid", how="left")
     rows["path"] = [folder_label(a, b) for a, b in zip(rows["fid"], rows["path"], strict=True)]
     ref = pd.Timestamp(as_of) if as_of is not None else None
-    rows["open_for_s"] = [int((ref - t).total_seconds()) if ref is not None and not pd.isna(t) else None
-                          for t in rows["opened_at"]]
+    rows["open_for_s"] = [
+        int((ref - t).total_seconds()) if ref is not None and not pd.isna(t) else None
+        for t in rows["opened_at"]
+    ]
     rows["open_for"] = [fmt_age(s) for s in rows["open_for_s"]]
     rows["overdue"] = [yes_no(entry_overdue(int(n or 0))) for n in rows["requests"].fillna(0)]
-    down = set(stores.loc[stores["status"] == "down", "store"]) if stores is not None and not stores.empty else set()
+    down = (
+        set(stores.loc[stores["status"] == "down", "store"])
+        if stores is not None and not stores.empty
+        else set()
+    )
     if replicas is not None and not replicas.empty:
         health = replicas[["store", "fid", "health"]].rename(columns={"store": "observer"})
         rows = rows.merge(health, on=["observer", "fid"], how="left")
     else:
         rows["health"] = None
-    rows["health"] = [health_text(h, o in down) if isinstance(h, str) else ""
-                      for h, o in zip(rows["health"], rows["observer"], strict=True)]
+    rows["health"] = [
+        health_text(h, o in down) if isinstance(h, str) else ""
+        for h, o in zip(rows["health"], rows["observer"], strict=True)
+    ]
     rows["new_replica"] = rows["new_replica"].map(yes_no)
     for col in ("opened_at", "next_due_at"):
         rows[col] = rows[col].map(fmt_time)
@@ -215,7 +291,13 @@ def overdue_since(entries: pd.DataFrame, attempts: pd.DataFrame) -> pd.Series:
     """
     later = attempts[attempts["attempt"].fillna(0) >= OVERDUE_REQUESTS]
     first_later = pd.Series(_ns(later["at"]), index=later["entry_id"].to_numpy()).groupby(level=0).min()
-    known = entries["entry_id"].map(first_later.astype("Int64")).astype("Int64").fillna(_NAT).to_numpy(dtype="int64")
+    known = (
+        entries["entry_id"]
+        .map(first_later.astype("Int64"))
+        .astype("Int64")
+        .fillna(_NAT)
+        .to_numpy(dtype="int64")
+    )
     last = _ns(entries["last_request_at"])
     since = np.where(known == _NAT, last, np.where(last == _NAT, known, np.minimum(known, last)))
     since[entries["requests"].fillna(0).to_numpy(dtype="int64") < 2] = _NAT
@@ -245,14 +327,18 @@ def backfill_trend(
     if max_points is None:
         max_points = max(2, min(TREND_POINTS, MAX_MARKS // (2 * max(1, len(names)))))
     start = int(opened.min())
-    stop = int(_ns([end])[0]) if end is not None and not pd.isna(end) else int(
-        max(opened.max(), closed.max(), overdue.max()))
+    stop = (
+        int(_ns([end])[0])
+        if end is not None and not pd.isna(end)
+        else int(max(opened.max(), closed.max(), overdue.max()))
+    )
     stop = max(stop, start)
     times = np.concatenate([opened, closed, overdue, [start, stop]])
     times = np.unique(times[(times >= start) & (times <= stop)])
     if len(times) > max_points:
-        times = pd.DatetimeIndex(pd.date_range(pd.Timestamp(start, tz="UTC"), pd.Timestamp(stop, tz="UTC"),
-                                               periods=max_points)).asi8
+        times = pd.DatetimeIndex(
+            pd.date_range(pd.Timestamp(start, tz="UTC"), pd.Timestamp(stop, tz="UTC"), periods=max_points)
+        ).asi8
     when = pd.DatetimeIndex(times.view("datetime64[ns]"), tz="UTC")
 
     # overdue until closed; an inconsistent row (closed before overdue) never counts as overdue
@@ -268,11 +354,16 @@ def backfill_trend(
         d = np.sort(overdue[d_mask])
         dc = closed[d_mask]
         dc = np.sort(dc[dc != _NAT])
-        frames.append(pd.DataFrame({
-            "store": store, "at": when,
-            "open": o.searchsorted(times, "right") - c.searchsorted(times, "right"),
-            "overdue": d.searchsorted(times, "right") - dc.searchsorted(times, "right"),
-        }))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "store": store,
+                    "at": when,
+                    "open": o.searchsorted(times, "right") - c.searchsorted(times, "right"),
+                    "overdue": d.searchsorted(times, "right") - dc.searchsorted(times, "right"),
+                }
+            )
+        )
     out = pd.concat(frames, ignore_index=True)
     out["open"] = out["open"].astype("int64")
     out["overdue"] = out["overdue"].astype("int64")
@@ -285,15 +376,30 @@ def fig_backfill_trend(trend: pd.DataFrame) -> go.Figure:
         return empty_figure("No backfill entry in this run")
     from plotly.subplots import make_subplots
 
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.1,
-                        subplot_titles=("open backfill entries", "overdue backfill entries (two requests or more)"))
+    fig = make_subplots(
+        rows=2,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=0.1,
+        subplot_titles=("open backfill entries", "overdue backfill entries (two requests or more)"),
+    )
     for i, (store, part) in enumerate(trend.groupby("store", sort=True)):
-        line = {"color": TREND_PALETTE[i % len(TREND_PALETTE)],
-                "dash": TREND_DASHES[(i // len(TREND_PALETTE)) % len(TREND_DASHES)], "shape": "hv"}
+        line = {
+            "color": TREND_PALETTE[i % len(TREND_PALETTE)],
+            "dash": TREND_DASHES[(i // len(TREND_PALETTE)) % len(TREND_DASHES)],
+            "shape": "hv",
+        }
         for row, column in ((1, "open"), (2, "overdue")):
             fig.add_scatter(
-                x=part["at"], y=part[column], mode="lines", name=str(store), legendgroup=str(store),
-                showlegend=row == 1, line=line, row=row, col=1,
+                x=part["at"],
+                y=part[column],
+                mode="lines",
+                name=str(store),
+                legendgroup=str(store),
+                showlegend=row == 1,
+                line=line,
+                row=row,
+                col=1,
                 hovertemplate="%{fullData.name}: %{y} " + column + " at %{x}<extra></extra>",
             )
     fig.update_yaxes(rangemode="tozero", title_text="entries")

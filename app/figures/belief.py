@@ -44,8 +44,13 @@ def believed_unique_text(store: str, believed: int, really: int, where: str = ""
     head = f"{store} believes {plural(believed, 'CN')}{what} {'is' if believed == 1 else 'are'} only there{where}"
     elsewhere = believed - really
     if really <= 0:
-        tail = ("it is on another replica" if believed == 1 else "both are on other replicas" if believed == 2
-                else f"all {believed:,} are on other replicas")
+        tail = (
+            "it is on another replica"
+            if believed == 1
+            else "both are on other replicas"
+            if believed == 2
+            else f"all {believed:,} are on other replicas"
+        )
     elif elsewhere > 0:
         tail = f"{elsewhere:,} of them {'is' if elsewhere == 1 else 'are'} on other replicas"
     else:
@@ -80,11 +85,19 @@ class Lacks:
         """From a ``replicas`` row; a run published before ``lacks_count`` counts known missing only."""
         known = count(replica.get("missing_count"))
         if replica.get("lacks_count") is None or pd.isna(replica.get("lacks_count")):
-            return cls(known, known, 0, _cns(replica.get("missing_cnset")), _cns(replica.get("missing_cnset")))
+            return cls(
+                known, known, 0, _cns(replica.get("missing_cnset")), _cns(replica.get("missing_cnset"))
+            )
         total = count(replica.get("lacks_count"))
         not_told = min(count(replica.get("not_told_count")), total)
-        return cls(total, total - not_told, not_told, _cns(replica.get("lacks_cnset")),
-                   _cns(replica.get("missing_cnset")), _cns(replica.get("not_told_cnset")))
+        return cls(
+            total,
+            total - not_told,
+            not_told,
+            _cns(replica.get("lacks_cnset")),
+            _cns(replica.get("missing_cnset")),
+            _cns(replica.get("not_told_cnset")),
+        )
 
 
 def lacks_summary(lacks: Lacks) -> str:
@@ -105,7 +118,9 @@ def sync_suffix(health: Any, lacks: Lacks, store_down: bool = False) -> str:
     if lacks.total <= 0:
         return ""
     if str(health) == "in_sync":
-        return ("" if store_down else " (no backfill entry)") + f", lacks {plural(lacks.total, 'CN')}: not told yet"
+        return (
+            "" if store_down else " (no backfill entry)"
+        ) + f", lacks {plural(lacks.total, 'CN')}: not told yet"
     return f", lacks {lacks_summary(lacks)}"
 
 
@@ -118,7 +133,9 @@ def sync_text(health: Any, lacks: Lacks) -> str:
 def arrival_text(store: str, n: int) -> str:
     """How a store comes to hold, or to know it lacks, CNs it has not been told of."""
     it, them, s = ("it", "it", "s") if n == 1 else ("they", "them", "")
-    return f"{it} arrive{s}, or {store} learns of {them}, with the next message from a store that holds {them}"
+    return (
+        f"{it} arrive{s}, or {store} learns of {them}, with the next message from a store that holds {them}"
+    )
 
 
 def not_told_text(store: str, n: int, cnset: str) -> str:

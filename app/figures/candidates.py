@@ -34,13 +34,20 @@ def _sort_key_2003(r: dict[str, Any]) -> tuple[Any, ...]:
     known = version in VERSION_RANK
     name = str(r.get("candidate"))
     held = int(r.get("holds_count") or 0)
-    status, preferred, no_affinity, by_cost, newest, most, name = sort_key_2003(Candidate(
-        name=name, same_site=False, cost=None if cost is None or pd.isna(cost) else int(cost),
-        version=version if known else VERSIONS[0], down=bool(r.get("down")),
-        unavailable=bool(r.get("unavailable")), preferred=bool(r.get("preferred")),
-        holds=CNSet.of(name, 1, held) if held > 0 else EMPTY,
-        last_backfill_request_at=None, mean_transit_us=None,
-    ))
+    status, preferred, no_affinity, by_cost, newest, most, name = sort_key_2003(
+        Candidate(
+            name=name,
+            same_site=False,
+            cost=None if cost is None or pd.isna(cost) else int(cost),
+            version=version if known else VERSIONS[0],
+            down=bool(r.get("down")),
+            unavailable=bool(r.get("unavailable")),
+            preferred=bool(r.get("preferred")),
+            holds=CNSet.of(name, 1, held) if held > 0 else EMPTY,
+            last_backfill_request_at=None,
+            mean_transit_us=None,
+        )
+    )
     return status, preferred, (no_affinity, by_cost), newest if known else 1, most, name
 
 
@@ -61,9 +68,17 @@ def explain_candidates(candidates: pd.DataFrame) -> pd.DataFrame:
             if r.get("group") != prev.get("group"):
                 reasons.append(f"search group {r.get('group')} comes after group {prev.get('group')}")
             else:
-                reasons.append("same group: " + ("oldest last backfill request first" if r.get("group") in (1, 4)
-                                                 else "lowest cost first" if r.get("group") in (2, 5)
-                                                 else "shortest mean transit first") + ", then name")
+                reasons.append(
+                    "same group: "
+                    + (
+                        "oldest last backfill request first"
+                        if r.get("group") in (1, 4)
+                        else "lowest cost first"
+                        if r.get("group") in (2, 5)
+                        else "shortest mean transit first"
+                    )
+                    + ", then name"
+                )
             continue
         a, b = _sort_key_2003(prev), _sort_key_2003(r)
         for (name, label), ka, kb in zip(SORT_KEYS_2003, a, b, strict=True):
@@ -81,23 +96,35 @@ def request_options(requests: pd.DataFrame) -> list[dict[str, str]]:
         return []
     r = requests.dropna(subset=["entry_id"])
     r = r[r["entry_id"] != ""]
-    agg = r.groupby(["entry_id", "attempt"], as_index=False).agg(
-        observer=("observer", "first"), at=("at", "min"), kind=("kind", "first"),
-        sources=("source", lambda s: ", ".join(sorted({x for x in s if isinstance(x, str) and x}))),
-    ).sort_values(["at", "entry_id", "attempt"])
+    agg = (
+        r.groupby(["entry_id", "attempt"], as_index=False)
+        .agg(
+            observer=("observer", "first"),
+            at=("at", "min"),
+            kind=("kind", "first"),
+            sources=("source", lambda s: ", ".join(sorted({x for x in s if isinstance(x, str) and x}))),
+        )
+        .sort_values(["at", "entry_id", "attempt"])
+    )
     return [
-        {"value": f"{x.entry_id}:{int(x.attempt)}",
-         "label": f"{fmt_time(x.at)} · {x.observer} · entry {x.entry_id} attempt {int(x.attempt)} ({x.kind})"
-                  + (f" → {x.sources}" if x.sources else "")}
+        {
+            "value": f"{x.entry_id}:{int(x.attempt)}",
+            "label": f"{fmt_time(x.at)} · {x.observer} · entry {x.entry_id} attempt {int(x.attempt)} ({x.kind})"
+            + (f" → {x.sources}" if x.sources else ""),
+        }
         for x in agg.itertuples(index=False)
     ]
 
 
 #: what each rule of the responder list means, in a few words (the glossary says it in full)
 RESPONDER_GROUPS: dict[str, str] = {
-    "1": "same site, backfilled from before", "2": "other site with a cost, heard from",
-    "3": "same site", "4": "other site with a cost", "5": "other site, no cost, known transit",
-    "6": "other site", "oldest": "oldest copy (fewest CNs)",
+    "1": "same site, backfilled from before",
+    "2": "other site with a cost, heard from",
+    "3": "same site",
+    "4": "other site with a cost",
+    "5": "other site, no cost, known transit",
+    "6": "other site",
+    "oldest": "oldest copy (fewest CNs)",
 }
 
 
@@ -116,8 +143,18 @@ def responder_group_text(group: Any) -> str:
 
 def responder_rows(responders: pd.DataFrame) -> pd.DataFrame:
     """Status requests with their responders: expected versus observed, and the group that chose each."""
-    cols = ["sent_at", "msg", "requester", "responder", "position", "group", "expected", "observed",
-            "should_respond", "agreement"]
+    cols = [
+        "sent_at",
+        "msg",
+        "requester",
+        "responder",
+        "position",
+        "group",
+        "expected",
+        "observed",
+        "should_respond",
+        "agreement",
+    ]
     if responders.empty:
         return pd.DataFrame(columns=cols)
     r = responders.copy()

@@ -30,26 +30,43 @@ def _counts(frame: pd.DataFrame, column: str) -> pd.Series:
     return pd.to_numeric(frame[column], errors="coerce").fillna(0).astype("int64")
 
 
-def _store_down(store: str, row: dict[str, Any], replicas: pd.DataFrame, entries: pd.DataFrame,
-                next_requests: pd.DataFrame, as_of: Any) -> Cause:
+def _store_down(
+    store: str,
+    row: dict[str, Any],
+    replicas: pd.DataFrame,
+    entries: pd.DataFrame,
+    next_requests: pd.DataFrame,
+    as_of: Any,
+) -> Cause:
     mine = replicas[(replicas["store"] == store) & (replicas["health"] != "deleted")]
-    risk, believed, really = _counts(mine, "at_risk_count"), _counts(mine, "unique_count"), \
-        _counts(mine, "really_unique_count")
+    risk, believed, really = (
+        _counts(mine, "at_risk_count"),
+        _counts(mine, "unique_count"),
+        _counts(mine, "really_unique_count"),
+    )
     at_risk = int(risk.sum())
-    belief = believed_unique_text(store, int(believed.sum()), int(really.sum()),
-                                  f", in {plural(int((believed > 0).sum()), 'folder')}")
+    belief = believed_unique_text(
+        store, int(believed.sum()), int(really.sum()), f", in {plural(int((believed > 0).sum()), 'folder')}"
+    )
     if at_risk:
-        first = (f"{plural(at_risk, 'CN')} only it holds, in {plural(int((risk > 0).sum()), 'folder')}: out of reach "
-                 "until it is back" + (f" ({belief})" if belief and int(believed.sum()) != at_risk else ""))
+        first = (
+            f"{plural(at_risk, 'CN')} only it holds, in {plural(int((risk > 0).sum()), 'folder')}: out of reach "
+            "until it is back" + (f" ({belief})" if belief and int(believed.sum()) != at_risk else "")
+        )
     else:
         first = "no content only it holds" + (f": {belief}" if belief else "")
     waiting = int((entries["observer"] == store).sum()) if not entries.empty else 0
-    asking = next_requests[(next_requests["source"] == store) & (next_requests["observer"] != store)] \
-        if not next_requests.empty else next_requests
+    asking = (
+        next_requests[(next_requests["source"] == store) & (next_requests["observer"] != store)]
+        if not next_requests.empty
+        else next_requests
+    )
     waiters = asking[["observer", "fid"]].drop_duplicates() if not asking.empty else asking
-    out = [first,
-           f"{plural(waiting, 'open entry', 'open entries')} of its own wait for it (a store that is down sends "
-           "nothing)"]
+    out = [
+        first,
+        f"{plural(waiting, 'open entry', 'open entries')} of its own wait for it (a store that is down sends "
+        "nothing)",
+    ]
     if len(waiters):
         out.append(f"{plural(len(waiters), 'replica')} elsewhere will ask it next")
     since = down_text(row.get("down_since"), as_of)
@@ -59,17 +76,26 @@ def _store_down(store: str, row: dict[str, Any], replicas: pd.DataFrame, entries
 def _leaving(r: dict[str, Any]) -> str:
     """A delete-pending replica: what it holds alone (what is so), then what it believes."""
     store = str(r["store"])
-    at_risk, believed, really = (count(r.get(c)) for c in ("at_risk_count", "unique_count", "really_unique_count"))
-    parts = [held_alone_text(store, at_risk, r.get("at_risk_cnset"), "until another replica holds it")
-             or "nothing only it holds",
-             believed_unique_text(store, believed, really)]
+    at_risk, believed, really = (
+        count(r.get(c)) for c in ("at_risk_count", "unique_count", "really_unique_count")
+    )
+    parts = [
+        held_alone_text(store, at_risk, r.get("at_risk_cnset"), "until another replica holds it")
+        or "nothing only it holds",
+        believed_unique_text(store, believed, really),
+    ]
     if believed:
         parts.append("it is deleted once it believes none is")
     return f"{store} in {r['fid']}: " + "; ".join(p for p in parts if p)
 
 
-def causes(stores: pd.DataFrame, replicas: pd.DataFrame, entries: pd.DataFrame, next_requests: pd.DataFrame,
-           as_of: Any) -> list[Cause]:
+def causes(
+    stores: pd.DataFrame,
+    replicas: pd.DataFrame,
+    entries: pd.DataFrame,
+    next_requests: pd.DataFrame,
+    as_of: Any,
+) -> list[Cause]:
     """Every cause with its consequences. ``replicas``: store, fid, health, at_risk_count (and
     at_risk_cnset) for what is so, unique_count and really_unique_count for what each store
     believes beside it; ``entries``: the open backfill entries; ``next_requests``: their next
@@ -83,32 +109,59 @@ def causes(stores: pd.DataFrame, replicas: pd.DataFrame, entries: pd.DataFrame, 
     pending = replicas[(replicas["health"] == "delete_pending") & ~replicas["store"].isin(down_names)]
     risky = pending[_counts(pending, "at_risk_count") > 0]
     if not risky.empty:
-        out.append(Cause("critical", f"{plural(len(risky), 'replica')} leaving with content only it holds",
-                         "/replicas?health=delete_pending",
-                         [_leaving(r) for r in risky.sort_values(["store", "fid"]).to_dict("records")]))
+        out.append(
+            Cause(
+                "critical",
+                f"{plural(len(risky), 'replica')} leaving with content only it holds",
+                "/replicas?health=delete_pending",
+                [_leaving(r) for r in risky.sort_values(["store", "fid"]).to_dict("records")],
+            )
+        )
     believing = pending[(_counts(pending, "at_risk_count") == 0) & (_counts(pending, "unique_count") > 0)]
     if not believing.empty:
-        out.append(Cause("info", f"{plural(len(believing), 'replica')} waiting to be deleted: nothing at risk",
-                         "/replicas?health=delete_pending",
-                         [_leaving(r) for r in believing.sort_values(["store", "fid"]).to_dict("records")]))
+        out.append(
+            Cause(
+                "info",
+                f"{plural(len(believing), 'replica')} waiting to be deleted: nothing at risk",
+                "/replicas?health=delete_pending",
+                [_leaving(r) for r in believing.sort_values(["store", "fid"]).to_dict("records")],
+            )
+        )
     overdue = replicas[(replicas["health"] == "overdue") & ~replicas["store"].isin(down_names)]
     for store, group in overdue.groupby("store", sort=True):
         lines = []
         for r in group.sort_values("fid").to_dict("records"):
-            nxt = next_requests[(next_requests["observer"] == store) & (next_requests["fid"] == r["fid"])] \
-                if not next_requests.empty else next_requests
+            nxt = (
+                next_requests[(next_requests["observer"] == store) & (next_requests["fid"] == r["fid"])]
+                if not next_requests.empty
+                else next_requests
+            )
             if nxt.empty:
                 lines.append(f"{r['fid']}: no replica is believed to hold what it lacks")
             else:
                 first = nxt.sort_values(["due_at", "rank"]).iloc[0]
-                lines.append(f"{r['fid']}: its first request did not fill it; next request "
-                             f"{fmt_time(first['due_at'])} to {first['source']}")
-        out.append(Cause("warning", f"{store}: backfill failing in {plural(len(group), 'replica')} (overdue)",
-                         f"/backfill?observer={store}&overdue=1", lines))
+                lines.append(
+                    f"{r['fid']}: its first request did not fill it; next request "
+                    f"{fmt_time(first['due_at'])} to {first['source']}"
+                )
+        out.append(
+            Cause(
+                "warning",
+                f"{store}: backfill failing in {plural(len(group), 'replica')} (overdue)",
+                f"/backfill?observer={store}&overdue=1",
+                lines,
+            )
+        )
     young = entries[~entries["observer"].isin(down_names)] if not entries.empty else entries
     if len(young):
         oldest = young["opened_at"].min()
-        out.append(Cause("info", f"{plural(len(young), 'open backfill entry', 'open backfill entries')} under way",
-                         "/backfill", [f"normal between replication messages; the oldest opened {fmt_time(oldest)}"]))
+        out.append(
+            Cause(
+                "info",
+                f"{plural(len(young), 'open backfill entry', 'open backfill entries')} under way",
+                "/backfill",
+                [f"normal between replication messages; the oldest opened {fmt_time(oldest)}"],
+            )
+        )
     out.sort(key=lambda c: TIERS.index(c.tier))
     return out

@@ -5,132 +5,246 @@ from __future__ import annotations
 #: The glossary (``/glossary``): anchor -> (term, meaning), in reading order. Meanings follow
 #: docs/replication-model; every "?" link of the dashboard points at one of these anchors.
 GLOSSARY: dict[str, tuple[str, str]] = {
-    "as-of": ("as of", "The time every table describes: by default the last event of the input. Requests due "
-                       "at or before it have happened; events after it are not applied."),
-    "store": ("store", "A public folder database (PFS1). It lives on a server, in a site, and runs an Exchange "
-                       "version (5.5, 2000, 2003, 2007, 2010)."),
-    "down": ("down", "A store is down while its last store status event says down. Its replicas keep the health "
-                     "they last had: the model does not pause time-outs for a down store, and nothing it holds "
-                     "can be verified until it is back."),
-    "down-period": ("down period (outage)", "A period a store was down: from its down status event to the up "
-                                            "event that ended it, or still down at the as-of. Kept for every "
-                                            "store long after it came back (the store page, the overview's "
-                                            "\"what happened\")."),
-    "hierarchy": ("hierarchy (1-1)", "The folder 1-1 is the public folder hierarchy itself; every store is a "
-                                     "replica of it. It has no path."),
+    "as-of": (
+        "as of",
+        "The time every table describes: by default the last event of the input. Requests due "
+        "at or before it have happened; events after it are not applied.",
+    ),
+    "store": (
+        "store",
+        "A public folder database (PFS1). It lives on a server, in a site, and runs an Exchange "
+        "version (5.5, 2000, 2003, 2007, 2010).",
+    ),
+    "down": (
+        "down",
+        "A store is down while its last store status event says down. Its replicas keep the health "
+        "they last had: the model does not pause time-outs for a down store, and nothing it holds "
+        "can be verified until it is back.",
+    ),
+    "down-period": (
+        "down period (outage)",
+        "A period a store was down: from its down status event to the up "
+        "event that ended it, or still down at the as-of. Kept for every "
+        "store long after it came back (the store page, the overview's "
+        '"what happened").',
+    ),
+    "hierarchy": (
+        "hierarchy (1-1)",
+        "The folder 1-1 is the public folder hierarchy itself; every store is a "
+        "replica of it. It has no path.",
+    ),
     "replica-list": ("replica list", "The stores that should hold a folder; it changes over time."),
-    "cn": ("CN (change number)", "Each change made on store S to a folder is numbered by S: written S:n. CNs of "
-                                 "one origin only increase."),
+    "cn": (
+        "CN (change number)",
+        "Each change made on store S to a folder is numbered by S: written S:n. CNs of "
+        "one origin only increase.",
+    ),
     "cn-set": ("CN set", "A set of CNs, per origin as ranges: PFS1:1-11,17;PFS2:1-20. ∅ is the empty set."),
-    "owned": ("owned", "The row of a store about itself in its replication state table: every CN it holds. "
-                       "The CN it last assigned is its last sent CN."),
-    "believed": ("believed", "The row of an observer about another store: the CN set that store's last "
-                             "message (by send time) about the folder carried."),
-    "state-table": ("replication state table", "Per observer and folder, one row per store: its own owned set "
-                                               "and what it believes each other store holds."),
-    "lag": ("knowledge lag", "The CNs a subject really owns that the observer's believed row lacks, both as of "
-                             "the same time."),
-    "not-told": ("not told yet", "A who-knows-what cell whose observer lags: the subject holds CNs the observer "
-                                 "has not heard of yet (knowledge lag), and the observer itself lacks some of "
-                                 "them: it does not know this subject could backfill it (amber). Of what a "
-                                 "replica lacks, the part not told yet is what it does not know it lacks "
-                                 "(see lacks)."),
-    "told-later": ("not told, holds them", "A who-knows-what cell whose observer lags (knowledge lag), but holds "
-                                           "every CN it was not told of itself: nothing is missing. The usual "
-                                           "state between status messages, above all in the hierarchy 1-1, "
-                                           "where a store tells its partners what it received only in its next "
-                                           "message (shown healthy)."),
-    "really-lacks": ("really lacks", "A who-knows-what cell whose observer is current, while the subject really "
-                                     "lacks CNs some other replica holds."),
-    "current": ("current", "The observer's believed row equals the subject's owned set, and the subject lacks "
-                           "nothing another replica holds."),
-    "derived": ("derived (≥ lower bound)", "The CN set was inferred from Exchange's event logs, which print CN "
-                                           "ranges, not CN sets: the store holds at least these CNs, so figures "
-                                           "built on it are lower bounds."),
-    "missing": ("known missing CNs", "A store's belief: CNs it believes other stores on the replica list hold "
-                                     "and it does not own: what its backfill entries are for. The part of what "
-                                     "it lacks that it knows of."),
-    "lacks": ("lacks: known missing and not told yet", "What is so: the CNs the stores on a folder's replica "
-                                                       "list hold that this replica does not hold, in two "
-                                                       "parts. Known missing: it knows it lacks them (its "
-                                                       "backfill entries are for them). Not told yet: it does "
-                                                       "not know it lacks them; they arrive, or it learns of "
-                                                       "them, with the next message from a store that holds "
-                                                       "them. A replica off the list lacks nothing."),
-    "backfill-entry": ("backfill entry", "Opened by a store for missing CNs no open entry covers. It keeps its "
-                                         "remaining CNs; it is satisfied when none remain, and abandoned when the "
-                                         "store leaves the replica list."),
-    "locality": ("local / remote", "An entry is local when every remaining CN is believed held by an up store "
-                                   "on the list in the same site; otherwise remote (longer time-outs)."),
-    "new-replica": ("new replica", "An entry opened while the store owned nothing of the folder: its first "
-                                   "request falls due after 15 minutes (local)."),
-    "next-due": ("next due", "When the entry's next backfill request falls due (time-outs: 6 h / 12 h, then "
-                             "12 h / 24 h, then 24 h / 48 h, local / remote). Requests due at or before the as-of "
-                             "have happened, so an open entry's next due is after the as-of, unless its store is "
-                             "down: a store that is down sends nothing, and its requests wait for it (the next "
-                             "due stays when they fell due; they are sent when the store comes back up)."),
-    "next-request": ("next request", "Where the entry's next backfill request will go, by the model's source "
-                                     "rules as of the run: each store it will ask, for which CNs (several stores "
-                                     "when one holds only part). A request waits while its store is down. "
-                                     "'none' when no replica is believed to hold any of the CNs."),
-    "overdue": ("overdue", "A replica with an open entry that has had two requests or more: its first request "
-                           "did not fill it. It says the backfill is failing, not that a request is late (the "
-                           "next due is after the as-of)."),
+    "owned": (
+        "owned",
+        "The row of a store about itself in its replication state table: every CN it holds. "
+        "The CN it last assigned is its last sent CN.",
+    ),
+    "believed": (
+        "believed",
+        "The row of an observer about another store: the CN set that store's last "
+        "message (by send time) about the folder carried.",
+    ),
+    "state-table": (
+        "replication state table",
+        "Per observer and folder, one row per store: its own owned set "
+        "and what it believes each other store holds.",
+    ),
+    "lag": (
+        "knowledge lag",
+        "The CNs a subject really owns that the observer's believed row lacks, both as of the same time.",
+    ),
+    "not-told": (
+        "not told yet",
+        "A who-knows-what cell whose observer lags: the subject holds CNs the observer "
+        "has not heard of yet (knowledge lag), and the observer itself lacks some of "
+        "them: it does not know this subject could backfill it (amber). Of what a "
+        "replica lacks, the part not told yet is what it does not know it lacks "
+        "(see lacks).",
+    ),
+    "told-later": (
+        "not told, holds them",
+        "A who-knows-what cell whose observer lags (knowledge lag), but holds "
+        "every CN it was not told of itself: nothing is missing. The usual "
+        "state between status messages, above all in the hierarchy 1-1, "
+        "where a store tells its partners what it received only in its next "
+        "message (shown healthy).",
+    ),
+    "really-lacks": (
+        "really lacks",
+        "A who-knows-what cell whose observer is current, while the subject really "
+        "lacks CNs some other replica holds.",
+    ),
+    "current": (
+        "current",
+        "The observer's believed row equals the subject's owned set, and the subject lacks "
+        "nothing another replica holds.",
+    ),
+    "derived": (
+        "derived (≥ lower bound)",
+        "The CN set was inferred from Exchange's event logs, which print CN "
+        "ranges, not CN sets: the store holds at least these CNs, so figures "
+        "built on it are lower bounds.",
+    ),
+    "missing": (
+        "known missing CNs",
+        "A store's belief: CNs it believes other stores on the replica list hold "
+        "and it does not own: what its backfill entries are for. The part of what "
+        "it lacks that it knows of.",
+    ),
+    "lacks": (
+        "lacks: known missing and not told yet",
+        "What is so: the CNs the stores on a folder's replica "
+        "list hold that this replica does not hold, in two "
+        "parts. Known missing: it knows it lacks them (its "
+        "backfill entries are for them). Not told yet: it does "
+        "not know it lacks them; they arrive, or it learns of "
+        "them, with the next message from a store that holds "
+        "them. A replica off the list lacks nothing.",
+    ),
+    "backfill-entry": (
+        "backfill entry",
+        "Opened by a store for missing CNs no open entry covers. It keeps its "
+        "remaining CNs; it is satisfied when none remain, and abandoned when the "
+        "store leaves the replica list.",
+    ),
+    "locality": (
+        "local / remote",
+        "An entry is local when every remaining CN is believed held by an up store "
+        "on the list in the same site; otherwise remote (longer time-outs).",
+    ),
+    "new-replica": (
+        "new replica",
+        "An entry opened while the store owned nothing of the folder: its first "
+        "request falls due after 15 minutes (local).",
+    ),
+    "next-due": (
+        "next due",
+        "When the entry's next backfill request falls due (time-outs: 6 h / 12 h, then "
+        "12 h / 24 h, then 24 h / 48 h, local / remote). Requests due at or before the as-of "
+        "have happened, so an open entry's next due is after the as-of, unless its store is "
+        "down: a store that is down sends nothing, and its requests wait for it (the next "
+        "due stays when they fell due; they are sent when the store comes back up).",
+    ),
+    "next-request": (
+        "next request",
+        "Where the entry's next backfill request will go, by the model's source "
+        "rules as of the run: each store it will ask, for which CNs (several stores "
+        "when one holds only part). A request waits while its store is down. "
+        "'none' when no replica is believed to hold any of the CNs.",
+    ),
+    "overdue": (
+        "overdue",
+        "A replica with an open entry that has had two requests or more: its first request "
+        "did not fill it. It says the backfill is failing, not that a request is late (the "
+        "next due is after the as-of).",
+    ),
     "backfilling": ("backfilling", "A replica with open entries, none of them retried yet."),
-    "in-sync": ("in sync", "A replica with no open backfill entry. It can still lack CNs it has not been told "
-                           "of: it then reads \"in sync (no backfill entry), lacks 1 CN: not told yet\". On a "
-                           "down store, as last known."),
-    "delete-pending": ("delete pending", "A replica whose store left the replica list while it believes it "
-                                         "still holds unique CNs; it is deleted once it believes none is left. "
-                                         "Its content at risk is the part no store on the list really holds."),
+    "in-sync": (
+        "in sync",
+        "A replica with no open backfill entry. It can still lack CNs it has not been told "
+        'of: it then reads "in sync (no backfill entry), lacks 1 CN: not told yet". On a '
+        "down store, as last known.",
+    ),
+    "delete-pending": (
+        "delete pending",
+        "A replica whose store left the replica list while it believes it "
+        "still holds unique CNs; it is deleted once it believes none is left. "
+        "Its content at risk is the part no store on the list really holds.",
+    ),
     "deleted": ("deleted", "A replica off the list whose store believes it holds no unique CN."),
-    "believed-unique": ("believed unique CNs", "A store's belief: what the replica owns minus what the store's "
-                                               "state table says the other stores on the list hold. Exchange "
-                                               "deletes a delete-pending replica by it. A store hears of "
-                                               "others' CNs only from their messages, so it can believe CNs "
-                                               "are only there that other replicas hold: such CNs are not at "
-                                               "risk."),
-    "really-unique": ("really unique CNs", "What is so: what the replica owns that no other store on the list "
-                                           "really owns (pfscope reads every store's log). The CNs that would "
-                                           "be gone if this copy were lost now."),
-    "content-at-risk": ("content at risk", "What is so, never a store's belief: the really unique CNs of a "
-                                           "delete-pending replica (gone when it is deleted) and of a replica on "
-                                           "a store that is down (out of reach until it is back, gone if it "
-                                           "never is). A CN a store only believes it alone holds is not at "
-                                           "risk."),
-    "request-kind": ("expected / observed request", "Expected: due by the model. Observed: a backfill request "
-                                                    "the store really sent (in the log) that overlaps an open "
-                                                    "entry."),
-    "candidate": ("candidate", "A store on the replica list believed to hold some of the remaining CNs. A store "
-                               "on the list holding none of them is not a candidate."),
-    "unavailable": ("unavailable", "Marked by the requester for this folder when a backfill request it sent "
-                                   "got no response before the entry's next request fell due; cleared when it "
-                                   "next processes a message from that store about the folder. Sorted last, "
-                                   "like down."),
+    "believed-unique": (
+        "believed unique CNs",
+        "A store's belief: what the replica owns minus what the store's "
+        "state table says the other stores on the list hold. Exchange "
+        "deletes a delete-pending replica by it. A store hears of "
+        "others' CNs only from their messages, so it can believe CNs "
+        "are only there that other replicas hold: such CNs are not at "
+        "risk.",
+    ),
+    "really-unique": (
+        "really unique CNs",
+        "What is so: what the replica owns that no other store on the list "
+        "really owns (pfscope reads every store's log). The CNs that would "
+        "be gone if this copy were lost now.",
+    ),
+    "content-at-risk": (
+        "content at risk",
+        "What is so, never a store's belief: the really unique CNs of a "
+        "delete-pending replica (gone when it is deleted) and of a replica on "
+        "a store that is down (out of reach until it is back, gone if it "
+        "never is). A CN a store only believes it alone holds is not at "
+        "risk.",
+    ),
+    "request-kind": (
+        "expected / observed request",
+        "Expected: due by the model. Observed: a backfill request "
+        "the store really sent (in the log) that overlaps an open "
+        "entry.",
+    ),
+    "candidate": (
+        "candidate",
+        "A store on the replica list believed to hold some of the remaining CNs. A store "
+        "on the list holding none of them is not a candidate.",
+    ),
+    "unavailable": (
+        "unavailable",
+        "Marked by the requester for this folder when a backfill request it sent "
+        "got no response before the entry's next request fell due; cleared when it "
+        "next processes a message from that store about the folder. Sorted last, "
+        "like down.",
+    ),
     "preferred": ("preferred backfill source", "A store the requester asks first (Exchange 2003 and later)."),
-    "cost": ("transport cost", "Cost from the requester's site to the candidate's site; same site is 0; no "
-                               "affinity (no cost given) sorts after every cost."),
-    "search-groups": ("search groups 1-6 (Exchange 2000)", "1: 2000+ stores in the site; 2: 2000+ in other "
-                                                           "sites with a cost; 3: 2000+ with no cost; 4-6: the "
-                                                           "same for 5.5 stores. The first store holding all "
-                                                           "remaining CNs is asked."),
-    "responder-groups": ("responder groups 1-6, oldest", "Which rule put a store on a status request's "
-                                                         "responder list: 1 same site, backfilled from before "
-                                                         "(longest ago first); 2 other site with a cost, heard "
-                                                         "from; 3 same site, the rest; 4 other site with a "
-                                                         "cost, the rest; 5 other site, no cost, known transit "
-                                                         "time; 6 other sites, the rest; oldest: the replica "
-                                                         "believed to hold the fewest CNs (oldest copy)."),
-    "model-names": ("model names it", "The store is on the responder list the model says the requester should "
-                                      "name (up to three, plus the oldest copy)."),
-    "should-respond": ("should respond", "The requester's CN set is a strict subset of what the responder "
-                                         "owned when it processed the request: it has newer content to send. "
-                                         "A store can be named and still have nothing to send."),
-    "next-status": ("next status", "When the replica's status message is due (the first 00:15 or 12:15 UTC "
-                                   "24 h after its last change)."),
-    "rejected-line": ("rejected line", "An input line the run could not use; kept with its file, line number, "
-                                       "reason and verbatim text."),
-    "duplicate": ("duplicate", "An input line that repeats an accepted line exactly; counted, not applied twice."),
+    "cost": (
+        "transport cost",
+        "Cost from the requester's site to the candidate's site; same site is 0; no "
+        "affinity (no cost given) sorts after every cost.",
+    ),
+    "search-groups": (
+        "search groups 1-6 (Exchange 2000)",
+        "1: 2000+ stores in the site; 2: 2000+ in other "
+        "sites with a cost; 3: 2000+ with no cost; 4-6: the "
+        "same for 5.5 stores. The first store holding all "
+        "remaining CNs is asked.",
+    ),
+    "responder-groups": (
+        "responder groups 1-6, oldest",
+        "Which rule put a store on a status request's "
+        "responder list: 1 same site, backfilled from before "
+        "(longest ago first); 2 other site with a cost, heard "
+        "from; 3 same site, the rest; 4 other site with a "
+        "cost, the rest; 5 other site, no cost, known transit "
+        "time; 6 other sites, the rest; oldest: the replica "
+        "believed to hold the fewest CNs (oldest copy).",
+    ),
+    "model-names": (
+        "model names it",
+        "The store is on the responder list the model says the requester should "
+        "name (up to three, plus the oldest copy).",
+    ),
+    "should-respond": (
+        "should respond",
+        "The requester's CN set is a strict subset of what the responder "
+        "owned when it processed the request: it has newer content to send. "
+        "A store can be named and still have nothing to send.",
+    ),
+    "next-status": (
+        "next status",
+        "When the replica's status message is due (the first 00:15 or 12:15 UTC 24 h after its last change).",
+    ),
+    "rejected-line": (
+        "rejected line",
+        "An input line the run could not use; kept with its file, line number, reason and verbatim text.",
+    ),
+    "duplicate": (
+        "duplicate",
+        "An input line that repeats an accepted line exactly; counted, not applied twice.",
+    ),
 }
 
 
@@ -141,5 +255,10 @@ def glossary_href(term: str) -> str:
 
 
 #: a replica's health -> its glossary anchor
-HEALTH_TERMS: dict[str, str] = {"in_sync": "in-sync", "backfilling": "backfilling", "overdue": "overdue",
-                                "delete_pending": "delete-pending", "deleted": "deleted"}
+HEALTH_TERMS: dict[str, str] = {
+    "in_sync": "in-sync",
+    "backfilling": "backfilling",
+    "overdue": "overdue",
+    "delete_pending": "delete-pending",
+    "deleted": "deleted",
+}

@@ -15,13 +15,16 @@ MAX_MARKS = 10_000
 
 def base_layout(fig: go.Figure, title: str | None = None, height: int | None = None) -> go.Figure:
     fig.update_layout(
-        title=title, template="plotly_white", height=height,
+        title=title,
+        template="plotly_white",
+        height=height,
         margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
         font={"family": "Liberation Sans, Arial, sans-serif", "size": 13},
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0},
         # no paper of its own: a chart is drawn on the page's colour, light or dark (the dark
         # preference recolours its text, grid and mode-bar: assets/pfscope.css, app/report/style.py)
-        paper_bgcolor=TRANSPARENT, plot_bgcolor=TRANSPARENT,
+        paper_bgcolor=TRANSPARENT,
+        plot_bgcolor=TRANSPARENT,
         modebar={"bgcolor": TRANSPARENT, "color": MODEBAR, "activecolor": MODEBAR_ACTIVE},
     )
     return fig

@@ -29,29 +29,35 @@ def state_colour_scale() -> list[list[Any]]:
         scale += [[k / n, CELL_COLOURS[state]], [(k + 1) / n, CELL_COLOURS[state]]]
     return scale
 
+
 #: who-knows-what cell states (see :func:`who_knows_what`)
 CELL_STATES: dict[str, str] = {
     "current": "knows the subject's real state",
     "not_told": "the subject holds CNs the observer has not heard of yet, and the observer lacks some of them",
     "told_later": "the subject holds CNs the observer has not heard it holds, all of which the observer holds "
-                  "itself: nothing is missing (normal between status messages)",
+    "itself: nothing is missing (normal between status messages)",
     "lacks": "the observer is current, and the subject really lacks CNs other replicas hold",
     "owned": "the observer's own row (owned set, last sent CN)",
     "unknown": "the observer never heard from this subject",
 }
 #: a cell state's name on screen, and its glossary anchor
 CELL_LABELS: dict[str, tuple[str, str | None]] = {
-    "current": ("current", "current"), "not_told": ("not told yet", "not-told"),
+    "current": ("current", "current"),
+    "not_told": ("not told yet", "not-told"),
     "told_later": ("not told, holds them", "told-later"),
-    "lacks": ("really lacks", "really-lacks"), "owned": ("owned", "owned"), "unknown": ("no row", None),
+    "lacks": ("really lacks", "really-lacks"),
+    "owned": ("owned", "owned"),
+    "unknown": ("no row", None),
 }
 
 
 #: the mark of a cell whose CN set rests on knowledge ingest derived (``derived`` column)
 DERIVED_MARK = "≥"
 DERIVED_NOTE = "≥ lower bound (derived from Exchange logs)"
-DERIVED_HELP = ("derived: the CN set was inferred from Exchange's event logs (which print CN ranges, not "
-                "CN sets), so the store holds at least these CNs")
+DERIVED_HELP = (
+    "derived: the CN set was inferred from Exchange's event logs (which print CN ranges, not "
+    "CN sets), so the store holds at least these CNs"
+)
 
 
 def history_times(history: pd.DataFrame) -> list[pd.Timestamp]:
@@ -105,8 +111,22 @@ def who_knows_what(cells: pd.DataFrame, observers: Iterable[str] | None = None) 
     really lacks CNs, ``current`` otherwise, ``unknown`` when the observer has no row. ``derived``:
     the cell's CN set is a lower bound that ingest derived (the figures built on it are too).
     """
-    cols = ["observer", "subject", "is_self", "cnset", "cnset_count", "heard_at", "last_sent_cn",
-            "real_cnset", "lag_cnset", "lag_count", "lacks_cnset", "lacks_count", "state", "derived"]
+    cols = [
+        "observer",
+        "subject",
+        "is_self",
+        "cnset",
+        "cnset_count",
+        "heard_at",
+        "last_sent_cn",
+        "real_cnset",
+        "lag_cnset",
+        "lag_count",
+        "lacks_cnset",
+        "lacks_count",
+        "state",
+        "derived",
+    ]
     if cells.empty:
         return pd.DataFrame(columns=cols)
     keys = list(zip(cells["observer"].tolist(), cells["subject"].tolist(), strict=True))
@@ -118,8 +138,10 @@ def who_knows_what(cells: pd.DataFrame, observers: Iterable[str] | None = None) 
     heard = cells["heard_at"].astype(object).where(cells["heard_at"].notna(), None).tolist()
     last_sent_col = cells["last_sent_cn"].tolist() if "last_sent_cn" in cells.columns else [None] * len(keys)
     derived_col = with_derived(cells)["derived"].tolist()
-    by_key = {k: {"heard_at": h, "last_sent_cn": ls, "derived": d}
-              for k, h, ls, d in zip(keys, heard, last_sent_col, derived_col, strict=True)}
+    by_key = {
+        k: {"heard_at": h, "last_sent_cn": ls, "derived": d}
+        for k, h, ls, d in zip(keys, heard, last_sent_col, derived_col, strict=True)
+    }
     rows = []
     for o in obs_names:
         for s in names:
@@ -127,12 +149,24 @@ def who_knows_what(cells: pd.DataFrame, observers: Iterable[str] | None = None) 
             real = owned.get(s)
             lacks = everything.difference(real) if real is not None else CNSet.empty()
             if row is None:
-                rows.append({"observer": o, "subject": s, "is_self": o == s, "cnset": None, "cnset_count": None,
-                             "heard_at": pd.NaT, "last_sent_cn": None,
-                             "real_cnset": real.text() if real is not None else None,
-                             "lag_cnset": None, "lag_count": None,
-                             "lacks_cnset": lacks.text(), "lacks_count": lacks.count(), "state": "unknown",
-                             "derived": False})
+                rows.append(
+                    {
+                        "observer": o,
+                        "subject": s,
+                        "is_self": o == s,
+                        "cnset": None,
+                        "cnset_count": None,
+                        "heard_at": pd.NaT,
+                        "last_sent_cn": None,
+                        "real_cnset": real.text() if real is not None else None,
+                        "lag_cnset": None,
+                        "lag_count": None,
+                        "lacks_cnset": lacks.text(),
+                        "lacks_count": lacks.count(),
+                        "state": "unknown",
+                        "derived": False,
+                    }
+                )
                 continue
             believed = parsed[(o, s)]
             lag = real.difference(believed) if real is not None else CNSet.empty()
@@ -149,15 +183,24 @@ def who_knows_what(cells: pd.DataFrame, observers: Iterable[str] | None = None) 
             last_sent = row.get("last_sent_cn")
             if o == s and (last_sent is None or pd.isna(last_sent)):
                 last_sent = believed.max_cn(o)
-            rows.append({
-                "observer": o, "subject": s, "is_self": o == s, "cnset": believed.text(),
-                "cnset_count": believed.count(), "heard_at": row.get("heard_at"),
-                "last_sent_cn": None if last_sent is None or pd.isna(last_sent) else int(last_sent),
-                "real_cnset": real.text() if real is not None else None,
-                "lag_cnset": lag.text(), "lag_count": lag.count(),
-                "lacks_cnset": lacks.text(), "lacks_count": lacks.count(), "state": state,
-                "derived": bool(row["derived"]),
-            })
+            rows.append(
+                {
+                    "observer": o,
+                    "subject": s,
+                    "is_self": o == s,
+                    "cnset": believed.text(),
+                    "cnset_count": believed.count(),
+                    "heard_at": row.get("heard_at"),
+                    "last_sent_cn": None if last_sent is None or pd.isna(last_sent) else int(last_sent),
+                    "real_cnset": real.text() if real is not None else None,
+                    "lag_cnset": lag.text(),
+                    "lag_count": lag.count(),
+                    "lacks_cnset": lacks.text(),
+                    "lacks_count": lacks.count(),
+                    "state": state,
+                    "derived": bool(row["derived"]),
+                }
+            )
     out = pd.DataFrame(rows, columns=cols)
     for col in ("cnset_count", "last_sent_cn", "lag_count", "lacks_count"):
         out[col] = out[col].astype("Int64")
@@ -197,15 +240,27 @@ def fig_who_knows_what(matrix: pd.DataFrame) -> go.Figure:
             tr.append(label)
         z.append(zr)
         text.append(tr)
-    fig = go.Figure(go.Heatmap(
-        # coloured by state as on the dashboard (a cell's words say the rest): the report and the
-        # dashboard mean the same by the same colour
-        z=z, x=observers, y=subjects, text=text, texttemplate="%{text}", colorscale=state_colour_scale(),
-        zmin=-0.5, zmax=len(STATE_ORDER) - 0.5, showscale=False, hoverongaps=False,
-        customdata=[[str(idx.loc[(s, o)]["state"]) if (s, o) in idx.index else "" for o in observers]
-                    for s in subjects],
-        hovertemplate="observer %{x}, subject %{y}<br>%{text}<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            # coloured by state as on the dashboard (a cell's words say the rest): the report and the
+            # dashboard mean the same by the same colour
+            z=z,
+            x=observers,
+            y=subjects,
+            text=text,
+            texttemplate="%{text}",
+            colorscale=state_colour_scale(),
+            zmin=-0.5,
+            zmax=len(STATE_ORDER) - 0.5,
+            showscale=False,
+            hoverongaps=False,
+            customdata=[
+                [str(idx.loc[(s, o)]["state"]) if (s, o) in idx.index else "" for o in observers]
+                for s in subjects
+            ],
+            hovertemplate="observer %{x}, subject %{y}<br>%{text}<extra></extra>",
+        )
+    )
     fig.update_xaxes(title="observer (whose state table)", side="top")
     fig.update_yaxes(title="subject", autorange="reversed")
     return base_layout(fig, height=max(260, 90 * len(subjects) + 100))

@@ -49,7 +49,9 @@ def outage_text(down_at: Any, up_at: Any, as_of: Any) -> str:
     if start is None:
         return ""
     if end is None:
-        took = f" ({outage_duration((ref - start).total_seconds())})" if ref is not None and ref >= start else ""
+        took = (
+            f" ({outage_duration((ref - start).total_seconds())})" if ref is not None and ref >= start else ""
+        )
         return f"down since {short_time(start)} (UTC), still down at the as-of{took}"
     return f"down {outage_duration((end - start).total_seconds())}, {short_time(start)} to {short_time(end)} (UTC)"
 
@@ -67,12 +69,23 @@ def outage_rows(periods: pd.DataFrame, as_of: Any) -> pd.DataFrame:
             continue
         stop = end if end is not None else ref
         seconds = (stop - start).total_seconds() if stop is not None and stop >= start else None
-        rows.append({"store": str(r["store"]), "down_at": start, "up_at": end, "down_for_s": seconds,
-                     "still_down": end is None, "from": fmt_time(start),
-                     "to": fmt_time(end) if end is not None else "still down",
-                     "down_for": outage_duration(seconds) + (" so far" if end is None and seconds is not None else ""),
-                     "text": outage_text(start, end, ref)})
+        rows.append(
+            {
+                "store": str(r["store"]),
+                "down_at": start,
+                "up_at": end,
+                "down_for_s": seconds,
+                "still_down": end is None,
+                "from": fmt_time(start),
+                "to": fmt_time(end) if end is not None else "still down",
+                "down_for": outage_duration(seconds)
+                + (" so far" if end is None and seconds is not None else ""),
+                "text": outage_text(start, end, ref),
+            }
+        )
     if not rows:
         return pd.DataFrame(columns=OUTAGE_COLUMNS)
     out = pd.DataFrame(rows, columns=OUTAGE_COLUMNS)
-    return out.sort_values(["down_at", "store"], ascending=[False, True], kind="stable").reset_index(drop=True)
+    return out.sort_values(["down_at", "store"], ascending=[False, True], kind="stable").reset_index(
+        drop=True
+    )

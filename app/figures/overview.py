@@ -29,9 +29,7 @@ def health_by_store(replicas: pd.DataFrame, stores: pd.DataFrame | None = None) 
     names = sorted(set(replicas["store"]) | (set(stores["store"]) if stores is not None else set()))
     counts = replicas.groupby(["store", "health"]).size()
     rows = [
-        {"store": s, "health": h, "replicas": int(counts.get((s, h), 0))}
-        for s in names
-        for h in HEALTH_ORDER
+        {"store": s, "health": h, "replicas": int(counts.get((s, h), 0))} for s in names for h in HEALTH_ORDER
     ]
     return pd.DataFrame(rows, columns=["store", "health", "replicas"])
 
@@ -45,8 +43,11 @@ def fig_health_by_store(counts: pd.DataFrame) -> go.Figure:
     for health in HEALTH_ORDER:
         part = counts[counts["health"] == health].set_index("store").reindex(stores)
         fig.add_bar(
-            y=stores, x=part["replicas"].fillna(0).tolist(), name=health.replace("_", " "),
-            orientation="h", marker_color=HEALTH_COLOURS[health],
+            y=stores,
+            x=part["replicas"].fillna(0).tolist(),
+            name=health.replace("_", " "),
+            orientation="h",
+            marker_color=HEALTH_COLOURS[health],
             hovertemplate="%{y}: %{x} " + health.replace("_", " ") + "<extra></extra>",
         )
     fig.update_layout(barmode="stack", xaxis_title="replicas")
@@ -64,19 +65,31 @@ def worst_folders(
     number everywhere, whatever the stores believe); ``entries``: the open backfill entries
     (observer, fid, opened_at).
     """
-    cols = ["fid", "path", "missing_count", "at_risk_count", "overdue", "open_entries", "oldest_open_at",
-            "oldest_open_age_s"]
+    cols = [
+        "fid",
+        "path",
+        "missing_count",
+        "at_risk_count",
+        "overdue",
+        "open_entries",
+        "oldest_open_at",
+        "oldest_open_age_s",
+    ]
     if replicas.empty:
         return pd.DataFrame(columns=cols)
     r = replicas.copy()
     r["at_risk"] = at_risk_cns(r)
     r["is_overdue"] = (r["health"] == "overdue").astype("int64")
     per = r.groupby("fid").agg(
-        path=("path", "first"), missing_count=("missing_count", "sum"),
-        at_risk_count=("at_risk", "sum"), overdue=("is_overdue", "sum"),
+        path=("path", "first"),
+        missing_count=("missing_count", "sum"),
+        at_risk_count=("at_risk", "sum"),
+        overdue=("is_overdue", "sum"),
     )
     if not entries.empty:
-        e = entries.groupby("fid").agg(open_entries=("opened_at", "size"), oldest_open_at=("opened_at", "min"))
+        e = entries.groupby("fid").agg(
+            open_entries=("opened_at", "size"), oldest_open_at=("opened_at", "min")
+        )
         per = per.join(e, how="left")
     else:
         per["open_entries"] = 0
@@ -86,10 +99,16 @@ def worst_folders(
     per["oldest_open_age_s"] = (
         (ref - per["oldest_open_at"]).dt.total_seconds() if ref is not None else float("nan")
     )
-    per = per[(per["missing_count"] > 0) | (per["at_risk_count"] > 0) | (per["overdue"] > 0) | (per["open_entries"] > 0)]
+    per = per[
+        (per["missing_count"] > 0)
+        | (per["at_risk_count"] > 0)
+        | (per["overdue"] > 0)
+        | (per["open_entries"] > 0)
+    ]
     per = per.sort_values(
         ["at_risk_count", "overdue", "missing_count", "oldest_open_at"],
-        ascending=[False, False, False, True], na_position="last",
+        ascending=[False, False, False, True],
+        na_position="last",
     )
     out = per.reset_index()[cols].head(limit)
     for c in ("missing_count", "at_risk_count", "overdue"):
@@ -101,7 +120,9 @@ def lag_heatmap_frame(lag_pairs: pd.DataFrame, stores: Sequence[str]) -> pd.Data
     """Observer (rows) by subject (columns) total knowledge lag, stores in the given order."""
     names = list(stores)
     if lag_pairs.empty:
-        return pd.DataFrame(0, index=pd.Index(names, name="observer"), columns=pd.Index(names, name="subject"))
+        return pd.DataFrame(
+            0, index=pd.Index(names, name="observer"), columns=pd.Index(names, name="subject")
+        )
     pivot = lag_pairs.pivot_table(index="observer", columns="subject", values="lag_count", aggfunc="sum")
     return pivot.reindex(index=names, columns=names).rename_axis(index="observer", columns="subject")
 
@@ -116,7 +137,7 @@ def fig_lag_heatmap(matrix: pd.DataFrame, max_marks: int = MAX_MARKS) -> go.Figu
     """
     if matrix.empty:
         return empty_figure("No stores")
-    side = int(max_marks ** 0.5)
+    side = int(max_marks**0.5)
     title = None
     if len(matrix.index) > side:
         totals = matrix.fillna(0).sum(axis=1) + matrix.fillna(0).sum(axis=0).reindex(matrix.index).fillna(0)
@@ -125,27 +146,60 @@ def fig_lag_heatmap(matrix: pd.DataFrame, max_marks: int = MAX_MARKS) -> go.Figu
         matrix = matrix.loc[keep, keep]
     z = matrix.to_numpy(dtype="float64")
     rows, cols = list(matrix.index), list(matrix.columns)
-    text = [["self" if o == s else "" if pd.isna(v) else f"{int(v):,}" for s, v in zip(cols, row, strict=True)]
-            for o, row in zip(rows, z, strict=True)]
+    text = [
+        ["self" if o == s else "" if pd.isna(v) else f"{int(v):,}" for s, v in zip(cols, row, strict=True)]
+        for o, row in zip(rows, z, strict=True)
+    ]
     custom = [[[o, s] for s in cols] for o in rows]
     ticks = [0, LAG_ALARM // 10, LAG_ALARM // 4, LAG_ALARM // 2, LAG_ALARM]
-    fig = go.Figure(go.Heatmap(
-        z=z, x=cols, y=rows, text=text, texttemplate="%{text}", customdata=custom,
-        colorscale=LAG_ABSOLUTE_SCALE, zmin=0, zmax=LAG_ALARM, hoverongaps=False,
-        # the scale lies under the chart (the x axis is on top): the cells get the whole width,
-        # so ten stores' columns fit a phone's 390 px
-        colorbar={"title": {"text": "knowledge lag (CNs)", "side": "top"}, "tickvals": ticks,
-                  "ticktext": [f"{t:,}" for t in ticks[:-1]] + [f"{LAG_ALARM:,}+"],
-                  "orientation": "h", "x": 0, "xanchor": "left", "y": -0.02, "yanchor": "top",
-                  "len": 1, "lenmode": "fraction", "thickness": 12},
-        textfont={"size": 12},
-        hovertemplate="%{y}'s knowledge of %{x} lags %{x}'s real state by %{z:,} CNs<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=cols,
+            y=rows,
+            text=text,
+            texttemplate="%{text}",
+            customdata=custom,
+            colorscale=LAG_ABSOLUTE_SCALE,
+            zmin=0,
+            zmax=LAG_ALARM,
+            hoverongaps=False,
+            # the scale lies under the chart (the x axis is on top): the cells get the whole width,
+            # so ten stores' columns fit a phone's 390 px
+            colorbar={
+                "title": {"text": "knowledge lag (CNs)", "side": "top"},
+                "tickvals": ticks,
+                "ticktext": [f"{t:,}" for t in ticks[:-1]] + [f"{LAG_ALARM:,}+"],
+                "orientation": "h",
+                "x": 0,
+                "xanchor": "left",
+                "y": -0.02,
+                "yanchor": "top",
+                "len": 1,
+                "lenmode": "fraction",
+                "thickness": 12,
+            },
+            textfont={"size": 12},
+            hovertemplate="%{y}'s knowledge of %{x} lags %{x}'s real state by %{z:,} CNs<extra></extra>",
+        )
+    )
     # the diagonal: a store about itself has no lag; drawn grey with "self", not left blank
     diagonal = [[1.0 if o == s else None for s in cols] for o in rows]
-    fig.add_trace(go.Heatmap(z=diagonal, x=cols, y=rows, colorscale=[[0, "#d0d7de"], [1, "#d0d7de"]],
-                             showscale=False, hoverinfo="skip", text=text, texttemplate="%{text}",
-                             textfont={"size": 12}, hoverongaps=False, name="self"))
+    fig.add_trace(
+        go.Heatmap(
+            z=diagonal,
+            x=cols,
+            y=rows,
+            colorscale=[[0, "#d0d7de"], [1, "#d0d7de"]],
+            showscale=False,
+            hoverinfo="skip",
+            text=text,
+            texttemplate="%{text}",
+            textfont={"size": 12},
+            hoverongaps=False,
+            name="self",
+        )
+    )
     fig.update_xaxes(title="subject (the store believed about)", side="top")
     fig.update_yaxes(title="observer", autorange="reversed")
     return base_layout(fig, title=title, height=max(300, 34 * len(matrix.index) + 190))
@@ -217,16 +271,44 @@ def headline_counts(
     at_risk = int(at_risk_cns(replicas).sum()) if not replicas.empty else 0
     rejected_n = int(rejected or 0)
     return [
-        Headline("stores-down", down, "store down" if down == 1 else "stores down", "/?status=down#pf-stores",
-                 "down", tier="critical"),
-        Headline("overdue", overdue, "overdue replica" if overdue == 1 else "overdue replicas",
-                 "/backfill?overdue=1", "overdue"),
-        Headline("at-risk", at_risk, f"CN{'' if at_risk == 1 else 's'} of content at risk",
-                 AT_RISK_HREF, "content-at-risk", tier="critical"),
-        Headline("open-entries", len(entries), "open backfill entry" if len(entries) == 1 else "open backfill entries",
-                 "/backfill", "backfill-entry", tier="info"),
-        Headline("rejected", rejected_n, "rejected input line" if rejected_n == 1 else "rejected input lines",
-                 "/rejects", "rejected-line"),
+        Headline(
+            "stores-down",
+            down,
+            "store down" if down == 1 else "stores down",
+            "/?status=down#pf-stores",
+            "down",
+            tier="critical",
+        ),
+        Headline(
+            "overdue",
+            overdue,
+            "overdue replica" if overdue == 1 else "overdue replicas",
+            "/backfill?overdue=1",
+            "overdue",
+        ),
+        Headline(
+            "at-risk",
+            at_risk,
+            f"CN{'' if at_risk == 1 else 's'} of content at risk",
+            AT_RISK_HREF,
+            "content-at-risk",
+            tier="critical",
+        ),
+        Headline(
+            "open-entries",
+            len(entries),
+            "open backfill entry" if len(entries) == 1 else "open backfill entries",
+            "/backfill",
+            "backfill-entry",
+            tier="info",
+        ),
+        Headline(
+            "rejected",
+            rejected_n,
+            "rejected input line" if rejected_n == 1 else "rejected input lines",
+            "/rejects",
+            "rejected-line",
+        ),
     ]
 
 

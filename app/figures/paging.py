@@ -19,4 +19,4 @@ class Page:
 def window(frame: pd.DataFrame, offset: int = 0, limit: int = 500) -> Page:
     """At most ``limit`` rows from ``offset``: tables never send the whole organisation."""
     offset = max(0, min(int(offset), max(len(frame) - 1, 0)))
-    return Page(frame.iloc[offset: offset + limit].reset_index(drop=True), len(frame), offset)
+    return Page(frame.iloc[offset : offset + limit].reset_index(drop=True), len(frame), offset)

@@ -25,7 +25,13 @@ CELL_COLOURS: dict[str, str] = {
 
 
 BLUE, ORANGE, SKY, GREEN, VERMILLION, PURPLE, GREY = (
-    "#0072b2", "#e69f00", "#56b4e9", "#009e73", "#d55e00", "#cc79a7", "#999999",
+    "#0072b2",
+    "#e69f00",
+    "#56b4e9",
+    "#009e73",
+    "#d55e00",
+    "#cc79a7",
+    "#999999",
 )
 #: cividis is readable with every common colour vision deficiency
 LAG_SCALE = "Cividis"
@@ -34,7 +40,11 @@ LAG_ALARM = 1000
 #: pale to vermillion, monotonic in lightness (readable with colour vision deficiencies): a
 #: small lag stays pale whatever the largest lag of the run is
 LAG_ABSOLUTE_SCALE: list[list[Any]] = [
-    [0.0, "#eef3f7"], [0.02, "#fbeed0"], [0.1, "#f5c96b"], [0.4, "#e69f00"], [1.0, "#b34700"],
+    [0.0, "#eef3f7"],
+    [0.02, "#fbeed0"],
+    [0.1, "#f5c96b"],
+    [0.4, "#e69f00"],
+    [1.0, "#b34700"],
 ]
 
 

@@ -12,35 +12,52 @@ from pfscope.spark_jobs.model.rules.deletion import unique_cns
 from pfscope.spark_jobs.model.rules.health import replica_health
 
 #: what the folder page cannot replay exactly from the published tables, said on the page
-REPLAY_LIMITS = ("Replayed from state_history, backfill_entries, backfill_requests and each replica's last "
-                 "delete-pending period. Missing CNs use the replica list as of the run (the tables do not "
-                 "record earlier lists).")
+REPLAY_LIMITS = (
+    "Replayed from state_history, backfill_entries, backfill_requests and each replica's last "
+    "delete-pending period. Missing CNs use the replica list as of the run (the tables do not "
+    "record earlier lists)."
+)
 #: why unique CNs are blank at a past step of a folder other than the hierarchy
-UNIQUE_NOT_REPLAYED = ("Unique CNs are not replayed for this folder: they are counted against the replica list "
-                       "at that time, and the published tables hold the list only as of the run "
-                       "(folders.replicas).")
+UNIQUE_NOT_REPLAYED = (
+    "Unique CNs are not replayed for this folder: they are counted against the replica list "
+    "at that time, and the published tables hold the list only as of the run "
+    "(folders.replicas)."
+)
 #: the hierarchy: every store is always on its list, so its unique CNs replay exactly
-UNIQUE_REPLAYED = ("Unique CNs at this step: the store's own row minus every other store's row in its state "
-                   "table at that time (every store is on the hierarchy's list).")
+UNIQUE_REPLAYED = (
+    "Unique CNs at this step: the store's own row minus every other store's row in its state "
+    "table at that time (every store is on the hierarchy's list)."
+)
 #: why next status is blank at a past step
-NEXT_STATUS_NOT_REPLAYED = ("Next status is not replayed: it counts 24 h from the last change the store made or "
-                            "received, and receiving changes it already held leaves no row in state_history, "
-                            "so that time cannot be read from the published tables.")
+NEXT_STATUS_NOT_REPLAYED = (
+    "Next status is not replayed: it counts 24 h from the last change the store made or "
+    "received, and receiving changes it already held leaves no row in state_history, "
+    "so that time cannot be read from the published tables."
+)
 #: a past step of a run that publishes the replicas' history: every figure replays
-WHOLE_REPLAYED = ("Replayed whole at this step: the replica list then (replica_lists), each replica's lifecycle "
-                  "and next status message then (replica_history), unique and missing CNs against that list.")
+WHOLE_REPLAYED = (
+    "Replayed whole at this step: the replica list then (replica_lists), each replica's lifecycle "
+    "and next status message then (replica_history), unique and missing CNs against that list."
+)
 #: the hierarchy at a past step: no replica of it is ever delete pending
-PENDING_NEVER = "No replica of the hierarchy is ever delete pending: every store is on its list at every time."
+PENDING_NEVER = (
+    "No replica of the hierarchy is ever delete pending: every store is on its list at every time."
+)
 #: which delete-pending periods a past step can show
-PENDING_REPLAYED = ("Delete pending at this step by each replica's last delete-pending period (pending since, "
-                    "until deleted): an earlier period that ended when the store rejoined the list is not "
-                    "recorded in the published tables.")
+PENDING_REPLAYED = (
+    "Delete pending at this step by each replica's last delete-pending period (pending since, "
+    "until deleted): an earlier period that ended when the store rejoined the list is not "
+    "recorded in the published tables."
+)
 
 
 def _owned_at(cells: pd.DataFrame) -> dict[str, CNSet]:
     """Each store's own row (observer == subject) in ``cells``: what it owned then."""
-    return {o: CNSet.parse(t or "") for o, s, t in zip(cells["observer"], cells["subject"], cells["cnset"], strict=True)
-            if o == s}
+    return {
+        o: CNSet.parse(t or "")
+        for o, s, t in zip(cells["observer"], cells["subject"], cells["cnset"], strict=True)
+        if o == s
+    }
 
 
 def _believed_at(cells: pd.DataFrame) -> dict[str, list[tuple[str, CNSet]]]:
@@ -94,8 +111,14 @@ def entries_at(entries: pd.DataFrame, requests: pd.DataFrame, cells: pd.DataFram
     return e.reset_index(drop=True)
 
 
-def replicas_at(replicas: pd.DataFrame, entries: pd.DataFrame, cells: pd.DataFrame, at: Any,
-                replica_list: Sequence[str], every_store: bool = False) -> pd.DataFrame:
+def replicas_at(
+    replicas: pd.DataFrame,
+    entries: pd.DataFrame,
+    cells: pd.DataFrame,
+    at: Any,
+    replica_list: Sequence[str],
+    every_store: bool = False,
+) -> pd.DataFrame:
     """The folder's replicas at ``at``: health (the model's order: deleted, delete pending, overdue,
     backfilling, in sync), open entries and missing CNs, from the entries at ``at``
     (:func:`entries_at`) and the state rows at ``at``. Missing uses ``replica_list`` (as of the
@@ -126,11 +149,18 @@ def replicas_at(replicas: pd.DataFrame, entries: pd.DataFrame, cells: pd.DataFra
         unique = None
         if every_store and not deleted:
             unique = unique_cns(owned.get(store, CNSet.empty()), (b for _s, b in believed.get(store, [])))
-        rows.append({**r, "health": health, "open_entries": n_open, "missing_cnset": missing.text(),
-                     "missing_count": missing.count(),
-                     "unique_count": None if unique is None else unique.count(),
-                     "unique_cnset": None if unique is None else unique.text(),
-                     "next_status_at": pd.NaT})
+        rows.append(
+            {
+                **r,
+                "health": health,
+                "open_entries": n_open,
+                "missing_cnset": missing.text(),
+                "missing_count": missing.count(),
+                "unique_count": None if unique is None else unique.count(),
+                "unique_cnset": None if unique is None else unique.text(),
+                "next_status_at": pd.NaT,
+            }
+        )
     return pd.DataFrame(rows, columns=list(replicas.columns))
 
 
@@ -143,12 +173,21 @@ def list_at(lists: pd.DataFrame, at: Any) -> list[str] | None:
     known = lists[lists["at"].isna() | (lists["at"] <= t)]
     if known.empty:
         return []
-    known = known.assign(_t=known["at"].fillna(pd.Timestamp.min.tz_localize("UTC")), _s=known["seq"].fillna(-1))
+    known = known.assign(
+        _t=known["at"].fillna(pd.Timestamp.min.tz_localize("UTC")), _s=known["seq"].fillna(-1)
+    )
     return [str(s) for s in known.sort_values(["_t", "_s"]).iloc[-1]["replicas"]]
 
 
-def replicas_from_history(replicas: pd.DataFrame, entries: pd.DataFrame, cells: pd.DataFrame, at: Any,
-                          replica_list: Sequence[str], history: pd.DataFrame, every_store: bool) -> pd.DataFrame:
+def replicas_from_history(
+    replicas: pd.DataFrame,
+    entries: pd.DataFrame,
+    cells: pd.DataFrame,
+    at: Any,
+    replica_list: Sequence[str],
+    history: pd.DataFrame,
+    every_store: bool,
+) -> pd.DataFrame:
     """The folder's replicas at ``at``, replayed whole from the published histories: lifecycle
     (active, delete pending, deleted) and the next status message from ``replica_history`` (its
     last row by ``at``), missing and unique CNs (the model's :func:`unique_cns`) against the list
@@ -162,7 +201,9 @@ def replicas_from_history(replicas: pd.DataFrame, entries: pd.DataFrame, cells: 
     pending_since: dict[str, Any] = {}
     for h in past.to_dict("records"):  # the last row by ``at``, and when its delete-pending period began
         store = str(h["store"])
-        if h["lifecycle"] == "delete_pending" and (store not in last or last[store]["lifecycle"] != "delete_pending"):
+        if h["lifecycle"] == "delete_pending" and (
+            store not in last or last[store]["lifecycle"] != "delete_pending"
+        ):
             pending_since[store] = h["at"]
         last[store] = h
     open_e = entries[entries["state"] == "open"] if not entries.empty else entries
@@ -179,13 +220,23 @@ def replicas_from_history(replicas: pd.DataFrame, entries: pd.DataFrame, cells: 
         missing = union_all(others).difference(mine_owned) if listed else CNSet.empty()
         unique = CNSet.empty() if lifecycle == "deleted" else unique_cns(mine_owned, others)
         due = h["status_due"] if h is not None else pd.NaT
-        rows.append({**r, "health": health, "open_entries": len(mine), "on_list": listed,
-                     "delete_pending_since": pending_since.get(store, pd.NaT) if lifecycle == "delete_pending"
-                     else pd.NaT,
-                     "deleted_at": h["at"] if h is not None and lifecycle == "deleted" else pd.NaT,
-                     "missing_cnset": missing.text(), "missing_count": missing.count(),
-                     "unique_count": unique.count(), "unique_cnset": unique.text(),
-                     "next_status_at": due if pd.notna(due) and pd.Timestamp(due) > t else pd.NaT})
+        rows.append(
+            {
+                **r,
+                "health": health,
+                "open_entries": len(mine),
+                "on_list": listed,
+                "delete_pending_since": pending_since.get(store, pd.NaT)
+                if lifecycle == "delete_pending"
+                else pd.NaT,
+                "deleted_at": h["at"] if h is not None and lifecycle == "deleted" else pd.NaT,
+                "missing_cnset": missing.text(),
+                "missing_count": missing.count(),
+                "unique_count": unique.count(),
+                "unique_cnset": unique.text(),
+                "next_status_at": due if pd.notna(due) and pd.Timestamp(due) > t else pd.NaT,
+            }
+        )
     return pd.DataFrame(rows, columns=list(replicas.columns))
 
 

@@ -31,7 +31,11 @@ def slider_positions(times: Sequence[Any], end: Any = None) -> list[float]:
     ts = [pd.Timestamp(x) for x in times]
     out = [round((x - ts[0]).total_seconds(), 6) for x in ts]
     last = out[-1]
-    as_of = round((pd.Timestamp(end) - ts[0]).total_seconds(), 6) if end is not None and not pd.isna(end) else last
+    as_of = (
+        round((pd.Timestamp(end) - ts[0]).total_seconds(), 6)
+        if end is not None and not pd.isna(end)
+        else last
+    )
     return [*out, as_of if as_of > last else last + max(1.0, last / 50)]
 
 
@@ -69,7 +73,9 @@ def slider_labels(positions: Sequence[float], texts: Sequence[str], min_gap: flo
 MAX_SLIDER_MARKS = 480
 
 
-def slider_mark_indices(positions: Sequence[float], keep: Iterable[int] = (), limit: int = MAX_SLIDER_MARKS) -> list[int]:
+def slider_mark_indices(
+    positions: Sequence[float], keep: Iterable[int] = (), limit: int = MAX_SLIDER_MARKS
+) -> list[int]:
     """Which stops get a mark: the first, the last (as-of), ``keep`` (labelled ones, the current
     step) and the first stop in each 1/``limit`` of the slider, so a long history stays under
     Dash's limit. The keyboard still visits every stop (assets/pfscope-slider.js); a drag snaps

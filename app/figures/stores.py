@@ -20,7 +20,9 @@ def requests_by_source(requests: pd.DataFrame) -> pd.DataFrame:
     if requests.empty:
         return pd.DataFrame(columns=cols)
     r = requests[requests["source"].notna() & (requests["source"] != "")]
-    out = r.groupby(["source", "kind"], as_index=False).agg(requests=("at", "size"), cns=("cnset_count", "sum"))
+    out = r.groupby(["source", "kind"], as_index=False).agg(
+        requests=("at", "size"), cns=("cnset_count", "sum")
+    )
     return out.sort_values(["requests", "source"], ascending=[False, True]).reset_index(drop=True)[cols]
 
 
@@ -31,8 +33,14 @@ def fig_requests_by_source(frame: pd.DataFrame) -> go.Figure:
     for kind, colour in (("expected", ORANGE), ("observed", VERMILLION)):
         part = frame[frame["kind"] == kind]
         if not part.empty:
-            fig.add_bar(x=part["source"], y=part["requests"], name=kind, marker_color=colour,
-                        customdata=part["cns"], hovertemplate="%{x}: %{y} requests, %{customdata} CNs<extra></extra>")
+            fig.add_bar(
+                x=part["source"],
+                y=part["requests"],
+                name=kind,
+                marker_color=colour,
+                customdata=part["cns"],
+                hovertemplate="%{x}: %{y} requests, %{customdata} CNs<extra></extra>",
+            )
     fig.update_layout(barmode="stack", yaxis_title="requests")
     return base_layout(fig, height=280)
 
@@ -48,7 +56,9 @@ def partners_behind(state_table: pd.DataFrame) -> pd.DataFrame:
     if state_table.empty:
         return pd.DataFrame(columns=cols)
     state_table = with_derived(state_table)
-    own = {r.fid: CNSet.parse(r.cnset or "") for r in state_table[state_table["is_self"]].itertuples(index=False)}
+    own = {
+        r.fid: CNSet.parse(r.cnset or "") for r in state_table[state_table["is_self"]].itertuples(index=False)
+    }
     acc: dict[str, list[int]] = {}
     for r in state_table[~state_table["is_self"].astype(bool)].itertuples(index=False):
         mine = own.get(r.fid)
@@ -59,7 +69,16 @@ def partners_behind(state_table: pd.DataFrame) -> pd.DataFrame:
         a[2] += 1
         a[3] += int(r.lag_count or 0) if not pd.isna(r.lag_count) else 0
         a[4] += 1 if r.derived else 0
-    rows = [{"subject": s, "folders_behind": v[0], "cns_behind": v[1], "folders": v[2], "real_lag_count": v[3],
-             "derived_folders": v[4]} for s, v in acc.items()]
+    rows = [
+        {
+            "subject": s,
+            "folders_behind": v[0],
+            "cns_behind": v[1],
+            "folders": v[2],
+            "real_lag_count": v[3],
+            "derived_folders": v[4],
+        }
+        for s, v in acc.items()
+    ]
     out = pd.DataFrame(rows, columns=cols)
     return out.sort_values(["cns_behind", "subject"], ascending=[False, True]).reset_index(drop=True)

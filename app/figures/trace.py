@@ -65,8 +65,9 @@ def _time(value: Any) -> pd.Timestamp | None:
     return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
 
-def status_for(processed_at: pd.Timestamp | None, sent_at: pd.Timestamp, as_of: pd.Timestamp,
-               recipient: bool = True) -> str:
+def status_for(
+    processed_at: pd.Timestamp | None, sent_at: pd.Timestamp, as_of: pd.Timestamp, recipient: bool = True
+) -> str:
     """What became of a message for one store, as of the run, in words."""
     if not recipient:
         return NOT_SENT
@@ -104,12 +105,24 @@ def trace(messages: pd.DataFrame, asked: CNSet, store: str, as_of: Any) -> Trace
             first = group.iloc[0]
             sent = _time(first["_sent"])
             assert sent is not None
-            recips = tuple(Recipient(str(r), _time(p), status_for(_time(p), sent, now)) for r, p in
-                           zip(group["recipient"], group["processed_at"], strict=True))
+            recips = tuple(
+                Recipient(str(r), _time(p), status_for(_time(p), sent, now))
+                for r, p in zip(group["recipient"], group["processed_at"], strict=True)
+            )
             mine = next((r for r in recips if r.store == store), None)
             carried = CNSet.parse(str(first["carried"]))
-            out.append(Carrier(str(msg), str(first["sender"]), str(first["type"]), sent, carried.text(),
-                               carried.count(), recips, mine.status if mine else NOT_SENT))
+            out.append(
+                Carrier(
+                    str(msg),
+                    str(first["sender"]),
+                    str(first["type"]),
+                    sent,
+                    carried.text(),
+                    carried.count(),
+                    recips,
+                    mine.status if mine else NOT_SENT,
+                )
+            )
     return Trace(store, asked.text(), basis, tuple(out), summary_line(store, asked.text(), basis, out))
 
 
@@ -126,8 +139,10 @@ def summary_line(store: str, asked: str, basis: str, found: list[Carrier]) -> st
     never = [m for m in to_it if not m.status.startswith("processed")]
     if not never:
         last = max(r.processed_at for m in to_it for r in m.recipients if r.store == store and r.processed_at)
-        return (f"{head}: carried{how} by {plural(len(to_it), 'message')} sent to it, all processed "
-                f"(the last at {fmt_time(last)}).")
+        return (
+            f"{head}: carried{how} by {plural(len(to_it), 'message')} sent to it, all processed "
+            f"(the last at {fmt_time(last)})."
+        )
     lost = sum(m.status == LOST for m in never)
     transit = len(never) - lost
     if transit == 0:
@@ -138,5 +153,7 @@ def summary_line(store: str, asked: str, basis: str, found: list[Carrier]) -> st
         fate = f"{lost} lost or expired (the oldest), {transit} still in transit"
     processed = len(to_it) - len(never)
     also = f"; it processed {plural(processed, 'other message')}" if processed else ""
-    return (f"{head}: carried{how} by {plural(len(never), 'message')} it never processed, the last sent "
-            f"{fmt_time(never[-1].sent_at)}; {fate}{also}.")
+    return (
+        f"{head}: carried{how} by {plural(len(never), 'message')} it never processed, the last sent "
+        f"{fmt_time(never[-1].sent_at)}; {fate}{also}."
+    )

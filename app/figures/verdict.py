@@ -54,13 +54,20 @@ def _lacks_line(store: str, lacks: Lacks, known: list[str]) -> str:
         return f"{head}, {'it knows of it' if lacks.total == 1 else 'all of which it knows of'}: {backfill}"
     told = not_told_text(store, lacks.not_told, lacks.not_told_cnset)
     if lacks.known <= 0:
-        return f"{head}: not told yet: {arrival_text(store, lacks.not_told)}" + (f"; {backfill}" if backfill else "")
+        return f"{head}: not told yet: {arrival_text(store, lacks.not_told)}" + (
+            f"; {backfill}" if backfill else ""
+        )
     cns = f"{lacks.known_cnset}: " if lacks.known_cnset else ""
     return f"{head}: {lacks.known:,} it knows of ({cns}{backfill}), {told}"
 
 
-def folder_verdicts(replicas: pd.DataFrame, entries: pd.DataFrame, next_requests: pd.DataFrame,
-                    stores: pd.DataFrame, as_of: Any) -> list[Verdict]:
+def folder_verdicts(
+    replicas: pd.DataFrame,
+    entries: pd.DataFrame,
+    next_requests: pd.DataFrame,
+    stores: pd.DataFrame,
+    as_of: Any,
+) -> list[Verdict]:
     """One :class:`Verdict` per replica that is not in sync, lacks CNs (known missing or not told
     yet) or whose store is down, most urgent first. ``entries``: the folder's backfill entries;
     ``next_requests``: its next requests. What is at risk and what a replica lacks are what is so;
@@ -70,33 +77,51 @@ def folder_verdicts(replicas: pd.DataFrame, entries: pd.DataFrame, next_requests
     for r in replicas.sort_values("store").to_dict("records"):
         store = str(r["store"])
         down = not status.empty and store in status.index and status.loc[store, "status"] == "down"
-        since = down_text(status.loc[store, "down_since"], as_of) if down and "down_since" in status.columns else ""
+        since = (
+            down_text(status.loc[store, "down_since"], as_of)
+            if down and "down_since" in status.columns
+            else ""
+        )
         health = str(r["health"])
-        mine = entries[(entries["observer"] == store) & (entries["state"] == "open")] if not entries.empty else entries
+        mine = (
+            entries[(entries["observer"] == store) & (entries["state"] == "open")]
+            if not entries.empty
+            else entries
+        )
         nxt = next_requests[next_requests["observer"] == store] if not next_requests.empty else next_requests
         lacks = Lacks.of(r)
-        at_risk, believed, really = (count(r.get(c)) for c in ("at_risk_count", "unique_count", "really_unique_count"))
+        at_risk, believed, really = (
+            count(r.get(c)) for c in ("at_risk_count", "unique_count", "really_unique_count")
+        )
         belief = believed_unique_text(store, believed, really, cnset=r.get("unique_cnset"))
         parts: list[str] = []
         tier = "info"
         if health == "delete_pending":
             tier = "critical" if at_risk else "warning"
             parts.append(f"left the replica list {fmt_time(r.get('delete_pending_since'))}")
-            parts.append(held_alone_text(store, at_risk, r.get("at_risk_cnset"), "until another replica holds it")
-                         or "nothing only it holds")
+            parts.append(
+                held_alone_text(store, at_risk, r.get("at_risk_cnset"), "until another replica holds it")
+                or "nothing only it holds"
+            )
             if belief:
                 parts.append(f"{belief}: it is deleted once it believes none is")
         elif health in ("overdue", "backfilling") or (health != "deleted" and lacks.total > 0):
             known: list[str] = []
             if not mine.empty:
                 known.append(f"backfill in {plural(len(mine), 'open entry', 'open entries')}")
-            retried = mine[[entry_overdue(int(n or 0)) for n in mine["requests"].fillna(0)]] if not mine.empty else mine
+            retried = (
+                mine[[entry_overdue(int(n or 0)) for n in mine["requests"].fillna(0)]]
+                if not mine.empty
+                else mine
+            )
             if not retried.empty:
                 tier = "warning"
                 last = retried["last_request_at"].max()
-                known.append(f"its first request did not fill {'it' if len(retried) == 1 else 'them'}: "
-                             f"{plural(int(retried['requests'].max()), 'request')} so far, the last "
-                             f"{fmt_time(last)}")
+                known.append(
+                    f"its first request did not fill {'it' if len(retried) == 1 else 'them'}: "
+                    f"{plural(int(retried['requests'].max()), 'request')} so far, the last "
+                    f"{fmt_time(last)}"
+                )
             if not mine.empty:
                 known.append(_next_line(store, nxt, down))
             line = _lacks_line(store, lacks, known) if lacks.total > 0 else "; ".join(known)

@@ -20,41 +20,94 @@ dash.register_page(__name__, path="/backfill", name="Backfill", title="pfscope Â
 MAX_ROWS = 50_000
 
 COLUMNS: list[dict[str, Any]] = [
-    {"field": "fid", "headerName": "FID", "cellRenderer": "PfLink", "cellRendererParams": {"base": "/folder/"},
-     "minWidth": 90, "width": 100, "pinned": "left"},
+    {
+        "field": "fid",
+        "headerName": "FID",
+        "cellRenderer": "PfLink",
+        "cellRendererParams": {"base": "/folder/"},
+        "minWidth": 90,
+        "width": 100,
+        "pinned": "left",
+    },
     {"field": "path", "headerName": "path", "flex": 2, "minWidth": 200, "tooltipField": "path"},
-    {"field": "observer", "headerName": "store", "cellRenderer": "PfLink", "cellRendererParams": {"base": "/store/"},
-     "width": 110},
-    {"field": "overdue", "headerName": "overdue", "width": 140, "sort": "desc", "sortIndex": 0,
-     "headerTooltip": "overdue: retried (two requests or more), its first request did not fill it",
-     "cellClassRules": {"pf-grid-overdue": "params.value === 'yes'"}},
-    {"field": "health", "headerName": "health", "width": 200, "cellRenderer": "PfHealth",
-     "headerTooltip": "the replica's health; on a down store, as last known"},
-    {"field": "open_for", "headerName": "open for", "width": 150, "sort": "desc", "sortIndex": 1,
-     "comparator": {"function": "PfOpenFor"},
-     "headerTooltip": "time from opening to the run's as-of; sorts as a duration"},
-    {"field": "open_for_s", "headerName": "open for (s)", "hide": True,
-     "headerTooltip": "open for, in seconds (the CSV export's sortable duration)"},
+    {
+        "field": "observer",
+        "headerName": "store",
+        "cellRenderer": "PfLink",
+        "cellRendererParams": {"base": "/store/"},
+        "width": 110,
+    },
+    {
+        "field": "overdue",
+        "headerName": "overdue",
+        "width": 140,
+        "sort": "desc",
+        "sortIndex": 0,
+        "headerTooltip": "overdue: retried (two requests or more), its first request did not fill it",
+        "cellClassRules": {"pf-grid-overdue": "params.value === 'yes'"},
+    },
+    {
+        "field": "health",
+        "headerName": "health",
+        "width": 200,
+        "cellRenderer": "PfHealth",
+        "headerTooltip": "the replica's health; on a down store, as last known",
+    },
+    {
+        "field": "open_for",
+        "headerName": "open for",
+        "width": 150,
+        "sort": "desc",
+        "sortIndex": 1,
+        "comparator": {"function": "PfOpenFor"},
+        "headerTooltip": "time from opening to the run's as-of; sorts as a duration",
+    },
+    {
+        "field": "open_for_s",
+        "headerName": "open for (s)",
+        "hide": True,
+        "headerTooltip": "open for, in seconds (the CSV export's sortable duration)",
+    },
     {"field": "requests", "headerName": "requests", "filter": "agNumberColumnFilter", "width": 110},
-    {"field": "cnset_remaining_count", "headerName": "CNs remaining", "filter": "agNumberColumnFilter", "width": 130},
+    {
+        "field": "cnset_remaining_count",
+        "headerName": "CNs remaining",
+        "filter": "agNumberColumnFilter",
+        "width": 130,
+    },
     {"field": "next_due_at", "headerName": "next due (UTC)", "width": 175},
-    {"field": "next_request", "headerName": "next request", "flex": 2, "minWidth": 220, "tooltipField": "next_request",
-     "headerTooltip": "where the next backfill request will go (the model's source rules as of the run); "
-                      "it waits while its store is down"},
-    {"field": "entry_id", "headerName": "entry", "width": 170,
-     "comparator": {"function": "PfNatural"}},
+    {
+        "field": "next_request",
+        "headerName": "next request",
+        "flex": 2,
+        "minWidth": 220,
+        "tooltipField": "next_request",
+        "headerTooltip": "where the next backfill request will go (the model's source rules as of the run); "
+        "it waits while its store is down",
+    },
+    {"field": "entry_id", "headerName": "entry", "width": 170, "comparator": {"function": "PfNatural"}},
     {"field": "locality", "headerName": "locality", "width": 100},
     {"field": "new_replica", "headerName": "new replica", "width": 110},
     {"field": "opened_at", "headerName": "opened (UTC)", "width": 175},
-    {"field": "cnset_remaining", "headerName": "remaining", "flex": 2, "minWidth": 200,
-     "tooltipField": "cnset_remaining"},
+    {
+        "field": "cnset_remaining",
+        "headerName": "remaining",
+        "flex": 2,
+        "minWidth": 200,
+        "tooltipField": "cnset_remaining",
+    },
 ]
 #: fields sent to the browser but not shown (sort keys); hidden columns are still exported to CSV
 HIDDEN: list[str] = []
 
 
-def grid_rows(entries: pd.DataFrame, folders: pd.DataFrame, as_of: Any,
-              replicas: pd.DataFrame | None = None, stores: pd.DataFrame | None = None) -> pd.DataFrame:
+def grid_rows(
+    entries: pd.DataFrame,
+    folders: pd.DataFrame,
+    as_of: Any,
+    replicas: pd.DataFrame | None = None,
+    stores: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """The grid's columns of :func:`app.figures.backfill_rows` (attention first)."""
     rows = f.backfill_rows(entries, folders, as_of, replicas, stores)
     return rows[[col["field"] for col in COLUMNS] + HIDDEN]
@@ -70,15 +123,22 @@ def layout(observer: str | None = None, overdue: str | None = None, **_query: An
     note = ""
     if observer:
         if observer not in stores:
-            return c.not_found("Store not found", f"observer={observer!r}: this run has no such store.",
-                               [(f"Backfill of {s}", f"/backfill?observer={s}") for s, _ in
-                                c.suggestions(observer, [(s, s, s) for s in stores])])
+            return c.not_found(
+                "Store not found",
+                f"observer={observer!r}: this run has no such store.",
+                [
+                    (f"Backfill of {s}", f"/backfill?observer={s}")
+                    for s, _ in c.suggestions(observer, [(s, s, s) for s in stores])
+                ],
+            )
         entries = entries[entries["observer"] == observer]
     only_overdue = overdue in ("1", "yes", "true")
     if only_overdue:
         entries = entries[entries["requests"].fillna(0) >= 2]
     entries = f.with_next_request(entries, data.next_requests())
-    rows = grid_rows(entries, data.folders(), data.summary().get("as_of"), data.replica_summary(), stores_frame)
+    rows = grid_rows(
+        entries, data.folders(), data.summary().get("as_of"), data.replica_summary(), stores_frame
+    )
     if len(rows) > MAX_ROWS:
         note = f"Showing the {MAX_ROWS:,} most urgent of {len(rows):,} open entries; narrow by store."
         rows = rows.head(MAX_ROWS)
@@ -88,43 +148,82 @@ def layout(observer: str | None = None, overdue: str | None = None, **_query: An
     def chip(label: str, obs: str | None, od: bool) -> dcc.Link:
         q = "&".join(p for p in (f"observer={obs}" if obs else "", "overdue=1" if od else "") if p)
         current = (obs or None) == (observer or None) and od == only_overdue
-        return dcc.Link(label, href="/backfill" + (f"?{q}" if q else ""),
-                        className="pf-chip" + (" pf-chip-on" if current else ""),
-                        title="shown" if current else None)
+        return dcc.Link(
+            label,
+            href="/backfill" + (f"?{q}" if q else ""),
+            className="pf-chip" + (" pf-chip-on" if current else ""),
+            title="shown" if current else None,
+        )
 
-    return html.Main(className="pf-page", children=[
-        html.H1("Overdue backfill entries" if only_overdue else "Open backfill entries"),
-        html.P([f"{len(rows):,} {what}" + (f" of {observer}" if observer else " in the organisation")
-                + (f", {overdue_n:,} of them overdue" if not only_overdue else "") + ". ",
-                c.term_link("overdue", "What is overdue?"), " Overdue first, then the longest open. " + note],
-               id="pf-backfill-count"),
-        html.Div(className="pf-toolbar", children=[
-            html.Span("Store", className="pf-toolbar-label"),
-            html.Nav([chip("all", None, only_overdue), *[chip(s, s, only_overdue) for s in stores]],
-                     className="pf-chips", **c.html_attrs({"aria-label": "store"})),
-            html.Nav([chip("every open entry", observer, False), chip("overdue only", observer, True)],
-                     className="pf-chips", **c.html_attrs({"aria-label": "overdue"})),
-            html.Button("Export CSV", id="backfill-export", n_clicks=0, type="button"),
-        ]),
-        dag.AgGrid(
-            id="backfill-grid",
-            rowData=rows.to_dict("records"),
-            columnDefs=COLUMNS,
-            defaultColDef={"sortable": True, "filter": "agTextColumnFilter", "resizable": True, "floatingFilter": True,
-                           "minWidth": 80, "cellDataType": False},
-            dashGridOptions={"pagination": True, "paginationPageSize": 100, "enableCellTextSelection": True,
-                             "animateRows": False, "tooltipShowDelay": 300},
-            csvExportParams={"allColumns": True, "fileName": f"pfscope-backfill{'-' + observer if observer else ''}"
-                                         f"{'-overdue' if only_overdue else ''}.csv"},
-            # a phone sees FID, path, store and overdue: assets/dashAgGridFunctions.js, PfPhoneColumns
-            className="ag-theme-quartz pf-grid",
-            style={"height": "70vh"},
-        ),
-    ])
+    return html.Main(
+        className="pf-page",
+        children=[
+            html.H1("Overdue backfill entries" if only_overdue else "Open backfill entries"),
+            html.P(
+                [
+                    f"{len(rows):,} {what}"
+                    + (f" of {observer}" if observer else " in the organisation")
+                    + (f", {overdue_n:,} of them overdue" if not only_overdue else "")
+                    + ". ",
+                    c.term_link("overdue", "What is overdue?"),
+                    " Overdue first, then the longest open. " + note,
+                ],
+                id="pf-backfill-count",
+            ),
+            html.Div(
+                className="pf-toolbar",
+                children=[
+                    html.Span("Store", className="pf-toolbar-label"),
+                    html.Nav(
+                        [chip("all", None, only_overdue), *[chip(s, s, only_overdue) for s in stores]],
+                        className="pf-chips",
+                        **c.html_attrs({"aria-label": "store"}),
+                    ),
+                    html.Nav(
+                        [chip("every open entry", observer, False), chip("overdue only", observer, True)],
+                        className="pf-chips",
+                        **c.html_attrs({"aria-label": "overdue"}),
+                    ),
+                    html.Button("Export CSV", id="backfill-export", n_clicks=0, type="button"),
+                ],
+            ),
+            dag.AgGrid(
+                id="backfill-grid",
+                rowData=rows.to_dict("records"),
+                columnDefs=COLUMNS,
+                defaultColDef={
+                    "sortable": True,
+                    "filter": "agTextColumnFilter",
+                    "resizable": True,
+                    "floatingFilter": True,
+                    "minWidth": 80,
+                    "cellDataType": False,
+                },
+                dashGridOptions={
+                    "pagination": True,
+                    "paginationPageSize": 100,
+                    "enableCellTextSelection": True,
+                    "animateRows": False,
+                    "tooltipShowDelay": 300,
+                },
+                csvExportParams={
+                    "allColumns": True,
+                    "fileName": f"pfscope-backfill{'-' + observer if observer else ''}"
+                    f"{'-overdue' if only_overdue else ''}.csv",
+                },
+                # a phone sees FID, path, store and overdue: assets/dashAgGridFunctions.js, PfPhoneColumns
+                className="ag-theme-quartz pf-grid",
+                style={"height": "70vh"},
+            ),
+        ],
+    )
 
 
-@callback(Output("backfill-grid", "exportDataAsCsv"), Input("backfill-export", "n_clicks"),
-          prevent_initial_call=True)
+@callback(
+    Output("backfill-grid", "exportDataAsCsv"),
+    Input("backfill-export", "n_clicks"),
+    prevent_initial_call=True,
+)
 def export_csv(n_clicks: int) -> bool:
     """The grid writes the rows shown (after its filters and sort) as CSV."""
     return bool(n_clicks)

@@ -79,8 +79,10 @@ def _bad_parameter(fid: str, name: str, value: str, why: str, data: RunData) -> 
     times = f.history_times(data.state_history(fid))
     links = [(f"{fid} as of the run", c.folder_href(fid))]
     if times:
-        links += [(f"{fid} at its first change ({ts_text(times[0])})", c.folder_href(fid, at=ts_text(times[0]))),
-                  (f"{fid} at its last change ({ts_text(times[-1])})", c.folder_href(fid, at=ts_text(times[-1])))]
+        links += [
+            (f"{fid} at its first change ({ts_text(times[0])})", c.folder_href(fid, at=ts_text(times[0]))),
+            (f"{fid} at its last change ({ts_text(times[-1])})", c.folder_href(fid, at=ts_text(times[-1]))),
+        ]
     return c.not_found(f"Bad {name} parameter", f"{name}={value!r}: {why}", links)
 
 
@@ -88,23 +90,47 @@ def _entries_section(entries: pd.DataFrame) -> html.Div:
     """Open entries first, overdue (retried) first among them, then by entry number (numerically)."""
     e = entries
     if not e.empty:
-        e = e.assign(_open=e["state"] != "open", _retried=e["requests"].fillna(0) < 2,
-                     _n=[f.natural_key(x) for x in e["entry_id"]])
+        e = e.assign(
+            _open=e["state"] != "open",
+            _retried=e["requests"].fillna(0) < 2,
+            _n=[f.natural_key(x) for x in e["entry_id"]],
+        )
         e = e.sort_values(["_open", "_retried", "observer", "_n"], kind="stable")
-        e = e.assign(overdue=[f.yes_no(s == "open" and entry_overdue(int(n or 0))) for s, n in zip(e["state"],
-                                                                                            e["requests"].fillna(0),
-                                                                                            strict=True)])
+        e = e.assign(
+            overdue=[
+                f.yes_no(s == "open" and entry_overdue(int(n or 0)))
+                for s, n in zip(e["state"], e["requests"].fillna(0), strict=True)
+            ]
+        )
     return c.table(
         e,
-        [("entry_id", "entry"), ("observer", "store"), ("state", "state"), ("overdue", c.with_term("overdue", "overdue")),
-         ("locality", c.with_term("locality", "locality")), ("new_replica", c.with_term("new replica", "new-replica")),
-         ("opened_at", "opened"), ("opened_by", "opened by"),
-         ("cnset_opened", "opened for"), ("cnset_remaining", "remaining"), ("requests", "requests"),
-         ("last_request_at", "last request"), ("next_due_at", c.with_term("next due", "next-due")),
-         *([("next_request", c.with_term("next request", "next-request"))] if "next_request" in e.columns else []),
-         ("closed_at", "closed")],
-        {"observer": c.link_store, "cnset_opened": c.as_cnset, "cnset_remaining": c.as_cnset,
-         "new_replica": c.as_yes_no},
+        [
+            ("entry_id", "entry"),
+            ("observer", "store"),
+            ("state", "state"),
+            ("overdue", c.with_term("overdue", "overdue")),
+            ("locality", c.with_term("locality", "locality")),
+            ("new_replica", c.with_term("new replica", "new-replica")),
+            ("opened_at", "opened"),
+            ("opened_by", "opened by"),
+            ("cnset_opened", "opened for"),
+            ("cnset_remaining", "remaining"),
+            ("requests", "requests"),
+            ("last_request_at", "last request"),
+            ("next_due_at", c.with_term("next due", "next-due")),
+            *(
+                [("next_request", c.with_term("next request", "next-request"))]
+                if "next_request" in e.columns
+                else []
+            ),
+            ("closed_at", "closed"),
+        ],
+        {
+            "observer": c.link_store,
+            "cnset_opened": c.as_cnset,
+            "cnset_remaining": c.as_cnset,
+            "new_replica": c.as_yes_no,
+        },
         id="pf-entries",
     )
 
@@ -121,14 +147,22 @@ def replay_notes(fid: str, at: pd.Timestamp | None) -> list[str]:
 def step_view(history: pd.DataFrame, at: pd.Timestamp | None) -> html.Div:
     """The line saying what happened at the slider's step (its state_history rows)."""
     if at is None:
-        return html.Div(html.P("As of the run: replicas, entries and the timeline show the published tables.",
-                               className="pf-muted"), id="pf-step")
+        return html.Div(
+            html.P(
+                "As of the run: replicas, entries and the timeline show the published tables.",
+                className="pf-muted",
+            ),
+            id="pf-step",
+        )
     lines = f.step_changes(history, at)
-    return html.Div([
-        html.P(f"At {ts_text(at)}:" if lines else f"Nothing changed at {ts_text(at)}."),
-        html.Ul([html.Li(line) for line in lines], className="pf-step-lines"),
-        html.P(f.REPLAY_LIMITS, className="pf-help"),
-    ], id="pf-step")
+    return html.Div(
+        [
+            html.P(f"At {ts_text(at)}:" if lines else f"Nothing changed at {ts_text(at)}."),
+            html.Ul([html.Li(line) for line in lines], className="pf-step-lines"),
+            html.P(f.REPLAY_LIMITS, className="pf-help"),
+        ],
+        id="pf-step",
+    )
 
 
 def _notes(fid: str, at: pd.Timestamp | None, which: tuple[int, ...]) -> list[Any]:
@@ -155,31 +189,51 @@ def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, 
         rhistory = data.replica_history(fid)
         if not rhistory.empty:  # the run publishes the histories: replay whole
             listed = f.list_at(data.replica_lists(fid), at)  # None: the hierarchy (every store)
-            replicas = f.replicas_from_history(replicas, entries, cells, at,
-                                               folder.get("replicas", []) if listed is None else listed, rhistory,
-                                               every_store=fid == f.HIERARCHY_FID)
+            replicas = f.replicas_from_history(
+                replicas,
+                entries,
+                cells,
+                at,
+                folder.get("replicas", []) if listed is None else listed,
+                rhistory,
+                every_store=fid == f.HIERARCHY_FID,
+            )
             whole = True
         else:
-            replicas = f.replicas_at(replicas, entries, cells, at, folder.get("replicas", []),
-                                     every_store=fid == f.HIERARCHY_FID)
+            replicas = f.replicas_at(
+                replicas, entries, cells, at, folder.get("replicas", []), every_store=fid == f.HIERARCHY_FID
+            )
         down = set()  # the stores' status is published as of the run only
     timeline, left_off = f.fig_entry_timeline(marks)
     if at is not None and not marks.empty:
         timeline.add_vline(x=at, line={"color": f.VERMILLION, "width": 2}, name="step")
         timeline.add_annotation(x=at, y=1, yref="paper", text="step", showarrow=False, yanchor="bottom")
     timeline_children = [
-        dcc.Graph(id="folder-timeline", figure=timeline, config={"displaylogo": False}, className="pf-figure"),
-        html.P(f"{left_off:,} older entries not drawn (mark limit).", className="pf-muted") if left_off else "",
+        dcc.Graph(
+            id="folder-timeline", figure=timeline, config={"displaylogo": False}, className="pf-figure"
+        ),
+        html.P(f"{left_off:,} older entries not drawn (mark limit).", className="pf-muted")
+        if left_off
+        else "",
     ]
     # the tables as one component each: the slider replaces them whole (app/frozen.py says why)
     if whole:
-        replicas_view = frozen([replicas_table(replicas, down), html.P(f.WHOLE_REPLAYED, className="pf-help")])
+        replicas_view = frozen(
+            [replicas_table(replicas, down), html.P(f.WHOLE_REPLAYED, className="pf-help")]
+        )
         pending_view = frozen([pending_table(replicas)])
     else:
         replicas_view = frozen([replicas_table(replicas, down), *_notes(fid, at, (0, 1))])
-        pending_view = frozen([pending_table(replicas),
-                               *_notes(fid, at, (2,) if fid == f.HIERARCHY_FID else (2, 0))])
-    return (replicas_view, frozen(_entries_section(entries)), step_view(history, at), timeline_children, pending_view)
+        pending_view = frozen(
+            [pending_table(replicas), *_notes(fid, at, (2,) if fid == f.HIERARCHY_FID else (2, 0))]
+        )
+    return (
+        replicas_view,
+        frozen(_entries_section(entries)),
+        step_view(history, at),
+        timeline_children,
+        pending_view,
+    )
 
 
 def time_strip(times: list[pd.Timestamp], end: Any, index: int) -> html.Div:
@@ -192,14 +246,29 @@ def time_strip(times: list[pd.Timestamp], end: Any, index: int) -> html.Div:
         if slot in seen and i != index:  # one tick per slot of the strip: a long history stays light
             continue
         seen.add(slot)
-        ticks.append(html.Span(className="pf-tick" + (" pf-tick-on" if i == index else ""),
-                               style={"left": f"{100 * x:.3f}%"}, title=ts_text(t), **c.html_attrs({"data-at": ts_text(t)})))
-    return html.Div(frozen(ticks), className="pf-time-strip", id="folder-time-strip",
-                    title="each change of the folder's state tables, placed by time")
+        ticks.append(
+            html.Span(
+                className="pf-tick" + (" pf-tick-on" if i == index else ""),
+                style={"left": f"{100 * x:.3f}%"},
+                title=ts_text(t),
+                **c.html_attrs({"data-at": ts_text(t)}),
+            )
+        )
+    return html.Div(
+        frozen(ticks),
+        className="pf-time-strip",
+        id="folder-time-strip",
+        title="each change of the folder's state tables, placed by time",
+    )
 
 
-def layout(fid: str | None = None, at: str | None = None, request: str | None = None, view: str | None = None,
-           **_query: Any) -> html.Main:
+def layout(
+    fid: str | None = None,
+    at: str | None = None,
+    request: str | None = None,
+    view: str | None = None,
+    **_query: Any,
+) -> html.Main:
     data = current_data()
     if data is None:
         return c.no_run(str(settings().data_dir))
@@ -207,19 +276,30 @@ def layout(fid: str | None = None, at: str | None = None, request: str | None = 
     # the page is a function of the run and the URL: built once, then served from the shared cache
     # (the names changed with the slider placed by time: a shared cache kept across an upgrade
     # holds pages and sections of the old shape under the old names)
-    return data.memo("folder_page_by_time", (fid, at or "", request or "", view or ""),
-                     lambda: folder_page(data, fid, at, request, view))
+    return data.memo(
+        "folder_page_by_time",
+        (fid, at or "", request or "", view or ""),
+        lambda: folder_page(data, fid, at, request, view),
+    )
 
 
-def folder_page(data: RunData, fid: str, at: str | None, request: str | None, view: str | None = None) -> html.Main:
+def folder_page(
+    data: RunData, fid: str, at: str | None, request: str | None, view: str | None = None
+) -> html.Main:
     folder = data.folder(fid)
     if folder is None:
         folders = data.folders()
-        choices = [(str(r.fid), f"{r.fid} {r.path}", c.folder_href(r.fid)) for r in folders.itertuples(index=False)]
-        choices += [(str(r.path), f"{r.fid} {r.path}", c.folder_href(r.fid)) for r in folders.itertuples(index=False)
-                    if isinstance(r.path, str)]
-        return c.not_found("Folder not found", f"This run has no folder with FID {fid!r}.",
-                           c.suggestions(fid, choices))
+        choices = [
+            (str(r.fid), f"{r.fid} {r.path}", c.folder_href(r.fid)) for r in folders.itertuples(index=False)
+        ]
+        choices += [
+            (str(r.path), f"{r.fid} {r.path}", c.folder_href(r.fid))
+            for r in folders.itertuples(index=False)
+            if isinstance(r.path, str)
+        ]
+        return c.not_found(
+            "Folder not found", f"This run has no folder with FID {fid!r}.", c.suggestions(fid, choices)
+        )
     try:
         at_ts = parse_at(at)
     except TimeError as e:
@@ -236,103 +316,209 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None, vi
     events = set(f.entry_timeline_marks(data.backfill_entries(fid=fid), requests)["event"])
     options = f.request_options(requests)
     if request and request not in {o["value"] for o in options}:
-        request_note: html.P | html.Div = html.P(f"request={request!r} is not a request of this folder.",
-                                                  className="pf-error")
+        request_note: html.P | html.Div = html.P(
+            f"request={request!r} is not a request of this folder.", className="pf-error"
+        )
         request = None
     else:
         request_note = html.Div()
     crumbs = data.breadcrumb(fid)
 
     mode = matrix_mode(data, fid, view)
-    return html.Main(className="pf-page", children=[
-        dcc.Store(id="folder-fid", data=fid),
-        dcc.Store(id="folder-view", data=mode),
-        dcc.Store(id="folder-times", data=time_texts),
-        dcc.Store(id="folder-positions", data=positions),
-        dcc.Store(id="folder-url-sync"),
-        html.Nav(html.Ol([html.Li(dcc.Link(f.folder_label(f_id, path if path != f_id else None) or f_id,
-                                           href=c.folder_href(f_id))) for f_id, path in crumbs]),
-                 className="pf-breadcrumb", **c.html_attrs({"aria-label": "folder path"})),
-        html.H1([html.Span("Folder "), html.Span(fid, className="pf-mono"), " ",
-                 html.Span(c.path_text(f.folder_label(fid, folder.get("path"))), id="pf-folder-path",
-                           className="pf-folder-path"),
-                 *((" ", c.term_link("hierarchy")) if fid == f.HIERARCHY_FID else ())]),
-        c.download_link(c.report_href(fid, at if at_ts is not None else None), "folder-report-link"),
-        verdict_view(data, fid),
-        html.P(["Replica list ", c.term_link("replica-list"), ": ",
-                *[html.Span([c.link_store(s, {}), " "]) for s in folder["replicas"]],
-                f" · run as of {f.fmt_time(summary.get('as_of'))}"]),
-        c.section(
-            "Who knows what",
-            html.Div(className="pf-slider", **c.html_attrs({"data-positions": json.dumps(positions)}), children=[
-                html.Label("Replay the state tables at", htmlFor="folder-slider"),
-                # placed by time: seconds since the first change; step=None stops only at the
-                # changes and the as-of (the keyboard steps from change to change: assets/pfscope-slider.js)
-                dcc.Slider(id="folder-slider", min=0, max=positions[-1], step=None, value=positions[index],
-                           marks=_slider_marks(positions, time_texts, index), updatemode="mouseup",
-                           allow_direct_input=False),
-                html.P(id="folder-at", className="pf-at", **c.html_attrs({"aria-live": "polite"}),
-                       children=f"at {ts_text(at_ts)}" if at_ts is not None else "as of the run"),
-                time_strip(times, summary.get("as_of"), index),
-                step,
-            ]) if times else html.P("This folder has no history rows."),
-            view_switch(fid, at if at_ts is not None else None, mode),
-            html.Div(matrix_view(data, fid, at_ts, mode), id="folder-matrix"),
-            id="pf-who", help="One column per observer (its replication state table), one row per subject. "
-                              "Lag is against the subject's own row at the same time.",
-        ),
-        c.section("Replicas", html.Div(replicas_view, id="folder-replicas"),
-                  help="Health at the slider's step (as of the run: on a store that is down, the health is "
-                       "as last known).", term="overdue"),
-        c.section("Delete-pending replicas", html.Div(pending_view, id="folder-pending"),
-                  help="Content only this replica holds: the replica is deleted once none is left.",
-                  term="delete-pending"),
-        c.section("Backfill entries", html.Div(entries_view, id="folder-entries"), id="pf-entries-section",
-                  help="At the slider's step: entries opened by then, open unless closed by then, requests "
-                       "made by then."),
-        c.section(
-            "Entry timelines",
-            html.Div(timeline_view, id="folder-timeline-wrap"),
-            help="Solid line: local entry, dotted: remote. Filled diamond: observed request (in the log); "
-                 "open diamond: expected (the model's)."
-                 + (" Grey ticks: due times." if "due" in events else "")
-                 + (" Triangle: next due." if "next due" in events else "")
-                 + " A red line marks the slider's step.",
-        ),
-        c.section(
-            "Backfill requests and their candidates",
-            html.Label("Request", htmlFor="folder-request"),
-            dcc.Dropdown(id="folder-request", options=options, value=request, placeholder="Select a request",
-                         clearable=True),
-            request_note,
-            html.Div(candidates_view(data, request), id="folder-candidates"),
-            html.H3("Every request of this folder"),
-            c.table(
-                requests.sort_values(["at", "entry_id", "attempt"]) if not requests.empty else requests,
-                [("at", "at"), ("observer", "store"), ("entry_id", "entry"), ("attempt", "attempt"), ("kind", "kind"),
-                 ("algorithm", "algorithm"), ("source", "source"), ("cnset", "asked for"), ("due_at", "due"),
-                 ("model_chose", "model's choice"), ("explain", "")],
-                {"observer": c.link_store, "source": c.link_store, "cnset": c.as_cnset,
-                 "explain": lambda _v, r: dcc.Link("candidates", href=c.folder_href(
-                     fid, at=at, request=f"{r['entry_id']}:{int(r['attempt'])}")) if r.get("entry_id") else ""},
-                id="pf-request-list"),
-            id="pf-requests", help="Observed: sent by the store (in the log); expected: due by the model. "
-                                   "A request with no entry overlapped no open entry.",
-        ),
-        c.section("Status requests and responders", c.table(
-            f.responder_rows(data.responders(fid=fid)),
-            [("sent_at", "sent"), ("msg", "message"), ("requester", "requester"), ("responder", "responder"),
-             ("position", "position"), ("group", c.with_term("chosen by", "responder-groups")),
-             ("expected", c.with_term("model names it", "model-names")), ("observed", "named in log"),
-             ("agreement", "model vs log"), ("should_respond", c.with_term("should respond (newer content)",
-                                                                          "should-respond"))],
-            {"requester": c.link_store, "responder": c.link_store,
-             "group": lambda v, _r: f.responder_group_text(v),
-             "expected": c.as_yes_no, "observed": c.as_yes_no, "should_respond": c.as_yes_no}, id="pf-responders"),
-            help="Model names it: on the responder list the model says the requester should name. Should respond: "
-                 "the responder holds newer content than the requester (a named store can have nothing to send).",
-            term="responder-groups"),
-    ])
+    return html.Main(
+        className="pf-page",
+        children=[
+            dcc.Store(id="folder-fid", data=fid),
+            dcc.Store(id="folder-view", data=mode),
+            dcc.Store(id="folder-times", data=time_texts),
+            dcc.Store(id="folder-positions", data=positions),
+            dcc.Store(id="folder-url-sync"),
+            html.Nav(
+                html.Ol(
+                    [
+                        html.Li(
+                            dcc.Link(
+                                f.folder_label(f_id, path if path != f_id else None) or f_id,
+                                href=c.folder_href(f_id),
+                            )
+                        )
+                        for f_id, path in crumbs
+                    ]
+                ),
+                className="pf-breadcrumb",
+                **c.html_attrs({"aria-label": "folder path"}),
+            ),
+            html.H1(
+                [
+                    html.Span("Folder "),
+                    html.Span(fid, className="pf-mono"),
+                    " ",
+                    html.Span(
+                        c.path_text(f.folder_label(fid, folder.get("path"))),
+                        id="pf-folder-path",
+                        className="pf-folder-path",
+                    ),
+                    *((" ", c.term_link("hierarchy")) if fid == f.HIERARCHY_FID else ()),
+                ]
+            ),
+            c.download_link(c.report_href(fid, at if at_ts is not None else None), "folder-report-link"),
+            verdict_view(data, fid),
+            html.P(
+                [
+                    "Replica list ",
+                    c.term_link("replica-list"),
+                    ": ",
+                    *[html.Span([c.link_store(s, {}), " "]) for s in folder["replicas"]],
+                    f" · run as of {f.fmt_time(summary.get('as_of'))}",
+                ]
+            ),
+            c.section(
+                "Who knows what",
+                html.Div(
+                    className="pf-slider",
+                    **c.html_attrs({"data-positions": json.dumps(positions)}),
+                    children=[
+                        html.Label("Replay the state tables at", htmlFor="folder-slider"),
+                        # placed by time: seconds since the first change; step=None stops only at the
+                        # changes and the as-of (the keyboard steps from change to change: assets/pfscope-slider.js)
+                        dcc.Slider(
+                            id="folder-slider",
+                            min=0,
+                            max=positions[-1],
+                            step=None,
+                            value=positions[index],
+                            marks=_slider_marks(positions, time_texts, index),
+                            updatemode="mouseup",
+                            allow_direct_input=False,
+                        ),
+                        html.P(
+                            id="folder-at",
+                            className="pf-at",
+                            **c.html_attrs({"aria-live": "polite"}),
+                            children=f"at {ts_text(at_ts)}" if at_ts is not None else "as of the run",
+                        ),
+                        time_strip(times, summary.get("as_of"), index),
+                        step,
+                    ],
+                )
+                if times
+                else html.P("This folder has no history rows."),
+                view_switch(fid, at if at_ts is not None else None, mode),
+                html.Div(matrix_view(data, fid, at_ts, mode), id="folder-matrix"),
+                id="pf-who",
+                help="One column per observer (its replication state table), one row per subject. "
+                "Lag is against the subject's own row at the same time.",
+            ),
+            c.section(
+                "Replicas",
+                html.Div(replicas_view, id="folder-replicas"),
+                help="Health at the slider's step (as of the run: on a store that is down, the health is "
+                "as last known).",
+                term="overdue",
+            ),
+            c.section(
+                "Delete-pending replicas",
+                html.Div(pending_view, id="folder-pending"),
+                help="Content only this replica holds: the replica is deleted once none is left.",
+                term="delete-pending",
+            ),
+            c.section(
+                "Backfill entries",
+                html.Div(entries_view, id="folder-entries"),
+                id="pf-entries-section",
+                help="At the slider's step: entries opened by then, open unless closed by then, requests "
+                "made by then.",
+            ),
+            c.section(
+                "Entry timelines",
+                html.Div(timeline_view, id="folder-timeline-wrap"),
+                help="Solid line: local entry, dotted: remote. Filled diamond: observed request (in the log); "
+                "open diamond: expected (the model's)."
+                + (" Grey ticks: due times." if "due" in events else "")
+                + (" Triangle: next due." if "next due" in events else "")
+                + " A red line marks the slider's step.",
+            ),
+            c.section(
+                "Backfill requests and their candidates",
+                html.Label("Request", htmlFor="folder-request"),
+                dcc.Dropdown(
+                    id="folder-request",
+                    options=options,
+                    value=request,
+                    placeholder="Select a request",
+                    clearable=True,
+                ),
+                request_note,
+                html.Div(candidates_view(data, request), id="folder-candidates"),
+                html.H3("Every request of this folder"),
+                c.table(
+                    requests.sort_values(["at", "entry_id", "attempt"]) if not requests.empty else requests,
+                    [
+                        ("at", "at"),
+                        ("observer", "store"),
+                        ("entry_id", "entry"),
+                        ("attempt", "attempt"),
+                        ("kind", "kind"),
+                        ("algorithm", "algorithm"),
+                        ("source", "source"),
+                        ("cnset", "asked for"),
+                        ("due_at", "due"),
+                        ("model_chose", "model's choice"),
+                        ("explain", ""),
+                    ],
+                    {
+                        "observer": c.link_store,
+                        "source": c.link_store,
+                        "cnset": c.as_cnset,
+                        "explain": lambda _v, r: (
+                            dcc.Link(
+                                "candidates",
+                                href=c.folder_href(
+                                    fid, at=at, request=f"{r['entry_id']}:{int(r['attempt'])}"
+                                ),
+                            )
+                            if r.get("entry_id")
+                            else ""
+                        ),
+                    },
+                    id="pf-request-list",
+                ),
+                id="pf-requests",
+                help="Observed: sent by the store (in the log); expected: due by the model. "
+                "A request with no entry overlapped no open entry.",
+            ),
+            c.section(
+                "Status requests and responders",
+                c.table(
+                    f.responder_rows(data.responders(fid=fid)),
+                    [
+                        ("sent_at", "sent"),
+                        ("msg", "message"),
+                        ("requester", "requester"),
+                        ("responder", "responder"),
+                        ("position", "position"),
+                        ("group", c.with_term("chosen by", "responder-groups")),
+                        ("expected", c.with_term("model names it", "model-names")),
+                        ("observed", "named in log"),
+                        ("agreement", "model vs log"),
+                        ("should_respond", c.with_term("should respond (newer content)", "should-respond")),
+                    ],
+                    {
+                        "requester": c.link_store,
+                        "responder": c.link_store,
+                        "group": lambda v, _r: f.responder_group_text(v),
+                        "expected": c.as_yes_no,
+                        "observed": c.as_yes_no,
+                        "should_respond": c.as_yes_no,
+                    },
+                    id="pf-responders",
+                ),
+                help="Model names it: on the responder list the model says the requester should name. Should respond: "
+                "the responder holds newer content than the requester (a named store can have nothing to send).",
+                term="responder-groups",
+            ),
+        ],
+    )
 
 
 @callback(
@@ -352,8 +538,9 @@ def folder_page(data: RunData, fid: str, at: str | None, request: str | None, vi
     State("folder-view", "data"),
     prevent_initial_call=True,
 )
-def replay_matrix(value: float | None, fid: str, times: list[str], positions: list[float],
-                  mode: str | None = None) -> tuple[Any, ...]:
+def replay_matrix(
+    value: float | None, fid: str, times: list[str], positions: list[float], mode: str | None = None
+) -> tuple[Any, ...]:
     """Slider moved: the matrix, replicas, entries, timeline and delete-pending replicas at that
     change time (the last stop: as of the run); the download link follows, so the report shows
     what the page shows."""
@@ -371,11 +558,21 @@ def replay_matrix(value: float | None, fid: str, times: list[str], positions: li
     label = f"at {times[i]}" if at is not None else "as of the run"
     mode = mode if mode in ("counts", "full") else "full"
     matrix = data.memo("folder_matrix_framed", (fid, label, mode), lambda: matrix_view(data, fid, at, mode))
-    replicas, entries, step, timeline, pending = data.memo("folder_replay_sections", (fid, label),
-                                                           lambda: replay(data, fid, at))
+    replicas, entries, step, timeline, pending = data.memo(
+        "folder_replay_sections", (fid, label), lambda: replay(data, fid, at)
+    )
     strip = time_strip(moments, data.summary().get("as_of"), i).children
-    return (matrix, label, c.report_href(fid, times[i] if at is not None else None), replicas, entries,
-            step.children, timeline, strip, pending)
+    return (
+        matrix,
+        label,
+        c.report_href(fid, times[i] if at is not None else None),
+        replicas,
+        entries,
+        step.children,
+        timeline,
+        strip,
+        pending,
+    )
 
 
 @callback(

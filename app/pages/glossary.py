@@ -16,10 +16,18 @@ dash.register_page(__name__, path="/glossary", name="Glossary", title="pfscope Â
 def layout(**_query: Any) -> html.Main:
     items: list[Any] = []
     for anchor, (term, meaning) in f.GLOSSARY.items():
-        items += [html.Dt(html.A(term, href=f"#{anchor}", className="pf-anchor"), id=anchor), html.Dd(meaning)]
-    return html.Main(className="pf-page", children=[
-        html.H1("Glossary"),
-        html.P("The words of the replication model as the dashboard and the reports use them.",
-               className="pf-help"),
-        html.Dl(items, className="pf-glossary", id="pf-glossary"),
-    ])
+        items += [
+            html.Dt(html.A(term, href=f"#{anchor}", className="pf-anchor"), id=anchor),
+            html.Dd(meaning),
+        ]
+    return html.Main(
+        className="pf-page",
+        children=[
+            html.H1("Glossary"),
+            html.P(
+                "The words of the replication model as the dashboard and the reports use them.",
+                className="pf-help",
+            ),
+            html.Dl(items, className="pf-glossary", id="pf-glossary"),
+        ],
+    )

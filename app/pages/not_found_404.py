@@ -13,7 +13,13 @@ dash.register_page(__name__, path="/404", name="Not found", title="pfscope · no
 
 
 def layout(**_query: Any) -> html.Main:
-    return c.not_found("Page not found", "pfscope has no page at this address.", [
-        ("Overview", "/"), ("Open backfill entries", "/backfill"), ("Rejected input lines", "/rejects"),
-        ("Search", "/search"),
-    ])
+    return c.not_found(
+        "Page not found",
+        "pfscope has no page at this address.",
+        [
+            ("Overview", "/"),
+            ("Open backfill entries", "/backfill"),
+            ("Rejected input lines", "/rejects"),
+            ("Search", "/search"),
+        ],
+    )

@@ -24,11 +24,15 @@ def matches(data: RunData, q: str) -> tuple[list[str], pd.DataFrame]:
     (case-insensitive)."""
     needle = q.strip().lower()
     frame = data.stores()
-    stores = [r.store for r in frame.itertuples(index=False)
-              if any(needle in str(v).lower() for v in (r.store, r.server, r.site) if v is not None)]
+    stores = [
+        r.store
+        for r in frame.itertuples(index=False)
+        if any(needle in str(v).lower() for v in (r.store, r.server, r.site) if v is not None)
+    ]
     folders = data.folders()
-    hit = folders["fid"].str.lower().str.contains(needle, regex=False) | folders["path"].fillna("").str.lower().str.contains(
-        needle, regex=False)
+    hit = folders["fid"].str.lower().str.contains(needle, regex=False) | folders["path"].fillna(
+        ""
+    ).str.lower().str.contains(needle, regex=False)
     return stores, folders[hit].sort_values("path")
 
 
@@ -41,8 +45,13 @@ def resolve(data: RunData, q: str) -> str:
         return c.folder_href(q)
     stores = data.stores()
     by_lower = {str(s).lower(): s for s in stores["store"]}
-    by_lower.update({str(v).lower(): s for s, v in zip(stores["store"], stores["server"], strict=True)
-                     if str(v).lower() not in by_lower})
+    by_lower.update(
+        {
+            str(v).lower(): s
+            for s, v in zip(stores["store"], stores["server"], strict=True)
+            if str(v).lower() not in by_lower
+        }
+    )
     if q.lower() in by_lower:
         return c.store_href(by_lower[q.lower()])
     stores, folders = matches(data, q)
@@ -57,23 +66,39 @@ def layout(q: str | None = None, **_query: Any) -> html.Main:
         return c.no_run(str(settings().data_dir))
     q = (q or "").strip()
     if not q:
-        return html.Main([html.H1("Search"), html.P("Type a FID, a folder path or a store in the box above.")],
-                         className="pf-page")
+        return html.Main(
+            [html.H1("Search"), html.P("Type a FID, a folder path or a store in the box above.")],
+            className="pf-page",
+        )
     stores, folders = matches(data, q)
     body: list[Any] = [html.H1(f"Search: {q}")]
     if stores:
         body.append(c.section("Stores", html.Ul([html.Li(c.link_store(s, {})) for s in stores])))
     if not folders.empty:
-        body.append(c.section(
-            f"Folders ({len(folders):,})",
-            c.table(folders, [("fid", "FID"), ("path", "path")], {"fid": c.link_fid}, id="pf-search-results",
-                    limit=LIMIT)))
+        body.append(
+            c.section(
+                f"Folders ({len(folders):,})",
+                c.table(
+                    folders,
+                    [("fid", "FID"), ("path", "path")],
+                    {"fid": c.link_fid},
+                    id="pf-search-results",
+                    limit=LIMIT,
+                ),
+            )
+        )
     if not stores and folders.empty:
-        choices = [(str(r.path), f"{r.fid} {r.path}", c.folder_href(r.fid))
-                   for r in data.folders().itertuples(index=False) if isinstance(r.path, str)]
+        choices = [
+            (str(r.path), f"{r.fid} {r.path}", c.folder_href(r.fid))
+            for r in data.folders().itertuples(index=False)
+            if isinstance(r.path, str)
+        ]
         choices += [(s, s, c.store_href(s)) for s in data.stores()["store"]]
-        return c.not_found(f"Nothing matches {q!r}", "No FID, store or folder path contains that text.",
-                           c.suggestions(q, choices))
+        return c.not_found(
+            f"Nothing matches {q!r}",
+            "No FID, store or folder path contains that text.",
+            c.suggestions(q, choices),
+        )
     return html.Main(body, className="pf-page")
 
 

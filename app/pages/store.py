@@ -40,29 +40,57 @@ def layout(name: str | None = None, **_query: Any) -> html.Main:
 def outages_view(data: RunData, name: str, as_of: Any) -> html.Section:
     """Every period the store was down, newest first, long after it came back."""
     rows = f.outage_rows(data.store_periods(store=name), as_of)
-    body: Any = (html.Ul([html.Li(t) for t in rows["text"]], id="pf-store-outages") if not rows.empty else
-                 html.P("Never down in the log, up to the as-of.", id="pf-store-outages"))
-    return c.section("Down periods", body, id="pf-store-outages-section", term="down-period",
-                     help="From the log: every period this store was down, newest first (UTC).")
+    body: Any = (
+        html.Ul([html.Li(t) for t in rows["text"]], id="pf-store-outages")
+        if not rows.empty
+        else html.P("Never down in the log, up to the as-of.", id="pf-store-outages")
+    )
+    return c.section(
+        "Down periods",
+        body,
+        id="pf-store-outages-section",
+        term="down-period",
+        help="From the log: every period this store was down, newest first (UTC).",
+    )
 
 
 def risk_view(name: str, replicas: pd.DataFrame, down: bool) -> html.P | None:
     """What only this store holds, what is so, beside what it believes only it holds (of every
     replica while it is down, else of its delete-pending replicas: the only ones at risk)."""
-    live = replicas[replicas["health"] != "deleted"] if down else replicas[replicas["health"] == "delete_pending"]
-    counts = {col: pd.to_numeric(live[col], errors="coerce").fillna(0).astype("int64")
-              for col in ("at_risk_count", "unique_count", "really_unique_count")}
+    live = (
+        replicas[replicas["health"] != "deleted"]
+        if down
+        else replicas[replicas["health"] == "delete_pending"]
+    )
+    counts = {
+        col: pd.to_numeric(live[col], errors="coerce").fillna(0).astype("int64")
+        for col in ("at_risk_count", "unique_count", "really_unique_count")
+    }
     at_risk = int(counts["at_risk_count"].sum())
     if not down and not at_risk:
         return None
     believed = counts["unique_count"]
-    belief = f.believed_unique_text(name, int(believed.sum()), int(counts["really_unique_count"].sum()),
-                                    f", in {f.plural(int((believed > 0).sum()), 'folder')}")
+    belief = f.believed_unique_text(
+        name,
+        int(believed.sum()),
+        int(counts["really_unique_count"].sum()),
+        f", in {f.plural(int((believed > 0).sum()), 'folder')}",
+    )
     why = "while it is down" if down else "until another replica holds it"
-    return html.P([f"Content at risk: {f.plural(at_risk, 'CN')}",
-                   f" in {f.plural(int((counts['at_risk_count'] > 0).sum()), 'folder')}, held by {name} alone: at risk "
-                   f"{why}" if at_risk else f" ({name} holds nothing alone)", ". ",
-                   f"{belief}." if belief else "", " ", c.term_link("content-at-risk")], id="pf-store-risk")
+    return html.P(
+        [
+            f"Content at risk: {f.plural(at_risk, 'CN')}",
+            f" in {f.plural(int((counts['at_risk_count'] > 0).sum()), 'folder')}, held by {name} alone: at risk "
+            f"{why}"
+            if at_risk
+            else f" ({name} holds nothing alone)",
+            ". ",
+            f"{belief}." if belief else "",
+            " ",
+            c.term_link("content-at-risk"),
+        ],
+        id="pf-store-risk",
+    )
 
 
 def store_page(data: RunData, name: str) -> html.Main:
@@ -70,78 +98,170 @@ def store_page(data: RunData, name: str) -> html.Main:
     row = stores[stores["store"] == name]
     if row.empty:
         choices = [(str(s), str(s), c.store_href(s)) for s in stores["store"]]
-        return c.not_found("Store not found", f"This run has no store named {name!r}.", c.suggestions(name, choices))
+        return c.not_found(
+            "Store not found", f"This run has no store named {name!r}.", c.suggestions(name, choices)
+        )
     store = row.iloc[0].to_dict()
     replicas = data.replicas(store=name)
-    severity = {h: i for i, h in enumerate(("delete_pending", "overdue", "backfilling", "deleted", "in_sync"))}
-    replicas = replicas.assign(_sev=replicas["health"].map(severity)).sort_values(["_sev", "fid"]).drop(columns="_sev")
+    severity = {
+        h: i for i, h in enumerate(("delete_pending", "overdue", "backfilling", "deleted", "in_sync"))
+    }
+    replicas = (
+        replicas.assign(_sev=replicas["health"].map(severity))
+        .sort_values(["_sev", "fid"])
+        .drop(columns="_sev")
+    )
     counts = replicas.groupby("health").size().to_dict() if not replicas.empty else {}
     down = str(store.get("status")) == "down"
-    replicas = replicas.assign(store_status=store.get("status"),
-                               path=[f.folder_label(a, b) for a, b in zip(replicas["fid"], replicas["path"],
-                                                                          strict=True)])
+    replicas = replicas.assign(
+        store_status=store.get("status"),
+        path=[f.folder_label(a, b) for a, b in zip(replicas["fid"], replicas["path"], strict=True)],
+    )
     queue = data.backfill_entries(observer=name, state="open")
     if not queue.empty:  # attention first: overdue (retried) entries, then the longest open
         queue = queue.assign(_retried=[entry_overdue(int(n)) for n in queue["requests"].fillna(0)])
         queue = queue.assign(overdue=[f.yes_no(r) for r in queue["_retried"]])
-        queue = queue.sort_values(["_retried", "opened_at", "next_due_at"], ascending=[False, True, True],
-                                  na_position="last", kind="stable")
+        queue = queue.sort_values(
+            ["_retried", "opened_at", "next_due_at"],
+            ascending=[False, True, True],
+            na_position="last",
+            kind="stable",
+        )
         queue = f.with_next_request(queue, data.next_requests(observer=name))
     requests = data.backfill_requests(observer=name)
     as_of = data.summary().get("as_of")
     by_source = f.requests_by_source(requests)
     behind = data.memo("partners_behind", (name,), lambda: f.partners_behind(data.state_table(observer=name)))
 
-    return html.Main(className="pf-page", children=[
-        html.H1(["Store ", html.Span(name, className="pf-mono")]),
-        html.P([f"Server {store.get('server')} · site {store.get('site')} · Exchange {store.get('version')} · ",
-                c.status_badge(store.get("status")), " ",
-                html.Span(f.down_text(store.get("down_since"), as_of), id="pf-down-since")
-                if down else "", " ", c.term_link("down") if down else "",
-                f" · preferred backfill source: {store.get('preferred_backfill_source')}"
-                if store.get("preferred_backfill_source") else ""], id="pf-store-facts"),
-        risk_view(name, replicas, down) or "",
-        outages_view(data, name, as_of),
-        c.section("Replicas by health", html.Ul(
-            [html.Li([c.health_badge(h, down), f" {int(counts.get(h, 0)):,} ", c.term_link(f.HEALTH_TERMS[h])])
-             for h in f.HEALTH_ORDER],
-            className="pf-legend", id="pf-store-health"),
-            help="This store is down: its replicas' health is as last known; nothing it holds is verified "
-                 "until it is back." if down else None),
-        c.section("Open backfill queue", c.table(
-            queue,
-            [("fid", "FID"), ("entry_id", "entry"), ("overdue", c.with_term("overdue", "overdue")),
-             ("opened_at", "opened"), ("next_due_at", c.with_term("next due", "next-due")),
-             ("next_request", c.with_term("next request", "next-request")),
-             ("locality", "locality"), ("requests", "requests"), ("cnset_remaining_count", "CNs remaining"),
-             ("cnset_remaining", "remaining")],
-            {"fid": c.link_fid, "cnset_remaining": c.as_cnset}, id="pf-queue", limit=ROWS),
-            dcc.Link("All its open entries, sortable and filterable", href=f"/backfill?observer={quote(name)}"),
-            help="Overdue first, then the longest open."),
-        c.section("Where its backfill requests go",
-                  dcc.Graph(id="pf-sources-fig", figure=f.fig_requests_by_source(by_source),
-                            config={"displaylogo": False}, className="pf-figure"),
-                  c.table(by_source, [("source", "source"), ("kind", "kind"), ("requests", "requests"),
-                                      ("cns", "CNs asked")], {"source": c.link_store}, id="pf-sources")),
-        c.section("Partners it believes are behind", c.table(
-            behind,
-            [("subject", "partner"), ("folders_behind", "folders behind"), ("cns_behind", "CNs behind (believed)"),
-             ("folders", "shared folders"), ("real_lag_count", "CNs not yet heard of (lag)"),
-             ("derived_folders", "≥ lower bound (derived from Exchange logs), folders")],
-            {"subject": c.link_store}, id="pf-behind"), id="pf-behind-section", term="believed",
-            help="Believed behind: CNs this store owns that its state table says the partner lacks. A believed "
-                 "set derived from Exchange's logs is a lower bound: the partner may be less behind."),
-        c.section("Replicas", c.table(
-            replicas,
-            [("fid", "FID"), ("path", "path"), ("health", c.with_term("health, and what it lacks", "lacks")),
-             ("open_entries", "open entries"),
-             ("lacks_count", c.with_term("lacks (CNs)", "lacks")), ("missing_count", c.with_term("known missing", "missing")),
-             ("not_told_count", c.with_term("not told yet", "lacks")),
-             ("at_risk_count", c.with_term("content at risk", "content-at-risk")),
-             ("really_unique_count", c.with_term("really unique (only here)", "really-unique")),
-             ("unique_count", c.with_term(f"believed unique ({name}'s belief)", "believed-unique")),
-             ("next_status_at", "next status")],
-            {"fid": c.link_fid, "health": c.as_health_lacks}, id="pf-store-replicas", limit=ROWS),
-            help="Worst first; every open entry of the organisation is in Backfill. Lacks, really unique and "
-                 "content at risk are what is so; known missing and believed unique are this store's belief."),
-    ])
+    return html.Main(
+        className="pf-page",
+        children=[
+            html.H1(["Store ", html.Span(name, className="pf-mono")]),
+            html.P(
+                [
+                    f"Server {store.get('server')} · site {store.get('site')} · Exchange {store.get('version')} · ",
+                    c.status_badge(store.get("status")),
+                    " ",
+                    html.Span(f.down_text(store.get("down_since"), as_of), id="pf-down-since")
+                    if down
+                    else "",
+                    " ",
+                    c.term_link("down") if down else "",
+                    f" · preferred backfill source: {store.get('preferred_backfill_source')}"
+                    if store.get("preferred_backfill_source")
+                    else "",
+                ],
+                id="pf-store-facts",
+            ),
+            risk_view(name, replicas, down) or "",
+            outages_view(data, name, as_of),
+            c.section(
+                "Replicas by health",
+                html.Ul(
+                    [
+                        html.Li(
+                            [
+                                c.health_badge(h, down),
+                                f" {int(counts.get(h, 0)):,} ",
+                                c.term_link(f.HEALTH_TERMS[h]),
+                            ]
+                        )
+                        for h in f.HEALTH_ORDER
+                    ],
+                    className="pf-legend",
+                    id="pf-store-health",
+                ),
+                help="This store is down: its replicas' health is as last known; nothing it holds is verified "
+                "until it is back."
+                if down
+                else None,
+            ),
+            c.section(
+                "Open backfill queue",
+                c.table(
+                    queue,
+                    [
+                        ("fid", "FID"),
+                        ("entry_id", "entry"),
+                        ("overdue", c.with_term("overdue", "overdue")),
+                        ("opened_at", "opened"),
+                        ("next_due_at", c.with_term("next due", "next-due")),
+                        ("next_request", c.with_term("next request", "next-request")),
+                        ("locality", "locality"),
+                        ("requests", "requests"),
+                        ("cnset_remaining_count", "CNs remaining"),
+                        ("cnset_remaining", "remaining"),
+                    ],
+                    {"fid": c.link_fid, "cnset_remaining": c.as_cnset},
+                    id="pf-queue",
+                    limit=ROWS,
+                ),
+                dcc.Link(
+                    "All its open entries, sortable and filterable", href=f"/backfill?observer={quote(name)}"
+                ),
+                help="Overdue first, then the longest open.",
+            ),
+            c.section(
+                "Where its backfill requests go",
+                dcc.Graph(
+                    id="pf-sources-fig",
+                    figure=f.fig_requests_by_source(by_source),
+                    config={"displaylogo": False},
+                    className="pf-figure",
+                ),
+                c.table(
+                    by_source,
+                    [("source", "source"), ("kind", "kind"), ("requests", "requests"), ("cns", "CNs asked")],
+                    {"source": c.link_store},
+                    id="pf-sources",
+                ),
+            ),
+            c.section(
+                "Partners it believes are behind",
+                c.table(
+                    behind,
+                    [
+                        ("subject", "partner"),
+                        ("folders_behind", "folders behind"),
+                        ("cns_behind", "CNs behind (believed)"),
+                        ("folders", "shared folders"),
+                        ("real_lag_count", "CNs not yet heard of (lag)"),
+                        ("derived_folders", "≥ lower bound (derived from Exchange logs), folders"),
+                    ],
+                    {"subject": c.link_store},
+                    id="pf-behind",
+                ),
+                id="pf-behind-section",
+                term="believed",
+                help="Believed behind: CNs this store owns that its state table says the partner lacks. A believed "
+                "set derived from Exchange's logs is a lower bound: the partner may be less behind.",
+            ),
+            c.section(
+                "Replicas",
+                c.table(
+                    replicas,
+                    [
+                        ("fid", "FID"),
+                        ("path", "path"),
+                        ("health", c.with_term("health, and what it lacks", "lacks")),
+                        ("open_entries", "open entries"),
+                        ("lacks_count", c.with_term("lacks (CNs)", "lacks")),
+                        ("missing_count", c.with_term("known missing", "missing")),
+                        ("not_told_count", c.with_term("not told yet", "lacks")),
+                        ("at_risk_count", c.with_term("content at risk", "content-at-risk")),
+                        ("really_unique_count", c.with_term("really unique (only here)", "really-unique")),
+                        (
+                            "unique_count",
+                            c.with_term(f"believed unique ({name}'s belief)", "believed-unique"),
+                        ),
+                        ("next_status_at", "next status"),
+                    ],
+                    {"fid": c.link_fid, "health": c.as_health_lacks},
+                    id="pf-store-replicas",
+                    limit=ROWS,
+                ),
+                help="Worst first; every open entry of the organisation is in Backfill. Lacks, really unique and "
+                "content at risk are what is so; known missing and believed unique are this store's belief.",
+            ),
+        ],
+    )

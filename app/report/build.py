@@ -70,9 +70,19 @@ def _titled(fig: go.Figure, title: str) -> go.Figure:
     legend). Escaped, since plotly.js reads tags and entities in titles."""
     extra = 90
     margin_t = (fig.layout.margin.t or 10) + extra
-    fig.update_layout(title={"text": plotly_text(title), "x": 0, "xanchor": "left", "xref": "container",
-                             "y": 1, "yanchor": "top", "yref": "container", "pad": {"t": 10, "l": 8}},
-                      margin={"t": margin_t})
+    fig.update_layout(
+        title={
+            "text": plotly_text(title),
+            "x": 0,
+            "xanchor": "left",
+            "xref": "container",
+            "y": 1,
+            "yanchor": "top",
+            "yref": "container",
+            "pad": {"t": 10, "l": 8},
+        },
+        margin={"t": margin_t},
+    )
     if fig.layout.height:
         fig.update_layout(height=fig.layout.height + extra)
     return fig
@@ -140,22 +150,33 @@ def report_download(
     """The dashboard's "Download report": a ``dcc.Download`` payload with the very bytes that
     ``pfscope report`` writes for the same run and view. Raises :class:`ReportError` like it."""
     view = parse_view(data, fid, at)
-    return {"content": render(data, view), "filename": report_filename(data.run_id, view.fid, view.at),
-            "type": "text/html"}
+    return {
+        "content": render(data, view),
+        "filename": report_filename(data.run_id, view.fid, view.at),
+        "type": "text/html",
+    }
 
 
 def _header(data: RunData, title: str, extra: Sequence[tuple[str, Any]] = ()) -> Html:
     s = data.summary()
     facts = [("run", data.run_id), ("as of", _time(s.get("as_of"))), *extra]
-    return tag("header", tag("p", "pfscope report", class_="muted"), tag("h1", title), _facts(facts),
-               class_="report")
+    return tag(
+        "header", tag("p", "pfscope report", class_="muted"), tag("h1", title), _facts(facts), class_="report"
+    )
 
 
 def _footer(data: RunData) -> Html:
     s = data.summary()
-    return tag("footer", tag("p", f"pfscope report of run {data.run_id}, as of {_time(s.get('as_of'))}. "
-                                  "Times are UTC. Charts are interactive: hover for details, drag to zoom, "
-                                  "double-click to reset."), class_="report")
+    return tag(
+        "footer",
+        tag(
+            "p",
+            f"pfscope report of run {data.run_id}, as of {_time(s.get('as_of'))}. "
+            "Times are UTC. Charts are interactive: hover for details, drag to zoom, "
+            "double-click to reset.",
+        ),
+        class_="report",
+    )
 
 
 # -- organisation ---------------------------------------------------------------------------
@@ -177,39 +198,71 @@ def organisation_report(data: RunData, lim: Limits) -> str:
     doc.body.append(_lag_section(doc, data, stores, lim))
     doc.body.append(at_risk_section(data, lim))
     doc.body.append(outages_section(data))
-    toc = [("summary", "Summary"), ("accounting", "Input"), ("stores", "Stores by site"), ("worst", "Folders needing attention"),
-           ("open-entries", "Open backfill entries"), ("trend", "Backfill over time"), ("lag", "Knowledge lag"),
-           ("at-risk", "Content at risk"), ("happened", "What happened")]
+    toc = [
+        ("summary", "Summary"),
+        ("accounting", "Input"),
+        ("stores", "Stores by site"),
+        ("worst", "Folders needing attention"),
+        ("open-entries", "Open backfill entries"),
+        ("trend", "Backfill over time"),
+        ("lag", "Knowledge lag"),
+        ("at-risk", "Content at risk"),
+        ("happened", "What happened"),
+    ]
     return doc.render(_header(data, "Organisation report"), toc, _footer(data))
 
 
-def _summary_section(data: RunData, s: dict[str, Any], stores: pd.DataFrame, replicas: pd.DataFrame,
-                     open_entries: pd.DataFrame) -> Html:
+def _summary_section(
+    data: RunData, s: dict[str, Any], stores: pd.DataFrame, replicas: pd.DataFrame, open_entries: pd.DataFrame
+) -> Html:
     """The first thing a reader sees: the headline counts, then what is wrong, by cause."""
     heads = f.headline_counts(stores, replicas, open_entries, s.get("rejected"))
     facts = _facts([(h.label, f"{h.count:,}") for h in heads])
     found = f.causes(stores, replicas, open_entries, data.next_requests(), s.get("as_of"))
-    items = [tag("li", tag("strong", c.title), tag("ul", *[tag("li", line) for line in c.consequences]),
-                 class_=f"tier-{c.tier}") for c in found]
-    body = tag("ul", *items, class_="causes") if items else tag("p", "Nothing is wrong: every replica is in sync.")
+    items = [
+        tag(
+            "li",
+            tag("strong", c.title),
+            tag("ul", *[tag("li", line) for line in c.consequences]),
+            class_=f"tier-{c.tier}",
+        )
+        for c in found
+    ]
+    body = (
+        tag("ul", *items, class_="causes")
+        if items
+        else tag("p", "Nothing is wrong: every replica is in sync.")
+    )
     return _section("summary", "Summary", facts, tag("h3", "What is wrong, by cause"), body)
 
 
 def _accounting_section(data: RunData, s: dict[str, Any], lim: Limits) -> Html:
     read, acc, dup, rej = (int(s.get(k) or 0) for k in ("lines_read", "accepted", "duplicates", "rejected"))
     balance = "holds" if read == acc + dup + rej else "DOES NOT HOLD"
-    facts = _facts([("lines read", f"{read:,}"), ("accepted", f"{acc:,}"), ("duplicates", f"{dup:,}"),
-                    ("rejected", f"{rej:,}"),
-                    ("check", f"lines read = accepted + duplicates + rejected {balance}")])
+    facts = _facts(
+        [
+            ("lines read", f"{read:,}"),
+            ("accepted", f"{acc:,}"),
+            ("duplicates", f"{dup:,}"),
+            ("rejected", f"{rej:,}"),
+            ("check", f"lines read = accepted + duplicates + rejected {balance}"),
+        ]
+    )
     parts: list[Any] = [facts]
     if rej:
         reasons = data.table("rejects", ["reason"])
         counts = reasons.groupby("reason").size().reset_index(name="lines")
         counts = counts.sort_values(["lines", "reason"], ascending=[False, True])
         shown = counts.head(lim.rejects_reasons)
-        parts += [table(["reason", "lines"], _rows(shown, [lambda r: r["reason"], lambda r: _int(r["lines"])]),
-                        numeric=[1], caption="Rejected lines by reason"),
-                  left_out(len(shown), len(counts), "reasons", "most lines first")]
+        parts += [
+            table(
+                ["reason", "lines"],
+                _rows(shown, [lambda r: r["reason"], lambda r: _int(r["lines"])]),
+                numeric=[1],
+                caption="Rejected lines by reason",
+            ),
+            left_out(len(shown), len(counts), "reasons", "most lines first"),
+        ]
         parts.append(_named_rejects(data, lim))
     return _section("accounting", "Input accounting", *parts)
 
@@ -221,30 +274,75 @@ def _named_rejects(data: RunData, lim: Limits) -> Html:
     if named.empty:
         return Html("")
     shown = named.head(lim.rejects_named)
-    rows = _rows(shown, [lambda r: r["source"], lambda r: int(r["line"]), lambda r: r["reason"],
-                         lambda r: f"{r['conflict_source']}:{int(r['conflict_line'])}"])  # as editors number lines
-    return join([
-        table(["file", "line", "reason", "conflicts with (file:line)"], rows, numeric=[1],
-              caption="Rejected because of an accepted line: the line each conflicts with"),
-        left_out(len(shown), len(named), "such rejects", "by file and line"),
-    ])
+    rows = _rows(
+        shown,
+        [
+            lambda r: r["source"],
+            lambda r: int(r["line"]),
+            lambda r: r["reason"],
+            lambda r: f"{r['conflict_source']}:{int(r['conflict_line'])}",
+        ],
+    )  # as editors number lines
+    return join(
+        [
+            table(
+                ["file", "line", "reason", "conflicts with (file:line)"],
+                rows,
+                numeric=[1],
+                caption="Rejected because of an accepted line: the line each conflicts with",
+            ),
+            left_out(len(shown), len(named), "such rejects", "by file and line"),
+        ]
+    )
 
 
 def _stores_section(doc: Document, stores: pd.DataFrame, replicas: pd.DataFrame) -> Html:
     counts = f.health_by_store(replicas, stores)
-    pivot = counts.pivot_table(index="store", columns="health", values="replicas", aggfunc="sum", fill_value=0)
-    parts: list[Any] = [tag("p", f"{len(stores):,} stores; replicas per store by health as of the run "
-                                 "(the hierarchy 1-1 included).", class_="note")]
+    pivot = counts.pivot_table(
+        index="store", columns="health", values="replicas", aggfunc="sum", fill_value=0
+    )
+    parts: list[Any] = [
+        tag(
+            "p",
+            f"{len(stores):,} stores; replicas per store by health as of the run "
+            "(the hierarchy 1-1 included).",
+            class_="note",
+        )
+    ]
     for site, group in f.stores_by_site(stores).items():
         rows = []
         for r in group.to_dict("records"):
-            health = [int(pivot.at[r["store"], h]) if r["store"] in pivot.index and h in pivot.columns else 0
-                      for h in HEALTH]
-            rows.append([r["store"], r["server"], r["version"], r["status"], r.get("preferred_backfill_source"),
-                         f"{sum(health):,}", *(f"{n:,}" for n in health)])
+            health = [
+                int(pivot.at[r["store"], h]) if r["store"] in pivot.index and h in pivot.columns else 0
+                for h in HEALTH
+            ]
+            rows.append(
+                [
+                    r["store"],
+                    r["server"],
+                    r["version"],
+                    r["status"],
+                    r.get("preferred_backfill_source"),
+                    f"{sum(health):,}",
+                    *(f"{n:,}" for n in health),
+                ]
+            )
         parts.append(tag("h3", f"{site} ({len(group)} stores)"))
-        parts.append(table(["store", "server", "version", "status", "preferred source", "replicas",
-                            *(h.replace("_", " ") for h in HEALTH)], rows, numeric=range(5, 5 + 1 + len(HEALTH))))
+        parts.append(
+            table(
+                [
+                    "store",
+                    "server",
+                    "version",
+                    "status",
+                    "preferred source",
+                    "replicas",
+                    *(h.replace("_", " ") for h in HEALTH),
+                ],
+                rows,
+                numeric=range(5, 5 + 1 + len(HEALTH)),
+            )
+        )
     fig = f.fig_health_by_store(counts)
     parts.append(doc.figure(fig, "Replicas per store, stacked by health"))
     return _section("stores", "Stores by site", *parts)
@@ -253,22 +351,48 @@ def _stores_section(doc: Document, stores: pd.DataFrame, replicas: pd.DataFrame)
 def _worst_section(replicas: pd.DataFrame, open_entries: pd.DataFrame, as_of: Any, lim: Limits) -> Html:
     every = f.worst_folders(replicas, open_entries, as_of, limit=len(replicas) + 1)
     shown = every.head(lim.worst_folders)
-    rows = _rows(shown, [
-        lambda r: r["fid"], lambda r: folder_path(r["path"]), lambda r: _int(r["at_risk_count"]), lambda r: _int(r["overdue"]),
-        lambda r: _int(r["missing_count"]), lambda r: _int(r["open_entries"]), lambda r: _time(r["oldest_open_at"]),
-        lambda r: f.fmt_age(r["oldest_open_age_s"]),
-    ])
+    rows = _rows(
+        shown,
+        [
+            lambda r: r["fid"],
+            lambda r: folder_path(r["path"]),
+            lambda r: _int(r["at_risk_count"]),
+            lambda r: _int(r["overdue"]),
+            lambda r: _int(r["missing_count"]),
+            lambda r: _int(r["open_entries"]),
+            lambda r: _time(r["oldest_open_at"]),
+            lambda r: f.fmt_age(r["oldest_open_age_s"]),
+        ],
+    )
     body: list[Any] = [
-        tag("p", "Content at risk first (what is so: CNs no other replica on the list holds, of a delete-pending "
-                 "replica or of a store that is down), then overdue replicas, then the CNs the replicas know they "
-                 "are missing, then the oldest open backfill entry.", class_="note"),
+        tag(
+            "p",
+            "Content at risk first (what is so: CNs no other replica on the list holds, of a delete-pending "
+            "replica or of a store that is down), then overdue replicas, then the CNs the replicas know they "
+            "are missing, then the oldest open backfill entry.",
+            class_="note",
+        ),
     ]
     if every.empty:
         body.append(tag("p", "No folder needs attention: every replica is in sync."))
     else:
-        body += [table(["FID", "path", "content at risk (CNs)", "overdue replicas", "known missing CNs", "open entries",
-                        "oldest open entry", "open for"], rows, numeric=[2, 3, 4, 5]),
-                 left_out(len(shown), len(every), "folders needing attention", "worst first")]
+        body += [
+            table(
+                [
+                    "FID",
+                    "path",
+                    "content at risk (CNs)",
+                    "overdue replicas",
+                    "known missing CNs",
+                    "open entries",
+                    "oldest open entry",
+                    "open for",
+                ],
+                rows,
+                numeric=[2, 3, 4, 5],
+            ),
+            left_out(len(shown), len(every), "folders needing attention", "worst first"),
+        ]
     return _section("worst", "Folders needing attention", *body)
 
 
@@ -280,8 +404,11 @@ def _chosen_sources(data: RunData, entries: pd.DataFrame) -> dict[str, Chosen]:
     if entries.empty:
         return {}
     ids = entries["entry_id"].tolist()
-    cand = data.table("backfill_candidates", ["entry_id", "attempt", "rank", "candidate", "chosen", "assigned_cnset"],
-                      filters={"entry_id": ids})
+    cand = data.table(
+        "backfill_candidates",
+        ["entry_id", "attempt", "rank", "candidate", "chosen", "assigned_cnset"],
+        filters={"entry_id": ids},
+    )
     if cand.empty:
         return {}
     last = cand.groupby("entry_id")["attempt"].transform("max")
@@ -289,17 +416,22 @@ def _chosen_sources(data: RunData, entries: pd.DataFrame) -> dict[str, Chosen]:
     cand = cand.sort_values(["entry_id", "rank"])
     out: dict[str, Chosen] = {}
     for r in cand.to_dict("records"):
-        out.setdefault(r["entry_id"], (int(r["attempt"]), []))[1].append((r["candidate"], r["assigned_cnset"]))
+        out.setdefault(r["entry_id"], (int(r["attempt"]), []))[1].append(
+            (r["candidate"], r["assigned_cnset"])
+        )
     return out
 
 
 def _sources_cell(chosen: Chosen | None, requests: Any, lim: Limits) -> Html:
     if chosen is None:
-        return tag("span", "no request yet" if not requests else "no candidate held any remaining CN",
-                   class_="muted")
+        return tag(
+            "span", "no request yet" if not requests else "no candidate held any remaining CN", class_="muted"
+        )
     attempt, sources = chosen
-    items = [tag("li", tag("span", name, class_="chosen"), " ", cn_text(cns, None, lim.cnset_chars))
-             for name, cns in sources]
+    items = [
+        tag("li", tag("span", name, class_="chosen"), " ", cn_text(cns, None, lim.cnset_chars))
+        for name, cns in sources
+    ]
     return join([tag("span", f"at attempt {attempt}:", class_="muted"), tag("ul", *items, class_="plain")])
 
 
@@ -311,33 +443,71 @@ def _open_entries_section(data: RunData, entries: pd.DataFrame, lim: Limits) -> 
     chosen = _chosen_sources(data, shown)
     upcoming = f.next_request_texts(data.next_requests())
     paths = data.folders().set_index("fid")["path"]
-    rows = _rows(shown, [
-        lambda r: r["entry_id"], lambda r: r["observer"], lambda r: r["fid"],
-        lambda r: folder_path(paths.get(r["fid"], "")), lambda r: _time(r["opened_at"]), lambda r: r["locality"],
-        lambda r: _bool(r["new_replica"]),
-        lambda r: cn_text(r["cnset_remaining"], r["cnset_remaining_count"], lim.cnset_chars),
-        lambda r: _int(r["cnset_remaining_count"]), lambda r: _int(r["requests"]),
-        lambda r: _time(r["next_due_at"]),
-        lambda r: _sources_cell(chosen.get(r["entry_id"]), r["requests"], lim),
-        lambda r: upcoming.get(str(r["entry_id"]), f.NO_SOURCE),
-    ])
+    rows = _rows(
+        shown,
+        [
+            lambda r: r["entry_id"],
+            lambda r: r["observer"],
+            lambda r: r["fid"],
+            lambda r: folder_path(paths.get(r["fid"], "")),
+            lambda r: _time(r["opened_at"]),
+            lambda r: r["locality"],
+            lambda r: _bool(r["new_replica"]),
+            lambda r: cn_text(r["cnset_remaining"], r["cnset_remaining_count"], lim.cnset_chars),
+            lambda r: _int(r["cnset_remaining_count"]),
+            lambda r: _int(r["requests"]),
+            lambda r: _time(r["next_due_at"]),
+            lambda r: _sources_cell(chosen.get(r["entry_id"]), r["requests"], lim),
+            lambda r: upcoming.get(str(r["entry_id"]), f.NO_SOURCE),
+        ],
+    )
     return _section(
-        "open-entries", "Open backfill entries",
-        tag("p", f"{len(e):,} open entries, next due first. Sources: those the model chose at the entry's last "
-                 "request, with the CNs each was asked for; next request: where the next one will go (it waits "
-                 "while its store is down).", class_="note"),
-        table(["entry", "store", "FID", "path", "opened", "locality", "new replica", "remaining CNs", "count",
-               "requests", "next due", "chosen sources", "next request"], rows, numeric=[8, 9]),
+        "open-entries",
+        "Open backfill entries",
+        tag(
+            "p",
+            f"{len(e):,} open entries, next due first. Sources: those the model chose at the entry's last "
+            "request, with the CNs each was asked for; next request: where the next one will go (it waits "
+            "while its store is down).",
+            class_="note",
+        ),
+        table(
+            [
+                "entry",
+                "store",
+                "FID",
+                "path",
+                "opened",
+                "locality",
+                "new replica",
+                "remaining CNs",
+                "count",
+                "requests",
+                "next due",
+                "chosen sources",
+                "next request",
+            ],
+            rows,
+            numeric=[8, 9],
+        ),
         left_out(len(shown), len(e), "open entries", "next due first"),
     )
 
 
 def _trend_section(doc: Document, data: RunData) -> Html:
     return _section(
-        "trend", "Backfill entries over time",
-        tag("p", "Per store (as observer), its open backfill entries and, below, those overdue (two requests or "
-                 "more: the first did not fill them), from the first entry opened to the as-of time.", class_="note"),
-        doc.figure(f.fig_backfill_trend(data.backfill_trend()), "Open and overdue backfill entries per store over time"),
+        "trend",
+        "Backfill entries over time",
+        tag(
+            "p",
+            "Per store (as observer), its open backfill entries and, below, those overdue (two requests or "
+            "more: the first did not fill them), from the first entry opened to the as-of time.",
+            class_="note",
+        ),
+        doc.figure(
+            f.fig_backfill_trend(data.backfill_trend()),
+            "Open and overdue backfill entries per store over time",
+        ),
     )
 
 
@@ -356,10 +526,16 @@ def _lag_section(doc: Document, data: RunData, stores: pd.DataFrame, lim: Limits
         note = left_out(len(names), len(stores), "stores", "most lag as observer or subject first")
     fig = f.fig_lag_heatmap(f.lag_heatmap_frame(pairs, names))
     return _section(
-        "lag", "Knowledge lag, store × store",
-        tag("p", "For each observer (row) and subject (column): CNs the subject really holds that the observer's "
-                 "state table does not yet know, summed over their shared folders.", class_="note"),
-        doc.figure(fig, "Store by store knowledge lag heatmap"), note,
+        "lag",
+        "Knowledge lag, store × store",
+        tag(
+            "p",
+            "For each observer (row) and subject (column): CNs the subject really holds that the observer's "
+            "state table does not yet know, summed over their shared folders.",
+            class_="note",
+        ),
+        doc.figure(fig, "Store by store knowledge lag heatmap"),
+        note,
     )
 
 
@@ -373,8 +549,11 @@ def folder_report(data: RunData, fid: str, at: pd.Timestamp | None, lim: Limits)
     path = str(folder.get("path") or "")
     crumbs = " › ".join(p for _, p in data.breadcrumb(fid) if p) or path
     doc = Document(title=f"pfscope · folder {fid} {path} · run {data.run_id}")
-    extra: list[tuple[str, Any]] = [("FID", fid), ("path", crumbs or "(hierarchy)"),
-                                    ("replica list", ", ".join(folder["replicas"]) or "none")]
+    extra: list[tuple[str, Any]] = [
+        ("FID", fid),
+        ("path", crumbs or "(hierarchy)"),
+        ("replica list", ", ".join(folder["replicas"]) or "none"),
+    ]
     if at is not None:
         extra.append(("matrix at", _time(at)))
     replicas = data.replicas(fid=fid)
@@ -387,8 +566,14 @@ def folder_report(data: RunData, fid: str, at: pd.Timestamp | None, lim: Limits)
     doc.body.append(_entries_section(doc, fid, path, entries, requests, at, lim))
     doc.body.append(_candidates_section(data, fid, requests, lim))
     doc.body.append(_responders_section(data, fid, lim))
-    toc = [("verdict", "Verdict"), ("replicas", "Replicas"), ("matrix", "Who knows what"), ("entries", "Backfill entries"),
-           ("candidates", "Requests and candidates"), ("responders", "Status requests")]
+    toc = [
+        ("verdict", "Verdict"),
+        ("replicas", "Replicas"),
+        ("matrix", "Who knows what"),
+        ("entries", "Backfill entries"),
+        ("candidates", "Requests and candidates"),
+        ("responders", "Status requests"),
+    ]
     title = f"Folder {fid} {path}".rstrip()
     return doc.render(_header(data, title, extra), toc, _footer(data))
 
@@ -403,13 +588,33 @@ def _verdict_section(data: RunData, fid: str, replicas: pd.DataFrame, entries: p
     if not verdicts:
         body = tag("p", "Every replica is in sync, as of the run.", class_="verdict-ok")
     else:
-        body = tag("ul", *[tag("li", tag("span", v.tier, class_="tier"), " ", tag("span", v.text, class_="verdict-text"),
-                               class_=f"tier-{v.tier}", data_store=v.store) for v in verdicts],
-                   class_="verdict")
-    return _section("verdict", f"Verdict, as of the run ({_time(as_of)})",
-                    tag("p", "Each replica that is not in sync, lacks CNs, or whose store is down, in one line: what "
-                             "it lacks (what it knows of and what it has not been told of), why, what happens next "
-                             "and when. Most urgent first.", class_="note"), body)
+        body = tag(
+            "ul",
+            *[
+                tag(
+                    "li",
+                    tag("span", v.tier, class_="tier"),
+                    " ",
+                    tag("span", v.text, class_="verdict-text"),
+                    class_=f"tier-{v.tier}",
+                    data_store=v.store,
+                )
+                for v in verdicts
+            ],
+            class_="verdict",
+        )
+    return _section(
+        "verdict",
+        f"Verdict, as of the run ({_time(as_of)})",
+        tag(
+            "p",
+            "Each replica that is not in sync, lacks CNs, or whose store is down, in one line: what "
+            "it lacks (what it knows of and what it has not been told of), why, what happens next "
+            "and when. Most urgent first.",
+            class_="note",
+        ),
+        body,
+    )
 
 
 def _bound_matrix(matrix: pd.DataFrame, keep_n: int) -> tuple[pd.DataFrame, int]:
@@ -420,42 +625,77 @@ def _bound_matrix(matrix: pd.DataFrame, keep_n: int) -> tuple[pd.DataFrame, int]
     lag = matrix["lag_count"].fillna(0).astype("int64")
     total = lag.groupby(matrix["observer"]).sum().add(lag.groupby(matrix["subject"]).sum(), fill_value=0)
     keep = set(sorted(names, key=lambda n: (-float(total.get(n, 0)), n))[:keep_n])
-    return matrix[matrix["observer"].isin(keep) & matrix["subject"].isin(keep)].reset_index(drop=True), len(names)
+    return matrix[matrix["observer"].isin(keep) & matrix["subject"].isin(keep)].reset_index(drop=True), len(
+        names
+    )
 
 
-def _matrix_section(doc: Document, data: RunData, fid: str, path: str, at: pd.Timestamp | None,
-                    lim: Limits) -> Html:
+def _matrix_section(
+    doc: Document, data: RunData, fid: str, path: str, at: pd.Timestamp | None, lim: Limits
+) -> Html:
     when = f"at {_time(at)}" if at is not None else f"as of the run ({_time(data.summary().get('as_of'))})"
     matrix = matrix_frame(data, fid, at)
     if matrix.empty:
-        return _section("matrix", f"Who knows what, {when}",
-                        tag("p", "No state table row for this folder at that time."))
+        return _section(
+            "matrix", f"Who knows what, {when}", tag("p", "No state table row for this folder at that time.")
+        )
     matrix, n_stores = _bound_matrix(matrix, lim.matrix_stores)
     fig = _titled(f.fig_who_knows_what(matrix), f"Who knows what: {fid} {path}".rstrip())
     m = matrix.sort_values(["observer", "subject"])
-    rows = _rows(m, [
-        lambda r: r["observer"], lambda r: r["subject"], lambda r: r["state"].replace("_", " "),
-        lambda r: cn_text(r["cnset"], r["cnset_count"], lim.cnset_chars), lambda r: _int(r["cnset_count"]),
-        lambda r: f.DERIVED_NOTE if r["derived"] else "",
-        lambda r: cn_text(r["lag_cnset"], r["lag_count"], lim.cnset_chars), lambda r: _time(r["heard_at"]),
-    ])
+    rows = _rows(
+        m,
+        [
+            lambda r: r["observer"],
+            lambda r: r["subject"],
+            lambda r: r["state"].replace("_", " "),
+            lambda r: cn_text(r["cnset"], r["cnset_count"], lim.cnset_chars),
+            lambda r: _int(r["cnset_count"]),
+            lambda r: f.DERIVED_NOTE if r["derived"] else "",
+            lambda r: cn_text(r["lag_cnset"], r["lag_count"], lim.cnset_chars),
+            lambda r: _time(r["heard_at"]),
+        ],
+    )
     legend = "; ".join(f"{f.CELL_LABELS[k][0]}: {v}" for k, v in f.CELL_STATES.items())
     if m["derived"].any():
         legend += "; " + f.DERIVED_HELP
     return _section(
-        "matrix", f"Who knows what, {when}",
-        tag("p", "Each column is one observer's replication state table: its own owned set on the diagonal, "
-                 "and what it believes every other replica holds. " + legend + ".", class_="note"),
+        "matrix",
+        f"Who knows what, {when}",
+        tag(
+            "p",
+            "Each column is one observer's replication state table: its own owned set on the diagonal, "
+            "and what it believes every other replica holds. " + legend + ".",
+            class_="note",
+        ),
         doc.figure(fig, f"Who knows what matrix of folder {fid}"),
         left_out(len(set(m["observer"]) | set(m["subject"])), n_stores, "stores", "most lag first"),
-        table(["observer", "subject", "state", "believed (observer's row)", "CNs", "derived", "not told yet",
-               "last heard"],
-              rows, numeric=[4], caption="The matrix as text (what the chart's cells hold)"),
+        table(
+            [
+                "observer",
+                "subject",
+                "state",
+                "believed (observer's row)",
+                "CNs",
+                "derived",
+                "not told yet",
+                "last heard",
+            ],
+            rows,
+            numeric=[4],
+            caption="The matrix as text (what the chart's cells hold)",
+        ),
     )
 
 
-def _entries_section(doc: Document, fid: str, path: str, entries: pd.DataFrame, requests: pd.DataFrame,
-                     at: pd.Timestamp | None, lim: Limits) -> Html:
+def _entries_section(
+    doc: Document,
+    fid: str,
+    path: str,
+    entries: pd.DataFrame,
+    requests: pd.DataFrame,
+    at: pd.Timestamp | None,
+    lim: Limits,
+) -> Html:
     if entries.empty:
         return _section("entries", "Backfill entries", tag("p", "No backfill entry for this folder."))
     e = entries.sort_values(["opened_at", "entry_id"], ascending=[False, True], kind="stable")
@@ -465,67 +705,149 @@ def _entries_section(doc: Document, fid: str, path: str, entries: pd.DataFrame, 
     fig = _titled(fig, f"Backfill entries: {fid} {path}".rstrip())
     if at is not None:
         fig.add_vline(x=at, line={"color": "#000000", "dash": "dash", "width": 1})
-    rows = _rows(shown, [
-        lambda r: r["entry_id"], lambda r: r["observer"], lambda r: r["state"], lambda r: r["locality"],
-        lambda r: _bool(r["new_replica"]), lambda r: _time(r["opened_at"]), lambda r: r["opened_by"],
-        lambda r: cn_text(r["cnset_opened"], r["cnset_opened_count"], lim.cnset_chars),
-        lambda r: cn_text(r["cnset_remaining"], r["cnset_remaining_count"], lim.cnset_chars),
-        lambda r: _int(r["requests"]), lambda r: _time(r["last_request_at"]), lambda r: _time(r["next_due_at"]),
-        lambda r: _time(r["closed_at"]),
-    ])
+    rows = _rows(
+        shown,
+        [
+            lambda r: r["entry_id"],
+            lambda r: r["observer"],
+            lambda r: r["state"],
+            lambda r: r["locality"],
+            lambda r: _bool(r["new_replica"]),
+            lambda r: _time(r["opened_at"]),
+            lambda r: r["opened_by"],
+            lambda r: cn_text(r["cnset_opened"], r["cnset_opened_count"], lim.cnset_chars),
+            lambda r: cn_text(r["cnset_remaining"], r["cnset_remaining_count"], lim.cnset_chars),
+            lambda r: _int(r["requests"]),
+            lambda r: _time(r["last_request_at"]),
+            lambda r: _time(r["next_due_at"]),
+            lambda r: _time(r["closed_at"]),
+        ],
+    )
     return _section(
-        "entries", "Backfill entries",
+        "entries",
+        "Backfill entries",
         doc.figure(fig, f"Backfill timeline of folder {fid}"),
         tag("p", f"{timeline_left_off:,} older entries are not drawn (too many marks).", class_="left-out")
-        if timeline_left_off else "",
-        table(["entry", "store", "state", "locality", "new replica", "opened", "opened by", "opened for", "remaining",
-               "requests", "last request", "next due", "closed"], rows, numeric=[9]),
+        if timeline_left_off
+        else "",
+        table(
+            [
+                "entry",
+                "store",
+                "state",
+                "locality",
+                "new replica",
+                "opened",
+                "opened by",
+                "opened for",
+                "remaining",
+                "requests",
+                "last request",
+                "next due",
+                "closed",
+            ],
+            rows,
+            numeric=[9],
+        ),
         left_out(len(shown), len(e), "entries", "newest first"),
     )
 
 
-_CANDIDATE_HEADERS = ["rank", "candidate", "group", "down", "unavailable", "preferred", "cost", "version",
-                      "CNs held", "holds all", "chosen", "asked for", "asked (log)", "placed here by"]
+_CANDIDATE_HEADERS = [
+    "rank",
+    "candidate",
+    "group",
+    "down",
+    "unavailable",
+    "preferred",
+    "cost",
+    "version",
+    "CNs held",
+    "holds all",
+    "chosen",
+    "asked for",
+    "asked (log)",
+    "placed here by",
+]
 
 
 def _candidate_rows(cand: pd.DataFrame, lim: Limits) -> list[list[Any]]:
-    return _rows(cand, [
-        lambda r: _int(r["rank"]), lambda r: tag("span", r["candidate"], class_="chosen" if r["chosen"] else None),
-        lambda r: _int(r["group"]), lambda r: _bool(r["down"]), lambda r: _bool(r["unavailable"]),
-        lambda r: _bool(r["preferred"]), lambda r: "no affinity" if _missing(r["cost"]) else _int(r["cost"]),
-        lambda r: r["version"], lambda r: _int(r["holds_count"]), lambda r: _bool(r["holds_all"]),
-        lambda r: _bool(r["chosen"]), lambda r: cn_text(r["assigned_cnset"], None, lim.cnset_chars),
-        lambda r: _bool(r["asked"]), lambda r: r["decided_by"],
-    ])
+    return _rows(
+        cand,
+        [
+            lambda r: _int(r["rank"]),
+            lambda r: tag("span", r["candidate"], class_="chosen" if r["chosen"] else None),
+            lambda r: _int(r["group"]),
+            lambda r: _bool(r["down"]),
+            lambda r: _bool(r["unavailable"]),
+            lambda r: _bool(r["preferred"]),
+            lambda r: "no affinity" if _missing(r["cost"]) else _int(r["cost"]),
+            lambda r: r["version"],
+            lambda r: _int(r["holds_count"]),
+            lambda r: _bool(r["holds_all"]),
+            lambda r: _bool(r["chosen"]),
+            lambda r: cn_text(r["assigned_cnset"], None, lim.cnset_chars),
+            lambda r: _bool(r["asked"]),
+            lambda r: r["decided_by"],
+        ],
+    )
 
 
 def _candidates_section(data: RunData, fid: str, requests: pd.DataFrame, lim: Limits) -> Html:
     r = requests[requests["entry_id"].notna() & (requests["entry_id"] != "")]
     if r.empty:
-        return _section("candidates", "Backfill requests and their candidates",
-                        tag("p", "No backfill request for this folder."))
-    attempts = r.groupby(["entry_id", "attempt"], as_index=False).agg(
-        observer=("observer", "first"), at=("at", "min"), kind=("kind", "first"), algorithm=("algorithm", "first"),
-    ).sort_values(["at", "entry_id", "attempt"], ascending=[False, True, True], kind="stable")
+        return _section(
+            "candidates",
+            "Backfill requests and their candidates",
+            tag("p", "No backfill request for this folder."),
+        )
+    attempts = (
+        r.groupby(["entry_id", "attempt"], as_index=False)
+        .agg(
+            observer=("observer", "first"),
+            at=("at", "min"),
+            kind=("kind", "first"),
+            algorithm=("algorithm", "first"),
+        )
+        .sort_values(["at", "entry_id", "attempt"], ascending=[False, True, True], kind="stable")
+    )
     shown = attempts.head(lim.attempts)
     cand = data.table("backfill_candidates", filters={"fid": fid, "entry_id": shown["entry_id"].tolist()})
-    parts: list[Any] = [tag("p", "Each request attempt, newest first: every candidate in the model's sort order, "
-                                 "the sources chosen and the CNs each was asked for.", class_="note")]
+    parts: list[Any] = [
+        tag(
+            "p",
+            "Each request attempt, newest first: every candidate in the model's sort order, "
+            "the sources chosen and the CNs each was asked for.",
+            class_="note",
+        )
+    ]
     for a in shown.to_dict("records"):
         sent = r[(r["entry_id"] == a["entry_id"]) & (r["attempt"] == a["attempt"])].sort_values("source")
-        asked = ", ".join(
-            f"{x['source']} ({_int(x['cnset_count'])} CNs{'' if x['model_chose'] else ', not the model’s choice'})"
-            for x in sent.to_dict("records") if isinstance(x["source"], str) and x["source"]
-        ) or "no source"
-        parts.append(tag("h3", f"Entry {a['entry_id']}, attempt {int(a['attempt'])}: {a['observer']} at "
-                               f"{_time(a['at'])} ({a['kind']}, algorithm {a['algorithm']})"))
+        asked = (
+            ", ".join(
+                f"{x['source']} ({_int(x['cnset_count'])} CNs{'' if x['model_chose'] else ', not the model’s choice'})"
+                for x in sent.to_dict("records")
+                if isinstance(x["source"], str) and x["source"]
+            )
+            or "no source"
+        )
+        parts.append(
+            tag(
+                "h3",
+                f"Entry {a['entry_id']}, attempt {int(a['attempt'])}: {a['observer']} at "
+                f"{_time(a['at'])} ({a['kind']}, algorithm {a['algorithm']})",
+            )
+        )
         parts.append(tag("p", f"Asked: {asked}."))
         c = cand[(cand["entry_id"] == a["entry_id"]) & (cand["attempt"] == a["attempt"])]
         if c.empty:
-            parts.append(tag("p", "No candidate held any remaining CN: the request had no sources.", class_="muted"))
+            parts.append(
+                tag("p", "No candidate held any remaining CN: the request had no sources.", class_="muted")
+            )
         else:
-            parts.append(table(_CANDIDATE_HEADERS, _candidate_rows(f.explain_candidates(c), lim),
-                               numeric=[0, 2, 6, 8]))
+            parts.append(
+                table(_CANDIDATE_HEADERS, _candidate_rows(f.explain_candidates(c), lim), numeric=[0, 2, 6, 8])
+            )
     parts.append(left_out(len(shown), len(attempts), "request attempts", "newest first"))
     return _section("candidates", "Backfill requests and their candidates", *parts)
 
@@ -533,23 +855,42 @@ def _candidates_section(data: RunData, fid: str, requests: pd.DataFrame, lim: Li
 def _responders_section(data: RunData, fid: str, lim: Limits) -> Html:
     rows = f.responder_rows(data.responders(fid=fid))
     if rows.empty:
-        return _section("responders", "Status requests and responders",
-                        tag("p", "No status request for this folder."))
-    msgs = rows.groupby("msg", as_index=False).agg(sent_at=("sent_at", "first"), requester=("requester", "first"))
+        return _section(
+            "responders", "Status requests and responders", tag("p", "No status request for this folder.")
+        )
+    msgs = rows.groupby("msg", as_index=False).agg(
+        sent_at=("sent_at", "first"), requester=("requester", "first")
+    )
     msgs = msgs.sort_values(["sent_at", "msg"], ascending=[False, True], kind="stable")
     shown = msgs.head(lim.status_requests)
-    parts: list[Any] = [tag("p", "Newest first. The responder list the model expects (group 1-6 or the oldest "
-                                 "copy) against the stores the request named, and whether each should respond.",
-                            class_="note")]
+    parts: list[Any] = [
+        tag(
+            "p",
+            "Newest first. The responder list the model expects (group 1-6 or the oldest "
+            "copy) against the stores the request named, and whether each should respond.",
+            class_="note",
+        )
+    ]
     for m in shown.to_dict("records"):
         part = rows[rows["msg"] == m["msg"]]
         parts.append(tag("h3", f"{m['msg']} from {m['requester']} at {_time(m['sent_at'])}"))
-        parts.append(table(
-            ["position", "responder", "group", "expected", "named", "should respond", "agreement"],
-            _rows(part, [lambda x: _int(x["position"]), lambda x: x["responder"], lambda x: x["group"],
-                         lambda x: _bool(x["expected"]), lambda x: _bool(x["observed"]),
-                         lambda x: _bool(x["should_respond"]), lambda x: x["agreement"]]),
-            numeric=[0],
-        ))
+        parts.append(
+            table(
+                ["position", "responder", "group", "expected", "named", "should respond", "agreement"],
+                _rows(
+                    part,
+                    [
+                        lambda x: _int(x["position"]),
+                        lambda x: x["responder"],
+                        lambda x: x["group"],
+                        lambda x: _bool(x["expected"]),
+                        lambda x: _bool(x["observed"]),
+                        lambda x: _bool(x["should_respond"]),
+                        lambda x: x["agreement"],
+                    ],
+                ),
+                numeric=[0],
+            )
+        )
     parts.append(left_out(len(shown), len(msgs), "status requests", "newest first"))
     return _section("responders", "Status requests and responders", *parts)

@@ -84,8 +84,11 @@ def left_out(shown: int, total: int, what: str, order: str) -> Html:
     """The line under a bounded list: how many rows, in which order, and how many are not shown."""
     if total <= shown:
         return Html("")
-    return tag("p", f"Showing the first {shown:,} of {total:,} {what} ({order}); {total - shown:,} not shown.",
-               class_="left-out")
+    return tag(
+        "p",
+        f"Showing the first {shown:,} of {total:,} {what} ({order}); {total - shown:,} not shown.",
+        class_="left-out",
+    )
 
 
 def section(anchor: str, title: str, *children: Any) -> Html:

@@ -33,16 +33,24 @@ CSP = (
 
 def script_hash(source: str) -> str:
     """A CSP source expression allowing exactly this inline script."""
-    return "'sha256-" + base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode("ascii") + "'"
+    return (
+        "'sha256-" + base64.b64encode(hashlib.sha256(source.encode("utf-8")).digest()).decode("ascii") + "'"
+    )
 
 
 @functools.cache
 def _plotly_hash() -> str:
     return script_hash(plotly_js())
 
+
 #: interactive (zoom, pan, hover) but nothing that talks to a server
-PLOT_CONFIG = {"displaylogo": False, "responsive": True, "showLink": False, "showSendToCloud": False,
-               "showEditInChartStudio": False}
+PLOT_CONFIG = {
+    "displaylogo": False,
+    "responsive": True,
+    "showLink": False,
+    "showSendToCloud": False,
+    "showEditInChartStudio": False,
+}
 
 #: draws every figure block; on print, charts are redrawn at page width and back afterwards
 BOOT_JS = """
@@ -83,8 +91,13 @@ def plotly_js() -> str:
 def figure_json(fig: go.Figure) -> str:
     """Figure JSON safe inside a script element (``<``, ``>``, ``/``, U+2028/9 escaped)."""
     text = fig.to_json(validate=False, engine="json")
-    for raw, safe in (("<", "\\u003c"), (">", "\\u003e"), ("/", "\\u002f"),
-                      ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+    for raw, safe in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("/", "\\u002f"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         text = text.replace(raw, safe)
     return text
 
@@ -102,9 +115,7 @@ class Document:
         self.figures += 1
         div_id = f"figure-{self.figures}"
         div = tag("div", id=div_id, class_="chart", role="img", aria_label=label)
-        data = Html(
-            f'<script type="application/json" data-figure="{div_id}">{figure_json(fig)}</script>'
-        )
+        data = Html(f'<script type="application/json" data-figure="{div_id}">{figure_json(fig)}</script>')
         return tag("figure", div, data)
 
     def render(self, header: Html, toc: Sequence[tuple[str, str]], footer: Html) -> str:
@@ -114,7 +125,11 @@ class Document:
             boot = BOOT_JS % {"config": json.dumps(PLOT_CONFIG, sort_keys=True)}
             scripts = f"<script>{plotly_js()}</script>\n<script>{boot}</script>"
             allowed = f"{_plotly_hash()} {script_hash(boot)}"
-        nav = tag("nav", *(tag("a", text, href=f"#{anchor}") for anchor, text in toc), class_="toc") if toc else ""
+        nav = (
+            tag("nav", *(tag("a", text, href=f"#{anchor}") for anchor, text in toc), class_="toc")
+            if toc
+            else ""
+        )
         head = Html(
             '<meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP.format(scripts=allowed))}">'
@@ -123,7 +138,9 @@ class Document:
             f"<title>{esc(self.title)}</title>"
             f"<style>{CSS}</style>"
         )
-        noscript = tag("noscript", tag("p", "Charts need JavaScript; every figure's numbers are also in the tables."))
+        noscript = tag(
+            "noscript", tag("p", "Charts need JavaScript; every figure's numbers are also in the tables.")
+        )
         return (
             "<!DOCTYPE html>\n"
             f'<html lang="en">\n<head>{head}</head>\n<body>\n{header}\n{nav}\n{noscript}\n'

@@ -17,9 +17,15 @@ def report_error_page(data: RunData, fid: str | None, at: str | None, reason: st
     links: list[tuple[str, str]] = []
     if unknown:
         folders = data.folders()
-        choices = [(str(r.fid), f"{r.fid} {r.path or ''}".strip(), str(r.fid)) for r in folders.itertuples(index=False)]
-        choices += [(str(r.path), f"{r.fid} {r.path}", str(r.fid)) for r in folders.itertuples(index=False)
-                    if isinstance(r.path, str)]
+        choices = [
+            (str(r.fid), f"{r.fid} {r.path or ''}".strip(), str(r.fid))
+            for r in folders.itertuples(index=False)
+        ]
+        choices += [
+            (str(r.path), f"{r.fid} {r.path}", str(r.fid))
+            for r in folders.itertuples(index=False)
+            if isinstance(r.path, str)
+        ]
         for label, match in suggestions(fid or "", choices):
             links.append((f"report of {label}", "/report?" + urlencode({"fid": match})))
     elif fid is not None:
@@ -28,7 +34,9 @@ def report_error_page(data: RunData, fid: str | None, at: str | None, reason: st
     links.append(("the organisation report", "/report"))
     status = 404 if unknown else 400
     title = "Report: folder not found" if unknown else "Report: bad parameter"
-    items = "".join(f'<li><a href="{escape(href, quote=True)}">{escape(label)}</a></li>' for label, href in links)
+    items = "".join(
+        f'<li><a href="{escape(href, quote=True)}">{escape(label)}</a></li>' for label, href in links
+    )
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>pfscope · {escape(title)}</title>

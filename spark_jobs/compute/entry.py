@@ -95,37 +95,71 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--topology", required=True, help="topology JSON or YAML")
     p.add_argument("--events", required=True, nargs="+", help="event log files, folders, globs or URIs")
     p.add_argument("--as-of", help="RFC 3339 time; default: the last event's")
-    p.add_argument("--out", required=True, help="folder of published runs (LATEST points at the last good one)")
-    p.add_argument("--master", help="Spark master URL (default: $PFSCOPE_SPARK_MASTER, spark-submit's, else local[*])")
+    p.add_argument(
+        "--out", required=True, help="folder of published runs (LATEST points at the last good one)"
+    )
+    p.add_argument(
+        "--master", help="Spark master URL (default: $PFSCOPE_SPARK_MASTER, spark-submit's, else local[*])"
+    )
     p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE", help="extra Spark setting")
-    p.add_argument("--partitions", type=int, help="partitions for the fold (default: one per 20,000 accepted "
-                                                  "events up to two per core; one per 250,000 beyond)")
-    p.add_argument("--keep", type=int, metavar="N",
-                   help="after publishing, keep the newest N published runs, never fewer than the published one "
-                        "and the one before it (default: $PFSCOPE_KEEP, else 5; 0 keeps every run); folders "
-                        "left by killed runs are removed either way")
-    p.add_argument("--full", action="store_true", default=None,
-                   help="read the whole log again, not only what is new since the published run")
-    p.add_argument("--wait-lock", type=float, nargs="?", const=-1, metavar="SECONDS",
-                   help="when another run holds DIR/.lock: wait for it (as long as it takes, or SECONDS) "
-                        "instead of exiting with status 75")
+    p.add_argument(
+        "--partitions",
+        type=int,
+        help="partitions for the fold (default: one per 20,000 accepted "
+        "events up to two per core; one per 250,000 beyond)",
+    )
+    p.add_argument(
+        "--keep",
+        type=int,
+        metavar="N",
+        help="after publishing, keep the newest N published runs, never fewer than the published one "
+        "and the one before it (default: $PFSCOPE_KEEP, else 5; 0 keeps every run); folders "
+        "left by killed runs are removed either way",
+    )
+    p.add_argument(
+        "--full",
+        action="store_true",
+        default=None,
+        help="read the whole log again, not only what is new since the published run",
+    )
+    p.add_argument(
+        "--wait-lock",
+        type=float,
+        nargs="?",
+        const=-1,
+        metavar="SECONDS",
+        help="when another run holds DIR/.lock: wait for it (as long as it takes, or SECONDS) "
+        "instead of exiting with status 75",
+    )
     add_debug_argument(p)
 
 
 def settings_from_flags(args: argparse.Namespace, **defaults: Any) -> JobSettings:
     """:class:`JobSettings` from parsed :func:`add_arguments` flags; a flag left unset takes
     ``defaults[name]`` (the caller's environment), else the field's default."""
+
     def pick(name: str) -> Any:
         value = getattr(args, name)
         return value if value is not None else defaults.get(name)
 
-    fields = {"master": pick("master"), "partitions": args.partitions, "wait_lock": args.wait_lock,
-              "driver_memory": defaults.get("driver_memory"), "full": bool(args.full)}
+    fields = {
+        "master": pick("master"),
+        "partitions": args.partitions,
+        "wait_lock": args.wait_lock,
+        "driver_memory": defaults.get("driver_memory"),
+        "full": bool(args.full),
+    }
     keep = pick("keep")
     if keep is not None:
         fields["keep"] = keep
-    return JobSettings(topology=args.topology, events=tuple(args.events), out=args.out, as_of=args.as_of,
-                       conf=tuple(args.conf), **fields)
+    return JobSettings(
+        topology=args.topology,
+        events=tuple(args.events),
+        out=args.out,
+        as_of=args.as_of,
+        conf=tuple(args.conf),
+        **fields,
+    )
 
 
 #: what a crash of the job leaves: the run it was writing is abandoned
@@ -154,9 +188,11 @@ def publish_and_report(args: JobSettings) -> int:
     s = pointer["summary"]
     if pointer.get("refresh"):
         print(pointer["refresh"])
-    print(f"published run {pointer['run_id']} as of {pointer['as_of']}: {s['lines_read']:,} lines read, "
-          f"{s['accepted']:,} accepted, {s['duplicates']:,} duplicates, {s['rejected']:,} rejected "
-          f"in {pointer['seconds']:.1f} s -> {args.out}/{pointer['path']}")
+    print(
+        f"published run {pointer['run_id']} as of {pointer['as_of']}: {s['lines_read']:,} lines read, "
+        f"{s['accepted']:,} accepted, {s['duplicates']:,} duplicates, {s['rejected']:,} rejected "
+        f"in {pointer['seconds']:.1f} s -> {args.out}/{pointer['path']}"
+    )
     if pointer.get("last_event_after_as_of"):
         print(after_as_of_note(pointer["last_event_after_as_of"], explicit=bool(args.as_of)))
     if pruned is not None:
@@ -167,14 +203,18 @@ def publish_and_report(args: JobSettings) -> int:
 def after_as_of_note(last_event: str, *, explicit: bool) -> str:
     """Said when accepted lines are stamped after the as-of: they are not applied in this run."""
     why = "the --as-of given" if explicit else "the run's clock (a server's clock ahead?)"
-    return (f"note: the latest accepted line is stamped {last_event}, after {why}: lines after the "
-            "as-of are not applied in this run")
+    return (
+        f"note: the latest accepted line is stamped {last_event}, after {why}: lines after the "
+        "as-of are not applied in this run"
+    )
 
 
 def _report_pruning(p: Pruning, keep: int) -> None:
     if p.old or p.leftovers:
-        print(f"removed {len(p.old)} older run(s) (keeping {keep or 'all'}) and {len(p.leftovers)} left by "
-              "interrupted runs")
+        print(
+            f"removed {len(p.old)} older run(s) (keeping {keep or 'all'}) and {len(p.leftovers)} left by "
+            "interrupted runs"
+        )
     for run_id in p.spared:
         print(f"kept unfinished run {run_id}: its writer may still be running", file=sys.stderr)
     for line in p.failed:
@@ -192,8 +232,13 @@ def _run(args: JobSettings) -> dict[str, Any]:
     if not files:
         raise FileNotFoundError(f"{', '.join(args.events)}: no event log files")
     previous = _previous_run(args.out)
-    plan = plan_refresh(load_manifest(previous) if previous else None, files,
-                        topology=topology_digest(topo.to_json()), as_of=as_of, force_full=args.full)
+    plan = plan_refresh(
+        load_manifest(previous) if previous else None,
+        files,
+        topology=topology_digest(topo.to_json()),
+        as_of=as_of,
+        force_full=args.full,
+    )
     local = [f for f in files if "://" not in f]
     before = sizes(local)
     run = start_run(args.out)
@@ -203,8 +248,11 @@ def _run(args: JobSettings) -> dict[str, Any]:
 
         # a refresh's work is its new bytes and the state it folds on from, not the whole log
         # (the session's JIT and partitions are chosen by it)
-        size = (refresh_bytes(plan, previous) if plan.incremental and previous is not None
-                else input_bytes(list(args.events)))
+        size = (
+            refresh_bytes(plan, previous)
+            if plan.incremental and previous is not None
+            else input_bytes(list(args.events))
+        )
         spark = spark_session(master=args.master, conf=conf, progress=sys.stderr.isatty(), input_bytes=size)
         # leaving the pool waits for every write it runs, so nothing writes into an abandoned run
         with ThreadPoolExecutor(max_workers=WRITER_THREADS, thread_name_prefix="pfscope-write") as pool:
@@ -218,18 +266,38 @@ def _run(args: JobSettings) -> dict[str, Any]:
                 manifest = load_manifest(previous)
                 assert manifest is not None
                 try:
-                    result = refresh(spark, topo, manifest, previous, plan, files, as_of=as_of, run_id=run.run_id,
-                                     partitions=args.partitions)
+                    result = refresh(
+                        spark,
+                        topo,
+                        manifest,
+                        previous,
+                        plan,
+                        files,
+                        as_of=as_of,
+                        run_id=run.run_id,
+                        partitions=args.partitions,
+                    )
                 except CannotRefresh as e:
                     reason = str(e)
             if result is None:
+
                 def start_rejects(df: DataFrame) -> None:
                     from pfscope.spark_jobs.compute.job import Piece
 
-                    started_writes["rejects"] = pool.submit(write_piece, Piece("rejects", True, df), run.table_path)
+                    started_writes["rejects"] = pool.submit(
+                        write_piece, Piece("rejects", True, df), run.table_path
+                    )
 
-                result = compute(spark, topo, files, as_of=as_of, run_id=run.run_id, partitions=args.partitions,
-                                 on_rejects=start_rejects, full_reason=reason)
+                result = compute(
+                    spark,
+                    topo,
+                    files,
+                    as_of=as_of,
+                    run_id=run.run_id,
+                    partitions=args.partitions,
+                    on_rejects=start_rejects,
+                    full_reason=reason,
+                )
             write_tables(result, run.table_path, pool, started_writes)
         _write_manifest(run.path, result, files, before, local, topo, previous)
     except BaseException:
@@ -242,12 +310,17 @@ def _run(args: JobSettings) -> dict[str, Any]:
         "as_of": format_ts(result.as_of),
         "tables": [t for t in tables if not t.startswith("_")],
         # the latest accepted line, when it is stamped after the as-of (not applied in this run)
-        "last_event_after_as_of": format_ts(last_ts) if last_ts is not None and last_ts > result.as_of else None,
+        "last_event_after_as_of": format_ts(last_ts)
+        if last_ts is not None and last_ts > result.as_of
+        else None,
         "refresh": result.refresh.line() if result.refresh else None,
         "seconds": round(time.perf_counter() - started, 3),
-        "summary": {"lines_read": counts["lines_read"], "accepted": counts["accepted"],
-                    "duplicates": counts["duplicates"],
-                    "rejected": counts["lines_read"] - counts["accepted"] - counts["duplicates"]},
+        "summary": {
+            "lines_read": counts["lines_read"],
+            "accepted": counts["accepted"],
+            "duplicates": counts["duplicates"],
+            "rejected": counts["lines_read"] - counts["accepted"] - counts["duplicates"],
+        },
     }
     return publish(run, info)
 
@@ -256,7 +329,8 @@ def refresh_bytes(plan: Plan, previous: Path) -> int:
     """What a refresh reads: the new bytes, and the fold states and pending events it goes on from."""
     state = previous / STATE_DIR
     return sum(n.end - n.start for n in plan.new) + sum(
-        f.stat().st_size for d in ("folds", "pending") for f in (state / d).glob("*.parquet"))
+        f.stat().st_size for d in ("folds", "pending") for f in (state / d).glob("*.parquet")
+    )
 
 
 def list_log_files(paths: list[str]) -> list[str]:
@@ -275,8 +349,15 @@ def _previous_run(out: str) -> Path | None:
     return Path(out) / str(pointer["path"]) if pointer else None
 
 
-def _write_manifest(run_dir: Path, result: JobResult, files: list[str], before: dict[str, int], local: list[str],
-                    topo: Topology, previous: Path | None) -> None:
+def _write_manifest(
+    run_dir: Path,
+    result: JobResult,
+    files: list[str],
+    before: dict[str, int],
+    local: list[str],
+    topo: Topology,
+    previous: Path | None,
+) -> None:
     """What the next run needs of this one (``state``); none when some file is remote."""
     if len(local) != len(files):
         return
@@ -292,16 +373,28 @@ def _write_manifest(run_dir: Path, result: JobResult, files: list[str], before: 
     counts = result.counts
     folds = run_dir / "_state" / "folds"
     folders = sum(pq.ParquetFile(f).metadata.num_rows for f in folds.glob("*.parquet"))
-    manifest = Manifest(run_id=run_dir.name, as_of=result.as_of, last_ts=counts.get("last_ts"), code=code_version(),
-                        topology=topology_digest(topo.to_json()), files=reads, lines_read=counts["lines_read"],
-                        accepted=counts["accepted"], duplicates=counts["duplicates"],
-                        status=[tuple(s) for s in counts["status"]], stable=stable, folders=folders)
+    manifest = Manifest(
+        run_id=run_dir.name,
+        as_of=result.as_of,
+        last_ts=counts.get("last_ts"),
+        code=code_version(),
+        topology=topology_digest(topo.to_json()),
+        files=reads,
+        lines_read=counts["lines_read"],
+        accepted=counts["accepted"],
+        duplicates=counts["duplicates"],
+        status=[tuple(s) for s in counts["status"]],
+        stable=stable,
+        folders=folders,
+    )
     (run_dir / STATE_DIR / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
     """The spark-submit entry: the job's flags alone (spark-submit sets the master and memory)."""
-    p = argparse.ArgumentParser(prog="spark_jobs/compute/entry.py", description="pfscope's Spark job: compute and publish")
+    p = argparse.ArgumentParser(
+        prog="spark_jobs/compute/entry.py", description="pfscope's Spark job: compute and publish"
+    )
     add_arguments(p)
     args = p.parse_args(argv)
     return run_job(settings_from_flags(args), debug=args.debug)

@@ -52,12 +52,23 @@ _GROUP_KINDS = "kind IN ('change', 'send', 'receive')"
 
 #: tables whose rows never change once written: a refresh keeps the earlier runs' files of them
 #: and writes only its new rows (``Piece.final``)
-FINAL_TABLES = ("rejects", "state_history", "backfill_requests", "backfill_candidates", "replica_history",
-                "replica_lists")
+FINAL_TABLES = (
+    "rejects",
+    "state_history",
+    "backfill_requests",
+    "backfill_candidates",
+    "replica_history",
+    "replica_lists",
+)
 #: tables of which some rows are final (the condition) and the rest this run's only
 SPLIT_TABLES = {"backfill_entries": "state != 'open'", "messages": "processed_at IS NOT NULL"}
 #: what a run keeps for the next (``state``), as Parquet folders under the run's folder
-STATE_LINES, STATE_EVENTS, STATE_PENDING, STATE_FOLDS = "_state/lines", "_state/events", "_state/pending", "_state/folds"
+STATE_LINES, STATE_EVENTS, STATE_PENDING, STATE_FOLDS = (
+    "_state/lines",
+    "_state/events",
+    "_state/pending",
+    "_state/folds",
+)
 FINAL_STATE = (STATE_LINES, STATE_EVENTS)
 
 
@@ -86,8 +97,10 @@ class Refresh:
         if self.mode == "full":
             return f"full: {self.reason}"
         again = f", {self.lines_rejudged:,} earlier rejects judged again" if self.lines_rejudged else ""
-        return (f"incremental: {self.lines_new:,} new lines, {self.folders_refolded:,} folders refolded, "
-                f"{self.folders_carried:,} carried over{again}")
+        return (
+            f"incremental: {self.lines_new:,} new lines, {self.folders_refolded:,} folders refolded, "
+            f"{self.folders_carried:,} carried over{again}"
+        )
 
 
 @dataclass
@@ -105,7 +118,9 @@ class JobResult:
     counts: dict[str, Any] = field(default_factory=dict)  # lines_read, accepted, duplicates, last_ts, status
     cached: list[DataFrame] = field(default_factory=list)
     file_lines: dict[int, int] = field(default_factory=dict)  # lines read per file index (a full run)
-    reads: dict[int, Any] = field(default_factory=dict)  # a refresh: each file read, as now read (``FileRead``)
+    reads: dict[int, Any] = field(
+        default_factory=dict
+    )  # a refresh: each file read, as now read (``FileRead``)
 
     def written(self, first_round: bool) -> None:
         """Drop what the pieces left to write no longer read: after the first round (the fold,
@@ -148,8 +163,12 @@ def arrow_frame(spark: SparkSession, table: pa.Table) -> DataFrame:
     pyspark 4.3 makes a frame of no rows from a Table whose first batches are empty (a filtered
     dataset's are). Times as instants: Spark writes them as INT96, which pyarrow reads without
     a zone, and Spark would take as local date-times (``TIMESTAMP_NTZ``)."""
-    instants = pa.schema([pa.field(f.name, pa.timestamp("us", tz="UTC")) if pa.types.is_timestamp(f.type) else f
-                          for f in table.schema])
+    instants = pa.schema(
+        [
+            pa.field(f.name, pa.timestamp("us", tz="UTC")) if pa.types.is_timestamp(f.type) else f
+            for f in table.schema
+        ]
+    )
     return spark.createDataFrame(table.cast(instants).combine_chunks())
 
 
@@ -160,7 +179,8 @@ def topology_groups(spark: SparkSession, topo: Topology) -> DataFrame:
     initial = [(s, HIERARCHY_FID) for s in topo.stores]
     initial += [(s, f.fid) for f in topo.folders.values() for s in f.replicas]
     return local_frame(spark, initial, {"observer": "string", "fid": "string"}).selectExpr(
-        "observer", "fid", f"'{GROUP_START}' AS kind", f"{MIN_LONG_SQL} AS ts", f"{MIN_LONG_SQL} AS seq")
+        "observer", "fid", f"'{GROUP_START}' AS kind", f"{MIN_LONG_SQL} AS ts", f"{MIN_LONG_SQL} AS seq"
+    )
 
 
 def group_stream(events: DataFrame, starts: DataFrame | None) -> DataFrame:
@@ -168,7 +188,9 @@ def group_stream(events: DataFrame, starts: DataFrame | None) -> DataFrame:
     each store's own events, and each replica-list change once per folder (observer null: the
     fold hands it to every observer of the folder)."""
     own = events.filter(_GROUP_KINDS).selectExpr("*", "store AS observer")
-    lists = events.filter("kind = 'replicas'").selectExpr("*", "store AS event_store", "CAST(NULL AS STRING) AS observer")
+    lists = events.filter("kind = 'replicas'").selectExpr(
+        "*", "store AS event_store", "CAST(NULL AS STRING) AS observer"
+    )
     rows = own.unionByName(lists, allowMissingColumns=True)
     if starts is not None:
         rows = rows.unionByName(starts, allowMissingColumns=True)
@@ -177,10 +199,22 @@ def group_stream(events: DataFrame, starts: DataFrame | None) -> DataFrame:
 
 #: the kinds of rows whose column the fold reads (``None``: every kind); the rest go as nulls,
 #: so the shuffle into the fold and the Arrow batches carry no column the fold ignores
-_READ_BY = {"cn": ("change",), "msg": ("send", "receive"), "type": ("send", "receive"),
-            "sender": ("receive",), "sent_at": ("receive",), "msg_seq": ("receive",), "to": ("send",),
-            "changes": ("receive",), "requested": ("send",), "source": ("send",), "responders": ("send",),
-            "replicas": ("replicas",), "event_store": ("replicas",), "derived": ("change", "receive")}
+_READ_BY = {
+    "cn": ("change",),
+    "msg": ("send", "receive"),
+    "type": ("send", "receive"),
+    "sender": ("receive",),
+    "sent_at": ("receive",),
+    "msg_seq": ("receive",),
+    "to": ("send",),
+    "changes": ("receive",),
+    "requested": ("send",),
+    "source": ("send",),
+    "responders": ("send",),
+    "replicas": ("replicas",),
+    "event_store": ("replicas",),
+    "derived": ("change", "receive"),
+}
 
 
 def _only_where_read(column: str) -> str:
@@ -201,7 +235,9 @@ def _only_where_read(column: str) -> str:
     return f"CASE WHEN {read} THEN {name} END AS {name}"
 
 
-def fold_groups(stream: DataFrame, payload: str, as_of: int, partitions: int, keep_state: bool = True) -> DataFrame:
+def fold_groups(
+    stream: DataFrame, payload: str, as_of: int, partitions: int, keep_state: bool = True
+) -> DataFrame:
     """Stream sorted partitions through the fold; one frame of every fold table (``stream.FOLDED_COLUMNS``).
 
     Partitioned by folder and sorted by folder first: every observer of a folder is folded in
@@ -220,37 +256,69 @@ def fold_table(folded: DataFrame, table: str) -> DataFrame:
     if table == FOLD_STATE:
         return rows.selectExpr("fid", "`row` AS blob")
     if table != HISTORY:
-        rows = rows.selectExpr(f"from_json(`row`, '{row_ddl(table)}', map('mode', 'FAILFAST')) AS r").selectExpr("r.*")
-    return rows.selectExpr(*[f"timestamp_micros(`{n}`) AS `{n}`" if kind == "timestamp" else f"`{n}`"
-                             for n, kind in TABLES[table]])
+        rows = rows.selectExpr(
+            f"from_json(`row`, '{row_ddl(table)}', map('mode', 'FAILFAST')) AS r"
+        ).selectExpr("r.*")
+    return rows.selectExpr(
+        *[
+            f"timestamp_micros(`{n}`) AS `{n}`" if kind == "timestamp" else f"`{n}`"
+            for n, kind in TABLES[table]
+        ]
+    )
 
 
 # --------------------------------------------------------------------------------------------
 # org-wide tables
 # --------------------------------------------------------------------------------------------
 def _latest(df: DataFrame, by: str) -> DataFrame:
-    return (df.selectExpr("*", f"row_number() OVER (PARTITION BY {by} ORDER BY ts DESC, seq DESC) AS _n")
-            .filter("_n = 1").drop("_n"))
+    return (
+        df.selectExpr("*", f"row_number() OVER (PARTITION BY {by} ORDER BY ts DESC, seq DESC) AS _n")
+        .filter("_n = 1")
+        .drop("_n")
+    )
 
 
 def stores_table(spark: SparkSession, topo: Topology, events: DataFrame) -> DataFrame:
     rows = [(s.name, s.server, s.site, s.version, s.preferred_backfill_source) for s in topo.stores.values()]
-    base = local_frame(spark, rows, dict.fromkeys(
-        ("store", "server", "site", "version", "preferred_backfill_source"), "string"))
+    base = local_frame(
+        spark,
+        rows,
+        dict.fromkeys(("store", "server", "site", "version", "preferred_backfill_source"), "string"),
+    )
     status = events.filter("kind = 'store_status'")
     last = _latest(status, "store").selectExpr("store", "status")
     # a store that is down has been since its first 'down' line after its last 'up' one
-    since = (status.selectExpr("store", "ts", "status", "struct(ts, seq) AS k",
-                               "max(CASE WHEN status = 'up' THEN struct(ts, seq) END) OVER (PARTITION BY store) AS up")
-             .filter("status = 'down' AND (up IS NULL OR k > up)")
-             .groupBy("store").agg({"ts": "min"}).withColumnRenamed("min(ts)", "since"))
-    return base.join(last, "store", "left").join(since, "store", "left").selectExpr(
-        "store", "server", "site", "version", "coalesce(status, 'up') AS status", "preferred_backfill_source",
-        "CASE WHEN status = 'down' THEN timestamp_micros(since) END AS down_since",
+    since = (
+        status.selectExpr(
+            "store",
+            "ts",
+            "status",
+            "struct(ts, seq) AS k",
+            "max(CASE WHEN status = 'up' THEN struct(ts, seq) END) OVER (PARTITION BY store) AS up",
+        )
+        .filter("status = 'down' AND (up IS NULL OR k > up)")
+        .groupBy("store")
+        .agg({"ts": "min"})
+        .withColumnRenamed("min(ts)", "since")
+    )
+    return (
+        base.join(last, "store", "left")
+        .join(since, "store", "left")
+        .selectExpr(
+            "store",
+            "server",
+            "site",
+            "version",
+            "coalesce(status, 'up') AS status",
+            "preferred_backfill_source",
+            "CASE WHEN status = 'down' THEN timestamp_micros(since) END AS down_since",
+        )
     )
 
 
-def store_periods_table(spark: SparkSession, topo: Topology, status: Sequence[tuple[str, int, int, bool]]) -> DataFrame:
+def store_periods_table(
+    spark: SparkSession, topo: Topology, status: Sequence[tuple[str, int, int, bool]]
+) -> DataFrame:
     """Every period a store was down by the as-of, from the up/down lines ``(store, ts, seq, down)``
     (a few, on the driver), by the replay's own function."""
     org = OrgContext(topo)
@@ -258,7 +326,8 @@ def store_periods_table(spark: SparkSession, topo: Topology, status: Sequence[tu
         org.add_status(store, ts, seq, down)
     rows = [(r["store"], r["down_at"], r["up_at"]) for r in store_period_rows(org)]
     return local_frame(spark, rows, {"store": "string", "down_at": "long", "up_at": "long"}).selectExpr(
-        "store", "timestamp_micros(down_at) AS down_at", "timestamp_micros(up_at) AS up_at")
+        "store", "timestamp_micros(down_at) AS down_at", "timestamp_micros(up_at) AS up_at"
+    )
 
 
 def with_risk(replicas: DataFrame, stores: DataFrame) -> DataFrame:
@@ -267,27 +336,39 @@ def with_risk(replicas: DataFrame, stores: DataFrame) -> DataFrame:
     After the fold: a refresh carries the rows of replicas whose store went down since."""
     down = stores.filter("status = 'down'").selectExpr("store", "true AS store_down")
     risky = "health = 'delete_pending' OR coalesce(store_down, false)"
-    return (replicas.drop("at_risk_cnset", "at_risk_count").join(F.broadcast(down), "store", "left")
-            .selectExpr("*", f"CASE WHEN {risky} THEN really_unique_cnset ELSE '' END AS at_risk_cnset",
-                        f"CASE WHEN {risky} THEN really_unique_count ELSE 0 END AS at_risk_count")
-            .drop("store_down"))
+    return (
+        replicas.drop("at_risk_cnset", "at_risk_count")
+        .join(F.broadcast(down), "store", "left")
+        .selectExpr(
+            "*",
+            f"CASE WHEN {risky} THEN really_unique_cnset ELSE '' END AS at_risk_cnset",
+            f"CASE WHEN {risky} THEN really_unique_count ELSE 0 END AS at_risk_count",
+        )
+        .drop("store_down")
+    )
 
 
 def replica_lists_table(spark: SparkSession, topo: Topology, events: DataFrame) -> DataFrame:
     """Every content folder's replica list over time: the topology's (``at`` null), then each
     replica-list event (the replay's ``replica_lists_table``)."""
     rows = [(f.fid, None, None, list(f.replicas), f.path) for f in topo.folders.values()]
-    base = local_frame(spark, rows, {"fid": "string", "ts": "long", "seq": "long",
-                                     "replicas": "array<string>", "path": "string"})
+    base = local_frame(
+        spark,
+        rows,
+        {"fid": "string", "ts": "long", "seq": "long", "replicas": "array<string>", "path": "string"},
+    )
     changes = events.filter("kind = 'replicas'").selectExpr("fid", "ts", "seq", "replicas", "path")
-    return base.unionByName(changes).selectExpr("fid", "timestamp_micros(ts) AS at", "seq", "replicas", "path")
+    return base.unionByName(changes).selectExpr(
+        "fid", "timestamp_micros(ts) AS at", "seq", "replicas", "path"
+    )
 
 
 def folders_table(spark: SparkSession, topo: Topology, events: DataFrame) -> DataFrame:
     rows: list[tuple[str, str, str | None, list[str]]] = [(HIERARCHY_FID, "", None, list(topo.store_names()))]
     rows += [(f.fid, f.path, f.parent, list(f.replicas)) for f in topo.folders.values()]
-    base = local_frame(spark, rows, {"fid": "string", "path": "string", "parent": "string",
-                                     "replicas": "array<string>"})
+    base = local_frame(
+        spark, rows, {"fid": "string", "path": "string", "parent": "string", "replicas": "array<string>"}
+    )
     return folders_from(base, events, events.filter("kind = 'replicas'"))
 
 
@@ -302,7 +383,9 @@ def folders_from(base: DataFrame, events: DataFrame, lists: DataFrame) -> DataFr
         .join(last_list, "fid", "left")
         .join(last_path, "fid", "left")
         .selectExpr(
-            "fid", "coalesce(new_path, path, '') AS path", "parent",
+            "fid",
+            "coalesce(new_path, path, '') AS path",
+            "parent",
             "coalesce(new_replicas, replicas, CAST(array() AS array<string>)) AS replicas",
         )
     )
@@ -312,27 +395,47 @@ def cnset_count_sql(column: str) -> str:
     """A CN set's count from its canonical text, in SQL: the sum of its ranges' lengths (an
     origin's name has no ``:``; a range is ``lo`` or ``lo-hi``; the empty set is the empty text)."""
     ranges = f"flatten(transform(split({column}, ';'), s -> split(substring_index(s, ':', -1), ',')))"
-    length = ("CAST(substring_index(r, '-', -1) AS BIGINT) - CAST(substring_index(r, '-', 1) AS BIGINT) + 1")
-    return (f"CASE WHEN coalesce({column}, '') = '' THEN CAST(0 AS BIGINT)"
-            f" ELSE aggregate({ranges}, CAST(0 AS BIGINT), (n, r) -> n + {length}) END")
+    length = "CAST(substring_index(r, '-', -1) AS BIGINT) - CAST(substring_index(r, '-', 1) AS BIGINT) + 1"
+    return (
+        f"CASE WHEN coalesce({column}, '') = '' THEN CAST(0 AS BIGINT)"
+        f" ELSE aggregate({ranges}, CAST(0 AS BIGINT), (n, r) -> n + {length}) END"
+    )
 
 
 def messages_table(events: DataFrame) -> DataFrame:
     """One row per message sent by the as-of and recipient, with when (if ever, by the as-of)
     the recipient processed it: the sends, one row per store in ``to``, and their receives."""
     sends = events.filter("kind = 'send'").selectExpr(
-        "msg", "fid", "store AS sender", "type", "ts AS sent_at", "explode(`to`) AS recipient",
-        "coalesce(changes, '') AS changes", "cnset")
+        "msg",
+        "fid",
+        "store AS sender",
+        "type",
+        "ts AS sent_at",
+        "explode(`to`) AS recipient",
+        "coalesce(changes, '') AS changes",
+        "cnset",
+    )
     receives = events.filter("kind = 'receive'").selectExpr("msg", "store AS recipient", "ts AS processed_at")
     return sends.join(receives, ["msg", "recipient"], "left").selectExpr(
-        "msg", "fid", "sender", "type", "timestamp_micros(sent_at) AS sent_at", "recipient",
-        "timestamp_micros(processed_at) AS processed_at", "changes", f"{cnset_count_sql('changes')} AS changes_count",
-        "cnset", f"{cnset_count_sql('cnset')} AS cnset_count")
+        "msg",
+        "fid",
+        "sender",
+        "type",
+        "timestamp_micros(sent_at) AS sent_at",
+        "recipient",
+        "timestamp_micros(processed_at) AS processed_at",
+        "changes",
+        f"{cnset_count_sql('changes')} AS changes_count",
+        "cnset",
+        f"{cnset_count_sql('cnset')} AS cnset_count",
+    )
 
 
 def with_paths(replicas: DataFrame, folders: DataFrame) -> DataFrame:
-    return replicas.drop("path").join(folders.selectExpr("fid", "path"), "fid", "left").selectExpr(
-        *[n for n, _ in TABLES["replicas"]]
+    return (
+        replicas.drop("path")
+        .join(folders.selectExpr("fid", "path"), "fid", "left")
+        .selectExpr(*[n for n, _ in TABLES["replicas"]])
     )
 
 
@@ -351,8 +454,11 @@ def fold_partitions_for(cores: int, accepted: int) -> int:
     small; beyond one wave, a whole number of them (5 tasks on 2 cores leave one core idle for
     the last one's whole length)."""
     cores = max(1, cores)
-    wanted = max(1, min(cores * 2, -(-accepted // MIN_ROWS_PER_FOLD_PARTITION)),
-                 -(-accepted // ROWS_PER_FOLD_PARTITION))
+    wanted = max(
+        1,
+        min(cores * 2, -(-accepted // MIN_ROWS_PER_FOLD_PARTITION)),
+        -(-accepted // ROWS_PER_FOLD_PARTITION),
+    )
     return wanted if wanted <= cores else -(-wanted // cores) * cores
 
 
@@ -397,39 +503,98 @@ def compute(
     t["replicas"] = with_risk(with_paths(t["replicas"], t["folders"]), t["stores"])
     t["messages"] = messages_table(applied)
     refresh = Refresh("full", full_reason, read.lines_read)
-    t["summary"] = summary_frame(spark, run_id, as_of, read.lines_read, read.accepted, read.duplicates,
-                                 started, refresh)
+    t["summary"] = summary_frame(
+        spark, run_id, as_of, read.lines_read, read.accepted, read.duplicates, started, refresh
+    )
     tables = {name: conform(df, name) for name, df in t.items()}
-    state = {STATE_LINES: read.judged, STATE_EVENTS: read.events, STATE_PENDING: read.events.filter(f"ts > {int(as_of)}"),
-             STATE_FOLDS: fold_table(folded, FOLD_STATE)}
-    counts = {"lines_read": read.lines_read, "accepted": read.accepted, "duplicates": read.duplicates,
-              "last_ts": read.last_ts, "status": read.status}
-    return JobResult(tables, as_of, read, pieces_of(tables, state), refresh, counts=counts, file_lines=read.file_lines)
+    state = {
+        STATE_LINES: read.judged,
+        STATE_EVENTS: read.events,
+        STATE_PENDING: read.events.filter(f"ts > {int(as_of)}"),
+        STATE_FOLDS: fold_table(folded, FOLD_STATE),
+    }
+    counts = {
+        "lines_read": read.lines_read,
+        "accepted": read.accepted,
+        "duplicates": read.duplicates,
+        "last_ts": read.last_ts,
+        "status": read.status,
+    }
+    return JobResult(
+        tables, as_of, read, pieces_of(tables, state), refresh, counts=counts, file_lines=read.file_lines
+    )
 
 
-def summary_frame(spark: SparkSession, run_id: str, as_of: int, lines_read: int, accepted: int, duplicates: int,
-                  started: float, refresh: Refresh) -> DataFrame:
+def summary_frame(
+    spark: SparkSession,
+    run_id: str,
+    as_of: int,
+    lines_read: int,
+    accepted: int,
+    duplicates: int,
+    started: float,
+    refresh: Refresh,
+) -> DataFrame:
     """The run's one summary row."""
     return local_frame(
         spark,
-        [(run_id, as_of, lines_read, accepted, duplicates, lines_read - accepted - duplicates, int(started * US),
-          int(time.time() * US), refresh.mode, refresh.reason, refresh.lines_new, refresh.folders_refolded,
-          refresh.folders_carried, refresh.lines_rejudged if refresh.mode == "incremental" else None)],
-        {"run_id": "string"} | dict.fromkeys(
-            ("as_of", "lines_read", "accepted", "duplicates", "rejected", "started_at", "finished_at"), "long")
-        | {"refresh": "string", "refresh_reason": "string", "lines_new": "long", "folders_refolded": "long",
-           "folders_carried": "long", "lines_rejudged": "long"},
+        [
+            (
+                run_id,
+                as_of,
+                lines_read,
+                accepted,
+                duplicates,
+                lines_read - accepted - duplicates,
+                int(started * US),
+                int(time.time() * US),
+                refresh.mode,
+                refresh.reason,
+                refresh.lines_new,
+                refresh.folders_refolded,
+                refresh.folders_carried,
+                refresh.lines_rejudged if refresh.mode == "incremental" else None,
+            )
+        ],
+        {"run_id": "string"}
+        | dict.fromkeys(
+            ("as_of", "lines_read", "accepted", "duplicates", "rejected", "started_at", "finished_at"), "long"
+        )
+        | {
+            "refresh": "string",
+            "refresh_reason": "string",
+            "lines_new": "long",
+            "folders_refolded": "long",
+            "folders_carried": "long",
+            "lines_rejudged": "long",
+        },
     ).selectExpr(
-        "run_id", "timestamp_micros(as_of) AS as_of", "lines_read", "accepted", "duplicates", "rejected",
-        "timestamp_micros(started_at) AS started_at", "timestamp_micros(finished_at) AS finished_at",
-        "refresh", "refresh_reason", "lines_new", "folders_refolded", "folders_carried", "lines_rejudged",
+        "run_id",
+        "timestamp_micros(as_of) AS as_of",
+        "lines_read",
+        "accepted",
+        "duplicates",
+        "rejected",
+        "timestamp_micros(started_at) AS started_at",
+        "timestamp_micros(finished_at) AS finished_at",
+        "refresh",
+        "refresh_reason",
+        "lines_new",
+        "folders_refolded",
+        "folders_carried",
+        "lines_rejudged",
     )
 
 
 #: the declared column kinds as Spark types (what ``Column.cast(kind)`` gives)
-_SPARK_TYPES = {"string": T.StringType(), "long": T.LongType(), "boolean": T.BooleanType(),
-                "double": T.DoubleType(), "timestamp": T.TimestampType(),
-                "array<string>": T.ArrayType(T.StringType(), containsNull=True)}
+_SPARK_TYPES = {
+    "string": T.StringType(),
+    "long": T.LongType(),
+    "boolean": T.BooleanType(),
+    "double": T.DoubleType(),
+    "timestamp": T.TimestampType(),
+    "array<string>": T.ArrayType(T.StringType(), containsNull=True),
+}
 
 
 def conform(df: DataFrame, table: str) -> DataFrame:

@@ -25,8 +25,12 @@ def build(timeout: float = 600) -> Path | None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        subprocess.run([sys.executable, "-m", "pfscope.spark_jobs.compute.make_archive", "--dump", str(tmp)], check=True, timeout=timeout,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "pfscope.spark_jobs.compute.make_archive", "--dump", str(tmp)],
+            check=True,
+            timeout=timeout,
+            stdout=subprocess.DEVNULL,
+        )
         if not tmp.is_file() or tmp.stat().st_size == 0:
             raise RuntimeError(f"the JVM wrote no class archive to {tmp}")
         os.replace(tmp, path)
@@ -46,13 +50,21 @@ def _dump(tmp: str) -> None:
     from pfscope.spark_jobs.simulator import simulate_to_folder
 
     options = session_settings("local[2]", input_bytes=1 << 20)["spark.driver.extraJavaOptions"]
-    spark = spark_session("local[2]", input_bytes=1 << 20, archive=False,
-                          conf={"spark.driver.extraJavaOptions": f"{options} -XX:ArchiveClassesAtExit={tmp}"})
+    spark = spark_session(
+        "local[2]",
+        input_bytes=1 << 20,
+        archive=False,
+        conf={"spark.driver.extraJavaOptions": f"{options} -XX:ArchiveClassesAtExit={tmp}"},
+    )
     with tempfile.TemporaryDirectory(prefix="pfscope-classes-") as work:
         data = Path(work) / "data"
         simulate_to_folder("worked-example", data)
-        settings = JobSettings(str(data / "topology.json"), (str(data / "events.jsonl"),), str(Path(work) / "out"),
-                               master="local[2]")
+        settings = JobSettings(
+            str(data / "topology.json"),
+            (str(data / "events.jsonl"),),
+            str(Path(work) / "out"),
+            master="local[2]",
+        )
         assert run_job(settings) == 0
         assert run_job(settings) == 0  # a refresh of nothing new: its classes too
     # the JVM writes the archive as it exits, which it does when its stdin closes: wait for it

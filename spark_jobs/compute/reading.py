@@ -63,8 +63,29 @@ PARSED_DDL = (
     "derived array<string>"
 )
 EVENT_COLUMNS = (
-    "seq", "ts", "store", "kind", "fid", "cn", "op", "item", "bytes", "msg", "type", "to", "cnset",
-    "changes", "requested", "source", "responders", "replicas", "path", "status", "sender", "sent_at", "msg_seq",
+    "seq",
+    "ts",
+    "store",
+    "kind",
+    "fid",
+    "cn",
+    "op",
+    "item",
+    "bytes",
+    "msg",
+    "type",
+    "to",
+    "cnset",
+    "changes",
+    "requested",
+    "source",
+    "responders",
+    "replicas",
+    "path",
+    "status",
+    "sender",
+    "sent_at",
+    "msg_seq",
     "derived",
 )
 
@@ -109,7 +130,8 @@ def counted_lines(spark: SparkSession, files: list[str]) -> tuple[DataFrame, dic
     how many lines each file index has (known from the file blocks' counts); each file index's source as
     the reference reader names it (a URI that matches no listed file: as Spark gives it)."""
     raw = (
-        spark.read.option("lineSep", "\n").text(files)
+        spark.read.option("lineSep", "\n")
+        .text(files)
         .select(
             "value",
             F.col("_metadata.file_path").alias("file_path"),
@@ -148,8 +170,10 @@ def source_and_line(seq: Column, sources: dict[int, str], prefix: str = "") -> l
     """A line's ``source`` and ``line`` from its ``seq`` (``make_seq``: file index, line), named
     with ``prefix`` (null when ``seq`` is)."""
     by_index = F.create_map(*[c for i, name in sources.items() for c in (F.lit(i).cast("long"), F.lit(name))])
-    return [by_index[F.shiftright(seq, 32)].alias(f"{prefix}source"),
-            seq.bitwiseAND(F.lit(0xFFFFFFFF)).alias(f"{prefix}line")]
+    return [
+        by_index[F.shiftright(seq, 32)].alias(f"{prefix}source"),
+        seq.bitwiseAND(F.lit(0xFFFFFFFF)).alias(f"{prefix}line"),
+    ]
 
 
 def _match_names(files: list[str], uris: list[str]) -> dict[str, int]:
@@ -202,19 +226,65 @@ def parsed_row(topo: Topology, seq: int, text: str | None) -> tuple[Any, ...]:
         return (seq, e.reason, text, *_NO_EVENT)
     m = ev.message
     if m is None:
-        return (seq, None, None, repr(ev.key), ev.ts, ev.store, ev.kind, ev.fid, ev.cn, ev.op, ev.item,
-                ev.bytes, ev.msg_id, None, None, None, None, None, None, None,
-                list(ev.replicas) if ev.replicas is not None else None, ev.path, ev.status, list(ev.derived))
-    return (seq, None, None, repr(ev.key), ev.ts, ev.store, ev.kind, ev.fid, ev.cn, ev.op, ev.item,
-            ev.bytes, m.msg, m.type, list(m.to), m.cnset.text(),
-            m.changes.text() if m.changes is not None else None,
-            m.requested.text() if m.requested is not None else None, m.source,
-            list(m.responders) if m.responders is not None else None, None, None, None, list(m.derived))
+        return (
+            seq,
+            None,
+            None,
+            repr(ev.key),
+            ev.ts,
+            ev.store,
+            ev.kind,
+            ev.fid,
+            ev.cn,
+            ev.op,
+            ev.item,
+            ev.bytes,
+            ev.msg_id,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            None,
+            list(ev.replicas) if ev.replicas is not None else None,
+            ev.path,
+            ev.status,
+            list(ev.derived),
+        )
+    return (
+        seq,
+        None,
+        None,
+        repr(ev.key),
+        ev.ts,
+        ev.store,
+        ev.kind,
+        ev.fid,
+        ev.cn,
+        ev.op,
+        ev.item,
+        ev.bytes,
+        m.msg,
+        m.type,
+        list(m.to),
+        m.cnset.text(),
+        m.changes.text() if m.changes is not None else None,
+        m.requested.text() if m.requested is not None else None,
+        m.source,
+        list(m.responders) if m.responders is not None else None,
+        None,
+        None,
+        None,
+        list(m.derived),
+    )
 
 
 def parse_stage1(lines: DataFrame, topo: Topology) -> DataFrame:
     """``lines`` (seq, text) as ``PARSED_DDL`` rows, by ``parse_line`` in Python workers."""
-    return lines.select("seq", "text").mapInArrow(_parse_partitions(json.dumps(topo.to_json())), schema=PARSED_DDL)
+    return lines.select("seq", "text").mapInArrow(
+        _parse_partitions(json.dumps(topo.to_json())), schema=PARSED_DDL
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -228,9 +298,11 @@ BROADCAST_ROWS = 2_000_000
 #: every rule between lines looks within one shard: a message's sends and receives (by id), one
 #: store's changes to one folder, or one meaning (every other line). A line's meaning (``key``)
 #: names its shard, so its repeats are in it too. The length prefix keeps (store, fid) apart.
-SHARD = ("CASE WHEN kind IN ('send', 'receive') THEN concat('m', msg)"
-         " WHEN kind = 'change' THEN concat('c', length(store), ':', store, fid)"
-         " ELSE concat('k', key) END")
+SHARD = (
+    "CASE WHEN kind IN ('send', 'receive') THEN concat('m', msg)"
+    " WHEN kind = 'change' THEN concat('c', length(store), ':', store, fid)"
+    " ELSE concat('k', key) END"
+)
 
 
 def sql_text(value: str) -> str:
@@ -260,8 +332,10 @@ def judge(ok: DataFrame, partitions: int | None = None) -> DataFrame:
     # occurrence (same time, later line), which already counted the same number. Of the lines
     # holding the maximum, the first in event order is the accepted change a reject names (the
     # others come after it: its repeats, or changes not above it).
-    cn_top = ("max(CASE WHEN kind = 'change' THEN named_struct('cn', cn, 'ts', -ts, 'seq', -seq) END)"
-              " OVER (PARTITION BY h, shard ORDER BY ts, seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)")
+    cn_top = (
+        "max(CASE WHEN kind = 'change' THEN named_struct('cn', cn, 'ts', -ts, 'seq', -seq) END)"
+        " OVER (PARTITION BY h, shard ORDER BY ts, seq ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)"
+    )
     cn_down = "kind = 'change' AND cn <= cn_top.cn"
     # a first occurrence against its message: the first send of its id, in input order
     why = (
@@ -273,8 +347,10 @@ def judge(ok: DataFrame, partitions: int | None = None) -> DataFrame:
         f" WHEN kind = 'receive' AND ts < m.ts THEN {sql_text(R_BEFORE_SEND)} END"
     )
     # the line a reject names: the change it is not above, else its message's first send
-    conflict = (f"CASE WHEN why IS NULL OR why = {sql_text(R_NEVER_SENT)} THEN NULL"
-                " WHEN kind = 'change' THEN -cn_top.seq ELSE m.seq END")
+    conflict = (
+        f"CASE WHEN why IS NULL OR why = {sql_text(R_NEVER_SENT)} THEN NULL"
+        " WHEN kind = 'change' THEN -cn_top.seq ELSE m.seq END"
+    )
     # a store receives a message once: its first receive (in input order) of those that pass
     counted = f"kind = 'receive' AND {first} AND why IS NULL"
     # (named: that first receive)
@@ -285,19 +361,32 @@ def judge(ok: DataFrame, partitions: int | None = None) -> DataFrame:
         .selectExpr("*", f"{cn_top} AS cn_top")
         .selectExpr("*", f"coalesce({cn_down}, false) AS cn_down")
         .selectExpr(
-            "*", "min(seq) OVER (PARTITION BY h, shard, store, key) AS first_seq",
+            "*",
+            "min(seq) OVER (PARTITION BY h, shard, store, key) AS first_seq",
             "min(CASE WHEN kind = 'send' THEN named_struct('seq', seq, 'key', key, 'ts', ts, 'rcpt', `to`) END)"
             f" OVER (PARTITION BY h, shard ORDER BY store, key {whole}) AS m",
         )
         .selectExpr("*", f"{why} AS why")
-        .selectExpr("*", f"{conflict} AS conflict", f"min(CASE WHEN {counted} THEN seq END)"
-                    f" OVER (PARTITION BY h, shard, store ORDER BY key {whole}) AS first_receive")
-        .selectExpr("*", f"CASE WHEN {twice} THEN {sql_text(R_RECEIVED_TWICE)} ELSE why END AS why2",
-                    f"CASE WHEN {twice} THEN first_receive ELSE conflict END AS conflict2")
+        .selectExpr(
+            "*",
+            f"{conflict} AS conflict",
+            f"min(CASE WHEN {counted} THEN seq END)"
+            f" OVER (PARTITION BY h, shard, store ORDER BY key {whole}) AS first_receive",
+        )
+        .selectExpr(
+            "*",
+            f"CASE WHEN {twice} THEN {sql_text(R_RECEIVED_TWICE)} ELSE why END AS why2",
+            f"CASE WHEN {twice} THEN first_receive ELSE conflict END AS conflict2",
+        )
         # the repeats of a meaning share its first occurrence's verdict (only it has one)
-        .selectExpr(*NARROW, "fid", "shard", "first_seq",
-                    "max(why2) OVER (PARTITION BY h, shard, store, key) AS why",
-                    "max(conflict2) OVER (PARTITION BY h, shard, store, key) AS conflict")
+        .selectExpr(
+            *NARROW,
+            "fid",
+            "shard",
+            "first_seq",
+            "max(why2) OVER (PARTITION BY h, shard, store, key) AS why",
+            "max(conflict2) OVER (PARTITION BY h, shard, store, key) AS conflict",
+        )
     )
 
 
@@ -321,14 +410,25 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     # rejects: stage 1's as parsed (with their text); stage 2's take their text from the lines
     # (read again), by seq (no join when there are none)
     seq = F.col("seq")
-    rejects = parsed.filter("reason IS NOT NULL").selectExpr(
-        "*", "CAST(NULL AS STRING) AS conflict_source", "CAST(NULL AS BIGINT) AS conflict_line",
-    ).select(*source_and_line(seq, sources), "reason", "text", "conflict_source", "conflict_line")
+    rejects = (
+        parsed.filter("reason IS NOT NULL")
+        .selectExpr(
+            "*",
+            "CAST(NULL AS STRING) AS conflict_source",
+            "CAST(NULL AS BIGINT) AS conflict_line",
+        )
+        .select(*source_and_line(seq, sources), "reason", "text", "conflict_source", "conflict_line")
+    )
     if stage2:
         rejected = judged.filter("why IS NOT NULL").selectExpr("seq", "why", "conflict")
-        rejects = rejects.unionByName(lines.join(_small(rejected, stage2), "seq").select(
-            *source_and_line(seq, sources), F.col("why").alias("reason"), "text",
-            *source_and_line(F.col("conflict"), sources, "conflict_")))
+        rejects = rejects.unionByName(
+            lines.join(_small(rejected, stage2), "seq").select(
+                *source_and_line(seq, sources),
+                F.col("why").alias("reason"),
+                "text",
+                *source_and_line(F.col("conflict"), sources, "conflict_"),
+            )
+        )
 
     # accepted: first occurrences not rejected; a receive takes its message's columns
     accepted = ok
@@ -339,13 +439,46 @@ def read_events(spark: SparkSession, paths: Sequence[str], topo: Topology) -> Re
     # no job of its own; ``release`` drops the parsed lines once the tables are written
     events = events_of(accepted).cache()
     accepted_n = lines_read - duplicates - n_rejects
-    return ReadResult(events, rejects, lines_read, duplicates, accepted_n, counts["last_ts"], counts["status"],
-                      [parsed, judged, events], judged, files, per_file)
+    return ReadResult(
+        events,
+        rejects,
+        lines_read,
+        duplicates,
+        accepted_n,
+        counts["last_ts"],
+        counts["status"],
+        [parsed, judged, events],
+        judged,
+        files,
+        per_file,
+    )
 
 
-MESSAGE_COLUMNS = {"fid": "fid", "type": "type", "to": "to", "cnset": "cnset", "changes": "changes",
-                    "requested": "requested", "src": "source", "responders": "responders", "derived": "derived"}
-_OWN_COLUMNS = ("seq", "ts", "store", "kind", "cn", "op", "item", "bytes", "msg", "replicas", "path", "status")
+MESSAGE_COLUMNS = {
+    "fid": "fid",
+    "type": "type",
+    "to": "to",
+    "cnset": "cnset",
+    "changes": "changes",
+    "requested": "requested",
+    "src": "source",
+    "responders": "responders",
+    "derived": "derived",
+}
+_OWN_COLUMNS = (
+    "seq",
+    "ts",
+    "store",
+    "kind",
+    "cn",
+    "op",
+    "item",
+    "bytes",
+    "msg",
+    "replicas",
+    "path",
+    "status",
+)
 
 
 def events_of(accepted: DataFrame, sends: DataFrame | None = None) -> DataFrame:
@@ -353,18 +486,39 @@ def events_of(accepted: DataFrame, sends: DataFrame | None = None) -> DataFrame:
     columns from its send, among ``accepted`` or, for a refresh, ``sends`` (events of sends read
     before)."""
     messages = accepted.filter("kind = 'send'").selectExpr(
-        "msg", "store AS sender", "ts AS sent_at", "seq AS msg_seq", *[f"`{c}` AS `m_{c}`" for c in MESSAGE_COLUMNS],
+        "msg",
+        "store AS sender",
+        "ts AS sent_at",
+        "seq AS msg_seq",
+        *[f"`{c}` AS `m_{c}`" for c in MESSAGE_COLUMNS],
     )
     if sends is not None:
-        messages = messages.unionByName(sends.selectExpr(
-            "msg", "store AS sender", "ts AS sent_at", "seq AS msg_seq",
-            *[f"`{out}` AS `m_{c}`" for c, out in MESSAGE_COLUMNS.items()]))
-    receives = accepted.filter("kind = 'receive'").join(messages, "msg").selectExpr(
-        *_OWN_COLUMNS, "sender", "sent_at", "msg_seq", *[f"`m_{c}` AS `{out}`" for c, out in MESSAGE_COLUMNS.items()],
+        messages = messages.unionByName(
+            sends.selectExpr(
+                "msg",
+                "store AS sender",
+                "ts AS sent_at",
+                "seq AS msg_seq",
+                *[f"`{out}` AS `m_{c}`" for c, out in MESSAGE_COLUMNS.items()],
+            )
+        )
+    receives = (
+        accepted.filter("kind = 'receive'")
+        .join(messages, "msg")
+        .selectExpr(
+            *_OWN_COLUMNS,
+            "sender",
+            "sent_at",
+            "msg_seq",
+            *[f"`m_{c}` AS `{out}`" for c, out in MESSAGE_COLUMNS.items()],
+        )
     )
     others = accepted.filter("kind != 'receive'").selectExpr(
-        *_OWN_COLUMNS, "CAST(NULL AS STRING) AS sender", "CAST(NULL AS BIGINT) AS sent_at",
-        "CAST(NULL AS BIGINT) AS msg_seq", *[f"`{c}` AS `{out}`" for c, out in MESSAGE_COLUMNS.items()],
+        *_OWN_COLUMNS,
+        "CAST(NULL AS STRING) AS sender",
+        "CAST(NULL AS BIGINT) AS sent_at",
+        "CAST(NULL AS BIGINT) AS msg_seq",
+        *[f"`{c}` AS `{out}`" for c, out in MESSAGE_COLUMNS.items()],
     )
     return others.unionByName(receives).selectExpr(*[f"`{c}`" for c in EVENT_COLUMNS])
 
@@ -386,5 +540,10 @@ def tally(judged: DataFrame) -> dict[str, Any]:
     ).first()
     assert row is not None
     status = sorted((s.ts, s.seq, s.store, s.status == "down") for s in row["status"])
-    return {"ok": int(row["ok"]), "duplicates": int(row["duplicates"]), "rejected": int(row["rejected"]),
-            "last_ts": row["last_ts"], "status": status}
+    return {
+        "ok": int(row["ok"]),
+        "duplicates": int(row["duplicates"]),
+        "rejected": int(row["rejected"]),
+        "last_ts": row["last_ts"],
+        "status": status,
+    }

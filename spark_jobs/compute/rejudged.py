@@ -44,8 +44,13 @@ class Rejudged:
         return any(t <= as_of for t in self.times)
 
     @classmethod
-    def of(cls, rows: Sequence[Any], run_dir: Path, files: list[str],
-           parse: Callable[[int, str], tuple[Any, ...]]) -> Rejudged:
+    def of(
+        cls,
+        rows: Sequence[Any],
+        run_dir: Path,
+        files: list[str],
+        parse: Callable[[int, str], tuple[Any, ...]],
+    ) -> Rejudged:
         """``rows``: (seq, first_seq, why, conflict, ts) of each line judged otherwise now;
         ``run_dir``: the earlier run, whose ``rejects`` hold their text; ``parse``: stage 1."""
         rows = sorted(rows, key=lambda r: r[0])
@@ -80,7 +85,9 @@ def earlier_texts(run_dir: Path, lines: set[tuple[str, int]]) -> dict[tuple[str,
     out: dict[tuple[str, int], str] = {}
     for f in files_holding(final_files(run_dir, "rejects"), {n for _, n in lines}, "line"):
         t = pq.read_table(f, columns=["source", "line", "text"])
-        for source, line, text in zip(*(t.column(c).to_pylist() for c in ("source", "line", "text")), strict=True):
+        for source, line, text in zip(
+            *(t.column(c).to_pylist() for c in ("source", "line", "text")), strict=True
+        ):
             if (source, line) in lines:
                 out[(source, line)] = text
     missing = lines - out.keys()

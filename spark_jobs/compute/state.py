@@ -153,8 +153,9 @@ def full(reason: str) -> Plan:
     return Plan(reason=reason)
 
 
-def plan_refresh(previous: Manifest | None, files: list[str], *, topology: str, as_of: int | None,
-                 force_full: bool = False) -> Plan:
+def plan_refresh(
+    previous: Manifest | None, files: list[str], *, topology: str, as_of: int | None, force_full: bool = False
+) -> Plan:
     """Whether a run over ``files`` can go on from ``previous``'s state, and what it must read.
 
     Full when: asked (``--full``); there is no usable state; the code or the topology changed;
@@ -231,8 +232,15 @@ def load_manifest(run_dir: Path) -> Manifest | None:
         return None
 
 
-def rows_where(folder: Path, column: str, values: list[Any], columns: list[str] | None = None, *,
-               files: str = "*.parquet", but: bool = False) -> Any:
+def rows_where(
+    folder: Path,
+    column: str,
+    values: list[Any],
+    columns: list[str] | None = None,
+    *,
+    files: str = "*.parquet",
+    but: bool = False,
+) -> Any:
     """The rows of one of a run's Parquet folders (a state table, a table's ``files``) whose
     ``column`` is one of ``values`` (``but``: is none of them), as a pyarrow Table of ``columns``
     (default: all), or None when the folder holds no such file. A refresh wants few rows of a
@@ -250,15 +258,20 @@ def rows_where(folder: Path, column: str, values: list[Any], columns: list[str] 
         return None
     if but:
         dataset = ds.dataset(paths, format="parquet")
-        return dataset.to_table(columns=columns, filter=~pc.field(column).isin(pa.array(values))) if values else (
-            dataset.to_table(columns=columns))
+        return (
+            dataset.to_table(columns=columns, filter=~pc.field(column).isin(pa.array(values)))
+            if values
+            else (dataset.to_table(columns=columns))
+        )
     if not values:
         return _empty(paths, columns)
     wanted = pa.array(values)
     return gather(paths, [column], lambda probe: pc.is_in(probe.column(column), value_set=wanted), columns)
 
 
-def gather(paths: list[str], probe: list[str], choose: Callable[[Any], Any], columns: list[str] | None) -> Any:
+def gather(
+    paths: list[str], probe: list[str], choose: Callable[[Any], Any], columns: list[str] | None
+) -> Any:
     """The rows ``choose`` picks (a boolean mask over a Table of the ``probe`` columns), read in
     two passes: the probe columns of every row group, then ``columns`` of the row groups that
     hold a picked row only. The state's files are in input order in row groups of about 1 MB
@@ -331,11 +344,17 @@ def earlier_lines(folder: Path, first_new: dict[str, int], columns: list[str]) -
                 keep[i] = False
                 rank = (cn, -ts, -seq)
                 if shard not in tops or rank > tops[shard][0]:
-                    tops[shard] = (rank, {"shard": shard, "ts": ts, "cn": cn, "seq": seq, "store": store, "fid": fid})
+                    tops[shard] = (
+                        rank,
+                        {"shard": shard, "ts": ts, "cn": cn, "seq": seq, "store": store, "fid": fid},
+                    )
         return pa.array(keep, pa.bool_())
 
     whole = gather(paths, probe, choose, columns)
-    made = [{**dict.fromkeys(columns), **row, "key": f"#{row['seq']}", "kind": "change", "first_seq": row["seq"]}
-            for _, row in tops.values()]
-    return pa.concat_tables([whole, pa.Table.from_pylist([{c: r[c] for c in columns} for r in made],
-                                                          schema=whole.schema)])
+    made = [
+        {**dict.fromkeys(columns), **row, "key": f"#{row['seq']}", "kind": "change", "first_seq": row["seq"]}
+        for _, row in tops.values()
+    ]
+    return pa.concat_tables(
+        [whole, pa.Table.from_pylist([{c: r[c] for c in columns} for r in made], schema=whole.schema)]
+    )

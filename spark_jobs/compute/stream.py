@@ -102,26 +102,53 @@ def event_from_row(r: Any, cn: _CNCache, messages: dict[tuple[str, str], Message
     all its addressees, folded in the same task), by (id, kind): built once each."""
     kind = r.kind
     if kind == "change":
-        return Event(ts=r.ts, seq=r.seq, store=r.observer, kind=kind, fid=r.fid, cn=int(r.cn),
-                     derived=_tuple(r.derived) or ())
+        return Event(
+            ts=r.ts,
+            seq=r.seq,
+            store=r.observer,
+            kind=kind,
+            fid=r.fid,
+            cn=int(r.cn),
+            derived=_tuple(r.derived) or (),
+        )
     if kind == "replicas":
-        return Event(ts=r.ts, seq=r.seq, store=r.event_store, kind=kind, fid=r.fid,
-                     replicas=_tuple(r.replicas))
+        return Event(
+            ts=r.ts, seq=r.seq, store=r.event_store, kind=kind, fid=r.fid, replicas=_tuple(r.replicas)
+        )
     m = None if messages is None else messages.get((r.msg, kind))
     if m is None:
         if kind == "send":
             sender, sent_at, msg_seq = r.observer, r.ts, r.seq
         else:
             sender, sent_at, msg_seq = r.sender, int(r.sent_at), int(r.msg_seq)
-        m = Message(r.msg, sender, r.type, r.fid, _tuple(r.to) or (), cn(r.cnset) or EMPTY, cn(r.changes),
-                    cn(r.requested), r.source, _tuple(r.responders), sent_at, msg_seq, _tuple(r.derived) or ())
+        m = Message(
+            r.msg,
+            sender,
+            r.type,
+            r.fid,
+            _tuple(r.to) or (),
+            cn(r.cnset) or EMPTY,
+            cn(r.changes),
+            cn(r.requested),
+            r.source,
+            _tuple(r.responders),
+            sent_at,
+            msg_seq,
+            _tuple(r.derived) or (),
+        )
         if messages is not None:
             messages[(r.msg, kind)] = m
     return Event(ts=r.ts, seq=r.seq, store=r.observer, kind=kind, fid=r.fid, message=m)
 
 
-_ARROW_TYPES = {"string": pa.string(), "long": pa.int64(), "int": pa.int32(), "boolean": pa.bool_(),
-                "double": pa.float64(), "array<string>": pa.list_(pa.string())}
+_ARROW_TYPES = {
+    "string": pa.string(),
+    "long": pa.int64(),
+    "int": pa.int32(),
+    "boolean": pa.bool_(),
+    "double": pa.float64(),
+    "array<string>": pa.list_(pa.string()),
+}
 
 
 def arrow_schema(columns: dict[str, str]) -> pa.Schema:
@@ -132,8 +159,9 @@ def arrow_schema(columns: dict[str, str]) -> pa.Schema:
 def tuples_batch(rows: Sequence[tuple[Any, ...]], schema: pa.Schema) -> pa.RecordBatch:
     """Rows as tuples (in the schema's column order) as one record batch, column by column."""
     values = list(zip(*rows, strict=True)) or [()] * len(schema)
-    return pa.RecordBatch.from_arrays([pa.array(v, type=f.type) for v, f in zip(values, schema, strict=True)],
-                                      schema=schema)
+    return pa.RecordBatch.from_arrays(
+        [pa.array(v, type=f.type) for v, f in zip(values, schema, strict=True)], schema=schema
+    )
 
 
 FOLDED_SCHEMA = arrow_schema(FOLDED_COLUMNS)
@@ -147,8 +175,10 @@ def table_batch(name: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
     n = len(rows)
     arrays: list[pa.Array] = [pa.array([name] * n, type=pa.string())]
     if name == FOLD_STATE:  # the folder in ``fid``, its state in ``row``
-        arrays += [pa.array([r["fid"] for r in rows], type=f.type) if f.name == "fid" else pa.nulls(n, type=f.type)
-                   for f in _HISTORY_SCHEMA]
+        arrays += [
+            pa.array([r["fid"] for r in rows], type=f.type) if f.name == "fid" else pa.nulls(n, type=f.type)
+            for f in _HISTORY_SCHEMA
+        ]
         arrays.append(pa.array([r["blob"] for r in rows], type=pa.string()))
     elif name == HISTORY:
         own = pa.RecordBatch.from_pylist(rows, schema=_HISTORY_SCHEMA)
@@ -157,8 +187,15 @@ def table_batch(name: str, rows: list[dict[str, Any]]) -> pa.RecordBatch:
     else:
         arrays += [pa.nulls(n, type=f.type) for f in _HISTORY_SCHEMA]
         cols = _ROW_COLUMNS[name]
-        arrays.append(pa.array([json.dumps({c: r.get(c) for c in cols}, ensure_ascii=False, separators=(",", ":"))
-                                for r in rows], type=pa.string()))
+        arrays.append(
+            pa.array(
+                [
+                    json.dumps({c: r.get(c) for c in cols}, ensure_ascii=False, separators=(",", ":"))
+                    for r in rows
+                ],
+                type=pa.string(),
+            )
+        )
     return pa.RecordBatch.from_arrays(arrays, schema=FOLDED_SCHEMA)
 
 
@@ -258,10 +295,12 @@ def load_state(text: str) -> FolderState:
     return state
 
 
-def fold_partitions(payload: str, as_of: int, flush_rows: int = 20_000,
-                    keep_state: bool = False) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def fold_partitions(
+    payload: str, as_of: int, flush_rows: int = 20_000, keep_state: bool = False
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """The ``mapInArrow`` function: sorted group rows in, folded table rows out; with
     ``keep_state``, each folder's state too (a row of ``FOLD_STATE``)."""
+
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         topo, status = organisation(payload)
         org = OrgContext(topo)
@@ -394,8 +433,9 @@ class _Partition:
             self._end_group()
         self.held += _compare(self.folder, self.owned, self.pending, self.done, self.fid)
         if self.keep_state:
-            state = FolderState(self.lists, self.finished, self.folder.responders,
-                                self.folder.processed_status_requests)
+            state = FolderState(
+                self.lists, self.finished, self.folder.responders, self.folder.processed_status_requests
+            )
             self.states.append({"fid": self.fid, "blob": dump_state(state)})
             self.held += 1
         self.fid = None
@@ -407,7 +447,9 @@ class _Partition:
         self.pending, self.states, self.held = Rows(), [], 0
 
 
-def _finish(fold: FolderFold, as_of: int, pending: Rows, folder: Rows, owned: dict[tuple[str, str], CNSet]) -> int:
+def _finish(
+    fold: FolderFold, as_of: int, pending: Rows, folder: Rows, owned: dict[tuple[str, str], CNSet]
+) -> int:
     """A group's rows: those of the held tables wait for the folder, the rest go out."""
     rows = fold.finish(as_of)
     owned[(fold.observer, fold.fid)] = fold.owned
@@ -422,7 +464,9 @@ def _finish(fold: FolderFold, as_of: int, pending: Rows, folder: Rows, owned: di
     return n
 
 
-def _compare(folder: Rows, owned: dict[tuple[str, str], CNSet], pending: Rows, done: set[str], fid: str) -> int:
+def _compare(
+    folder: Rows, owned: dict[tuple[str, str], CNSet], pending: Rows, done: set[str], fid: str
+) -> int:
     """A folder's last group is folded: its lag, should-respond and what-is-so figures, as the
     replay makes them."""
     done.add(fid)

@@ -24,7 +24,16 @@ if TYPE_CHECKING:
 
     from pfscope.spark_jobs.compute.job import JobResult, Piece
 
-SMALL_TABLES = {"stores", "store_periods", "folders", "summary", "replicas", "rejects", "backfill_entries", "responders"}
+SMALL_TABLES = {
+    "stores",
+    "store_periods",
+    "folders",
+    "summary",
+    "replicas",
+    "rejects",
+    "backfill_entries",
+    "responders",
+}
 #: tables the dashboard reads one folder at a time: written sorted by fid (see ``fold_groups``)
 #: in row groups of about 1 MB, so a reader's ``fid ==`` filter skips the rest by statistics
 FOLDER_TABLES = {"state_history", "state_table"}
@@ -107,13 +116,19 @@ def files_holding(files: list[Path], values: set[str] | set[int], column: str = 
             st = pf.metadata.row_group(g).column(col).statistics
             if st is None or not st.has_min_max or any(st.min <= v <= st.max for v in wanted):
                 groups.append(g)
-        if groups and pc.any(pc.is_in(pf.read_row_groups(groups, columns=[column]).column(column),
-                                      value_set=value_set)).as_py():
+        if (
+            groups
+            and pc.any(
+                pc.is_in(pf.read_row_groups(groups, columns=[column]).column(column), value_set=value_set)
+            ).as_py()
+        ):
             out.append(f)
     return out
 
 
-def link_final_files(previous: Path, run_dir: Path, tables: tuple[str, ...], skip: frozenset[str] = frozenset()) -> None:
+def link_final_files(
+    previous: Path, run_dir: Path, tables: tuple[str, ...], skip: frozenset[str] = frozenset()
+) -> None:
     """Keep the previous run's final files of ``tables`` in this run, but those named in
     ``skip`` (rewritten by this run): hard links where the file system has them, else copies."""
     for table in tables:
@@ -130,8 +145,12 @@ def link_final_files(previous: Path, run_dir: Path, tables: tuple[str, ...], ski
                 shutil.copy2(f, dest / f.name)
 
 
-def write_tables(result: JobResult, table_path: Callable[[str], str], pool: ThreadPoolExecutor,
-                 started: dict[str, Future[None]]) -> None:
+def write_tables(
+    result: JobResult,
+    table_path: Callable[[str], str],
+    pool: ThreadPoolExecutor,
+    started: dict[str, Future[None]],
+) -> None:
     """Write every piece, several Spark jobs at once from threads (Spark schedules concurrent
     jobs): each small table's job is mostly fixed latency (planning, task launch, commit), which
     runs side by side instead of one after the other. Two rounds: the rejects, the first fold
@@ -147,8 +166,12 @@ def write_tables(result: JobResult, table_path: Callable[[str], str], pool: Thre
     first = [p for p in result.pieces if p.table in ("rejects", FIRST_FOLD_TABLE, STATE_LINES)]
     rest = [p for p in result.pieces if all(p is not q for q in first)]
     for i, batch in enumerate((first, rest)):
-        futures = [started[p.table] if p.table == "rejects" and p.table in started
-                   else pool.submit(write_piece, p, table_path) for p in batch]
+        futures = [
+            started[p.table]
+            if p.table == "rejects" and p.table in started
+            else pool.submit(write_piece, p, table_path)
+            for p in batch
+        ]
         wait(futures)
         for f in futures:
             f.result()  # the first failure, once none is still writing

@@ -34,7 +34,14 @@ from pfscope.spark_jobs.exchange.formats import (
 )
 from pfscope.spark_jobs.exchange.identity import ReplidFileError, load_replids
 
-__all__ = ["IngestResult", "InputError", "ReplidFileError", "check_some_file_read", "ingest_records", "run_ingest"]
+__all__ = [
+    "IngestResult",
+    "InputError",
+    "ReplidFileError",
+    "check_some_file_read",
+    "ingest_records",
+    "run_ingest",
+]
 
 
 def file_records(f: str, strict: bool = False) -> Iterator[RawRecord]:
@@ -67,8 +74,9 @@ def is_break(r: RawRecord) -> bool:
     return r.problem is not None and r.problem.startswith(("unreadable file: ", "unreadable after record "))
 
 
-def _all_records(files: Sequence[str], broken: list[dict[str, Any]], strict: bool,
-                 empty: list[str]) -> Iterator[RawRecord]:
+def _all_records(
+    files: Sequence[str], broken: list[dict[str, Any]], strict: bool, empty: list[str]
+) -> Iterator[RawRecord]:
     """Every file's records; a file that breaks adds its one reject after its complete records.
     A file with no record at all (an export of a quiet server) is listed in ``empty``."""
     for f in files:
@@ -112,8 +120,13 @@ def run_ingest(
     topo = load_topology(topology) if topology else None
     broken: list[dict[str, Any]] = []
     empty: list[str] = []
-    result = ingest_records(_all_records(files, broken, strict, empty), replids=table, topology=topo,
-                            default_offset_min=default_offset_min, zone=tz)
+    result = ingest_records(
+        _all_records(files, broken, strict, empty),
+        replids=table,
+        topology=topo,
+        default_offset_min=default_offset_min,
+        zone=tz,
+    )
     check_some_file_read(broken, files)
     took = time.perf_counter() - started
     result.summary["status"] = "partial" if broken else "complete"
@@ -131,8 +144,10 @@ def check_some_file_read(broken: list[dict[str, Any]], files: Sequence[str]) -> 
     if broken and len(broken) == len(files) and not any(b["complete_records"] for b in broken):
         first = broken[0]
         more = f" (and {len(broken) - 1} more unreadable files)" if len(broken) > 1 else ""
-        raise InputError(f"{first['file']}: {first['reason'].removeprefix('unreadable file: ')}{more}; "
-                         "no file could be read, nothing written")
+        raise InputError(
+            f"{first['file']}: {first['reason'].removeprefix('unreadable file: ')}{more}; "
+            "no file could be read, nothing written"
+        )
 
 
 def _format_of(path: str) -> str:

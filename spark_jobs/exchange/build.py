@@ -93,8 +93,15 @@ def ingest_records(
     for e in errors:  # the dashboard's store page shows them by store
         e["store"] = built.own.get(e["server"], e["server"])
     rejects.extend(built.rejects)
-    summary = summarize(acc, built, errors=len(errors), duplicates=duplicates, rejected=len(rejects),
-                        default_offset_min=default_offset_min, zone=zone)
+    summary = summarize(
+        acc,
+        built,
+        errors=len(errors),
+        duplicates=duplicates,
+        rejected=len(rejects),
+        default_offset_min=default_offset_min,
+        zone=zone,
+    )
     return IngestResult(built.events, built.topology, rejects, errors, summary)
 
 
@@ -129,10 +136,17 @@ def build_events(
         for s in topology.stores.values():
             topo_by_server.setdefault(norm_server(s.server), s.name)
     servers = {p.server for ps in groups.values() for p in ps} | {
-        p.sender for ps in groups.values() for p in ps if p.sender}
+        p.sender for ps in groups.values() for p in ps if p.sender
+    }
     servers |= error_servers
-    servers |= {n for ps in groups.values() for p in ps if p.ev.server_dn
-                for n in [server_from_dn(p.ev.server_dn)] if n}
+    servers |= {
+        n
+        for ps in groups.values()
+        for p in ps
+        if p.ev.server_dn
+        for n in [server_from_dn(p.ev.server_dn)]
+        if n
+    }
     given = dict(replids or {})
     own: dict[str, str] = {}
     for server in sorted(servers):
@@ -146,7 +160,9 @@ def build_events(
         reject_parsed(p, reason)
 
     all_stores = sorted(set(own.values()) | (set(topology.stores) if topology else set()))
-    keys = {m.folder for m in msgs if m.folder is not None} | set(folders.paths) | set(folders.parents.values())
+    keys = (
+        {m.folder for m in msgs if m.folder is not None} | set(folders.paths) | set(folders.parents.values())
+    )
     fids = assign_fids(folders, (k for k in keys if k != ROOT), topology, all_stores)
     replicas: dict[str, list[str]] = {}
     for k, fid in fids.items():
@@ -200,8 +216,16 @@ def build_events(
     return Built(lines, topo_json, rejects, own, part)
 
 
-def summarize(acc: Accounting, built: Built, *, errors: int, duplicates: int, rejected: int,
-              default_offset_min: int = 0, zone: tzinfo | None = None) -> dict[str, Any]:
+def summarize(
+    acc: Accounting,
+    built: Built,
+    *,
+    errors: int,
+    duplicates: int,
+    rejected: int,
+    default_offset_min: int = 0,
+    zone: tzinfo | None = None,
+) -> dict[str, Any]:
     """The summary, in its order: the accounting of every record, then what steps 2-5 found."""
     part = built.summary
     used = part["used"]
@@ -226,7 +250,10 @@ def summarize(acc: Accounting, built: Built, *, errors: int, duplicates: int, re
         "lines": dict(acc.ignored_lines.most_common(20)),
     }
     if acc.times_without_offset:
-        how = f"in time zone {zone}" if zone is not None else \
-            f"as UTC{default_offset_min:+d} minutes (--time-offset)"
+        how = (
+            f"in time zone {zone}"
+            if zone is not None
+            else f"as UTC{default_offset_min:+d} minutes (--time-offset)"
+        )
         summary["notes"] = [f"{acc.times_without_offset} times had no UTC offset and were read {how}"]
     return summary

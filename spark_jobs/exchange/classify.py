@@ -131,9 +131,17 @@ def classify_one(raw: RawRecord, default_offset_min: int, zone: tzinfo | None = 
     eid = raw.event_id
     if eid in ERROR_IDS:
         text = record_text(raw)
-        row = {"server": server, "store": None, "ts": format_ts(ts), "event_id": eid,
-               **error_details(eid, text), "text": text, "source": raw.source, "record": raw.record,
-               "_second": ts // 1_000_000}
+        row = {
+            "server": server,
+            "store": None,
+            "ts": format_ts(ts),
+            "event_id": eid,
+            **error_details(eid, text),
+            "text": text,
+            "source": raw.source,
+            "record": raw.record,
+            "_second": ts // 1_000_000,
+        }
         return Outcome(server, error=row, **flags)
     if eid not in OUTGOING_IDS and eid not in INCOMING_IDS:
         return Outcome(server, reject=R_NOT_REPLICATION.format(eid), **flags)
@@ -228,5 +236,8 @@ def _public_store_event(provider: str, event_id: int | None) -> bool:
     low = provider.strip().lower()
     if low.startswith(PROVIDER_PREFIX):
         return True
-    return low in PROVIDER_ALIASES and event_id is not None and (
-        event_id in OUTGOING_IDS or event_id in INCOMING_IDS or event_id in ERROR_IDS)
+    return (
+        low in PROVIDER_ALIASES
+        and event_id is not None
+        and (event_id in OUTGOING_IDS or event_id in INCOMING_IDS or event_id in ERROR_IDS)
+    )

@@ -87,11 +87,22 @@ def read_csv_text(text: str, source: str, *, cut_in_character: bool = False) -> 
                 yield _csv_record(pending[0], header, col, no_message_column, source, n)
                 pending = None
             if "field larger than field limit" in str(e):  # the reader lost its place in the file
-                raise InputError(f"{source}: a field longer than {csv.field_size_limit():,} characters near line "
-                                 f"{skip + line_before + 1}, inside record {n + 1} (no event has one)") from None
+                raise InputError(
+                    f"{source}: a field longer than {csv.field_size_limit():,} characters near line "
+                    f"{skip + line_before + 1}, inside record {n + 1} (no event has one)"
+                ) from None
             n += 1
-            yield RawRecord(source, n, "csv", None, None, None, None, None,
-                            problem=f"unreadable CSV row near line {skip + line_before + 1}: {e}")
+            yield RawRecord(
+                source,
+                n,
+                "csv",
+                None,
+                None,
+                None,
+                None,
+                None,
+                problem=f"unreadable CSV row near line {skip + line_before + 1}: {e}",
+            )
             continue
         if not any(c.strip() for c in row):
             blank_after = True
@@ -110,8 +121,11 @@ def read_csv_text(text: str, source: str, *, cut_in_character: bool = False) -> 
     if pending is not None:
         row, line = pending
         if in_quotes or unterminated:  # a closing quote and half of an escaped one look alike
-            what = "inside a quoted field" if in_quotes else \
-                f"without a line break, in its field {min(len(row), fields)} of {fields}"
+            what = (
+                "inside a quoted field"
+                if in_quotes
+                else f"without a line break, in its field {min(len(row), fields)} of {fields}"
+            )
             raise InputError(f"{source}: the file ends {what}, inside record {n + 1} (line {line}; cut off?)")
         n += 1
         yield _csv_record(row, header, col, no_message_column, source, n)
@@ -121,8 +135,9 @@ def read_csv_text(text: str, source: str, *, cut_in_character: bool = False) -> 
         raise InputError(f"{source}: the file ends part-way through a character, after record {n} (cut off?)")
 
 
-def _csv_record(row: list[str], header: list[str], col: dict[str, int], no_message_column: bool,
-                source: str, n: int) -> RawRecord:
+def _csv_record(
+    row: list[str], header: list[str], col: dict[str, int], no_message_column: bool, source: str, n: int
+) -> RawRecord:
     def get(key: str) -> str | None:
         i = col.get(key)
         return row[i] if i is not None and i < len(row) else None
@@ -132,13 +147,23 @@ def _csv_record(row: list[str], header: list[str], col: dict[str, int], no_messa
     else:
         message = get("message")
     if message is not None and len(message) > MAX_DESCRIPTION:  # only with a larger csv field limit
-        return RawRecord(source, n, "csv", None, None, None, None, message[:1000] + "…", problem=too_long(len(message)))
+        return RawRecord(
+            source, n, "csv", None, None, None, None, message[:1000] + "…", problem=too_long(len(message))
+        )
     eid = (get("event_id") or "").strip()
     v = exported_uint(eid)
     event_id = v & 0xFFFF if v is not None else None
     return RawRecord(
-        source, n, "csv", (get("server") or "").strip() or None, (get("provider") or "").strip() or None,
-        event_id, (get("time") or "").strip() or None, message, None, exported_uint(get("record_id")),
+        source,
+        n,
+        "csv",
+        (get("server") or "").strip() or None,
+        (get("provider") or "").strip() or None,
+        event_id,
+        (get("time") or "").strip() or None,
+        message,
+        None,
+        exported_uint(get("record_id")),
         problem=None if v is not None else f"event ID {eid[:20]!r} is not a number",
     )
 

@@ -32,8 +32,9 @@ def _place(m: Msg) -> Key:
     return (m.sent_at, *m.order)
 
 
-def _own_changes(msgs: list[Msg], fids: dict[FolderKey, str], skip: set[int],
-                 count: Callable[[str, int, Key], None]) -> dict[int, list[tuple[str, str, int]]]:
+def _own_changes(
+    msgs: list[Msg], fids: dict[FolderKey, str], skip: set[int], count: Callable[[str, int, Key], None]
+) -> dict[int, list[tuple[str, str, int]]]:
     """The sender's own CNs each message shows it holding (changes it carries, its printed set),
     as change lines: CN by CN in increasing order per store and folder, each at the first message
     that shows it or a later one, so that CNs only increase in event order (the reader's rule).
@@ -64,8 +65,9 @@ def _own_changes(msgs: list[Msg], fids: dict[FolderKey, str], skip: set[int],
     return out
 
 
-def derive_events(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[str, list[str]],
-                  all_stores: list[str]) -> tuple[list[dict[str, Any]], list[tuple[Msg, str]], Counter[str]]:
+def derive_events(
+    msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[str, list[str]], all_stores: list[str]
+) -> tuple[list[dict[str, Any]], list[tuple[Msg, str]], Counter[str]]:
     """The event lines, in time order: derived changes, sends (with derived CN sets), receives."""
     for n, m in enumerate(msgs):
         m.order = (n,)
@@ -73,8 +75,9 @@ def derive_events(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[st
     return [line for _, line in d.lines], d.bad, d.stats
 
 
-def derive_keyed(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[str, list[str]],
-                 all_stores: list[str]) -> Derived:
+def derive_keyed(
+    msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[str, list[str]], all_stores: list[str]
+) -> Derived:
     """``derive_events`` over the messages of some folders (each folder's all: a folder's lines
     depend only on its own messages), each line keyed by its place in the whole log."""
     stats: Counter[str] = Counter()
@@ -137,8 +140,20 @@ def derive_keyed(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[str
             continue
         k = (m.sender, fid)
         for s_, f_, cn in own.get(i, ()):
-            lines.append(((*at, len(lines)), {"ts": t, "store": s_, "kind": "change", "fid": f_, "cn": cn,
-                                              "derived": ["event"], "implied_by": m.msg}))
+            lines.append(
+                (
+                    (*at, len(lines)),
+                    {
+                        "ts": t,
+                        "store": s_,
+                        "kind": "change",
+                        "fid": f_,
+                        "cn": cn,
+                        "derived": ["event"],
+                        "implied_by": m.msg,
+                    },
+                )
+            )
             held[(s_, f_)] = held[(s_, f_)].add(s_, cn)
         to, derived = tos[i]
         derived = list(derived)
@@ -150,8 +165,16 @@ def derive_keyed(msgs: list[Msg], fids: dict[FolderKey, str], replicas: dict[str
         else:
             cnset = held[k]
             derived.append("cnset")
-        line: dict[str, Any] = {"ts": t, "store": m.sender, "kind": "send", "msg": m.msg, "type": m.type,
-                                "fid": fid, "to": to, "cnset": cnset.text()}
+        line: dict[str, Any] = {
+            "ts": t,
+            "store": m.sender,
+            "kind": "send",
+            "msg": m.msg,
+            "type": m.type,
+            "fid": fid,
+            "to": to,
+            "cnset": cnset.text(),
+        }
         if m.type in ("hierarchy", "content", "backfill_response"):
             line["changes"] = (m.changes or EMPTY).text()
         if m.type == "backfill_request":

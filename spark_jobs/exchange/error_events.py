@@ -27,7 +27,10 @@ _ERR_CODE_RE = re.compile(r"\berror\s+\(?(0x[0-9A-Fa-f]+|\d+)\)?", re.I)
 _ERR_DB_RE = re.compile(r"(?:database|store)\s+[\"\u201c]([^\"\u201d]*)[\"\u201d]", re.I)
 _ERR_FOLDER_RE = re.compile(rf"\(\s*({CN})\s*\)")
 _3093_MEANINGS = (
-    ("startup status message", "5.x: the startup status messages were not sent (ReplStartupStatus disabled, KB 177251)"),
+    (
+        "startup status message",
+        "5.x: the startup status messages were not sent (ReplStartupStatus disabled, KB 177251)",
+    ),
     ("reading property", "5.x: a property of the owning-folders table could not be read"),
 )
 
@@ -44,6 +47,8 @@ def error_details(event_id: int, text: str) -> dict[str, str]:
         out["folder"] = m.group(1)
     if event_id == 3093:
         low = text.lower()
-        out["meaning"] = next((mean for key, mean in _3093_MEANINGS if key in low),
-                              "replication error; what 3093 means varies by Exchange version")
+        out["meaning"] = next(
+            (mean for key, mean in _3093_MEANINGS if key in low),
+            "replication error; what 3093 means varies by Exchange version",
+        )
     return out

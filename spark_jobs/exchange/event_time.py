@@ -9,8 +9,13 @@ from pfscope.spark_jobs.model.timeutil import US
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _LOCAL_FORMATS = (
-    "%m/%d/%Y %I:%M:%S %p", "%m/%d/%Y %I:%M %p", "%m/%d/%Y %H:%M:%S", "%d/%m/%Y %H:%M:%S",
-    "%d.%m.%Y %H:%M:%S", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S",
+    "%m/%d/%Y %I:%M:%S %p",
+    "%m/%d/%Y %I:%M %p",
+    "%m/%d/%Y %H:%M:%S",
+    "%d/%m/%Y %H:%M:%S",
+    "%d.%m.%Y %H:%M:%S",
+    "%Y-%m-%d %H:%M:%S",
+    "%Y-%m-%dT%H:%M:%S",
 )
 _FRACTION_RE = re.compile(r"(\.\d{1,6})\d*")
 # Windows times start at 1601 (FILETIME 0); pfscope writes RFC 3339 with four-digit years, and

@@ -38,8 +38,10 @@ def read_evtx(path: str) -> Iterator[RawRecord]:
     if not head.startswith(b"ElfFile\x00"):
         raise InputError(f"{path}: not a readable .evtx file (no ElfFile signature)")
     if len(head) < EVTX_HEADER:
-        raise InputError(f"{path}: not a readable .evtx file (it ends at byte {size:,}, inside its "
-                         f"{EVTX_HEADER:,}-byte file header: cut off?)")
+        raise InputError(
+            f"{path}: not a readable .evtx file (it ends at byte {size:,}, inside its "
+            f"{EVTX_HEADER:,}-byte file header: cut off?)"
+        )
     try:
         parser = PyEvtxParser(path)
     except Exception as e:
@@ -60,16 +62,26 @@ def read_evtx(path: str) -> Iterator[RawRecord]:
             chunk = fh.read(tail)
         complete, end = _complete_records(chunk)
         if complete:
-            for r in _evtx_records(PyEvtxParser(io.BytesIO(_one_chunk_file(head, chunk[:end])),
-                                                validate_checksums=False).records(), path, n, complete):
+            for r in _evtx_records(
+                PyEvtxParser(
+                    io.BytesIO(_one_chunk_file(head, chunk[:end])), validate_checksums=False
+                ).records(),
+                path,
+                n,
+                complete,
+            ):
                 n = r.record
                 salvaged += 1
                 yield r
     if tail:
-        raise InputError(f"{path}: the file ends at byte {size:,}, inside chunk {whole + 1} of {chunks}, "
-                         f"after record {n} ({salvaged} records of that chunk read; cut off?)")
-    raise InputError(f"{path}: the file ends at byte {size:,}, after chunk {whole} of the {declared} its "
-                     f"header counts, after record {n} (cut off?)")
+        raise InputError(
+            f"{path}: the file ends at byte {size:,}, inside chunk {whole + 1} of {chunks}, "
+            f"after record {n} ({salvaged} records of that chunk read; cut off?)"
+        )
+    raise InputError(
+        f"{path}: the file ends at byte {size:,}, after chunk {whole} of the {declared} its "
+        f"header counts, after record {n} (cut off?)"
+    )
 
 
 def _complete_records(chunk: bytes) -> tuple[int, int]:
@@ -96,8 +108,7 @@ def _one_chunk_file(head: bytes, chunk: bytes) -> bytes:
     return bytes(h) + chunk + bytes(EVTX_CHUNK - len(chunk))
 
 
-def _evtx_records(it: Iterator[Any], path: str, n: int = 0,
-                  limit: int | None = None) -> Iterator[RawRecord]:
+def _evtx_records(it: Iterator[Any], path: str, n: int = 0, limit: int | None = None) -> Iterator[RawRecord]:
     taken = 0
     while limit is None or taken < limit:
         try:
@@ -109,22 +120,50 @@ def _evtx_records(it: Iterator[Any], path: str, n: int = 0,
                 raise  # KeyboardInterrupt and the like; a Rust panic is one record's problem
             n += 1
             taken += 1
-            yield RawRecord(path, n, "evtx", None, None, None, None, None,
-                            problem=f"unreadable .evtx record: {str(e).splitlines()[0][:200]}")
+            yield RawRecord(
+                path,
+                n,
+                "evtx",
+                None,
+                None,
+                None,
+                None,
+                None,
+                problem=f"unreadable .evtx record: {str(e).splitlines()[0][:200]}",
+            )
             continue
         n += 1
         taken += 1
         data = DECL_RE.sub("", str(rec["data"]))
         if "<!DOCTYPE" in data or "<!ENTITY" in data:  # never parsed: no entity is expanded nor fetched
-            yield RawRecord(path, n, "evtx", None, None, None, None, None, record_id=rec.get("event_record_id"),
-                            problem="record XML not readable: it has a DOCTYPE (entity declarations), "
-                                    "which no event has")
+            yield RawRecord(
+                path,
+                n,
+                "evtx",
+                None,
+                None,
+                None,
+                None,
+                None,
+                record_id=rec.get("event_record_id"),
+                problem="record XML not readable: it has a DOCTYPE (entity declarations), which no event has",
+            )
             continue
         try:
             el = ET.fromstring(data)
         except ET.ParseError as e:
-            yield RawRecord(path, n, "evtx", None, None, None, None, None,
-                            record_id=rec.get("event_record_id"), problem=f"record XML not readable: {e}")
+            yield RawRecord(
+                path,
+                n,
+                "evtx",
+                None,
+                None,
+                None,
+                None,
+                None,
+                record_id=rec.get("event_record_id"),
+                problem=f"record XML not readable: {e}",
+            )
             continue
         r = record_from_event_element(el, path, n, "evtx")
         if r.record_id is None:

@@ -59,6 +59,7 @@ __all__ = [
     "sniff",
 ]
 
+
 def sniff(path: str) -> str:
     """A file's format by extension, else by its first bytes."""
     ext = os.path.splitext(path)[1].lower()

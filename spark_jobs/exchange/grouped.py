@@ -27,19 +27,43 @@ from pfscope.spark_jobs.exchange.translate import FolderKey, group_hints, group_
 #: without making an encoder for each line
 _LINE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 #: the columns of a kept record that rebuild its ``Parsed`` (``stage.parsed_from_row``)
-RECORD_COLUMNS = ["source", "record", "file_idx", "fmt", "raw_server", "provider", "event_id", "time_text",
-                  "record_id", "server", "ts", "direction", "ev", "sender"]
+RECORD_COLUMNS = [
+    "source",
+    "record",
+    "file_idx",
+    "fmt",
+    "raw_server",
+    "provider",
+    "event_id",
+    "time_text",
+    "record_id",
+    "server",
+    "ts",
+    "direction",
+    "ev",
+    "sender",
+]
 
 
 def _reject(p: Parsed, reason: str, phase: int, sort: list[int]) -> dict[str, Any]:
     raw = p.raw
-    return {"out": "reject", "phase": phase, "sort": sort, "source": raw.source, "record": raw.record,
-            "record_id": raw.record_id, "server": p.server, "event_id": raw.event_id, "time_text": raw.time_text,
-            "reason": reason}
+    return {
+        "out": "reject",
+        "phase": phase,
+        "sort": sort,
+        "source": raw.source,
+        "record": raw.record,
+        "record_id": raw.record_id,
+        "server": p.server,
+        "event_id": raw.event_id,
+        "time_text": raw.time_text,
+        "reason": reason,
+    }
 
 
-def _grouped(rows: list[dict[str, Any]], known: set[str]) -> tuple[list[int], str | None, list[Parsed],
-                                                                  list[tuple[Parsed, str]]]:
+def _grouped(
+    rows: list[dict[str, Any]], known: set[str]
+) -> tuple[list[int], str | None, list[Parsed], list[tuple[Parsed, str]]]:
     """One message key's kept records (in input order) through ``message_keys``: the group's place
     (its first record), its key and records (none when all were rejected), and the rejected."""
     ps = [parsed_from_row(r, r["source"], r["record"]) for r in rows]
@@ -65,13 +89,24 @@ class MessageGrouper:
         g, _key, kept, bad = _grouped(rows, self.known)
         unkeyed = rows[0]["msg_key"] is None  # rejected before any group is made: in input order
         for n, (p, reason) in enumerate(bad):
-            yield _reject(p, reason, 0, [rows[n]["file_idx"], p.raw.record]) if unkeyed else \
-                _reject(p, reason, 1, [*g, n])
+            yield (
+                _reject(p, reason, 0, [rows[n]["file_idx"], p.raw.record])
+                if unkeyed
+                else _reject(p, reason, 1, [*g, n])
+            )
         last = None
         for n, link in enumerate(group_links(kept)):
             if link != last:
-                yield {"out": "link", "g_file": g[0], "g_rec": g[1], "seq": n, "s": link[0], "a": link[1],
-                       "r": link[2], "b": link[3]}
+                yield {
+                    "out": "link",
+                    "g_file": g[0],
+                    "g_rec": g[1],
+                    "seq": n,
+                    "s": link[0],
+                    "a": link[1],
+                    "r": link[2],
+                    "b": link[3],
+                }
                 self.links.add(link)
             last = link
         for n, hint in enumerate(group_hints(kept)):
@@ -84,8 +119,15 @@ class MessageGrouper:
         for s, a, r, b in self.links:
             yield {"out": "linkset", "s": s, "a": a, "r": r, "b": b}
         for (server, replid, sender), first in self.hints.items():
-            yield {"out": "hint", "g_file": first[0], "g_rec": first[1], "seq": first[2], "s": server, "a": replid,
-                   "r": sender}
+            yield {
+                "out": "hint",
+                "g_file": first[0],
+                "g_rec": first[1],
+                "seq": first[2],
+                "s": server,
+                "a": replid,
+                "r": sender,
+            }
         for name in self.servers:
             yield {"out": "server", "s": name}
 
@@ -134,9 +176,17 @@ class MessageBuilder:
             self.counts[2] += m.synthesized
             m.order = (g[0], g[1], n)
             m.records = [_ref(p) for p in m.records]  # type: ignore[misc]  # shipped as plain tuples
-            yield {"out": "msg", **_folder_cols(m.folder), "sent_at": m.sent_at, "g_file": g[0], "g_rec": g[1],
-                   "seq": n, "synthesized": m.synthesized, "received": bool(m.receives),
-                   "msg": pickle.dumps(m, protocol=pickle.HIGHEST_PROTOCOL)}
+            yield {
+                "out": "msg",
+                **_folder_cols(m.folder),
+                "sent_at": m.sent_at,
+                "g_file": g[0],
+                "g_rec": g[1],
+                "seq": n,
+                "synthesized": m.synthesized,
+                "received": bool(m.receives),
+                "msg": pickle.dumps(m, protocol=pickle.HIGHEST_PROTOCOL),
+            }
         for k, path in folders.paths.items():
             if k not in self.paths or g < self.paths[k][0]:
                 self.paths[k] = (g, path)
@@ -148,9 +198,17 @@ class MessageBuilder:
         rejected = {id(p) for p, _ in bad}
         for n, p in enumerate(ps):
             if id(p) not in rejected:
-                yield {"out": "used", "source": p.raw.source, "record": p.raw.record, "server": p.server,
-                       "direction": p.direction, "text": f"0x{p.ev.type_code:X}", "g_file": g[0], "g_rec": g[1],
-                       "seq": n}
+                yield {
+                    "out": "used",
+                    "source": p.raw.source,
+                    "record": p.raw.record,
+                    "server": p.server,
+                    "direction": p.direction,
+                    "text": f"0x{p.ev.type_code:X}",
+                    "g_file": g[0],
+                    "g_rec": g[1],
+                    "seq": n,
+                }
             dn = p.ev.server_dn
             named, site = (server_from_dn(dn), site_from_dn(dn)) if dn else (None, None)
             if named and site and (named not in self.sites or [*g, n] < self.sites[named][0]):
@@ -166,12 +224,25 @@ class MessageBuilder:
         for k, (g, path) in self.paths.items():
             yield {"out": "path", **_folder_cols(k), "g_file": g[0], "g_rec": g[1], "text": path}
         for k, (g, parent) in self.parents.items():
-            yield {"out": "parent", **_folder_cols(k), **_folder_cols(parent, "p"), "g_file": g[0], "g_rec": g[1]}
+            yield {
+                "out": "parent",
+                **_folder_cols(k),
+                **_folder_cols(parent, "p"),
+                "g_file": g[0],
+                "g_rec": g[1],
+            }
         for k, stores in self.seen.items():
             for s in stores:
                 yield {"out": "seen", **_folder_cols(k), "text": s}
         for named, (first, site) in self.sites.items():
-            yield {"out": "site", "s": named, "text": site, "g_file": first[0], "g_rec": first[1], "seq": first[2]}
+            yield {
+                "out": "site",
+                "s": named,
+                "text": site,
+                "g_file": first[0],
+                "g_rec": first[1],
+                "seq": first[2],
+            }
         for server, h in self.hints.items():
             yield {"out": "version", "s": server, "flags": h}
         for k in self.folders:
@@ -195,9 +266,18 @@ class FolderDeriver:
         for m, reason in d.bad:
             refs = cast("list[tuple[Any, ...]]", m.records)  # ``_ref``'s tuples, as MessageBuilder ships them
             for j, (source, record, record_id, server, event_id, time_text) in enumerate(refs):
-                yield {"out": "reject", "phase": 3, "sort": [m.sent_at, *m.order, j], "source": source,
-                       "record": record, "record_id": record_id, "server": server, "event_id": event_id,
-                       "time_text": time_text, "reason": reason}
+                yield {
+                    "out": "reject",
+                    "phase": 3,
+                    "sort": [m.sent_at, *m.order, j],
+                    "source": source,
+                    "record": record,
+                    "record_id": record_id,
+                    "server": server,
+                    "event_id": event_id,
+                    "time_text": time_text,
+                    "reason": reason,
+                }
         for name, n in d.stats.items():
             got = self.stats.setdefault(name, [0, list(d.firsts[name])])
             got[0] += n

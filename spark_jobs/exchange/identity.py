@@ -53,14 +53,22 @@ class ReplidMap:
             self.inferred[(server, replid)] = (store, how)
             return True
         if known != store:
-            c: dict[str, object] = {"server": server, "replid": f"{replid:X}", "kept": known, "also_seen": store, "how": how}
+            c: dict[str, object] = {
+                "server": server,
+                "replid": f"{replid:X}",
+                "kept": known,
+                "also_seen": store,
+                "how": how,
+            }
             if c not in self.conflicts:
                 self.conflicts.append(c)
         return False
 
     def report(self) -> dict[str, object]:
         return {
-            "given": [{"server": s, "replid": f"{r:X}", "store": st} for (s, r), st in sorted(self.given.items())],
+            "given": [
+                {"server": s, "replid": f"{r:X}", "store": st} for (s, r), st in sorted(self.given.items())
+            ],
             "inferred": [
                 {"server": s, "replid": f"{r:X}", "store": st, "how": how}
                 for (s, r), (st, how) in sorted(self.inferred.items())
@@ -89,7 +97,9 @@ def parse_replids_csv(text: str, source: str = "--replids") -> dict[tuple[str, i
         if not server or not store:
             raise ReplidFileError(f"{source}: row {n}: server and store must not be empty")
         if any(c in store for c in " \t:;,"):
-            raise ReplidFileError(f"{source}: row {n}: store {store!r} must be a name without spaces, ':', ';' or ','")
+            raise ReplidFileError(
+                f"{source}: row {n}: store {store!r} must be a name without spaces, ':', ';' or ','"
+            )
         try:
             replid = int(replid_text[2:] if replid_text.lower().startswith("0x") else replid_text, 16)
         except ValueError:

@@ -20,14 +20,19 @@ def _norm_path(p: str) -> str:
     return p.strip().strip("\\").lower()
 
 
-def assign_fids(folders: Folders, keys: Iterable[FolderKey], topo: Topology | None,
-                stores: list[str]) -> dict[FolderKey, str]:
+def assign_fids(
+    folders: Folders, keys: Iterable[FolderKey], topo: Topology | None, stores: list[str]
+) -> dict[FolderKey, str]:
     """A folder found in the logs keeps the given topology's FID for its path; otherwise its
     FID is ``<n>-<GLOBCNT>`` with ``n`` the creating store's rank among all stores (1-based)."""
     by_path: dict[str, str] = {}
     if topo is not None:
         counts = Counter(_norm_path(f.path) for f in topo.folders.values() if f.path)
-        by_path = {_norm_path(f.path): f.fid for f in topo.folders.values() if f.path and counts[_norm_path(f.path)] == 1}
+        by_path = {
+            _norm_path(f.path): f.fid
+            for f in topo.folders.values()
+            if f.path and counts[_norm_path(f.path)] == 1
+        }
     taken = set(topo.folders) if topo is not None else set()
     taken.add(HIERARCHY_FID)
     rank = {s: i + 1 for i, s in enumerate(sorted(stores))}
@@ -79,8 +84,13 @@ def version_of(v2003: bool, v2007: bool, v55: bool) -> str:
 
 
 def build_topology(
-    topo: Topology | None, own: dict[str, str], sites: dict[str, str], versions: dict[str, str],
-    folders: Folders, fids: dict[FolderKey, str], replicas: dict[str, list[str]],
+    topo: Topology | None,
+    own: dict[str, str],
+    sites: dict[str, str],
+    versions: dict[str, str],
+    folders: Folders,
+    fids: dict[FolderKey, str],
+    replicas: dict[str, list[str]],
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The given topology completed with what the logs show; and a note of what was added."""
     base: dict[str, Any] = topo.to_json() if topo else {"sites": [], "costs": [], "stores": [], "folders": []}
@@ -95,8 +105,15 @@ def build_topology(
             base["sites"].append(site)
             added["sites"].append(site)
         version = versions.get(server, "2000")
-        base["stores"].append({"name": store, "server": server, "site": site, "version": version,
-                               "preferred_backfill_source": None})
+        base["stores"].append(
+            {
+                "name": store,
+                "server": server,
+                "site": site,
+                "version": version,
+                "preferred_backfill_source": None,
+            }
+        )
         have_stores.add(store)
         added["stores"].append({"store": store, "server": server, "site": site, "version": version})
     have_folders = {f["fid"] for f in base["folders"]}
@@ -111,8 +128,14 @@ def build_topology(
             parent = HIERARCHY_FID
         else:
             parent = fid_of.get(parent_key)
-        base["folders"].append({"fid": fid, "path": folders.paths.get(k, ""), "parent": parent,
-                                "replicas": replicas.get(fid, [])})
+        base["folders"].append(
+            {
+                "fid": fid,
+                "path": folders.paths.get(k, ""),
+                "parent": parent,
+                "replicas": replicas.get(fid, []),
+            }
+        )
         have_folders.add(fid)
         added["folders"] += 1
     known = {f["fid"] for f in base["folders"]} | {HIERARCHY_FID}

@@ -35,8 +35,9 @@ def message_key(msg_id: str, sender: str | None) -> str | None:
     return f"{sender}/{msg_id}"
 
 
-def message_keys(parsed: list[Parsed], other_servers: Iterable[str] = ()) -> tuple[
-        dict[str, list[Parsed]], list[tuple[Parsed, str]]]:
+def message_keys(
+    parsed: list[Parsed], other_servers: Iterable[str] = ()
+) -> tuple[dict[str, list[Parsed]], list[tuple[Parsed, str]]]:
     """Group events by message; SMTP ids are unique, internal (5.x, 2000) ids only per sender. The
     sender is the server of the outgoing event, else the incoming event's Server line, else the
     host of an SMTP id when that names a server the logs know."""
@@ -123,7 +124,7 @@ def build_messages(
         # the message's content in the numbering of the first print that maps entirely
         content: tuple[Any, ...] | None = None
         err: str | None = None
-        for p in ([*outs, *ins]):
+        for p in [*outs, *ins]:
             try:
                 content = _content(rmap, p, folders)
                 break
@@ -169,12 +170,23 @@ def build_messages(
             for s in {sender, *(r for r, _ in receives), *([addressed] if addressed else [])}:
                 if fk is not None:
                     folders.seen_at[fk].add(s)
-            msgs.append(Msg(
-                msg=key if len(fkeys) == 1 else f"{key}#{fk[0]}-{fk[1]:X}" if fk else key,
-                type=ev.type_name, type_code=ev.type_code, folder=fk, sender=sender, sent_at=sent_at,
-                synthesized=not outs, changes=changes, requested=requested, cnset=printed,
-                addressed=addressed, receives=receives, records=kept,
-            ))
+            msgs.append(
+                Msg(
+                    msg=key if len(fkeys) == 1 else f"{key}#{fk[0]}-{fk[1]:X}" if fk else key,
+                    type=ev.type_name,
+                    type_code=ev.type_code,
+                    folder=fk,
+                    sender=sender,
+                    sent_at=sent_at,
+                    synthesized=not outs,
+                    changes=changes,
+                    requested=requested,
+                    cnset=printed,
+                    addressed=addressed,
+                    receives=receives,
+                    records=kept,
+                )
+            )
     return msgs, bad
 
 

@@ -65,7 +65,9 @@ __all__ = [
 _HEAD_RE = re.compile(r"^an?\s+(outgoing|incoming)\s+replication\s+message\s+was\s+\w+\.?$", re.I)
 # "Type: 0x2", "Outgoing message type: 0x8" (2003), "Outgoing Message Type 0x20" (5.x: no colon)
 _TYPE_RE = re.compile(
-    r"^(?:(outgoing|incoming)\s+message\s+)?type\s*:?\s*(0x[0-9A-Fa-f]+|(?=[0-9A-Fa-f]*\d)[0-9A-Fa-f]+)\s*(\([^()]*\))?$", re.I)
+    r"^(?:(outgoing|incoming)\s+message\s+)?type\s*:?\s*(0x[0-9A-Fa-f]+|(?=[0-9A-Fa-f]*\d)[0-9A-Fa-f]+)\s*(\([^()]*\))?$",
+    re.I,
+)
 _TYPE_PLACEHOLDER_RE = re.compile(r"^(?:(?:outgoing|incoming)\s+message\s+)?type\s*:?\s*(<[^<>]*>)$", re.I)
 _MSGID_RE = re.compile(r"^message\s+id\s*:\s*(.*?)$", re.I)
 # an SMTP id with or without its angle brackets, or an internal CN; a "(note)" may follow
@@ -81,10 +83,12 @@ _RFIS_RE = re.compile(r"^rfis\s*:\s*(\d+)?$", re.I)
 # "1) FID: a, PFID: b, Offset: c" (2000+), "1: a,b,c" (5.5); either numbering with or without the labels
 _RFI_LONG_RE = re.compile(
     rf"^(\d+)\)\s*(?:fid\s*:\s*)?({CN})\s*,\s*(?:pfid\s*:\s*)?({CN})\s*,\s*(?:offset\s*:\s*)?([0-9A-Fa-fx]+)$",
-    re.I)
+    re.I,
+)
 _RFI_SHORT_RE = re.compile(
     rf"^(\d+)\s*:\s*(?:fid\s*:\s*)?({CN})\s*,\s*(?:pfid\s*:\s*)?({CN})\s*,\s*(?:offset\s*:\s*)?([0-9A-Fa-fx]+)$",
-    re.I)
+    re.I,
+)
 _MIDS_RE = re.compile(r"^message\s+ids\s*:\s*(\d+)?$", re.I)
 _MID_ENTRY_RE = re.compile(rf"^(\d+)\s*:\s*({CN})\s*,\s*({CN})$")
 _MID_DETAIL_RE = re.compile(r"^(?:-{2,}|\u2014|\u2013)\s*:")
@@ -100,14 +104,18 @@ _LABEL_RE = re.compile(
 # where a line that runs several fields together (a KB's flattened copy) is split
 _RUN_ON_RE = re.compile(
     r"\s+(?=(?:message\s+ids?\s*:|folders?(?:\(s\))?\s*:|database\s*(?::|[\"\u201c])|cn\s*m(?:in|ax)\s*:|"
-    r",?\s*cnset\b|rfis\s*:|idcn\s*deleted\s*:|server\s*:))", re.I)
+    r",?\s*cnset\b|rfis\s*:|idcn\s*deleted\s*:|server\s*:))",
+    re.I,
+)
 # the record's header, which Event Viewer's text copy, forum posts and the KBs print above the
 # description ("Event Type: Information", "Src: MSExchangeIS Public", "Date: 2010-05-19", ...):
 # it names the event, not the message, so above the description it is kept in ``ignored`` whatever
 # it holds; further down (a copy that ran the next record in) only while it carries no data
 _HEADER_RE = re.compile(
     r"^(?:event\s+(?:type|source|category|id)|log\s+name|source|src|category|task\s+category|level|keywords|"
-    r"user|computer|date|time|logged|record\s+number|opcode|type)\s*:", re.I)
+    r"user|computer|date|time|logged|record\s+number|opcode|type)\s*:",
+    re.I,
+)
 # what Windows 2003 and Exchange 2003 print under every description: never a path, a DN or a value
 # ("... see Help and Support Center at ..."; Exchange 2003's own "... click http://www.microsoft.com/contentredirect.asp.")
 _HELP_LINE_RE = re.compile(r"^for more information,? (?:see|click|visit|go to)\b", re.I)
@@ -249,8 +257,10 @@ def _parse_description(text: str) -> ReplicationEvent:
                 i += 1
             vm = _MSGID_VALUE_RE.match(value)
             if not vm:
-                raise DescriptionError(f"Message ID: {value[:60]!r} is neither an internal ID (REPLID-GLOBCNT) "
-                                       "nor an SMTP id <...@...>")
+                raise DescriptionError(
+                    f"Message ID: {value[:60]!r} is neither an internal ID (REPLID-GLOBCNT) "
+                    "nor an SMTP id <...@...>"
+                )
             msg_id = vm.group(1)
             if vm.group(2):
                 ev.ignored.append(vm.group(2))
@@ -303,28 +313,30 @@ def _parse_description(text: str) -> ReplicationEvent:
                 dn = _join_dn(dn, lines[i])
                 ev.server_dn_lines += 1
                 i += 1
-            if (end := _DN_END_RE.search(dn)) and dn[end.end():].strip() not in ("", "."):
+            if (end := _DN_END_RE.search(dn)) and dn[end.end() :].strip() not in ("", "."):
                 # a web copy ran the next record into the DN ("...PUBLIC MDB Event Type: Warning"):
                 # the DN ends at the store; what follows is read as a line of its own
-                lines.insert(i, dn[end.end():].strip())
+                lines.insert(i, dn[end.end() :].strip())
                 n = len(lines)
-                dn = dn[:end.end()]
+                dn = dn[: end.end()]
                 ev.run_on_lines += 1
-            if end and dn[end.end():].strip() == ".":
-                dn = dn[:end.end()]  # "...PUBLIC MDB." ends a sentence, not the DN
+            if end and dn[end.end() :].strip() == ".":
+                dn = dn[: end.end()]  # "...PUBLIC MDB." ends a sentence, not the DN
             ev.server_dn = dn or None
         elif (m := _DESCRIPTION_RE.match(s)) and m.group(1):
             lines[i - 1] = m.group(1)  # "Description: An incoming ..." (KB 177673): read what follows
             ev.ignored.append("Description:")
             i -= 1
             continue
-        elif _HEADER_RE.match(s) and (not _DATA_RE.search(s) or (known == 0 and type_code is None and msg_id is None)):
+        elif _HEADER_RE.match(s) and (
+            not _DATA_RE.search(s) or (known == 0 and type_code is None and msg_id is None)
+        ):
             ev.ignored.append(s)  # above the description anything goes (dates, "DC-01"); below it, no data
             continue
         else:
             parts = _RUN_ON_RE.split(s)
             if len(parts) > 1 and (_LABEL_RE.match(parts[0]) or _TYPE_RE.match(parts[0])):
-                lines[i - 1:i] = parts  # fields run together on one line: read them one by one
+                lines[i - 1 : i] = parts  # fields run together on one line: read them one by one
                 n = len(lines)
                 i -= 1
                 ev.run_on_lines += 1
@@ -332,13 +344,20 @@ def _parse_description(text: str) -> ReplicationEvent:
             unknown.append(s)
             continue
         known += 1
-    if type_code is None and not known and any(
-            _FOREIGN_LABEL_RE.match(x) or any(ord(c) > 127 and c.isalpha() for c in x) for x in lines):
-        raise DescriptionError("the description's language is not known (no 'Type:' or 'Message ID:' "
-                               "label): only English descriptions are read")
+    if (
+        type_code is None
+        and not known
+        and any(_FOREIGN_LABEL_RE.match(x) or any(ord(c) > 127 and c.isalpha() for c in x) for x in lines)
+    ):
+        raise DescriptionError(
+            "the description's language is not known (no 'Type:' or 'Message ID:' "
+            "label): only English descriptions are read"
+        )
     for line in unknown:
         if _DATA_RE.search(line):
-            raise DescriptionError(f"a line not understood carries CNs, folders or message ids: {line[:120]!r}")
+            raise DescriptionError(
+                f"a line not understood carries CNs, folders or message ids: {line[:120]!r}"
+            )
     if type_code is None:
         raise DescriptionError("no Type line")
     ev.ignored.extend(unknown)
@@ -351,7 +370,11 @@ def _parse_description(text: str) -> ReplicationEvent:
     ev.msg_id = msg_id
     if (ev.cn_min is None) != (ev.cn_max is None):
         raise DescriptionError("CN min without CN max (or the reverse)")
-    if ev.cn_min and ev.cn_max and (ev.cn_min.replid != ev.cn_max.replid or ev.cn_min.globcnt > ev.cn_max.globcnt):
+    if (
+        ev.cn_min
+        and ev.cn_max
+        and (ev.cn_min.replid != ev.cn_max.replid or ev.cn_min.globcnt > ev.cn_max.globcnt)
+    ):
         raise DescriptionError(f"CN min {ev.cn_min} and CN max {ev.cn_max} are not a range")
     return ev
 
@@ -360,12 +383,12 @@ def _database(rest: str, ev: ReplicationEvent) -> str | None:
     """``Database "SG\\Store"``, ``Database "SG\\Store".`` (2003+), ``Database: name``; a CN
     range printed on the same line (2000) is returned for the caller to read."""
     rest = rest.strip()
-    if rest[:1] in "\"\u201c":
+    if rest[:1] in '"\u201c':
         m = _DB_QUOTED_END_RE.search(rest, 1)
         if not m:
             raise DescriptionError(f"Database: no closing quote: {rest[:60]!r}")
-        ev.database = rest[1:m.start()]
-        ev.database_dot = rest[m.start() + 1:m.start() + 2] == "."
+        ev.database = rest[1 : m.start()]
+        ev.database_dot = rest[m.start() + 1 : m.start() + 2] == "."
         return m.group(1)
     m = _DB_TAIL_RE.match(rest)
     assert m is not None
@@ -400,8 +423,10 @@ def _rfis(lines: list[str], i: int, count_text: str | None, ev: ReplicationEvent
             short = rm is not None
         if not rm:
             if count_text is not None and found < int(count_text) and not _LABEL_RE.match(e):
-                raise DescriptionError(f"RFI {found + 1}: not 'n) FID: ..., PFID: ..., Offset: ...' "
-                                       f"nor 'n: fid,pfid,offset': {e[:60]!r}")
+                raise DescriptionError(
+                    f"RFI {found + 1}: not 'n) FID: ..., PFID: ..., Offset: ...' "
+                    f"nor 'n: fid,pfid,offset': {e[:60]!r}"
+                )
             break
         ev.short_rfis = ev.short_rfis or short
         i += 1
@@ -432,8 +457,10 @@ def _message_ids(lines: list[str], i: int, count_text: str | None, ev: Replicati
             i += 1
         ev.message_ids.append(MessageIdEntry(parse_cn(m.group(2)), parse_cn(m.group(3)), detail))
     if count_text is not None and int(count_text) != len(ev.message_ids):
-        raise DescriptionError(f"Message IDs: {int(count_text)} announced, {len(ev.message_ids)} listed "
-                               "(the description is cut short)")
+        raise DescriptionError(
+            f"Message IDs: {int(count_text)} announced, {len(ev.message_ids)} listed "
+            "(the description is cut short)"
+        )
     return i
 
 

@@ -18,9 +18,10 @@ R_NO_SERVER = "no server: the export has no computer column and the file name na
 R_BAD_TIME = "bad time: {}"
 R_UNRENDERED = "unrendered event: its insertion strings fit no known layout; " + RENDERED_HINT
 R_NO_TEXT = "no description"
-R_NOT_RENDERED_THERE = ("no description: the machine that exported the log lacks Exchange's message file "
-                        "(\"The description for Event ID ... cannot be found\"); export on the Exchange server: "
-                        + RENDERED_HINT)
+R_NOT_RENDERED_THERE = (
+    "no description: the machine that exported the log lacks Exchange's message file "
+    '("The description for Event ID ... cannot be found"); export on the Exchange server: ' + RENDERED_HINT
+)
 R_CONFLICTING_COPY = "another event for the same message on the same server says something else"
 R_SENDER_UNKNOWN = "internal Message ID and no Server line: the sender is unknown"
 R_SENDER_UNKNOWN_SMTP = "no outgoing event, no Server line, and the Message ID names no known server"
@@ -34,13 +35,27 @@ R_RANGE_TOO_WIDE = "CN range of {:,} own CNs is wider than " + f"{MAX_EXPANDED_C
 
 def reason_key(reason: str) -> str:
     """Reasons counted in the summary: the full phrase, less details that vary record by record."""
-    for prefix in ("unreadable file", "unreadable after record", "bad time", "unreadable CSV row",
-                   "unreadable .evtx record", "record XML not readable",
-                   "event ID", "description: not", "description: RFI", "description: CNSET", "description: IDCN",
-                   "description: a line not understood", "description: a template", "description: Message IDs:",
-                   "description: Message ID:",
-                   "description: Folder", "description: Database", "description: CN range",
-                   "description: number out of range"):
+    for prefix in (
+        "unreadable file",
+        "unreadable after record",
+        "bad time",
+        "unreadable CSV row",
+        "unreadable .evtx record",
+        "record XML not readable",
+        "event ID",
+        "description: not",
+        "description: RFI",
+        "description: CNSET",
+        "description: IDCN",
+        "description: a line not understood",
+        "description: a template",
+        "description: Message IDs:",
+        "description: Message ID:",
+        "description: Folder",
+        "description: Database",
+        "description: CN range",
+        "description: number out of range",
+    ):
         if reason.startswith(prefix):
             return prefix
     return reason
@@ -57,5 +72,13 @@ def record_text(raw: RawRecord) -> str:
 
 
 def reject_row(raw: RawRecord, reason: str, server: str | None = None) -> dict[str, Any]:
-    return {"source": raw.source, "record": raw.record, "record_id": raw.record_id, "server": server or raw.server,
-            "event_id": raw.event_id, "time": raw.time_text, "reason": reason, "text": record_text(raw)}
+    return {
+        "source": raw.source,
+        "record": raw.record,
+        "record_id": raw.record_id,
+        "server": server or raw.server,
+        "event_id": raw.event_id,
+        "time": raw.time_text,
+        "reason": reason,
+        "text": record_text(raw),
+    }

@@ -31,16 +31,38 @@ from pfscope.spark_jobs.exchange.xml_splits import NotSplittable, read_split
 
 #: (name, type) of a row; types: str, int, bool, bytes, list[str]
 ROW_FIELDS: list[tuple[str, str]] = [
-    ("file_key", "str"), ("piece", "int"), ("rec", "int"), ("kind", "str"),
-    ("fmt", "str"), ("record_id", "int"), ("raw_server", "str"), ("event_id", "int"),
-    ("time_text", "str"), ("provider", "str"), ("text", "str"),
-    ("reason", "str"), ("reason_key", "str"), ("server", "str"), ("acct_server", "str"),
-    ("without_offset", "bool"), ("server_from_file", "str"),
-    ("err_json", "str"), ("err_second", "int"),
-    ("ts", "int"), ("direction", "str"), ("sender", "str"), ("msg_id", "str"),
-    ("meaning", "bytes"), ("ev", "bytes"), ("ignored", "list[str]"),
-    ("dedup_key", "str"), ("lines", "int"), ("msg_key", "str"),
-    ("count", "int"), ("broken", "str"), ("unreadable", "bool"),
+    ("file_key", "str"),
+    ("piece", "int"),
+    ("rec", "int"),
+    ("kind", "str"),
+    ("fmt", "str"),
+    ("record_id", "int"),
+    ("raw_server", "str"),
+    ("event_id", "int"),
+    ("time_text", "str"),
+    ("provider", "str"),
+    ("text", "str"),
+    ("reason", "str"),
+    ("reason_key", "str"),
+    ("server", "str"),
+    ("acct_server", "str"),
+    ("without_offset", "bool"),
+    ("server_from_file", "str"),
+    ("err_json", "str"),
+    ("err_second", "int"),
+    ("ts", "int"),
+    ("direction", "str"),
+    ("sender", "str"),
+    ("msg_id", "str"),
+    ("meaning", "bytes"),
+    ("ev", "bytes"),
+    ("ignored", "list[str]"),
+    ("dedup_key", "str"),
+    ("lines", "int"),
+    ("msg_key", "str"),
+    ("count", "int"),
+    ("broken", "str"),
+    ("unreadable", "bool"),
 ]
 FIELD_NAMES = [n for n, _ in ROW_FIELDS]
 WHOLE = -1  # ``piece`` of a task that reads its file whole
@@ -62,32 +84,64 @@ def _empty() -> dict[str, Any]:
     return dict.fromkeys(FIELD_NAMES)
 
 
-def record_row(raw: RawRecord, file_key: str, piece: int, default_offset_min: int,
-               zone: tzinfo | None) -> dict[str, Any]:
+def record_row(
+    raw: RawRecord, file_key: str, piece: int, default_offset_min: int, zone: tzinfo | None
+) -> dict[str, Any]:
     """One record, classified on its own."""
     o = classify_one(raw, default_offset_min, zone)
     row = _empty()
-    row.update(file_key=file_key, piece=piece, rec=raw.record, fmt=raw.fmt, record_id=raw.record_id,
-               raw_server=raw.server, event_id=raw.event_id, time_text=raw.time_text, provider=raw.provider,
-               text=record_text(raw), without_offset=o.without_offset, server_from_file=o.server_from_file)
+    row.update(
+        file_key=file_key,
+        piece=piece,
+        rec=raw.record,
+        fmt=raw.fmt,
+        record_id=raw.record_id,
+        raw_server=raw.server,
+        event_id=raw.event_id,
+        time_text=raw.time_text,
+        provider=raw.provider,
+        text=record_text(raw),
+        without_offset=o.without_offset,
+        server_from_file=o.server_from_file,
+    )
     if o.reject is not None:
         server = o.server or (norm_server(raw.server) if raw.server else None)
-        row.update(kind="reject", reason=o.reject, reason_key=reason_key(o.reject), server=server or raw.server,
-                   acct_server=server or "?")
+        row.update(
+            kind="reject",
+            reason=o.reject,
+            reason_key=reason_key(o.reject),
+            server=server or raw.server,
+            acct_server=server or "?",
+        )
     elif o.error is not None:
         e = dict(o.error)
-        row.update(kind="error", server=e["server"], acct_server=e["server"], err_second=e.pop("_second"),
-                   err_json=json.dumps(e, ensure_ascii=False),
-                   dedup_key=_key("E", e["server"], e["event_id"], row["err_second"], _digest(e["text"]).hex()))
+        row.update(
+            kind="error",
+            server=e["server"],
+            acct_server=e["server"],
+            err_second=e.pop("_second"),
+            err_json=json.dumps(e, ensure_ascii=False),
+            dedup_key=_key("E", e["server"], e["event_id"], row["err_second"], _digest(e["text"]).hex()),
+        )
     else:
         p = o.parsed
         assert p is not None
         ev = p.ev
-        row.update(kind="parsed", server=p.server, acct_server=p.server, ts=p.ts, direction=p.direction,
-                   sender=p.sender, msg_id=ev.msg_id, ignored=[line[:120] for line in ev.ignored],
-                   lines=len(ev.ignored), meaning=_digest(repr(ev.meaning())),
-                   dedup_key=_key("P", *o.parsed_key), msg_key=message_key(ev.msg_id, p.sender),
-                   ev=pickle.dumps(for_build(ev), protocol=pickle.HIGHEST_PROTOCOL))
+        row.update(
+            kind="parsed",
+            server=p.server,
+            acct_server=p.server,
+            ts=p.ts,
+            direction=p.direction,
+            sender=p.sender,
+            msg_id=ev.msg_id,
+            ignored=[line[:120] for line in ev.ignored],
+            lines=len(ev.ignored),
+            meaning=_digest(repr(ev.meaning())),
+            dedup_key=_key("P", *o.parsed_key),
+            msg_key=message_key(ev.msg_id, p.sender),
+            ev=pickle.dumps(for_build(ev), protocol=pickle.HIGHEST_PROTOCOL),
+        )
     return row
 
 
@@ -163,12 +217,28 @@ def _size(path: str) -> int:
 
 def raw_of(row: dict[str, Any], source: str, record: int) -> RawRecord:
     """The record's ``RawRecord`` without its text (the build steps never read it)."""
-    return RawRecord(source, record, row["fmt"], row["raw_server"], row["provider"], row["event_id"],
-                     row["time_text"], None, None, row["record_id"])
+    return RawRecord(
+        source,
+        record,
+        row["fmt"],
+        row["raw_server"],
+        row["provider"],
+        row["event_id"],
+        row["time_text"],
+        None,
+        None,
+        row["record_id"],
+    )
 
 
 def parsed_from_row(row: dict[str, Any], source: str, record: int) -> Parsed:
     """A kept ``parsed`` row as ``classify`` would have kept it (``for_build``'s event). A worker
     holds one message's or one folder's at a time: their names are not interned."""
-    return Parsed(raw_of(row, source, record), row["server"], row["ts"], row["direction"], pickle.loads(row["ev"]),
-                  sender=row["sender"])
+    return Parsed(
+        raw_of(row, source, record),
+        row["server"],
+        row["ts"],
+        row["direction"],
+        pickle.loads(row["ev"]),
+        sender=row["sender"],
+    )

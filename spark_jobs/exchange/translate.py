@@ -59,14 +59,21 @@ def group_links(ps: list[Parsed]) -> list[Link]:
 
 def group_hints(ps: list[Parsed]) -> list[Hint]:
     """Rule 3's evidence in one message: the incoming regular replication events (sender known)."""
-    return [(p.server, p.ev.cn_min.replid, p.sender) for p in ps
-            if p.direction == "in" and p.ev.type_code in (0x2, 0x4) and p.ev.cn_min and p.sender is not None]
+    return [
+        (p.server, p.ev.cn_min.replid, p.sender)
+        for p in ps
+        if p.direction == "in" and p.ev.type_code in (0x2, 0x4) and p.ev.cn_min and p.sender is not None
+    ]
 
 
 def infer_replids(groups: dict[str, list[Parsed]], own: dict[str, str], rmap: ReplidMap) -> None:
     """Fill ``rmap`` by the three rules of ``identity.py``, to a fixed point."""
-    solve_replids([k for ps in groups.values() for k in group_links(ps)],
-                  [h for ps in groups.values() for h in group_hints(ps)], own, rmap)
+    solve_replids(
+        [k for ps in groups.values() for k in group_links(ps)],
+        [h for ps in groups.values() for h in group_hints(ps)],
+        own,
+        rmap,
+    )
 
 
 def solve_replids(links: Iterable[Link], hints: Iterable[Hint], own: dict[str, str], rmap: ReplidMap) -> None:
@@ -92,7 +99,9 @@ def solve_replids(links: Iterable[Link], hints: Iterable[Hint], own: dict[str, s
     fixpoint()
     for server, replid, sender in hints:
         if sender in own:
-            rmap.infer(server, replid, own[sender], f"regular replication from {sender} carries its own changes")
+            rmap.infer(
+                server, replid, own[sender], f"regular replication from {sender} carries its own changes"
+            )
     fixpoint()
 
 
@@ -117,6 +126,7 @@ def cnset_of(rmap: ReplidMap, server: str, pairs: Iterable[CnRange]) -> CNSet:
         for first, last in ranges:  # globcnts (``lo`` and ``hi`` above are CNs)
             out = out.union(CNSet.of(origin, max(first, 1), last)) if last >= 1 else out
     return out
+
 
 def translate_folder(rmap: ReplidMap, server: str, fid: Cn) -> FolderKey:
     if fid.globcnt == ROOT_GLOBCNT:

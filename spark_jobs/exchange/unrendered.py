@@ -8,7 +8,9 @@ from pfscope.spark_jobs.exchange.values import CN_RE, FOLDER_ITEM_RE, PAIR_RE
 
 _NOT_FOUND_XP_RE = re.compile(
     r"^\s*the description for event id \(\s*\d+\s*\) in source \(.*?\) cannot be found\..*?"
-    r"the following information is part of the event:\s?(.*)$", re.I | re.S)
+    r"the following information is part of the event:\s?(.*)$",
+    re.I | re.S,
+)
 _NOT_FOUND_RE = re.compile(r"^\s*the description for event id\b.{0,80}\bcannot be found\.", re.I | re.S)
 
 
@@ -83,8 +85,11 @@ def label_insertion_strings(strings: list[str]) -> str | None:
         out.append(f"CN min: {cns[0]}, CN max: {cns[1]}")
     elif cns:
         return None
-    labels = ["CNSET: ", "CNSET(FAI): ", "IDCN deleted: "] if len(sets) == 3 else (
-        ["CNSET: ", "CNSET(FAI): "] if len(sets) == 2 else (["IDCN deleted: "] if cns else ["CNSET: "]))
+    labels = (
+        ["CNSET: ", "CNSET(FAI): ", "IDCN deleted: "]
+        if len(sets) == 3
+        else (["CNSET: ", "CNSET(FAI): "] if len(sets) == 2 else (["IDCN deleted: "] if cns else ["CNSET: "]))
+    )
     if len(sets) > len(labels):
         return None
     for label, s in zip(labels, sets, strict=False):

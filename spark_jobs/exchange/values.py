@@ -129,9 +129,20 @@ class ReplicationEvent:
     def meaning(self) -> tuple[object, ...]:
         """What the event says, without how it was laid out (first line, labels): two exports
         of one event, rendered or as bare insertion strings, mean the same."""
-        return (self.type_code, self.msg_id, self.database, tuple(self.folders), self.cn_min, self.cn_max,
-                tuple(self.cnset or ()), tuple(self.cnset_fai or ()), tuple(self.rfis),
-                tuple(self.idcn_deleted or ()), self.server_dn, tuple(self.message_ids))
+        return (
+            self.type_code,
+            self.msg_id,
+            self.database,
+            tuple(self.folders),
+            self.cn_min,
+            self.cn_max,
+            tuple(self.cnset or ()),
+            tuple(self.cnset_fai or ()),
+            tuple(self.rfis),
+            tuple(self.idcn_deleted or ()),
+            self.server_dn,
+            tuple(self.message_ids),
+        )
 
 
 _EVENT_FIELDS = ReplicationEvent.__slots__

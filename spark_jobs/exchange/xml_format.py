@@ -76,9 +76,19 @@ def record_from_event_element(ev: ET.Element, source: str, record: int, fmt: str
         strings = tuple((d.text or "") for d in data if _local(d.tag) == "Data")
     size = len(message or "") + sum(len(x) for x in strings or ())
     if size > MAX_DESCRIPTION:  # no event's: rejected, quoted in part, never parsed
-        return RawRecord(source, record, fmt, server, provider, event_id, time_text,
-                         (message or "\r\n".join(strings or ()))[:1000] + "…", None, record_id,
-                         problem=too_long(size))
+        return RawRecord(
+            source,
+            record,
+            fmt,
+            server,
+            provider,
+            event_id,
+            time_text,
+            (message or "\r\n".join(strings or ()))[:1000] + "…",
+            None,
+            record_id,
+            problem=too_long(size),
+        )
     return RawRecord(source, record, fmt, server, provider, event_id, time_text, message, strings, record_id)
 
 
@@ -112,8 +122,9 @@ def _text_pieces(fh: io.BufferedReader, utf16: str | None, bom: bool = True) -> 
                 yield good.decode("utf-16-le" if utf16 == "le" else "utf-16-be")
             else:
                 yield good.decode("utf-8")
-            raise _TextBreak(done - held + e.start, not raw or "end of data" in e.reason,
-                             "UTF-16" if utf16 else "UTF-8") from None
+            raise _TextBreak(
+                done - held + e.start, not raw or "end of data" in e.reason, "UTF-16" if utf16 else "UTF-8"
+            ) from None
         if text:
             yield text
         if not raw:
@@ -179,8 +190,10 @@ def _read_xml_pieces(pieces: Iterable[str], source: str, fmt: str) -> Iterator[R
             if blank and piece.lstrip("\ufeff").strip():
                 blank = False  # (a declaration alone is a file cut off before its first element)
                 if DECL_RE.sub("", piece, count=1).lstrip("\ufeff").lstrip().startswith("<!DOCTYPE"):
-                    raise InputError(f"{source}: a DOCTYPE, which no Windows export has: not read "
-                                     "(entity declarations are never expanded nor fetched)")
+                    raise InputError(
+                        f"{source}: a DOCTYPE, which no Windows export has: not read "
+                        "(entity declarations are never expanded nor fetched)"
+                    )
             if first:  # the declaration may not follow our root: blanked, so columns stay true
                 piece = DECL_RE.sub(lambda m: " " * len(m.group()), piece.lstrip("\ufeff"), count=1)
                 first = False
@@ -198,12 +211,18 @@ def _read_xml_pieces(pieces: Iterable[str], source: str, fmt: str) -> Iterator[R
         line, col = e.position
         col = col - len(_ROOT) if line == 1 else col
         if at_end:
-            raise InputError(f"{source}: not well-formed XML: the file ends {where()}, at line {line}, "
-                             f"column {col + 1} (cut off?)") from None
-        raise InputError(f"{source}: not well-formed XML at line {line}, column {col + 1}, {where()} "
-                         f"({ErrorString(e.code)})") from None
+            raise InputError(
+                f"{source}: not well-formed XML: the file ends {where()}, at line {line}, "
+                f"column {col + 1} (cut off?)"
+            ) from None
+        raise InputError(
+            f"{source}: not well-formed XML at line {line}, column {col + 1}, {where()} "
+            f"({ErrorString(e.code)})"
+        ) from None
     except _TextBreak as e:
         if e.at_end:
-            raise InputError(f"{source}: the file ends part-way through a character at byte {e.offset:,}, "
-                             f"{where()} (cut off?)") from None
+            raise InputError(
+                f"{source}: the file ends part-way through a character at byte {e.offset:,}, "
+                f"{where()} (cut off?)"
+            ) from None
         raise InputError(f"{source}: not {e.encoding} text at byte {e.offset:,}, {where()}") from None

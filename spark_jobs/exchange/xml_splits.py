@@ -84,7 +84,7 @@ def read_split(path: str, start: int, end: int) -> Iterator[RawRecord]:
         m = _HEAD_RE.match(raw)
         if m is None:
             raise NotSplittable("no <Event> first")
-        raw = raw[m.end() - len(b"<Event") - 1:]  # from the first <Event (the match ends one past it)
+        raw = raw[m.end() - len(b"<Event") - 1 :]  # from the first <Event (the match ends one past it)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

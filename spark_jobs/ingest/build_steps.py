@@ -53,21 +53,69 @@ from pfscope.spark_jobs.model.topology import VERSIONS, Topology
 from pfscope.spark_jobs.runtime.worker_files import KindFiles
 
 S, L, B, BIN = T.StringType(), T.LongType(), T.BooleanType(), T.BinaryType()
-_REJECT = [("phase", L), ("sort", T.ArrayType(L)), ("source", S), ("record", L), ("record_id", L),
-           ("server", S), ("event_id", L), ("time_text", S), ("reason", S)]
-GROUP_SCHEMA = T.StructType([T.StructField(n, t) for n, t in [
-    ("out", S), *_REJECT, ("g_file", L), ("g_rec", L), ("seq", L), ("s", S), ("a", L), ("r", S), ("b", L)]])
-MSG_SCHEMA = T.StructType([T.StructField(n, t) for n, t in [
-    ("out", S), *_REJECT, ("fs", S), ("fg", L), ("ps", S), ("pg", L), ("sent_at", L), ("g_file", L), ("g_rec", L),
-    ("seq", L), ("synthesized", B), ("received", B), ("msg", BIN), ("direction", S), ("text", S), ("s", S),
-    ("flags", T.ArrayType(B))]])
-DERIVED_SCHEMA = T.StructType([T.StructField(n, t) for n, t in [*_REJECT, ("out", S), ("text", S), ("seq", L)]])
+_REJECT = [
+    ("phase", L),
+    ("sort", T.ArrayType(L)),
+    ("source", S),
+    ("record", L),
+    ("record_id", L),
+    ("server", S),
+    ("event_id", L),
+    ("time_text", S),
+    ("reason", S),
+]
+GROUP_SCHEMA = T.StructType(
+    [
+        T.StructField(n, t)
+        for n, t in [
+            ("out", S),
+            *_REJECT,
+            ("g_file", L),
+            ("g_rec", L),
+            ("seq", L),
+            ("s", S),
+            ("a", L),
+            ("r", S),
+            ("b", L),
+        ]
+    ]
+)
+MSG_SCHEMA = T.StructType(
+    [
+        T.StructField(n, t)
+        for n, t in [
+            ("out", S),
+            *_REJECT,
+            ("fs", S),
+            ("fg", L),
+            ("ps", S),
+            ("pg", L),
+            ("sent_at", L),
+            ("g_file", L),
+            ("g_rec", L),
+            ("seq", L),
+            ("synthesized", B),
+            ("received", B),
+            ("msg", BIN),
+            ("direction", S),
+            ("text", S),
+            ("s", S),
+            ("flags", T.ArrayType(B)),
+        ]
+    ]
+)
+DERIVED_SCHEMA = T.StructType(
+    [T.StructField(n, t) for n, t in [*_REJECT, ("out", S), ("text", S), ("seq", L)]]
+)
 LINES_PER_PART = 200_000  # event lines per range of the final sort (about 40 MB)
 
 
-def _grouped_rows(batches: Iterator[Any], key: Callable[[dict[str, Any]], Any],
-                  each: Callable[[list[dict[str, Any]]], Iterator[dict[str, Any]]],
-                  finish: Callable[[], Iterator[dict[str, Any]]] | None = None) -> Iterator[dict[str, Any]]:
+def _grouped_rows(
+    batches: Iterator[Any],
+    key: Callable[[dict[str, Any]], Any],
+    each: Callable[[list[dict[str, Any]]], Iterator[dict[str, Any]]],
+    finish: Callable[[], Iterator[dict[str, Any]]] | None = None,
+) -> Iterator[dict[str, Any]]:
     """Over a partition sorted by ``key``: ``each``'s rows for every run of rows with one key (a
     group may span batches), then ``finish``'s rows of the whole partition."""
     group: list[dict[str, Any]] = []
@@ -104,10 +152,20 @@ class _Links:
         return map(self.distinct.__getitem__, self.ids)
 
 
-def build_on_spark(spark: SparkSession, kept: DataFrame, records: int, work: str, kept_servers: set[str],
-                   error_servers: set[str], acc: Accounting, *, replids: dict[tuple[str, int], str] | None = None,
-                   topology: Topology | None = None, per_part: int = 25_000,
-                   timings: dict[str, float] | None = None) -> SparkBuilt:
+def build_on_spark(
+    spark: SparkSession,
+    kept: DataFrame,
+    records: int,
+    work: str,
+    kept_servers: set[str],
+    error_servers: set[str],
+    acc: Accounting,
+    *,
+    replids: dict[tuple[str, int], str] | None = None,
+    topology: Topology | None = None,
+    per_part: int = 25_000,
+    timings: dict[str, float] | None = None,
+) -> SparkBuilt:
     """Steps 2 to 5 of ``build_events`` over the kept records (``kept``: ``RECORD_COLUMNS`` and
     ``msg_key``; ``records`` of them, a partition per ``per_part``; ``kept_servers``: their
     servers and senders), equal to it; ``acc`` counts the records rejected here, as it does.
@@ -127,16 +185,26 @@ def build_on_spark(spark: SparkSession, kept: DataFrame, records: int, work: str
     # share, each task's fixed cost outweighs its share of the work
     most = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
     parts = max(1, min(most, -(-records // per_part)))
-    keyed = (kept.repartition(parts, "msg_key").sortWithinPartitions("msg_key", "file_idx", "record")
-             .persist(StorageLevel.DISK_ONLY))
+    keyed = (
+        kept.repartition(parts, "msg_key")
+        .sortWithinPartitions("msg_key", "file_idx", "record")
+        .persist(StorageLevel.DISK_ONLY)
+    )
     try:
         return _built(spark, keyed, parts, work, known, error_servers, acc, replids, topology, lap)
     finally:
         keyed.unpersist()
 
 
-def _step(df: DataFrame, schema: T.StructType, key: str | tuple[str, ...], make: Callable[[], Any], path: str,
-          many: tuple[str, ...], few: tuple[str, ...]) -> tuple[DataFrame, dict[str, list[Any]]]:
+def _step(
+    df: DataFrame,
+    schema: T.StructType,
+    key: str | tuple[str, ...],
+    make: Callable[[], Any],
+    path: str,
+    many: tuple[str, ...],
+    few: tuple[str, ...],
+) -> tuple[DataFrame, dict[str, list[Any]]]:
     """``make()``'s ``group`` over each run of one ``key`` in each partition of ``df``, then its
     ``finish`` (one object per partition). Their rows of the ``many`` kinds are written by the
     workers to ``path`` by kind (``out``), uncompressed and without dictionaries (read once or
@@ -156,8 +224,9 @@ def _step(df: DataFrame, schema: T.StructType, key: str | tuple[str, ...], make:
         back: list[dict[str, Any]] = []
         task = TaskContext.get()
         assert task is not None  # a Spark task runs this
-        with KindFiles(path, row_schema, "out", f"part-{task.partitionId():05d}",
-                       compression="none", dictionary=[]) as files:
+        with KindFiles(
+            path, row_schema, "out", f"part-{task.partitionId():05d}", compression="none", dictionary=[]
+        ) as files:
             for row in _grouped_rows(batches, lambda r: tuple(r[k] for k in keys), it.group, it.finish):
                 if row["out"] in many:
                     files.add(row)
@@ -174,19 +243,30 @@ def _step(df: DataFrame, schema: T.StructType, key: str | tuple[str, ...], make:
     return df.sparkSession.read.schema(schema).parquet(path), small
 
 
-def _replids(spark: SparkSession, groups: DataFrame, small: dict[str, list[Any]], own: dict[str, str],
-             given: dict[tuple[str, int], str]) -> ReplidMap:
+def _replids(
+    spark: SparkSession,
+    groups: DataFrame,
+    small: dict[str, list[Any]],
+    own: dict[str, str],
+    given: dict[tuple[str, int], str],
+) -> ReplidMap:
     """The REPLID table, solved on the driver from every message's links and the hints."""
     rmap = ReplidMap(given=given)
     links = groups.where(F.col("out") == "link")
     distinct: list[Link] = sorted({(r["s"], r["a"], r["r"], r["b"]) for r in small["linkset"]})
     ids = array("i")
     if distinct:
-        table = spark.createDataFrame([(*k, i) for i, k in enumerate(distinct)],
-                                      "s string, a long, r string, b long, id int")
+        table = spark.createDataFrame(
+            [(*k, i) for i, k in enumerate(distinct)], "s string, a long, r string, b long, id int"
+        )
         # one task sorts the ids (4 bytes a link): no sample of the keys first, as a sort by range takes
-        got = (links.join(F.broadcast(table), ["s", "a", "r", "b"]).repartition(1)
-               .sortWithinPartitions("g_file", "g_rec", "seq").select("id").toArrow())
+        got = (
+            links.join(F.broadcast(table), ["s", "a", "r", "b"])
+            .repartition(1)
+            .sortWithinPartitions("g_file", "g_rec", "seq")
+            .select("id")
+            .toArrow()
+        )
         ids.frombytes(got.column(0).to_numpy().astype("int32").tobytes())
     firsts: dict[tuple[str, int, str], list[int]] = {}
     for h in small["hint"]:
@@ -217,11 +297,27 @@ def _folders(small: dict[str, list[Any]]) -> tuple[Folders, set[FolderKey]]:
     return folders, {(r["fs"], r["fg"]) for r in small["folder"]}
 
 
-def _built(spark: SparkSession, keyed: DataFrame, parts: int, work: str, known: set[str], error_servers: set[str],
-           acc: Accounting, replids: dict[tuple[str, int], str] | None, topology: Topology | None,
-           lap: Callable[[str], None]) -> SparkBuilt:
-    groups, small = _step(keyed, GROUP_SCHEMA, "msg_key", lambda: MessageGrouper(known), f"{work}/groups",
-                          many=("link",), few=("reject", "linkset", "hint", "server"))
+def _built(
+    spark: SparkSession,
+    keyed: DataFrame,
+    parts: int,
+    work: str,
+    known: set[str],
+    error_servers: set[str],
+    acc: Accounting,
+    replids: dict[tuple[str, int], str] | None,
+    topology: Topology | None,
+    lap: Callable[[str], None],
+) -> SparkBuilt:
+    groups, small = _step(
+        keyed,
+        GROUP_SCHEMA,
+        "msg_key",
+        lambda: MessageGrouper(known),
+        f"{work}/groups",
+        many=("link",),
+        few=("reject", "linkset", "hint", "server"),
+    )
     lap("groups")
 
     # 2. the REPLID table on the driver
@@ -236,9 +332,15 @@ def _built(spark: SparkSession, keyed: DataFrame, parts: int, work: str, known: 
     lap("replids")
 
     # 3. messages built, over the same partitions (no second shuffle); folders merged, FIDs
-    made, merged = _step(keyed, MSG_SCHEMA, "msg_key", lambda: MessageBuilder(known, rmap, own), f"{work}/messages",
-                         many=("msg", "used"),
-                         few=("reject", "path", "parent", "seen", "site", "version", "folder", "count"))
+    made, merged = _step(
+        keyed,
+        MSG_SCHEMA,
+        "msg_key",
+        lambda: MessageBuilder(known, rmap, own),
+        f"{work}/messages",
+        many=("msg", "used"),
+        few=("reject", "path", "parent", "seen", "site", "version", "folder", "count"),
+    )
     folders, keys = _folders(merged)
     all_stores = sorted(set(own.values()) | (set(topology.stores) if topology else set()))
     keys |= set(folders.paths) | set(folders.parents.values())
@@ -246,29 +348,49 @@ def _built(spark: SparkSession, keyed: DataFrame, parts: int, work: str, known: 
     replicas: dict[str, list[str]] = {}
     for k, fid in fids.items():
         given_f = topology.folders.get(fid) if topology else None
-        replicas[fid] = list(given_f.replicas) if given_f is not None else sorted(folders.seen_at.get(k, set()))
+        replicas[fid] = (
+            list(given_f.replicas) if given_f is not None else sorted(folders.seen_at.get(k, set()))
+        )
     lap("messages")
 
     # 4. derivation, folder by folder
-    by_folder = (made.where(F.col("out") == "msg").repartition(parts, "fs", "fg")
-                 .sortWithinPartitions("fs", "fg", "sent_at", "g_file", "g_rec", "seq")
-                 .select("fs", "fg", "msg"))  # all a folder's messages need in the worker
-    derived, last = _step(by_folder, DERIVED_SCHEMA, ("fs", "fg"), lambda: FolderDeriver(fids, replicas, all_stores),
-                          f"{work}/derived", many=("line",), few=("reject", "stat"))
+    by_folder = (
+        made.where(F.col("out") == "msg")
+        .repartition(parts, "fs", "fg")
+        .sortWithinPartitions("fs", "fg", "sent_at", "g_file", "g_rec", "seq")
+        .select("fs", "fg", "msg")
+    )  # all a folder's messages need in the worker
+    derived, last = _step(
+        by_folder,
+        DERIVED_SCHEMA,
+        ("fs", "fg"),
+        lambda: FolderDeriver(fids, replicas, all_stores),
+        f"{work}/derived",
+        many=("line",),
+        few=("reject", "stat"),
+    )
     lap("derive")
 
     # 5. rejects (few), accounting, statistics, topology
-    rejects = sorted(small["reject"] + merged["reject"] + last["reject"], key=lambda r: (r["phase"], r["sort"]))
+    rejects = sorted(
+        small["reject"] + merged["reject"] + last["reject"], key=lambda r: (r["phase"], r["sort"])
+    )
     rows = _rejected(rejects, acc)
     late = [(r["source"], r["record"]) for r in rejects if r["phase"] == 3]
     used = made.where(F.col("out") == "used")
     if late:
-        used = used.join(F.broadcast(spark.createDataFrame(late, "source string, record long")),
-                         ["source", "record"], "left_anti")
+        used = used.join(
+            F.broadcast(spark.createDataFrame(late, "source string, record long")),
+            ["source", "record"],
+            "left_anti",
+        )
     n_used = 0
-    for g in sorted(used.groupBy("server", "direction", "text")
-                    .agg(F.count("*").alias("n"), F.min(F.struct("g_file", "g_rec", "seq")).alias("first")).collect(),
-                    key=lambda g: tuple(g["first"])):
+    for g in sorted(
+        used.groupBy("server", "direction", "text")
+        .agg(F.count("*").alias("n"), F.min(F.struct("g_file", "g_rec", "seq")).alias("first"))
+        .collect(),
+        key=lambda g: tuple(g["first"]),
+    ):
         acc.per_server[g["server"]][f"{g['direction']} {g['text']}"] += g["n"]
         acc.per_type[g["text"]][g["direction"]] += g["n"]
         n_used += g["n"]
@@ -293,18 +415,25 @@ def _built(spark: SparkSession, keyed: DataFrame, parts: int, work: str, known: 
             f[i] |= v
     # the hints of a server's outgoing events, if it has any; else those of all its events
     versions = {s: version_of(*(f[1:4] if f[0] else f[4:7])) for s, f in flags.items()}
-    topo_json, added = build_topology(topology, own, {s: v[1] for s, v in site_of.items()}, versions, folders, fids,
-                                      replicas)
+    topo_json, added = build_topology(
+        topology, own, {s: v[1] for s, v in site_of.items()}, versions, folders, fids, replicas
+    )
     part: dict[str, Any] = {
         "used": n_used,
         "events_written": {k: v for k, v in stats.items() if k in ("send", "receive", "change")},
         "derived": {k: v for k, v in stats.items() if k not in ("send", "receive", "change")},
-        "messages": {"total": counts[0], "outgoing_without_incoming": counts[1],
-                     "incoming_without_outgoing": counts[2]},
+        "messages": {
+            "total": counts[0],
+            "outgoing_without_incoming": counts[1],
+            "incoming_without_outgoing": counts[2],
+        },
         "stores": own,
         "replids": rmap.report(),
-        "inferred": {"stores_added_to_topology": added["stores"], "sites_added": added["sites"],
-                     "folders_added": added["folders"]},
+        "inferred": {
+            "stores_added_to_topology": added["stores"],
+            "sites_added": added["sites"],
+            "folders_added": added["folders"],
+        },
     }
     assert all(v in VERSIONS for v in versions.values())
     lap("merge")
@@ -315,8 +444,15 @@ def _built(spark: SparkSession, keyed: DataFrame, parts: int, work: str, known: 
         # (converting 172,000 rows for Python cost more than writing them) nor its Python
         n = max(parts, -(-sum(part["events_written"].values()) // LINES_PER_PART))
         ranges = f"{work}/lines"
-        (derived.where(F.col("out") == "line").repartitionByRange(n, "sort").sortWithinPartitions("sort")
-         .select("text").write.mode("overwrite").option("compression", "none").text(ranges))
+        (
+            derived.where(F.col("out") == "line")
+            .repartitionByRange(n, "sort")
+            .sortWithinPartitions("sort")
+            .select("text")
+            .write.mode("overwrite")
+            .option("compression", "none")
+            .text(ranges)
+        )
         with open(path, "wb") as fh:
             for f in sorted(Path(ranges).glob("part-*")):
                 with open(f, "rb") as part_file:
@@ -334,9 +470,18 @@ def _rejected(rejects: list[Any], acc: Accounting) -> list[dict[str, Any]]:
         if (r["source"], r["record"]) in seen:
             continue
         seen.add((r["source"], r["record"]))
-        rows.append({"source": r["source"], "record": r["record"], "record_id": r["record_id"],
-                     "server": r["server"], "event_id": r["event_id"], "time": r["time_text"],
-                     "reason": r["reason"], "text": None})
+        rows.append(
+            {
+                "source": r["source"],
+                "record": r["record"],
+                "record_id": r["record_id"],
+                "server": r["server"],
+                "event_id": r["event_id"],
+                "time": r["time_text"],
+                "reason": r["reason"],
+                "text": None,
+            }
+        )
         acc.reasons[reason_key(r["reason"])] += 1
         acc.per_server[r["server"]]["rejected"] += 1
     return rows

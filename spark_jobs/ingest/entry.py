@@ -84,27 +84,53 @@ class IngestRun:
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """Ingest's flags, shared by ``pfscope ingest`` and the spark-submit entry."""
-    p.add_argument("--logs", required=True, nargs="+", help="XML, CSV or .evtx exports: files, folders or globs")
-    p.add_argument("--out", required=True, help="folder for events.jsonl, topology.json and the ingest reports")
+    p.add_argument(
+        "--logs", required=True, nargs="+", help="XML, CSV or .evtx exports: files, folders or globs"
+    )
+    p.add_argument(
+        "--out", required=True, help="folder for events.jsonl, topology.json and the ingest reports"
+    )
     p.add_argument("--replids", help="CSV server,replid,store: which store each server's REPLIDs mean")
     p.add_argument("--topology", help="topology to complete with the stores and folders found")
-    p.add_argument("--time-offset", default="+00:00",
-                   help="UTC offset of exported times that carry none (CSV exports), e.g. +01:00")
-    p.add_argument("--timezone", help="time zone of exported times that carry no offset, with its daylight "
-                                      "saving rules, e.g. Europe/Paris (instead of --time-offset)")
-    p.add_argument("--strict", action="store_true",
-                   help="stop at the first file that cannot be read whole, writing nothing (exit 2), instead "
-                        "of rejecting it and ingesting the rest (exit 3, partial)")
-    p.add_argument("--master", help="Spark master URL (default: $PFSCOPE_SPARK_MASTER, spark-submit's, else "
-                                    "local[*]); implies --engine spark")
-    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra Spark setting; implies --engine spark")
-    p.add_argument("--full", action="store_true",
-                   help="read every export again, even those an earlier run read (Spark)")
-    p.add_argument("--engine", choices=("auto", "spark", "python"), default="auto",
-                   help="spark: the Spark job (incremental); python: this process, the reference "
-                        "implementation; auto (default): Spark for exports of 32 MB or more, a folder an "
-                        "earlier Spark run wrote, or any Spark flag, else python")
+    p.add_argument(
+        "--time-offset",
+        default="+00:00",
+        help="UTC offset of exported times that carry none (CSV exports), e.g. +01:00",
+    )
+    p.add_argument(
+        "--timezone",
+        help="time zone of exported times that carry no offset, with its daylight "
+        "saving rules, e.g. Europe/Paris (instead of --time-offset)",
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop at the first file that cannot be read whole, writing nothing (exit 2), instead "
+        "of rejecting it and ingesting the rest (exit 3, partial)",
+    )
+    p.add_argument(
+        "--master",
+        help="Spark master URL (default: $PFSCOPE_SPARK_MASTER, spark-submit's, else "
+        "local[*]); implies --engine spark",
+    )
+    p.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra Spark setting; implies --engine spark",
+    )
+    p.add_argument(
+        "--full", action="store_true", help="read every export again, even those an earlier run read (Spark)"
+    )
+    p.add_argument(
+        "--engine",
+        choices=("auto", "spark", "python"),
+        default="auto",
+        help="spark: the Spark job (incremental); python: this process, the reference "
+        "implementation; auto (default): Spark for exports of 32 MB or more, a folder an "
+        "earlier Spark run wrote, or any Spark flag, else python",
+    )
     add_debug_argument(p)
 
 
@@ -132,10 +158,19 @@ def parse_offset(text: str, zone: str | None) -> int:
 
 def settings_from_flags(args: argparse.Namespace, master: str | None = None) -> IngestSettings:
     """``master``: the environment's, used when ``--master`` is not given (it does not choose Spark)."""
-    return IngestSettings(logs=tuple(args.logs), out=args.out, replids=args.replids, topology=args.topology,
-                          default_offset_min=parse_offset(args.time_offset, args.timezone), zone=args.timezone,
-                          strict=args.strict, master=args.master, conf=tuple(args.conf), full=args.full,
-                          default_master=master)
+    return IngestSettings(
+        logs=tuple(args.logs),
+        out=args.out,
+        replids=args.replids,
+        topology=args.topology,
+        default_offset_min=parse_offset(args.time_offset, args.timezone),
+        zone=args.timezone,
+        strict=args.strict,
+        master=args.master,
+        conf=tuple(args.conf),
+        full=args.full,
+        default_master=master,
+    )
 
 
 def _zone(name: str | None) -> ZoneInfo | None:
@@ -195,8 +230,15 @@ def run_ingest_spark(s: IngestSettings) -> IngestRun:
             raise
 
 
-def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[str],
-         table: dict[tuple[str, int], str] | None, topo: Any, run_id: str) -> IngestRun:
+def _run(
+    s: IngestSettings,
+    started: float,
+    zone: ZoneInfo | None,
+    files: list[str],
+    table: dict[tuple[str, int], str] | None,
+    topo: Any,
+    run_id: str,
+) -> IngestRun:
     options = {"time_offset": s.default_offset_min, "timezone": s.zone, "code": incremental.code_digest()}
     state, why = (None, "--full") if s.full else incremental.load(s.out, options)
     keys = {f: incremental.file_key(f) for f in files}
@@ -212,12 +254,17 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
 
     # a session the caller built (a notebook, the tests) is used as it is
     spark = SparkSession.getActiveSession() or spark_session(
-        master=s.master or s.default_master, app_name="pfscope-ingest", conf=session_conf(s),
-        progress=sys.stderr.isatty(), input_bytes=input_bytes(files))
+        master=s.master or s.default_master,
+        app_name="pfscope-ingest",
+        conf=session_conf(s),
+        progress=sys.stderr.isatty(),
+        input_bytes=input_bytes(files),
+    )
     timings: dict[str, float] = {"session": time.perf_counter() - started}
 
     def lap(name: str) -> None:
         timings[name] = time.perf_counter() - started - sum(timings.values())
+
     root = incremental.state_root(s.out) / "rows"
     entries: dict[str, incremental.Stored] = {}
     if new:
@@ -226,31 +273,55 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
         resplit = sorted({g["file_key"] for g in got if g["kind"] == "resplit"})
         if resplit:
             path_of = {keys[f]: f for f in new}
-            got += ks.read_exports(spark, [ReadTask(path_of[k], k) for k in resplit],
-                                   str(root / (run_id + "-whole")), s.default_offset_min, zone)
+            got += ks.read_exports(
+                spark,
+                [ReadTask(path_of[k], k) for k in resplit],
+                str(root / (run_id + "-whole")),
+                s.default_offset_min,
+                zone,
+            )
         entries = _entries(got, set(resplit), run_id)
     lap("read")
     entries |= {keys[f]: stored[keys[f]] for f in files if keys[f] in stored}
     _counts, broken, empty = _file_statuses(files, keys, entries, s.strict)
 
-    plans = [ks.FilePlan(f, keys[f], i, str(root / entries[keys[f]].dataset), entries[keys[f]].offsets)
-             for i, f in enumerate(files)]
+    plans = [
+        ks.FilePlan(f, keys[f], i, str(root / entries[keys[f]].dataset), entries[keys[f]].offsets)
+        for i, f in enumerate(files)
+    ]
     classified = ks.Classified(spark, plans)
     try:
         counted = classified.accounting()
         lap("accounting")
         acc = counted.acc
-        made = build_on_spark(spark, classified.kept(), counted.kept, str(root / (run_id + BUILD_SUFFIX)),
-                              counted.kept_servers, counted.error_servers, acc, replids=table, topology=topo,
-                              per_part=s.build_records_per_part, timings=timings)
+        made = build_on_spark(
+            spark,
+            classified.kept(),
+            counted.kept,
+            str(root / (run_id + BUILD_SUFFIX)),
+            counted.kept_servers,
+            counted.error_servers,
+            acc,
+            replids=table,
+            topology=topo,
+            per_part=s.build_records_per_part,
+            timings=timings,
+        )
         built = made.built
         lap("build")
         texts = classified.texts([(r["source"], r["record"]) for r in built.rejects])
         for r in built.rejects:
             r["text"] = texts.get((r["source"], r["record"]), r["text"])
         rejected = counted.rejected + len(built.rejects)
-        summary = summarize(acc, built, errors=counted.errors, duplicates=counted.duplicates, rejected=rejected,
-                            default_offset_min=s.default_offset_min, zone=zone)
+        summary = summarize(
+            acc,
+            built,
+            errors=counted.errors,
+            duplicates=counted.duplicates,
+            rejected=rejected,
+            default_offset_min=s.default_offset_min,
+            zone=zone,
+        )
         check_some_file_read(broken, files)
         took = time.perf_counter() - started
         summary["status"] = "partial" if broken else "complete"
@@ -259,9 +330,24 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
         summary["formats"] = {f: sniff_or_none(f) or "unknown" for f in files}
         summary["seconds"] = round(took, 3)
         summary["records_per_second"] = round(summary["records_read"] / max(took, 1e-9))
-        _write(s.out, built, made.write_events, summary, classified, options,
-               [{"file_key": keys[f], "source": f, "dataset": entries[keys[f]].dataset,
-                 "offsets": entries[keys[f]].offsets, "status": entries[keys[f]].status} for f in files])
+        _write(
+            s.out,
+            built,
+            made.write_events,
+            summary,
+            classified,
+            options,
+            [
+                {
+                    "file_key": keys[f],
+                    "source": f,
+                    "dataset": entries[keys[f]].dataset,
+                    "offsets": entries[keys[f]].offsets,
+                    "status": entries[keys[f]].status,
+                }
+                for f in files
+            ],
+        )
         lap("write")
         repeated = classified.repeated([keys[f] for f in new]) if state is not None and new else 0
     finally:
@@ -270,8 +356,10 @@ def _run(s: IngestSettings, started: float, zone: ZoneInfo | None, files: list[s
     new_records = sum(entries[keys[f]].status["count"] for f in new)
     reused = sum(entries[keys[f]].status["count"] for f in files if keys[f] in stored)
     if state is not None:
-        mode = (f"incremental: {len(new):,} new files, {new_records - repeated:,} new records, "
-                f"{repeated:,} already read; {len(files) - len(new):,} files ({reused:,} records) not read again")
+        mode = (
+            f"incremental: {len(new):,} new files, {new_records - repeated:,} new records, "
+            f"{repeated:,} already read; {len(files) - len(new):,} files ({reused:,} records) not read again"
+        )
     else:
         mode = f"full ingest: {why}"
     return IngestRun(summary, mode, len(files) - len(new), len(new), new_records, reused, timings)
@@ -286,8 +374,12 @@ def session_conf(s: IngestSettings) -> dict[str, str]:
     from pfscope.spark_jobs.runtime.session import session_settings
 
     master = s.master or s.default_master or "local[*]"
-    conf = {"spark.driver.extraJavaOptions": session_settings(master, input_bytes=0)["spark.driver.extraJavaOptions"],
-            "spark.driver.memory": DRIVER_MEMORY}
+    conf = {
+        "spark.driver.extraJavaOptions": session_settings(master, input_bytes=0)[
+            "spark.driver.extraJavaOptions"
+        ],
+        "spark.driver.memory": DRIVER_MEMORY,
+    }
     return conf | parse_conf(list(s.conf))
 
 
@@ -311,8 +403,9 @@ def _entries(got: list[dict[str, Any]], resplit: set[str], run_id: str) -> dict[
     return out
 
 
-def _file_statuses(files: list[str], keys: dict[str, str], entries: dict[str, incremental.Stored],
-                   strict: bool) -> tuple[dict[str, int], list[dict[str, Any]], list[str]]:
+def _file_statuses(
+    files: list[str], keys: dict[str, str], entries: dict[str, incremental.Stored], strict: bool
+) -> tuple[dict[str, int], list[dict[str, Any]], list[str]]:
     broken: list[dict[str, Any]] = []
     empty: list[str] = []
     counts: dict[str, int] = {}
@@ -328,12 +421,25 @@ def _file_statuses(files: list[str], keys: dict[str, str], entries: dict[str, in
     return counts, broken, empty
 
 
-def _write(out: str, built: Any, write_events: Callable[[Path], None], summary: dict[str, Any], classified: Any,
-           options: dict[str, Any], files: list[dict[str, Any]]) -> None:
+def _write(
+    out: str,
+    built: Any,
+    write_events: Callable[[Path], None],
+    summary: dict[str, Any],
+    classified: Any,
+    options: dict[str, Any],
+    files: list[dict[str, Any]],
+) -> None:
     """The five outputs beside their place, then the state; renamed in only when all are complete."""
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
-    names = ["events.jsonl", "ingest_rejects.jsonl", "ingest_errors.jsonl", "topology.json", "ingest_summary.json"]
+    names = [
+        "events.jsonl",
+        "ingest_rejects.jsonl",
+        "ingest_errors.jsonl",
+        "topology.json",
+        "ingest_summary.json",
+    ]
     partial = {n: d / (n + ".partial") for n in names}
     state_tmp = None
     try:
@@ -347,10 +453,12 @@ def _write(out: str, built: Any, write_events: Callable[[Path], None], summary: 
                 row["store"] = built.own.get(server, server)
                 row["record"] = record
                 fh.write(_line(row))
-        partial["topology.json"].write_text(json.dumps(built.topology, indent=2, ensure_ascii=False) + "\n",
-                                            encoding="utf-8")
-        partial["ingest_summary.json"].write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n",
-                                                  encoding="utf-8")
+        partial["topology.json"].write_text(
+            json.dumps(built.topology, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        partial["ingest_summary.json"].write_text(
+            json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
         state_tmp = incremental.save_partial(out, options, files)
     except BaseException:
         for tmp in [*partial.values(), *([state_tmp] if state_tmp else [])]:
@@ -372,20 +480,26 @@ def report(run: IngestRun, out: str) -> int:
     if run.mode:
         print(run.mode)
     w = s["events_written"]
-    print(f"read {s['records_read']:,} records from {len(s['files'])} files in {s['seconds']:.1f} s "
-          f"({s['records_per_second']:,} records/s): {s['used']:,} used, {s['errors_kept']:,} errors kept, "
-          f"{s['duplicates']:,} duplicates, {s['rejected']:,} rejected -> {out}")
-    print(f"wrote {w.get('send', 0):,} sends, {w.get('receive', 0):,} receives, {w.get('change', 0):,} derived "
-          f"changes; {len(s['replids']['inferred'])} REPLIDs inferred, {len(s['replids']['conflicts'])} conflicts")
+    print(
+        f"read {s['records_read']:,} records from {len(s['files'])} files in {s['seconds']:.1f} s "
+        f"({s['records_per_second']:,} records/s): {s['used']:,} used, {s['errors_kept']:,} errors kept, "
+        f"{s['duplicates']:,} duplicates, {s['rejected']:,} rejected -> {out}"
+    )
+    print(
+        f"wrote {w.get('send', 0):,} sends, {w.get('receive', 0):,} receives, {w.get('change', 0):,} derived "
+        f"changes; {len(s['replids']['inferred'])} REPLIDs inferred, {len(s['replids']['conflicts'])} conflicts"
+    )
     for reason, n in s["reject_reasons"].items():
         print(f"  rejected {n:,}: {reason}")
     if s["rejected"] and any("unrendered" in r for r in s["reject_reasons"]):
         print("  some events carry no description: see docs/ingest.md, 'Export the events'")
     broken = s["files_broken"]
     if broken:
-        print(f"pfscope ingest: partial: {len(broken)} of {len(s['files'])} files could not be read whole; "
-              f"their complete records and every other file were ingested (ingest_rejects.jsonl):",
-              file=sys.stderr)
+        print(
+            f"pfscope ingest: partial: {len(broken)} of {len(s['files'])} files could not be read whole; "
+            f"their complete records and every other file were ingested (ingest_rejects.jsonl):",
+            file=sys.stderr,
+        )
         for b in broken:
             print(f"  {b['file']}: {b['reason']}", file=sys.stderr)
         return ExitStatus.PARTIAL
@@ -410,8 +524,18 @@ def ingest_and_report(s: IngestSettings, engine: str = "spark") -> int:
         if choose_engine(engine, s) == "spark":
             result = run_ingest_spark(s)
         else:
-            result = IngestRun(run_ingest(s.logs, s.out, replids=s.replids, topology=s.topology, zone=s.zone,
-                                          strict=s.strict, default_offset_min=s.default_offset_min), mode="")
+            result = IngestRun(
+                run_ingest(
+                    s.logs,
+                    s.out,
+                    replids=s.replids,
+                    topology=s.topology,
+                    zone=s.zone,
+                    strict=s.strict,
+                    default_offset_min=s.default_offset_min,
+                ),
+                mode="",
+            )
     except OperatorError:
         raise
     except OSError as e:  # a share or output folder the operator can put right
@@ -424,8 +548,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="spark_jobs/ingest/entry.py", description="pfscope ingest on Spark")
     add_arguments(p)
     args = p.parse_args(argv)
-    return run_command("ingest", lambda: ingest_and_report(settings_from_flags(args)), debug=bool(args.debug),
-                       after_crash=AFTER_CRASH)
+    return run_command(
+        "ingest",
+        lambda: ingest_and_report(settings_from_flags(args)),
+        debug=bool(args.debug),
+        after_crash=AFTER_CRASH,
+    )
 
 
 if __name__ == "__main__":

@@ -103,14 +103,16 @@ def load(out: str | os.PathLike[str], options: dict[str, Any]) -> tuple[State | 
     return State(old, files), ""
 
 
-def save_partial(out: str | os.PathLike[str], options: dict[str, Any],
-                 files: list[dict[str, Any]]) -> Path:
+def save_partial(out: str | os.PathLike[str], options: dict[str, Any], files: list[dict[str, Any]]) -> Path:
     """``state.json.partial``, to be renamed in by ``commit`` once the outputs are in place."""
     root = state_root(out)
     root.mkdir(parents=True, exist_ok=True)
-    data = {"version": VERSION, "options": options,
-            "summary": digest(Path(out) / "ingest_summary.json.partial"),
-            "files": {f["file_key"]: {k: v for k, v in f.items() if k != "file_key"} for f in files}}
+    data = {
+        "version": VERSION,
+        "options": options,
+        "summary": digest(Path(out) / "ingest_summary.json.partial"),
+        "files": {f["file_key"]: {k: v for k, v in f.items() if k != "file_key"} for f in files},
+    }
     tmp = root / "state.json.partial"
     tmp.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return tmp

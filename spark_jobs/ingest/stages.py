@@ -37,23 +37,40 @@ from pfscope.spark_jobs.exchange.reasons import R_CONFLICTING_COPY
 from pfscope.spark_jobs.exchange.stage import ROW_FIELDS, WHOLE, ReadTask, task_rows
 from pfscope.spark_jobs.runtime.worker_files import KindFiles
 
-_TYPES = {"str": T.StringType(), "int": T.LongType(), "bool": T.BooleanType(), "bytes": T.BinaryType(),
-          "list[str]": T.ArrayType(T.StringType())}
+_TYPES = {
+    "str": T.StringType(),
+    "int": T.LongType(),
+    "bool": T.BooleanType(),
+    "bytes": T.BinaryType(),
+    "list[str]": T.ArrayType(T.StringType()),
+}
 ROW_SCHEMA = T.StructType([T.StructField(n, _TYPES[t]) for n, t in ROW_FIELDS])
 #: a task's status row (``stage.task_rows``'s last)
-STATUS_SCHEMA = T.StructType([f for f in ROW_SCHEMA.fields
-                              if f.name in ("file_key", "piece", "kind", "count", "broken", "unreadable", "reason")])
-TASK_SCHEMA = T.StructType([T.StructField("path", T.StringType()), T.StructField("file_key", T.StringType()),
-                            T.StructField("piece", T.LongType()), T.StructField("start", T.LongType()),
-                            T.StructField("end", T.LongType())])
+STATUS_SCHEMA = T.StructType(
+    [
+        f
+        for f in ROW_SCHEMA.fields
+        if f.name in ("file_key", "piece", "kind", "count", "broken", "unreadable", "reason")
+    ]
+)
+TASK_SCHEMA = T.StructType(
+    [
+        T.StructField("path", T.StringType()),
+        T.StructField("file_key", T.StringType()),
+        T.StructField("piece", T.LongType()),
+        T.StructField("start", T.LongType()),
+        T.StructField("end", T.LongType()),
+    ]
+)
 RECORD_KINDS = ("reject", "error", "parsed")
 _KEYS = ["file_key", "piece", "rec"]
 #: the row columns whose values hardly repeat
 UNIQUE_COLUMNS = ("text", "ev", "meaning", "dedup_key", "time_text", "record_id", "rec", "ts", "err_json")
 
 
-def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_offset_min: int,
-                 zone: tzinfo | None) -> list[dict[str, Any]]:
+def read_exports(
+    spark: SparkSession, tasks: list[ReadTask], dest: str, default_offset_min: int, zone: tzinfo | None
+) -> list[dict[str, Any]]:
     """Run ``tasks`` (one Spark task each, the largest first): each writes its records' rows to
     ``dest`` by kind (``kind_files``) and hands back its status row, which this returns."""
     import pyarrow as pa
@@ -68,8 +85,9 @@ def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_
             for t in batch.to_pylist():
                 task = ReadTask(**t)
                 status: list[dict[str, Any]] = []
-                with KindFiles(dest, row_schema, "kind", f"part-{task.file_key}-{task.piece + 1}",
-                               dictionary=dictionary) as files:
+                with KindFiles(
+                    dest, row_schema, "kind", f"part-{task.file_key}-{task.piece + 1}", dictionary=dictionary
+                ) as files:
                     for row in task_rows(task, default_offset_min, zone):
                         if row["kind"] in RECORD_KINDS:
                             files.add(row)
@@ -83,10 +101,13 @@ def read_exports(spark: SparkSession, tasks: list[ReadTask], dest: str, default_
 
     os.makedirs(dest, exist_ok=True)  # read as a dataset even if no task has a record
     ordered = sorted(tasks, key=lambda t: -(t.end - t.start))
-    rdd = spark.sparkContext.parallelize([(t.path, t.file_key, t.piece, t.start, t.end) for t in ordered],
-                                         max(1, len(ordered)))
+    rdd = spark.sparkContext.parallelize(
+        [(t.path, t.file_key, t.piece, t.start, t.end) for t in ordered], max(1, len(ordered))
+    )
     got = spark.createDataFrame(rdd, TASK_SCHEMA).mapInArrow(run, STATUS_SCHEMA).collect()
-    for left in glob.glob(os.path.join(glob.escape(dest), "*", ".*.tmp")):  # of an attempt killed while writing
+    for left in glob.glob(
+        os.path.join(glob.escape(dest), "*", ".*.tmp")
+    ):  # of an attempt killed while writing
         with contextlib.suppress(OSError):
             os.remove(left)
     return [r.asDict() for r in got]
@@ -105,8 +126,12 @@ def arrow_type(t: T.DataType) -> Any:
 
     if isinstance(t, T.ArrayType):
         return pa.list_(arrow_type(t.elementType))
-    return {T.StringType: pa.string(), T.LongType: pa.int64(), T.BooleanType: pa.bool_(),
-            T.BinaryType: pa.binary()}[type(t)]
+    return {
+        T.StringType: pa.string(),
+        T.LongType: pa.int64(),
+        T.BooleanType: pa.bool_(),
+        T.BinaryType: pa.binary(),
+    }[type(t)]
 
 
 def _read(spark: SparkSession, files: list[FilePlan]) -> DataFrame:
@@ -117,8 +142,10 @@ def _read(spark: SparkSession, files: list[FilePlan]) -> DataFrame:
     keys: dict[str, set[str]] = {}
     for f in files:
         keys.setdefault(f.dataset, set()).add(f.file_key)
-    frames = [spark.read.schema(ROW_SCHEMA).parquet(d).where(F.col("file_key").isin(*sorted(k)))
-              for d, k in sorted(keys.items())]
+    frames = [
+        spark.read.schema(ROW_SCHEMA).parquet(d).where(F.col("file_key").isin(*sorted(k)))
+        for d, k in sorted(keys.items())
+    ]
     return functools.reduce(DataFrame.unionByName, frames)
 
 
@@ -160,25 +187,43 @@ class Classified:
         self.files = files
         keys = spark.createDataFrame(
             [(f.file_key, p, off, f.file_idx, f.source) for f in files for p, off in f.offsets.items()],
-            "file_key string, piece long, offset long, file_idx long, source string")
+            "file_key string, piece long, offset long, file_idx long, source string",
+        )
         #: the share's record rows as stored (without record numbers)
         self.stored = _read(spark, files).where(F.col("kind").isin(*RECORD_KINDS))
-        self.rows = (self.stored.join(F.broadcast(keys), ["file_key", "piece"])
-                     .withColumn("record", F.col("rec") + F.col("offset")))
-        narrow = self.rows.select(*_KEYS, "record", "file_idx", "source", "kind", "server", "acct_server",
-                                  "reason_key", "without_offset", "server_from_file", "dedup_key", "meaning",
-                                  "lines", "sender")
+        self.rows = self.stored.join(F.broadcast(keys), ["file_key", "piece"]).withColumn(
+            "record", F.col("rec") + F.col("offset")
+        )
+        narrow = self.rows.select(
+            *_KEYS,
+            "record",
+            "file_idx",
+            "source",
+            "kind",
+            "server",
+            "acct_server",
+            "reason_key",
+            "without_offset",
+            "server_from_file",
+            "dedup_key",
+            "meaning",
+            "lines",
+            "sender",
+        )
         w = Window.partitionBy("dedup_key").orderBy("file_idx", "record")
         keyed = F.col("kind") != "reject"
         n = F.when(keyed, F.row_number().over(w))
         first = F.when(keyed, F.first("meaning").over(w))
-        fate = (F.when(~keyed, "reject")
-                .when(n == 1, F.when(F.col("kind") == "error", "error").otherwise("parsed"))
-                .when(F.col("kind") == "error", "error_dup")
-                .when(F.col("meaning") == first, "dup")
-                .otherwise("conflict"))
-        self.fates = narrow.withColumn("fate", fate).drop("meaning", "dedup_key").persist(
-            StorageLevel.MEMORY_AND_DISK)
+        fate = (
+            F.when(~keyed, "reject")
+            .when(n == 1, F.when(F.col("kind") == "error", "error").otherwise("parsed"))
+            .when(F.col("kind") == "error", "error_dup")
+            .when(F.col("meaning") == first, "dup")
+            .otherwise("conflict")
+        )
+        self.fates = (
+            narrow.withColumn("fate", fate).drop("meaning", "dedup_key").persist(StorageLevel.MEMORY_AND_DISK)
+        )
         #: what ``accounting`` counted: a kind none has is not queried
         self.counted: Accounted | None = None
 
@@ -196,16 +241,28 @@ class Classified:
         the description lines ignored when there are any."""
         df = self.fates
         acc = Accounting()
-        rkey = (F.when(F.col("fate") == "conflict", F.lit(R_CONFLICTING_COPY))
-                .when(F.col("fate") == "reject", F.col("reason_key")))
-        groups = (df.groupBy("source", "acct_server", "fate", rkey.alias("rkey"), "without_offset",
-                             "server_from_file")
-                  .agg(F.count("*").alias("n"), F.min(F.struct("file_idx", "record")).alias("first"),
-                       F.sum("lines").alias("lines"),
-                       F.collect_set(F.when(F.col("sender") != "", F.col("sender"))).alias("senders"))
-                  .collect())
-        what = {"reject": "rejected", "conflict": "rejected", "dup": "duplicates", "error_dup": "duplicates",
-                "error": "errors"}
+        rkey = F.when(F.col("fate") == "conflict", F.lit(R_CONFLICTING_COPY)).when(
+            F.col("fate") == "reject", F.col("reason_key")
+        )
+        groups = (
+            df.groupBy(
+                "source", "acct_server", "fate", rkey.alias("rkey"), "without_offset", "server_from_file"
+            )
+            .agg(
+                F.count("*").alias("n"),
+                F.min(F.struct("file_idx", "record")).alias("first"),
+                F.sum("lines").alias("lines"),
+                F.collect_set(F.when(F.col("sender") != "", F.col("sender"))).alias("senders"),
+            )
+            .collect()
+        )
+        what = {
+            "reject": "rejected",
+            "conflict": "rejected",
+            "dup": "duplicates",
+            "error_dup": "duplicates",
+            "error": "errors",
+        }
         totals: Counter[str] = Counter()
         reasons: dict[str, list[Any]] = {}
         lines = 0
@@ -231,30 +288,46 @@ class Classified:
             acc.reasons[k] = n
         acc.ignored_total = lines
         if lines:
-            top = (self._with("parsed")
-                   .select("file_idx", "record", F.posexplode("ignored").alias("i", "line"))
-                   .groupBy("line").agg(F.count("*").alias("n"), F.min(F.struct("file_idx", "record", "i")).alias("first"))
-                   .orderBy(F.desc("n"), "first").limit(20))
+            top = (
+                self._with("parsed")
+                .select("file_idx", "record", F.posexplode("ignored").alias("i", "line"))
+                .groupBy("line")
+                .agg(F.count("*").alias("n"), F.min(F.struct("file_idx", "record", "i")).alias("first"))
+                .orderBy(F.desc("n"), "first")
+                .limit(20)
+            )
             for row in top.collect():
                 acc.ignored_lines[row["line"]] = row["n"]
         parsed = [g for g in groups if g["fate"] == "parsed"]  # a parsed row's acct_server is its server
-        self.counted = Accounted(acc, totals["duplicates"], totals["errors"], totals["rejected"],
-                                 {g["acct_server"] for g in groups if g["fate"] == "error"},
-                                 {g["acct_server"] for g in parsed} | {s for g in parsed for s in g["senders"]})
+        self.counted = Accounted(
+            acc,
+            totals["duplicates"],
+            totals["errors"],
+            totals["rejected"],
+            {g["acct_server"] for g in groups if g["fate"] == "error"},
+            {g["acct_server"] for g in parsed} | {s for g in parsed for s in g["senders"]},
+        )
         return self.counted
 
     def kept(self) -> DataFrame:
         """The kept replication events, as the reference's ``classify`` keeps them: every parsed
         row but the duplicates and conflicting copies (an anti join); what the build steps read."""
         dropped = self.fates.where(F.col("fate").isin("dup", "conflict")).select(*_KEYS)
-        return (self.rows.where(F.col("kind") == "parsed").join(F.broadcast(dropped), _KEYS, "left_anti")
-                .select(*RECORD_COLUMNS, "msg_key"))
+        return (
+            self.rows.where(F.col("kind") == "parsed")
+            .join(F.broadcast(dropped), _KEYS, "left_anti")
+            .select(*RECORD_COLUMNS, "msg_key")
+        )
 
     def errors(self) -> Iterator[tuple[str, int, str]]:
         """(error row JSON, its record, server) of the errors kept, in input order."""
         if self.counted is not None and not self.counted.errors:
             return
-        q = self._with("error").select("err_json", "record", "server", "file_idx").orderBy("file_idx", "record")
+        q = (
+            self._with("error")
+            .select("err_json", "record", "server", "file_idx")
+            .orderBy("file_idx", "record")
+        )
         for r in q.toLocalIterator(prefetchPartitions=True):
             yield r["err_json"], r["record"], r["server"]
 
@@ -262,14 +335,34 @@ class Classified:
         """Step 1's rejects in input order, each as ``reasons.reject_row`` writes it."""
         if self.counted is not None and not self.counted.rejected:
             return
-        q = (self._with("reject", "conflict")
-             .select("source", "record", "record_id", "server", "event_id", "time_text",
-                     F.when(F.col("fate") == "conflict", F.lit(R_CONFLICTING_COPY)).otherwise(F.col("reason"))
-                     .alias("reason"), "text", "file_idx")
-             .orderBy("file_idx", "record"))
+        q = (
+            self._with("reject", "conflict")
+            .select(
+                "source",
+                "record",
+                "record_id",
+                "server",
+                "event_id",
+                "time_text",
+                F.when(F.col("fate") == "conflict", F.lit(R_CONFLICTING_COPY))
+                .otherwise(F.col("reason"))
+                .alias("reason"),
+                "text",
+                "file_idx",
+            )
+            .orderBy("file_idx", "record")
+        )
         for r in q.toLocalIterator(prefetchPartitions=True):
-            yield {"source": r["source"], "record": r["record"], "record_id": r["record_id"], "server": r["server"],
-                   "event_id": r["event_id"], "time": r["time_text"], "reason": r["reason"], "text": r["text"]}
+            yield {
+                "source": r["source"],
+                "record": r["record"],
+                "record_id": r["record_id"],
+                "server": r["server"],
+                "event_id": r["event_id"],
+                "time": r["time_text"],
+                "reason": r["reason"],
+                "text": r["text"],
+            }
 
     def repeated(self, new_keys: list[str]) -> int:
         """Records of the files in ``new_keys`` that another file already holds: the same server,
@@ -285,9 +378,12 @@ class Classified:
         if not keys:
             return {}
         k = self.spark.createDataFrame(sorted(set(keys)), "source string, record long")
-        return {(r["source"], r["record"]): r["text"]
-                for r in self.rows.join(F.broadcast(k), ["source", "record"]).select("source", "record", "text")
-                .collect()}
+        return {
+            (r["source"], r["record"]): r["text"]
+            for r in self.rows.join(F.broadcast(k), ["source", "record"])
+            .select("source", "record", "text")
+            .collect()
+        }
 
 
 __all__ = ["WHOLE", "Accounted", "Classified", "FilePlan", "read_exports"]

@@ -262,9 +262,7 @@ class CNSet:
         if self._text is None:
             parts = []
             for origin in sorted(self._by_origin):
-                rs = ",".join(
-                    str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in self._by_origin[origin]
-                )
+                rs = ",".join(str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in self._by_origin[origin])
                 parts.append(f"{origin}:{rs}")
             self._text = ";".join(parts)
         return self._text
@@ -330,9 +328,7 @@ class CNSet:
 
     def intersection(self, other: CNSet) -> CNSet:
         out = {}
-        small, big = (
-            (self, other) if len(self._by_origin) <= len(other._by_origin) else (other, self)
-        )
+        small, big = (self, other) if len(self._by_origin) <= len(other._by_origin) else (other, self)
         for origin, rs in small._by_origin.items():
             theirs = big._by_origin.get(origin)
             if theirs:

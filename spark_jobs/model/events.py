@@ -342,7 +342,18 @@ def parse_line(text: str, topo: Topology, seq: int) -> Event:
             responders = _stores(obj, "responders", topo, non_empty=False)
         ev.fid = fid
         ev.message = Message(
-            msg, store, mtype, fid, to, cnset, changes, requested, source, responders, ts, seq,
+            msg,
+            store,
+            mtype,
+            fid,
+            to,
+            cnset,
+            changes,
+            requested,
+            source,
+            responders,
+            ts,
+            seq,
             ev.derived,
         )
         ev.key = (
@@ -484,7 +495,9 @@ class EventLog:
         named = {c for *_, c in pending if c is not None}
         at = {ev.seq: (src, n) for ev, src, n, _ in parsed if ev.seq in named} if named else {}
         for source, line_no, reason, text, c in pending:
-            log.rejects.append(RejectRow(source, line_no, reason, text, *(at[c] if c is not None else (None, None))))
+            log.rejects.append(
+                RejectRow(source, line_no, reason, text, *(at[c] if c is not None else (None, None)))
+            )
         log.duplicates = sum(len(v) for v in repeats.values())
         log.events = accepted
         log.rejects.sort(key=lambda r: (r.source, r.line))
@@ -530,7 +543,12 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
     for p in paths:
         s = str(p)
         if os.path.isdir(s):
-            found = [os.path.join(root, f) for root, _dirs, files in os.walk(s) for f in files if f.endswith(".jsonl")]
+            found = [
+                os.path.join(root, f)
+                for root, _dirs, files in os.walk(s)
+                for f in files
+                if f.endswith(".jsonl")
+            ]
             if not found:
                 raise FileNotFoundError(f"{s}: no *.jsonl event log in this folder")
             out.extend(found)
@@ -561,4 +579,3 @@ def read_lines(files: list[str]) -> Iterator[tuple[str, int, int, str | None]]:
 
 def read_event_log(paths: Iterable[str | os.PathLike[str]], topo: Topology) -> EventLog:
     return EventLog.build(read_lines(expand_paths(paths)), topo)
-

@@ -201,8 +201,15 @@ class FolderFold:
         if state != self._replica_state:
             self._replica_state = state
             self.rows.replica_history.append(
-                {"store": self.observer, "fid": self.fid, "at": ts, "on_list": self.on_list,
-                 "lifecycle": self.lifecycle, "status_due": due})
+                {
+                    "store": self.observer,
+                    "fid": self.fid,
+                    "at": ts,
+                    "on_list": self.on_list,
+                    "lifecycle": self.lifecycle,
+                    "status_due": due,
+                }
+            )
 
     def advance(self, t: int, *, inclusive: bool = True) -> None:
         """Make every request due at or before ``t`` (strictly before, if not inclusive).
@@ -466,7 +473,9 @@ class FolderFold:
                 }
             )
         for source, part in asked:
-            self._request_row(e.entry_id, e.requests, ts, kind, algorithm, source, part, due_at, source in model_choice)
+            self._request_row(
+                e.entry_id, e.requests, ts, kind, algorithm, source, part, due_at, source in model_choice
+            )
         self._note_asked(ts, asked_names)
         e.awaiting = set(asked_names)
         e.local = self._is_local(e.remaining, ts, self._now[1])
@@ -483,14 +492,25 @@ class FolderFold:
                 part = requested.intersection(e.remaining)
                 algorithm = algorithm_for(self.version)
                 for s in m.asked():
-                    self._request_row(e.entry_id, e.requests, ts, "observed", algorithm, s, part,
-                                      e.last_due_at, s in e.model_choice)
+                    self._request_row(
+                        e.entry_id,
+                        e.requests,
+                        ts,
+                        "observed",
+                        algorithm,
+                        s,
+                        part,
+                        e.last_due_at,
+                        s in e.model_choice,
+                    )
                 e.awaiting |= set(m.asked())
             else:
                 self._attempt(e, ts, m)
         if not hit:  # a request the model has no entry for: kept, so it can be questioned
             for s in m.asked():
-                self._request_row(None, None, ts, "observed", algorithm_for(self.version), s, requested, None, None)
+                self._request_row(
+                    None, None, ts, "observed", algorithm_for(self.version), s, requested, None, None
+                )
         self._note_asked(ts, set(m.asked()))
 
     def _note_asked(self, ts: int, names: set[str]) -> None:
@@ -541,21 +561,46 @@ class FolderFold:
         algorithm = algorithm_for(self.version)
         for e in sorted(self.open, key=lambda x: (x.next_due, x.number)):
             ranked = self._rank(e.remaining, as_of, AFTER_ALL, self.unavailable | e.awaiting)
-            base = {"entry_id": e.entry_id, "observer": self.observer, "fid": self.fid, "due_at": e.next_due,
-                    "waiting": waiting, "algorithm": algorithm, "attempt": e.requests + 1}
+            base = {
+                "entry_id": e.entry_id,
+                "observer": self.observer,
+                "fid": self.fid,
+                "due_at": e.next_due,
+                "waiting": waiting,
+                "algorithm": algorithm,
+                "attempt": e.requests + 1,
+            }
             for r in ranked:
                 c = r.candidate
                 self.rows.next_candidates.append(
-                    {**base, "rank": r.rank, "group": r.group, "candidate": c.name, "down": c.down,
-                     "unavailable": c.unavailable, "preferred": c.preferred, "cost": c.cost, "version": c.version,
-                     "holds_count": c.holds_count, "holds_all": e.remaining.issubset(c.holds),
-                     "last_backfill_request_at": c.last_backfill_request_at,
-                     "mean_transit_s": _seconds(c.mean_transit_us), "chosen": r.chosen,
-                     "assigned_cnset": r.assigned.text()})
+                    {
+                        **base,
+                        "rank": r.rank,
+                        "group": r.group,
+                        "candidate": c.name,
+                        "down": c.down,
+                        "unavailable": c.unavailable,
+                        "preferred": c.preferred,
+                        "cost": c.cost,
+                        "version": c.version,
+                        "holds_count": c.holds_count,
+                        "holds_all": e.remaining.issubset(c.holds),
+                        "last_backfill_request_at": c.last_backfill_request_at,
+                        "mean_transit_s": _seconds(c.mean_transit_us),
+                        "chosen": r.chosen,
+                        "assigned_cnset": r.assigned.text(),
+                    }
+                )
                 if r.chosen:
                     self.rows.next_requests.append(
-                        {**base, "source": c.name, "rank": r.rank, "cnset": r.assigned.text(),
-                         "cnset_count": r.assigned.count()})
+                        {
+                            **base,
+                            "source": c.name,
+                            "rank": r.rank,
+                            "cnset": r.assigned.text(),
+                            "cnset_count": r.assigned.count(),
+                        }
+                    )
 
     def plan_responders(self) -> list[Responder]:
         """The responder list a status request sent now should name (no change)."""
@@ -590,27 +635,46 @@ class FolderFold:
                 if row is None:
                     row = self.subjects[r.name] = SubjectRow()
                 row.responder_pick_at = ts
-        base = {"msg": m.msg, "requester": self.observer, "fid": self.fid, "sent_at": ts,
-                "requester_cnset": m.cnset.text()}
+        base = {
+            "msg": m.msg,
+            "requester": self.observer,
+            "fid": self.fid,
+            "sent_at": ts,
+            "requester_cnset": m.cnset.text(),
+        }
         for r in expected:
             self.rows.responders.append(
-                {**base, "responder": r.name, "position": r.position, "group": r.group,
-                 "expected": True, "observed": r.name in named}
+                {
+                    **base,
+                    "responder": r.name,
+                    "position": r.position,
+                    "group": r.group,
+                    "expected": True,
+                    "observed": r.name in named,
+                }
             )
         listed = {r.name for r in expected}
         for s in m.responders or ():
             if s not in listed:
                 self.rows.responders.append(
-                    {**base, "responder": s, "position": None, "group": None,
-                     "expected": False, "observed": True}
+                    {
+                        **base,
+                        "responder": s,
+                        "position": None,
+                        "group": None,
+                        "expected": False,
+                        "observed": True,
+                    }
                 )
 
     # ----------------------------------------------------------------------------------------
     # deletion and the end of the fold
     # ----------------------------------------------------------------------------------------
     def unique(self) -> CNSet:
-        return unique_cns(self.owned, (self.subjects[s].believed for s in self.replicas
-                                       if s != self.observer and s in self.subjects))
+        return unique_cns(
+            self.owned,
+            (self.subjects[s].believed for s in self.replicas if s != self.observer and s in self.subjects),
+        )
 
     def missing(self) -> CNSet:
         if not self.on_list:
@@ -628,45 +692,80 @@ class FolderFold:
         rows = self.rows
         base = {"observer": self.observer, "fid": self.fid}
         rows.state_table.append(
-            {**base, "subject": self.observer, "is_self": True, "cnset": self.owned.text(),
-             "cnset_count": self.owned.count(), "last_message_at": None, "mean_transit_s": None,
-             "last_backfill_request_at": None, "last_sent_cn": self.last_sent_cn,
-             "believed_sent_at": None, "unavailable": False, "on_list": self.on_list,
-             "derived": self.owned_derived}
+            {
+                **base,
+                "subject": self.observer,
+                "is_self": True,
+                "cnset": self.owned.text(),
+                "cnset_count": self.owned.count(),
+                "last_message_at": None,
+                "mean_transit_s": None,
+                "last_backfill_request_at": None,
+                "last_sent_cn": self.last_sent_cn,
+                "believed_sent_at": None,
+                "unavailable": False,
+                "on_list": self.on_list,
+                "derived": self.owned_derived,
+            }
         )
         for s in sorted(set(self.subjects) | {x for x in self.replicas if x != self.observer}):
             row = self.subjects.get(s) or SubjectRow()
             rows.state_table.append(
-                {**base, "subject": s, "is_self": False, "cnset": row.believed.text(),
-                 "cnset_count": row.believed.count(), "last_message_at": row.last_message_at,
-                 "mean_transit_s": _seconds(row.mean_transit_us()),
-                 "last_backfill_request_at": row.last_backfill_request_at, "last_sent_cn": None,
-                 "believed_sent_at": row.believed_key[0] if row.believed_key else None,
-                 "unavailable": s in self.unavailable, "on_list": s in self.replicas,
-                 "derived": row.derived}
+                {
+                    **base,
+                    "subject": s,
+                    "is_self": False,
+                    "cnset": row.believed.text(),
+                    "cnset_count": row.believed.count(),
+                    "last_message_at": row.last_message_at,
+                    "mean_transit_s": _seconds(row.mean_transit_us()),
+                    "last_backfill_request_at": row.last_backfill_request_at,
+                    "last_sent_cn": None,
+                    "believed_sent_at": row.believed_key[0] if row.believed_key else None,
+                    "unavailable": s in self.unavailable,
+                    "on_list": s in self.replicas,
+                    "derived": row.derived,
+                }
             )
         self._next_requests(as_of)
         for e in self.entries:
             rows.backfill_entries.append(
-                {"entry_id": e.entry_id, **base, "opened_at": e.opened_at, "opened_by": e.opened_by,
-                 "cnset_opened": e.cnset_opened.text(), "cnset_opened_count": e.cnset_opened.count(),
-                 "cnset_remaining": e.remaining.text(), "cnset_remaining_count": e.remaining.count(),
-                 "locality": "local" if e.local else "remote", "new_replica": e.new_replica,
-                 "state": e.state, "closed_at": e.closed_at, "requests": e.requests,
-                 "last_request_at": e.last_request_at,
-                 "next_due_at": e.next_due if e.state == OPEN else None}
+                {
+                    "entry_id": e.entry_id,
+                    **base,
+                    "opened_at": e.opened_at,
+                    "opened_by": e.opened_by,
+                    "cnset_opened": e.cnset_opened.text(),
+                    "cnset_opened_count": e.cnset_opened.count(),
+                    "cnset_remaining": e.remaining.text(),
+                    "cnset_remaining_count": e.remaining.count(),
+                    "locality": "local" if e.local else "remote",
+                    "new_replica": e.new_replica,
+                    "state": e.state,
+                    "closed_at": e.closed_at,
+                    "requests": e.requests,
+                    "last_request_at": e.last_request_at,
+                    "next_due_at": e.next_due if e.state == OPEN else None,
+                }
             )
         if self.lifecycle is not None:
             missing = self.missing()
             unique = EMPTY if self.lifecycle == DELETED else self.unique()
             rows.replicas.append(
-                {"store": self.observer, "fid": self.fid,
-                 "health": replica_health(self.lifecycle, (e.requests for e in self.open)),
-                 "open_entries": len(self.open), "missing_count": missing.count(),
-                 "missing_cnset": missing.text(), "unique_count": unique.count(),
-                 "unique_cnset": unique.text(), "on_list": self.on_list,
-                 "delete_pending_since": self.pending_since, "deleted_at": self.deleted_at,
-                 "next_status_at": next_status_at(self.last_change_at, as_of)}
+                {
+                    "store": self.observer,
+                    "fid": self.fid,
+                    "health": replica_health(self.lifecycle, (e.requests for e in self.open)),
+                    "open_entries": len(self.open),
+                    "missing_count": missing.count(),
+                    "missing_cnset": missing.text(),
+                    "unique_count": unique.count(),
+                    "unique_cnset": unique.text(),
+                    "on_list": self.on_list,
+                    "delete_pending_since": self.pending_since,
+                    "deleted_at": self.deleted_at,
+                    "next_status_at": next_status_at(self.last_change_at, as_of),
+                }
             )
         return rows
 

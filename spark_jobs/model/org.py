@@ -85,4 +85,7 @@ class OrgContext:
         return periods
 
     def status_timeline(self, store: str) -> list[tuple[int, bool]]:
-        return [(k[0], d) for k, d in zip(self._status_keys.get(store, []), self._status_vals.get(store, []), strict=True)]
+        return [
+            (k[0], d)
+            for k, d in zip(self._status_keys.get(store, []), self._status_vals.get(store, []), strict=True)
+        ]

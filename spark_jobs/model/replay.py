@@ -77,8 +77,14 @@ def group_events(topo: Topology, events: list[Event]) -> dict[GroupKey, list[Eve
     return groups
 
 
-def replay(topo: Topology, log: EventLog, as_of: int | None = None, *, run_id: str = "replay",
-           clock: int | None = None) -> ReplayResult:
+def replay(
+    topo: Topology,
+    log: EventLog,
+    as_of: int | None = None,
+    *,
+    run_id: str = "replay",
+    clock: int | None = None,
+) -> ReplayResult:
     """``clock``: the run's clock (now, unless a test pins it), which bounds the default as-of."""
     started = time.time()
     if as_of is None:
@@ -117,8 +123,15 @@ def replay(topo: Topology, log: EventLog, as_of: int | None = None, *, run_id: s
     add_paths(t["replicas"], t["folders"])
     t["messages"] = messages_table(applied)
     t["rejects"] = [
-        {"source": r.source, "line": r.line, "reason": r.reason, "text": r.text,
-         "conflict_source": r.conflict_source, "conflict_line": r.conflict_line} for r in log.rejects
+        {
+            "source": r.source,
+            "line": r.line,
+            "reason": r.reason,
+            "text": r.text,
+            "conflict_source": r.conflict_source,
+            "conflict_line": r.conflict_line,
+        }
+        for r in log.rejects
     ]
     t["summary"] = [
         {
@@ -189,23 +202,35 @@ def add_reality(replicas: list[dict[str, Any]], owned: dict[GroupKey, CNSet]) ->
             unique = really_unique(mine, (cns for s, cns in listed.items() if s != row["store"]))
             lacking = lacks(mine, listed.values()) if row["on_list"] else EMPTY
             untold = not_told(lacking, CNSet.parse(row["missing_cnset"]))
-            row.update({"really_unique_cnset": unique.text(), "really_unique_count": unique.count(),
-                        "lacks_cnset": lacking.text(), "lacks_count": lacking.count(),
-                        "not_told_cnset": untold.text(), "not_told_count": untold.count()})
+            row.update(
+                {
+                    "really_unique_cnset": unique.text(),
+                    "really_unique_count": unique.count(),
+                    "lacks_cnset": lacking.text(),
+                    "lacks_count": lacking.count(),
+                    "not_told_cnset": untold.text(),
+                    "not_told_count": untold.count(),
+                }
+            )
 
 
 def add_at_risk(replicas: list[dict[str, Any]], down: set[str]) -> None:
     """Content at risk of each replica, from its really unique CNs and whether its store is down
     at the as-of (a separate step: the Spark job's refresh carries rows whose store went down)."""
     for row in replicas:
-        risk = at_risk(CNSet.parse(row["really_unique_cnset"]), delete_pending=row["health"] == DELETE_PENDING,
-                       store_down=row["store"] in down)
+        risk = at_risk(
+            CNSet.parse(row["really_unique_cnset"]),
+            delete_pending=row["health"] == DELETE_PENDING,
+            store_down=row["store"] in down,
+        )
         row["at_risk_cnset"], row["at_risk_count"] = risk.text(), risk.count()
 
 
 def store_periods_table(org: OrgContext) -> list[dict[str, Any]]:
     """Every period a store was down up to the as-of (``up_at`` null: still down)."""
-    return [{"store": store, "down_at": down_at, "up_at": up_at} for store, down_at, up_at in org.down_periods()]
+    return [
+        {"store": store, "down_at": down_at, "up_at": up_at} for store, down_at, up_at in org.down_periods()
+    ]
 
 
 def stores_table(topo: Topology, org: OrgContext, as_of: int) -> list[dict[str, Any]]:
@@ -226,11 +251,18 @@ def stores_table(topo: Topology, org: OrgContext, as_of: int) -> list[dict[str, 
 def folders_table(topo: Topology, events: list[Event]) -> list[dict[str, Any]]:
     """Folders as of the as-of time: the topology's, changed by later replica-list events."""
     rows: dict[str, dict[str, Any]] = {
-        HIERARCHY_FID: {"fid": HIERARCHY_FID, "path": "", "parent": None, "replicas": list(topo.store_names())}
+        HIERARCHY_FID: {
+            "fid": HIERARCHY_FID,
+            "path": "",
+            "parent": None,
+            "replicas": list(topo.store_names()),
+        }
     }
     for f in topo.folders.values():
         rows[f.fid] = {"fid": f.fid, "path": f.path, "parent": f.parent, "replicas": list(f.replicas)}
-    for ev in sorted((e for e in events if e.kind in ("replicas", "change", "send")), key=lambda e: (e.ts, e.seq)):
+    for ev in sorted(
+        (e for e in events if e.kind in ("replicas", "change", "send")), key=lambda e: (e.ts, e.seq)
+    ):
         assert ev.fid is not None
         row = rows.setdefault(ev.fid, {"fid": ev.fid, "path": "", "parent": None, "replicas": []})
         if ev.kind == "replicas":
@@ -244,12 +276,16 @@ def folders_table(topo: Topology, events: list[Event]) -> list[dict[str, Any]]:
 def replica_lists_table(topo: Topology, events: list[Event]) -> list[dict[str, Any]]:
     """Every content folder's replica list over time: the topology's (``at`` null), then each
     replica-list event, so a past step knows the list at that time."""
-    rows: list[dict[str, Any]] = [{"fid": f.fid, "at": None, "seq": None, "replicas": list(f.replicas), "path": f.path}
-                                  for f in topo.folders.values()]
+    rows: list[dict[str, Any]] = [
+        {"fid": f.fid, "at": None, "seq": None, "replicas": list(f.replicas), "path": f.path}
+        for f in topo.folders.values()
+    ]
     for ev in events:
         if ev.kind == "replicas":
             assert ev.replicas is not None
-            rows.append({"fid": ev.fid, "at": ev.ts, "seq": ev.seq, "replicas": list(ev.replicas), "path": ev.path})
+            rows.append(
+                {"fid": ev.fid, "at": ev.ts, "seq": ev.seq, "replicas": list(ev.replicas), "path": ev.path}
+            )
     return rows
 
 
@@ -263,7 +299,9 @@ def messages_table(events: list[Event]) -> list[dict[str, Any]]:
     """One row per message sent by the as-of and recipient: when (if ever, by the as-of) the
     recipient processed it, the changes it carried and the sender's set (``events``: the
     accepted events up to the as-of, so a later receive is no receive)."""
-    processed = {(e.message.msg, e.store): e.ts for e in events if e.kind == "receive" and e.message is not None}
+    processed = {
+        (e.message.msg, e.store): e.ts for e in events if e.kind == "receive" and e.message is not None
+    }
     rows = []
     for ev in events:
         m = ev.message
@@ -271,10 +309,19 @@ def messages_table(events: list[Event]) -> list[dict[str, Any]]:
             continue
         changes = m.changes if m.changes is not None else EMPTY
         for recipient in m.to:
-            rows.append({
-                "msg": m.msg, "fid": m.fid, "sender": m.sender, "type": m.type, "sent_at": m.sent_at,
-                "recipient": recipient, "processed_at": processed.get((m.msg, recipient)),
-                "changes": changes.text(), "changes_count": changes.count(),
-                "cnset": m.cnset.text(), "cnset_count": m.cnset.count(),
-            })
+            rows.append(
+                {
+                    "msg": m.msg,
+                    "fid": m.fid,
+                    "sender": m.sender,
+                    "type": m.type,
+                    "sent_at": m.sent_at,
+                    "recipient": recipient,
+                    "processed_at": processed.get((m.msg, recipient)),
+                    "changes": changes.text(),
+                    "changes_count": changes.count(),
+                    "cnset": m.cnset.text(),
+                    "cnset_count": m.cnset.count(),
+                }
+            )
     return rows

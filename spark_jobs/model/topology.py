@@ -190,7 +190,9 @@ def topology_from_json(data: Any) -> Topology:
     stores: dict[str, Store] = {}
     listed = _list(data, "stores", required=True)
     if len(listed) > MAX_STORES:
-        raise TopologyError(f"{len(listed):,} stores: at most {MAX_STORES:,} (a CN set's count must fit 64 bits)")
+        raise TopologyError(
+            f"{len(listed):,} stores: at most {MAX_STORES:,} (a CN set's count must fit 64 bits)"
+        )
     for i, s in enumerate(listed):
         where = f"stores[{i}]"
         if not isinstance(s, dict):
@@ -213,7 +215,9 @@ def topology_from_json(data: Any) -> Topology:
             raise TopologyError(f"{where}: server of {name!r} must be a non-empty string")
         pref = s.get("preferred_backfill_source")
         if pref is not None and not isinstance(pref, str):
-            raise TopologyError(f"{where}: preferred_backfill_source of {name!r} must be a store name or null")
+            raise TopologyError(
+                f"{where}: preferred_backfill_source of {name!r} must be a store name or null"
+            )
         stores[name] = Store(name, server, site, version, pref)
     if not stores:
         raise TopologyError("'stores' is empty: there is nothing to replicate")

@@ -98,8 +98,9 @@ def publish(run: Run, info: dict[str, Any]) -> dict[str, Any]:
     if before and before.get("run_id") != run.run_id:
         pointer["previous_run_id"] = before["run_id"]
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-    (run.path / PUBLISHED).write_text(json.dumps({"run_id": run.run_id, "published_at": stamp}) + "\n",
-                                      encoding="utf-8")
+    (run.path / PUBLISHED).write_text(
+        json.dumps({"run_id": run.run_id, "published_at": stamp}) + "\n", encoding="utf-8"
+    )
     fd, tmp = tempfile.mkstemp(prefix=".LATEST.", dir=run.out)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         json.dump(pointer, fh, indent=2, default=str)
@@ -164,8 +165,10 @@ def run_lock(out: str | os.PathLike[str], wait: float | None = None) -> Iterator
                 raise PublishError(f"{lock}: cannot lock: {e.strerror or e}") from None
             if time.monotonic() >= deadline:
                 waited = f" after waiting {wait:g} s" if wait else ""
-                raise RunLocked(f"another run holds {lock} ({_read_holder(lock)}){waited}; not starting "
-                                "(--wait-lock waits for it)") from None
+                raise RunLocked(
+                    f"another run holds {lock} ({_read_holder(lock)}){waited}; not starting "
+                    "(--wait-lock waits for it)"
+                ) from None
             time.sleep(min(0.5, max(0.01, deadline - time.monotonic())))
             continue
         try:  # the file may have been removed (see below) between our open and our lock: retry
@@ -175,13 +178,20 @@ def run_lock(out: str | os.PathLike[str], wait: float | None = None) -> Iterator
             pass
         os.close(fd)
     try:
-        me = {"pid": os.getpid(), "host": socket.gethostname(),
-              "since": datetime.now(UTC).replace(microsecond=0).isoformat()}
+        me = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "since": datetime.now(UTC).replace(microsecond=0).isoformat(),
+        }
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(me) + "\n").encode(), 0)
         yield lock
     finally:
-        if created and sorted(os.listdir(root)) in ([LOCK], [LOCK, RUNS]) and not any((root / RUNS).glob("*")):
+        if (
+            created
+            and sorted(os.listdir(root)) in ([LOCK], [LOCK, RUNS])
+            and not any((root / RUNS).glob("*"))
+        ):
             with contextlib.suppress(OSError):
                 lock.unlink()  # while still held: a waiter that opened it sees the inode change
                 shutil.rmtree(root)
@@ -237,7 +247,9 @@ def plan_pruning(runs: Sequence[RunFolder], keep: int, current: str, previous: s
     An unpublished folder goes only when it was not started after the current run (to the second)
     and no live process on this host is writing it; one written from another host is spared (we cannot ask it)."""
     plan = Pruning()
-    published = [r.run_id for r in sorted((r for r in runs if r.published), key=lambda r: r.order, reverse=True)]
+    published = [
+        r.run_id for r in sorted((r for r in runs if r.published), key=lambda r: r.order, reverse=True)
+    ]
     if keep:
         kept = set(published[:keep]) | {current}
         if previous:
@@ -246,7 +258,11 @@ def plan_pruning(runs: Sequence[RunFolder], keep: int, current: str, previous: s
     for r in sorted(runs, key=lambda r: r.run_id):
         if r.published or r.run_id in (current, previous):  # the previous run stays, whatever its markers
             continue
-        if _started_second(r.run_id) > _started_second(current) or r.writer_alive or (r.writer_host and r.writer_host != socket.gethostname()):
+        if (
+            _started_second(r.run_id) > _started_second(current)
+            or r.writer_alive
+            or (r.writer_host and r.writer_host != socket.gethostname())
+        ):
             plan.spared.append(r.run_id)
         else:
             plan.leftovers.append(r.run_id)
@@ -290,8 +306,12 @@ def prune_runs(out: str | os.PathLike[str], keep: int, pointer: Mapping[str, obj
     """After ``pointer``'s run was published (under :func:`run_lock`): remove what
     :func:`plan_pruning` says, each folder renamed aside first so no reader ever sees half of one."""
     root = Path(out)
-    plan = plan_pruning(survey_runs(root), keep, str(pointer["run_id"]),
-                        str(pointer["previous_run_id"]) if pointer.get("previous_run_id") else None)
+    plan = plan_pruning(
+        survey_runs(root),
+        keep,
+        str(pointer["run_id"]),
+        str(pointer["previous_run_id"]) if pointer.get("previous_run_id") else None,
+    )
     for stale in (root / RUNS).glob(".removing-*"):  # a removal itself interrupted earlier
         shutil.rmtree(stale, ignore_errors=True)
     failed: set[str] = set()

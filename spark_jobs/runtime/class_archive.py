@@ -27,8 +27,11 @@ QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 def archive_path() -> Path | None:
     """Where this environment's archive is (beside its packages: it belongs to its Spark jars and
     its Java), or None without a Java."""
-    java = shutil.which("java", path=os.path.join(os.environ["JAVA_HOME"], "bin")) if os.environ.get(
-        "JAVA_HOME") else shutil.which("java")
+    java = (
+        shutil.which("java", path=os.path.join(os.environ["JAVA_HOME"], "bin"))
+        if os.environ.get("JAVA_HOME")
+        else shutil.which("java")
+    )
     if java is None:
         return None
     import pyspark

@@ -25,9 +25,13 @@ FIRST_LINE_CHARS = 400
 
 def add_debug_argument(p: argparse.ArgumentParser) -> None:
     """``--debug``: every command has it. Unset is None, so ``PFSCOPE_DEBUG`` can fill it."""
-    p.add_argument("--debug", action="store_true", default=None,
-                   help="on a crash, print the whole traceback (Python's, and Spark's for a failed Spark "
-                        "job) on stderr instead of writing it to a file (default: $PFSCOPE_DEBUG, else no)")
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        default=None,
+        help="on a crash, print the whole traceback (Python's, and Spark's for a failed Spark "
+        "job) on stderr instead of writing it to a file (default: $PFSCOPE_DEBUG, else no)",
+    )
 
 
 def run_command(command: str, work: Callable[[], int], *, debug: bool = False, after_crash: str = "") -> int:

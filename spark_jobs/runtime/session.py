@@ -22,8 +22,10 @@ UNCOMPRESSED_CACHE_BELOW_BYTES = 256 << 20
 #: (C1's code runs meanwhile): Spark generates many classes that run briefly, and compiling
 #: them all was 16 of the 1M job's 52 JVM CPU seconds on two cores (three runs, alternating:
 #: 0.2-1.3 s faster wall, 3-5 s less JVM CPU each time)
-C2_LATER = ("-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=20000"
-            " -XX:Tier4CompileThreshold=60000 -XX:Tier4BackEdgeThreshold=400000")
+C2_LATER = (
+    "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=20000"
+    " -XX:Tier4CompileThreshold=60000 -XX:Tier4BackEdgeThreshold=400000"
+)
 
 
 #: the driver's heap unless the job is given another (``PFSCOPE_DRIVER_MEMORY`` or ``--conf``)
@@ -70,13 +72,16 @@ def with_archive(settings: dict[str, str], archive_options: str) -> dict[str, st
     """``settings`` whose driver options also map the class archive: added to any options a
     caller gave (ingest gives its own JIT options), unless those already choose an archive."""
     given = settings.get("spark.driver.extraJavaOptions", "")
-    if not archive_options or any(o in given for o in ("SharedArchiveFile", "ArchiveClassesAtExit", "-Xshare")):
+    if not archive_options or any(
+        o in given for o in ("SharedArchiveFile", "ArchiveClassesAtExit", "-Xshare")
+    ):
         return settings
     return settings | {"spark.driver.extraJavaOptions": f"{given} {archive_options}".strip()}
 
 
-def session_settings(master: str | None, *, progress: bool = False, for_tests: bool = False,
-                     input_bytes: int | None = None) -> dict[str, str]:
+def session_settings(
+    master: str | None, *, progress: bool = False, for_tests: bool = False, input_bytes: int | None = None
+) -> dict[str, str]:
     """The job's Spark settings for this master and log size (before any ``--conf``)."""
     local = master is not None and master.startswith("local")
     java_opts = f"-Dlog4j2.configurationFile=file:{LOG4J.resolve()}"
@@ -125,6 +130,9 @@ def session_settings(master: str | None, *, progress: bool = False, for_tests: b
         # of compiling it from Spark's pyspark.zip in every worker (``worker_daemon``)
         settings["spark.python.daemon.module"] = "pfscope.spark_jobs.runtime.worker_daemon"
     if for_tests:
-        settings |= {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4",
-                     "spark.default.parallelism": "4"}
+        settings |= {
+            "spark.ui.enabled": "false",
+            "spark.sql.shuffle.partitions": "4",
+            "spark.default.parallelism": "4",
+        }
     return settings

@@ -24,8 +24,12 @@ def _without_spark_zips(path: list[str]) -> list[str]:
     """``path`` without the archives Spark puts on it (``pyspark.zip``, ``py4j-*.zip``, the
     spark-core jar) when they belong to the PySpark found without them (they lie inside its
     folder: a ``pip install pyspark``), and py4j is found too."""
-    zips = [p for p in path if p.endswith((".zip", ".jar"))
-            and (os.path.basename(p) == "pyspark.zip" or os.path.basename(p).startswith(("py4j-", "spark-core")))]
+    zips = [
+        p
+        for p in path
+        if p.endswith((".zip", ".jar"))
+        and (os.path.basename(p) == "pyspark.zip" or os.path.basename(p).startswith(("py4j-", "spark-core")))
+    ]
     if not zips:
         return path
     rest = [p for p in path if p not in zips]
@@ -49,6 +53,7 @@ def _frozen_after(worker: Callable[..., int]) -> Callable[..., int]:
     walked now. A frozen object that later becomes part of a garbage cycle is not freed: a
     worker lives as long as its job's session, and what one task leaves (imports, a parsed
     topology) is what the next one uses."""
+
     def run(*args: object) -> int:
         try:
             return worker(*args)

@@ -33,8 +33,16 @@ class KindFiles:
 
     ``compression`` and ``dictionary`` (the columns that get one; None: all) are Parquet's."""
 
-    def __init__(self, dest: str, schema: Any, column: str, name: str, *, compression: str = "snappy",
-                 dictionary: Sequence[str] | None = None):
+    def __init__(
+        self,
+        dest: str,
+        schema: Any,
+        column: str,
+        name: str,
+        *,
+        compression: str = "snappy",
+        dictionary: Sequence[str] | None = None,
+    ):
         self.dest, self.column, self.name = dest, column, name
         self.schema = schema.remove(schema.get_field_index(column))  # the folder's name says it
         self.compression = compression
@@ -81,7 +89,11 @@ class KindFiles:
         if writer is None:
             os.makedirs(os.path.dirname(self._path(kind, True)), exist_ok=True)
             writer = self.writers[kind] = pq.ParquetWriter(
-                self._path(kind, True), self.schema, compression=self.compression, use_dictionary=self.dictionary)
+                self._path(kind, True),
+                self.schema,
+                compression=self.compression,
+                use_dictionary=self.dictionary,
+            )
         writer.write_batch(pa.RecordBatch.from_pylist(rows, schema=self.schema), row_group_size=len(rows))
         self.counts[kind] = self.counts.get(kind, 0) + len(rows)
 

@@ -13,15 +13,29 @@ from typing import Any
 from pfscope.spark_jobs.simulator.engine import Simulator, Stats
 from pfscope.spark_jobs.simulator.scenarios import SCENARIOS, Scenario, ScenarioError, build
 
-__all__ = ["SCENARIOS", "Scenario", "ScenarioError", "Simulator", "Stats", "run_scenario", "simulate_to_folder"]
+__all__ = [
+    "SCENARIOS",
+    "Scenario",
+    "ScenarioError",
+    "Simulator",
+    "Stats",
+    "run_scenario",
+    "simulate_to_folder",
+]
 
 
 def run_scenario(scenario: Scenario, out: Any, seed: int, *, progress: bool = False) -> Simulator:
     """Run a scenario, writing events to the text stream ``out``; returns the finished simulator."""
     network = scenario.network(random.Random(seed + 1), scenario.topology) if scenario.network else None
     sim = Simulator(
-        scenario.topology, out, start=scenario.start, end=scenario.end, seed=seed, network=network,
-        queue_expiry=scenario.queue_expiry, on_progress=_progress_bar() if progress else None,
+        scenario.topology,
+        out,
+        start=scenario.start,
+        end=scenario.end,
+        seed=seed,
+        network=network,
+        queue_expiry=scenario.queue_expiry,
+        on_progress=_progress_bar() if progress else None,
     )
     scenario.script(sim)
     sim.run()
@@ -29,14 +43,20 @@ def run_scenario(scenario: Scenario, out: Any, seed: int, *, progress: bool = Fa
 
 
 def simulate_to_folder(
-    name: str, out_dir: str | Path, *, seed: int = 1, options: dict[str, Any] | None = None, progress: bool = False
+    name: str,
+    out_dir: str | Path,
+    *,
+    seed: int = 1,
+    options: dict[str, Any] | None = None,
+    progress: bool = False,
 ) -> Stats:
     """Write ``topology.json`` and ``events.jsonl`` for a named scenario into ``out_dir``."""
     scenario = build(name, seed, options)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "topology.json").write_text(json.dumps(scenario.topology.to_json(), indent=2, ensure_ascii=False) + "\n",
-                                       encoding="utf-8")
+    (out / "topology.json").write_text(
+        json.dumps(scenario.topology.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     tmp = out / "events.jsonl.partial"
     with open(tmp, "w", encoding="utf-8", buffering=1 << 20) as fh:
         sim = run_scenario(scenario, fh, seed, progress=progress and sys.stderr.isatty())

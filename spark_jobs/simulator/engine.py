@@ -204,7 +204,9 @@ class Simulator:
     # ----------------------------------------------------------------------------------------
     # client changes and replica lists (called by scenarios)
     # ----------------------------------------------------------------------------------------
-    def change(self, store: str, fid: str, *, op: str = "modify", item: str | None = None, nbytes: int = 2048) -> None:
+    def change(
+        self, store: str, fid: str, *, op: str = "modify", item: str | None = None, nbytes: int = 2048
+    ) -> None:
         """A client change on ``store`` to ``fid``, if the store is up and holds a replica."""
         if not self.up[store] or store not in self.replicas.get(fid, ()):
             return
@@ -225,8 +227,13 @@ class Simulator:
         """An administrator changes a folder's replica list on ``admin``: a ``replicas`` event,
         a hierarchy change, and status requests from the stores added and removed."""
         before = set(self.replicas.get(fid, ()))
-        rec: dict[str, Any] = {"ts": format_ts(self.now), "store": admin, "kind": "replicas", "fid": fid,
-                               "replicas": list(replicas)}
+        rec: dict[str, Any] = {
+            "ts": format_ts(self.now),
+            "store": admin,
+            "kind": "replicas",
+            "fid": fid,
+            "replicas": list(replicas),
+        }
         if path is not None:
             rec["path"] = path
             self.paths[fid] = path
@@ -247,8 +254,14 @@ class Simulator:
     def store_status(self, store: str, up: bool) -> None:
         if self.up[store] == up:
             return
-        seq = self._emit({"ts": format_ts(self.now), "store": store, "kind": "store_status",
-                          "status": "up" if up else "down"})
+        seq = self._emit(
+            {
+                "ts": format_ts(self.now),
+                "store": store,
+                "kind": "store_status",
+                "status": "up" if up else "down",
+            }
+        )
         self.org.add_status(store, self.now, seq, not up)
         self.up[store] = up
         if up:
@@ -262,16 +275,33 @@ class Simulator:
     # ----------------------------------------------------------------------------------------
     # messages
     # ----------------------------------------------------------------------------------------
-    def _send(self, store: str, mtype: str, fid: str, to: list[str], *, changes: CNSet | None = None,
-              requested: CNSet | None = None, source: str | None = None,
-              responders: list[str] | None = None) -> Message | None:
+    def _send(
+        self,
+        store: str,
+        mtype: str,
+        fid: str,
+        to: list[str],
+        *,
+        changes: CNSet | None = None,
+        requested: CNSet | None = None,
+        source: str | None = None,
+        responders: list[str] | None = None,
+    ) -> Message | None:
         if not to or not self.up[store]:
             return None
         self._msg_no += 1
         msg_id = f"<{self._msg_no:08X}@{self.topo.stores[store].server}>"
         cnset = self.cnset(store, fid)
-        rec: dict[str, Any] = {"ts": format_ts(self.now), "store": store, "kind": "send", "msg": msg_id,
-                               "type": mtype, "fid": fid, "to": to, "cnset": cnset.text()}
+        rec: dict[str, Any] = {
+            "ts": format_ts(self.now),
+            "store": store,
+            "kind": "send",
+            "msg": msg_id,
+            "type": mtype,
+            "fid": fid,
+            "to": to,
+            "cnset": cnset.text(),
+        }
         if changes is not None:
             rec["changes"] = changes.text()
         if requested is not None:
@@ -281,8 +311,20 @@ class Simulator:
         if responders is not None:
             rec["responders"] = responders
         seq = self._emit(rec)
-        m = Message(msg_id, store, mtype, fid, tuple(to), cnset, changes, requested, source,
-                    tuple(responders) if responders is not None else None, self.now, seq)
+        m = Message(
+            msg_id,
+            store,
+            mtype,
+            fid,
+            tuple(to),
+            cnset,
+            changes,
+            requested,
+            source,
+            tuple(responders) if responders is not None else None,
+            self.now,
+            seq,
+        )
         self.stats.messages += 1
         self._feed(store, fid, Event(ts=self.now, seq=seq, store=store, kind="send", fid=fid, message=m))
         for dst in to:

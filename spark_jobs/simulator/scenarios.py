@@ -109,8 +109,12 @@ def worked_example() -> Scenario:
                 for i in (1, 2, 3)
             ],
             "folders": [
-                {"fid": WORKED_FID, "path": "IPM_SUBTREE\\Folder1", "parent": "1-1",
-                 "replicas": ["PFS1", "PFS2", "PFS3"]}
+                {
+                    "fid": WORKED_FID,
+                    "path": "IPM_SUBTREE\\Folder1",
+                    "parent": "1-1",
+                    "replicas": ["PFS1", "PFS2", "PFS3"],
+                }
             ],
         }
     )
@@ -144,8 +148,15 @@ def worked_example() -> Scenario:
         sim.at(day2 + 18 * HOUR, sim.store_status, "PFS3", True)
         sim.at(day2 + 18 * HOUR + 20 * MINUTE, sim.change, "PFS1", WORKED_FID)  # PFS1:17
 
-    return Scenario(topo, start, end, script, network=_quiet_network, queue_expiry=None,
-                    notes={"fid": WORKED_FID, "checkpoints": checkpoints})
+    return Scenario(
+        topo,
+        start,
+        end,
+        script,
+        network=_quiet_network,
+        queue_expiry=None,
+        notes={"fid": WORKED_FID, "checkpoints": checkpoints},
+    )
 
 
 def _quiet_network(rng: random.Random, topo: Topology) -> Network:
@@ -169,12 +180,40 @@ DEMO_STORES = [
     ("PFJNB01", "EXJNB01", "Johannesburg", "2007", None),
     ("PFJNB02", "EXJNB02", "Johannesburg", "5.5", None),
 ]
-_DEPARTMENTS = ["Finance", "Human Resources", "Engineering", "Sales", "Legal", "Marketing",
-                "Operations", "IT Service Desk", "Facilities", "Procurement"]
-_SUBFOLDERS = ["Policies", "Reports", "Meeting Notes", "Templates", "Archive", "Contacts",
-               "Calendar", "Announcements"]
-_PROJECTS = ["Atlas", "Borealis", "Cobalt", "Delta Migration", "Everest", "Falcon", "Granite",
-             "Harbour", "Ion", "Juniper"]
+_DEPARTMENTS = [
+    "Finance",
+    "Human Resources",
+    "Engineering",
+    "Sales",
+    "Legal",
+    "Marketing",
+    "Operations",
+    "IT Service Desk",
+    "Facilities",
+    "Procurement",
+]
+_SUBFOLDERS = [
+    "Policies",
+    "Reports",
+    "Meeting Notes",
+    "Templates",
+    "Archive",
+    "Contacts",
+    "Calendar",
+    "Announcements",
+]
+_PROJECTS = [
+    "Atlas",
+    "Borealis",
+    "Cobalt",
+    "Delta Migration",
+    "Everest",
+    "Falcon",
+    "Granite",
+    "Harbour",
+    "Ion",
+    "Juniper",
+]
 _REGIONS = {"Redmond": "Americas", "Dublin": "EMEA", "Singapore": "APAC", "Johannesburg": "Africa"}
 
 
@@ -206,13 +245,18 @@ def _demo_paths(rng: random.Random) -> list[tuple[str, str | None]]:
     for site, region in _REGIONS.items():
         rp = f"{top}\\Regions\\{region}"
         add(rp, f"{top}\\Regions")
-        for s in (f"{site} Office", f"{site} Office\\Visitors", f"{site} Office\\Room Bookings",
-                  "Customer Escalations", "Partner Contacts"):
+        for s in (
+            f"{site} Office",
+            f"{site} Office\\Visitors",
+            f"{site} Office\\Room Bookings",
+            "Customer Escalations",
+            "Partner Contacts",
+        ):
             add(f"{rp}\\{s}", f"{rp}\\{s.rsplit(chr(92), 1)[0]}" if "\\" in s else rp)
     add(f"{top}\\Support", None)
     add(f"{top}\\Support\\Q&A <Internal>", f"{top}\\Support")
     add(f"{top}\\Support\\Known Issues", f"{top}\\Support")
-    add(f"{top}\\Support\\Known Issues\\Outlook \"Cached Mode\"", f"{top}\\Support\\Known Issues")
+    add(f'{top}\\Support\\Known Issues\\Outlook "Cached Mode"', f"{top}\\Support\\Known Issues")
     add(f"{top}\\Social", None)
     for s in ("Café Menu", "Sports Club", "Book Club", "For Sale", "Carpool"):
         add(f"{top}\\Social\\{s}", f"{top}\\Social")
@@ -221,8 +265,10 @@ def _demo_paths(rng: random.Random) -> list[tuple[str, str | None]]:
     for site in DEMO_SITES:
         add(f"{sys_top}\\SCHEDULE+ FREE BUSY\\EX:/o=Contoso/ou={site}", f"{sys_top}\\SCHEDULE+ FREE BUSY")
     add(f"{sys_top}\\OFFLINE ADDRESS BOOK", None)
-    add(f"{sys_top}\\OFFLINE ADDRESS BOOK\\/o=Contoso/cn=addrlists/cn=oabs/cn=Default Offline Address List",
-        f"{sys_top}\\OFFLINE ADDRESS BOOK")
+    add(
+        f"{sys_top}\\OFFLINE ADDRESS BOOK\\/o=Contoso/cn=addrlists/cn=oabs/cn=Default Offline Address List",
+        f"{sys_top}\\OFFLINE ADDRESS BOOK",
+    )
     add(f"{sys_top}\\EFORMS REGISTRY", None)
     add(f"{sys_top}\\EFORMS REGISTRY\\Organization Forms", f"{sys_top}\\EFORMS REGISTRY")
     return out
@@ -249,8 +295,9 @@ def demo(seed: int) -> Scenario:
         others = [n for n in names if n != home]
         k = rng.choice((1, 1, 2, 2, 2))
         replicas = [home, *rng.sample(others, k)]
-        folders.append({"fid": fid, "path": path, "parent": fid_of.get(parent or "", "1-1"),
-                        "replicas": replicas})
+        folders.append(
+            {"fid": fid, "path": path, "parent": fid_of.get(parent or "", "1-1"), "replicas": replicas}
+        )
     start = parse_ts("2026-11-02T00:00:00Z")
     end = start + 7 * DAY
     rates: dict[str, float] = {f["fid"]: rng.choice((0.5, 2, 4, 8, 12, 24)) for f in folders}
@@ -269,11 +316,20 @@ def demo(seed: int) -> Scenario:
     grow_to = []
     for f, site in zip(grow, ("same", "far"), strict=True):
         sites_of = {topo_site for n, _s, topo_site, _v, _p in DEMO_STORES if n in f["replicas"]}
-        pool = [n for n, _s, st, _v, _p in DEMO_STORES if n not in f["replicas"]
-                and ((st in sites_of) == (site == "same")) and st != "Johannesburg"]
+        pool = [
+            n
+            for n, _s, st, _v, _p in DEMO_STORES
+            if n not in f["replicas"] and ((st in sites_of) == (site == "same")) and st != "Johannesburg"
+        ]
         grow_to.append((f, pool[0]))
-    notes = {"moved": moved["fid"], "at_risk": at_risk["fid"], "outage": "PFSIN02", "gone": "PFJNB02",
-             "multi_source": spread["fid"], "grown": [f["fid"] for f, _ in grow_to]}
+    notes = {
+        "moved": moved["fid"],
+        "at_risk": at_risk["fid"],
+        "outage": "PFSIN02",
+        "gone": "PFJNB02",
+        "multi_source": spread["fid"],
+        "grown": [f["fid"] for f, _ in grow_to],
+    }
     topo = topology_from_json(
         {
             "sites": DEMO_SITES,
@@ -299,19 +355,29 @@ def demo(seed: int) -> Scenario:
         sim.at(start + 3 * DAY + 10 * HOUR, sim.set_replicas, "PFRED01", moved["fid"], new_list)
         # a replica removed near the end while its last changes are still in the post
         keep = tuple(s for s in at_risk["replicas"] if s != "PFJNB01")
-        sim.at(start + 6 * DAY + 19 * HOUR + 40 * MINUTE,
-               partial(sim.change, op="create", item="Quarterly review.pptx", nbytes=4_200_000),
-               "PFJNB01", at_risk["fid"])
+        sim.at(
+            start + 6 * DAY + 19 * HOUR + 40 * MINUTE,
+            partial(sim.change, op="create", item="Quarterly review.pptx", nbytes=4_200_000),
+            "PFJNB01",
+            at_risk["fid"],
+        )
         sim.at(start + 6 * DAY + 20 * HOUR, sim.set_replicas, "PFRED01", at_risk["fid"], keep)
         for i, (f, newcomer) in enumerate(grow_to):
-            sim.at(start + 2 * DAY + (9 + i) * HOUR, sim.set_replicas, "PFRED01", f["fid"],
-                   (*f["replicas"], newcomer))
+            sim.at(
+                start + 2 * DAY + (9 + i) * HOUR,
+                sim.set_replicas,
+                "PFRED01",
+                f["fid"],
+                (*f["replicas"], newcomer),
+            )
         # a store that goes down two days before the end and does not come back
         sim.at(start + 5 * DAY, sim.store_status, "PFJNB02", False)
 
     def network(r: random.Random, t: Topology) -> Network:
         return Network(
-            r, t, loss_rate=0.002,
+            r,
+            t,
+            loss_rate=0.002,
             loss_windows=[
                 # a burst: Dublin's outbound mail is lost for three hours
                 (start + 4 * DAY + 9 * HOUR, start + 4 * DAY + 12 * HOUR, "Dublin", None),
@@ -356,21 +422,34 @@ def scale(
     site_names = [f"Site{i + 1:02d}" for i in range(sites)]
     versions = ["2010", "2007", "2003", "2010", "2007", "2000"]
     store_rows = [
-        {"name": f"PF{i + 1:04d}", "server": f"EX{i + 1:04d}", "site": site_names[i % sites],
-         "version": versions[i % len(versions)]}
+        {
+            "name": f"PF{i + 1:04d}",
+            "server": f"EX{i + 1:04d}",
+            "site": site_names[i % sites],
+            "version": versions[i % len(versions)],
+        }
         for i in range(stores)
     ]
     costs = [
         {"a": a, "b": b, "cost": rng.choice((5, 10, 20, 40))}
-        for i, a in enumerate(site_names) for b in site_names[i + 1 :]
+        for i, a in enumerate(site_names)
+        for b in site_names[i + 1 :]
         if rng.random() < 0.8
     ]
     names = [s["name"] for s in store_rows]
     folder_rows: list[dict[str, Any]] = []
     for i in range(folders):
-        folder_rows.append({"fid": f"1-{0x10000 + i:X}", "path": f"IPM_SUBTREE\\Area {i % 97}\\Folder {i}",
-                            "parent": "1-1", "replicas": rng.sample(names, replicas)})
-    topo = topology_from_json({"sites": site_names, "costs": costs, "stores": store_rows, "folders": folder_rows})
+        folder_rows.append(
+            {
+                "fid": f"1-{0x10000 + i:X}",
+                "path": f"IPM_SUBTREE\\Area {i % 97}\\Folder {i}",
+                "parent": "1-1",
+                "replicas": rng.sample(names, replicas),
+            }
+        )
+    topo = topology_from_json(
+        {"sites": site_names, "costs": costs, "stores": store_rows, "folders": folder_rows}
+    )
     start = parse_ts("2026-10-01T00:00:00Z")
     end = start + int(days * DAY)
     rates = {f["fid"]: rng.expovariate(1 / changes_per_day) for f in folder_rows}
@@ -384,7 +463,9 @@ def scale(
             newcomer = next(n for n in names if n not in f["replicas"]) if replicas < stores else None
             if newcomer is not None:
                 new_list = (*f["replicas"][1:], newcomer)
-                sim.at(start + int(days * DAY * 0.5) + k * MINUTE, sim.set_replicas, names[0], f["fid"], new_list)
+                sim.at(
+                    start + int(days * DAY * 0.5) + k * MINUTE, sim.set_replicas, names[0], f["fid"], new_list
+                )
 
     def network(r: random.Random, t: Topology) -> Network:
         mid = start + int(days * DAY * 0.6)

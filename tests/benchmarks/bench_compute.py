@@ -47,20 +47,40 @@ print(spark.read.text(sys.argv[2]).count())
 
 def event_log_conf(folder: Path) -> list[str]:
     """Settings that make a run write its Spark event log (uncompressed) into ``folder``."""
-    return ["spark.eventLog.enabled=true", "spark.eventLog.compress=false", f"spark.eventLog.dir=file://{folder}"]
+    return [
+        "spark.eventLog.enabled=true",
+        "spark.eventLog.compress=false",
+        f"spark.eventLog.dir=file://{folder}",
+    ]
 
 
 def spark_jobs(folder: Path) -> int:
     """Spark jobs recorded in the event logs under ``folder``."""
-    return sum(line.count('"Event":"SparkListenerJobStart"')
-               for f in folder.rglob("*") if f.is_file() for line in f.open(errors="replace"))
+    return sum(
+        line.count('"Event":"SparkListenerJobStart"')
+        for f in folder.rglob("*")
+        if f.is_file()
+        for line in f.open(errors="replace")
+    )
 
 
 def scale_options(events: int) -> list[str]:
     """Simulator sizes that give about ``events`` events."""
     folders = max(50, round(events / EVENTS_PER_FOLDER))
-    return ["--stores", "30", "--sites", "5", "--folders", str(folders), "--replicas", "3", "--days", "14",
-            "--changes-per-day", "4"]
+    return [
+        "--stores",
+        "30",
+        "--sites",
+        "5",
+        "--folders",
+        str(folders),
+        "--replicas",
+        "3",
+        "--days",
+        "14",
+        "--changes-per-day",
+        "4",
+    ]
 
 
 def env() -> dict[str, str]:
@@ -99,7 +119,9 @@ def tree_rss(proc: psutil.Process) -> int:
     return total
 
 
-def measure(cmd: list[str], sample: Callable[[psutil.Process], None] | None = None) -> tuple[float, float, float, str]:
+def measure(
+    cmd: list[str], sample: Callable[[psutil.Process], None] | None = None
+) -> tuple[float, float, float, str]:
     """Wall seconds, CPU seconds, peak RSS (GB) of the whole process tree, and stdout;
     ``sample``: also called with the process at every sample (a caller's own figures)."""
     start = time.perf_counter()
@@ -130,36 +152,71 @@ def simulate(data: Path, size: int | str) -> None:
     else:
         print(f"simulating a scale log of about {size:,} events into {data} ...", flush=True)
         options = ["--scenario", "scale", *scale_options(size)]
-    subprocess.run([sys.executable, "-m", "pfscope.app.cli", "simulate", "--out", str(data), "--no-progress", *options],
-                   check=True, stdout=subprocess.DEVNULL, env=env(), cwd=ROOT)
+    subprocess.run(
+        [sys.executable, "-m", "pfscope.app.cli", "simulate", "--out", str(data), "--no-progress", *options],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        env=env(),
+        cwd=ROOT,
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, action="append", help="target log size (repeatable; default 1M)")
-    ap.add_argument("--scenario", action="append", default=[], choices=["worked-example", "demo"],
-                    help="also a named scenario's log (repeatable)")
-    ap.add_argument("--cache", default=os.environ.get("PFSCOPE_BENCH_CACHE", "/tmp/pfscope-bench"),
-                    help="folder keeping the simulated logs between runs")
+    ap.add_argument(
+        "--scenario",
+        action="append",
+        default=[],
+        choices=["worked-example", "demo"],
+        help="also a named scenario's log (repeatable)",
+    )
+    ap.add_argument(
+        "--cache",
+        default=os.environ.get("PFSCOPE_BENCH_CACHE", "/tmp/pfscope-bench"),
+        help="folder keeping the simulated logs between runs",
+    )
     ap.add_argument("--skip-local1", action="store_true", help="do not run the job on local[1]")
-    ap.add_argument("--refresh-only", action="store_true",
-                    help="measure only the refresh (its full run is kept in the cache between benchmarks)")
-    ap.add_argument("--refresh", type=float, default=0.01, metavar="SHARE",
-                    help="also measure a refresh: the log less its last SHARE of lines in full, then with them "
-                         "(default 0.01; 0: no refresh)")
-    ap.add_argument("--repeat", type=int, default=1,
-                    help="run each measurement this many times; print the median wall time (its run's CPU "
-                         "and jobs), the highest peak and the range of wall times")
+    ap.add_argument(
+        "--refresh-only",
+        action="store_true",
+        help="measure only the refresh (its full run is kept in the cache between benchmarks)",
+    )
+    ap.add_argument(
+        "--refresh",
+        type=float,
+        default=0.01,
+        metavar="SHARE",
+        help="also measure a refresh: the log less its last SHARE of lines in full, then with them "
+        "(default 0.01; 0: no refresh)",
+    )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run each measurement this many times; print the median wall time (its run's CPU "
+        "and jobs), the highest peak and the range of wall times",
+    )
     args = ap.parse_args()
     sizes: list[int | str] = [*args.scenario, *(args.events or ([] if args.scenario else [1_000_000]))]
     root = Path(args.cache)
     py = sys.executable
-    cpu_model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                      if line.startswith("model name")), "?")
-    print(f"machine: {os.cpu_count()} cores ({cpu_model}), {psutil.virtual_memory().total / 2**30:.0f} GiB, "
-          f"Python {sys.version.split()[0]}")
-    print(f"{'events':>12} {'what':<24} {'seconds':>8} {'events/s':>10} {'cpu s':>7} {'peak GB':>8} "
-          f"{'jobs':>5} {'load':>10} {'range s':>11}")
+    cpu_model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        "?",
+    )
+    print(
+        f"machine: {os.cpu_count()} cores ({cpu_model}), {psutil.virtual_memory().total / 2**30:.0f} GiB, "
+        f"Python {sys.version.split()[0]}"
+    )
+    print(
+        f"{'events':>12} {'what':<24} {'seconds':>8} {'events/s':>10} {'cpu s':>7} {'peak GB':>8} "
+        f"{'jobs':>5} {'load':>10} {'range s':>11}"
+    )
     for size in sizes:
         data = root / (size if isinstance(size, str) else f"scale-{size}")
         simulate(data, size)
@@ -172,11 +229,13 @@ def main() -> None:
         runs: dict[str, list[str] | str] = {
             "floor: read + count": [py, "-c", FLOOR, "local[2]", events, *event_log_conf(logs)],
             "job local[2]": [*job, "--out", str(data / "runs2"), "--master", "local[2]", "--full", *job_conf],
-            "job local[1]": "skipped (--skip-local1)" if args.skip_local1 else
-                            [*job, "--out", str(data / "runs1"), "--master", "local[1]", "--full", *job_conf],
+            "job local[1]": "skipped (--skip-local1)"
+            if args.skip_local1
+            else [*job, "--out", str(data / "runs1"), "--master", "local[1]", "--full", *job_conf],
             "replay (plain Python)": f"not run: above {REPLAY_LIMIT:,} events it needs ~1.9 GB per million "
-                                     "events and would exhaust the machine" if n > REPLAY_LIMIT else
-                                     [py, "-m", "pfscope.app.cli", "replay", "--topology", topo, "--events", events],
+            "events and would exhaust the machine"
+            if n > REPLAY_LIMIT
+            else [py, "-m", "pfscope.app.cli", "replay", "--topology", topo, "--events", events],
         }
         for what, cmd in ({} if args.refresh_only else runs).items():
             if isinstance(cmd, str):
@@ -194,8 +253,11 @@ def main() -> None:
             seconds, cpu, _, jobs = tries[len(tries) // 2]
             peak = max(t[2] for t in tries)
             spread = f"{tries[0][0]:.1f}-{tries[-1][0]:.1f}" if len(tries) > 1 else ""
-            print(f"{n:>12,} {what:<24} {seconds:>8.1f} {n / seconds:>10,.0f} {cpu:>7.0f} {peak:>8.2f} {jobs:>5} "
-                  f"{load:>10} {spread:>11}", flush=True)
+            print(
+                f"{n:>12,} {what:<24} {seconds:>8.1f} {n / seconds:>10,.0f} {cpu:>7.0f} {peak:>8.2f} {jobs:>5} "
+                f"{load:>10} {spread:>11}",
+                flush=True,
+            )
         if args.refresh:
             measure_refresh(data, n, args.refresh, logs, args.repeat)
         shutil.rmtree(logs, ignore_errors=True)
@@ -217,13 +279,27 @@ def measure_refresh(data: Path, n: int, share: float, logs: Path, repeat: int = 
     lines = (data / "events.jsonl").read_bytes().splitlines(keepends=True)
     cut = len(lines) - max(1, round(len(lines) * share))
     conf = [x for c in event_log_conf(logs) for x in ("--conf", c)]
-    job = [py, "-m", "pfscope.app.cli", "compute", "--topology", str(data / "topology.json"), "--events", str(log),
-           "--master", "local[2]", *conf]
+    job = [
+        py,
+        "-m",
+        "pfscope.app.cli",
+        "compute",
+        "--topology",
+        str(data / "topology.json"),
+        "--events",
+        str(log),
+        "--master",
+        "local[2]",
+        *conf,
+    ]
 
     def show(what: str, seconds: float, cpu: float, peak: float, out: str, before: float) -> None:
         said = next((line for line in out.splitlines() if line.startswith(("full:", "incremental:"))), "?")
-        print(f"{n:>12,} {what:<24} {seconds:>8.1f} {n / seconds:>10,.0f} {cpu:>7.0f} {peak:>8.2f} "
-              f"{spark_jobs(logs):>5} {before:.1f}/{os.getloadavg()[0]:.1f}  {said}", flush=True)
+        print(
+            f"{n:>12,} {what:<24} {seconds:>8.1f} {n / seconds:>10,.0f} {cpu:>7.0f} {peak:>8.2f} "
+            f"{spark_jobs(logs):>5} {before:.1f}/{os.getloadavg()[0]:.1f}  {said}",
+            flush=True,
+        )
 
     if not (base / "LATEST").exists():
         shutil.rmtree(folder, ignore_errors=True)
@@ -236,7 +312,10 @@ def measure_refresh(data: Path, n: int, share: float, logs: Path, repeat: int = 
         with open(log, "ab") as fh:
             fh.write(b"".join(lines[cut:]))
     else:
-        print(f"{n:>12,} job, first {1 - share:.1%} (full): kept from an earlier benchmark in {base}", flush=True)
+        print(
+            f"{n:>12,} job, first {1 - share:.1%} (full): kept from an earlier benchmark in {base}",
+            flush=True,
+        )
     for _ in range(max(1, repeat)):
         out = folder / "refreshed"
         shutil.rmtree(out, ignore_errors=True)

@@ -39,8 +39,16 @@ from pathlib import Path
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def free_port() -> int:
@@ -51,10 +59,23 @@ def free_port() -> int:
 
 def start(data: Path, cache: Path, workers: int) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "PFSCOPE_CACHE_DIR": str(cache), "PFSCOPE_SERVE_DATA": str(data)}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "PFSCOPE_CACHE_DIR": str(cache),
+        "PFSCOPE_SERVE_DATA": str(data),
+    }
     if workers:
-        cmd = [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
-               "pfscope.app.main:server()"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(workers),
+            "pfscope.app.main:server()",
+        ]
     else:
         cmd = [sys.executable, "-m", "pfscope.app.cli", "serve", "--data", str(data), "--port", str(port)]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -98,20 +119,26 @@ def slider_steps(page, base: str, fid: str) -> None:  # type: ignore[no-untyped-
         before = page.locator("#folder-at").inner_text()
         t0 = time.perf_counter()
         thumb.press(key)
-        page.wait_for_function("t => document.querySelector('#folder-at').innerText !== t", arg=before,
-                               timeout=120_000)
+        page.wait_for_function(
+            "t => document.querySelector('#folder-at').innerText !== t", arg=before, timeout=120_000
+        )
         page.wait_for_load_state("networkidle")
         steps.append((key, time.perf_counter() - t0))
     slowest = max(s for _, s in steps)
-    print(f"/folder/{fid:33} first load {first:5.2f} s; steps " + ", ".join(f"{k} {s:.2f}" for k, s in steps)
-          + f"; slowest {slowest:.2f} s ({slowest / first:.2f}x the first load)")
+    print(
+        f"/folder/{fid:33} first load {first:5.2f} s; steps "
+        + ", ".join(f"{k} {s:.2f}" for k, s in steps)
+        + f"; slowest {slowest:.2f} s ({slowest / first:.2f}x the first load)"
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", required=True, type=Path)
     ap.add_argument("--folders", type=int, default=25)
-    ap.add_argument("--workers", type=int, default=0, help="gunicorn workers (0: pfscope serve with its default)")
+    ap.add_argument(
+        "--workers", type=int, default=0, help="gunicorn workers (0: pfscope serve with its default)"
+    )
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -133,8 +160,14 @@ def main() -> None:
 
                 page.on("requestfinished", finished)
                 print(f"{'page':40} {'cold FCP':>9} {'cold ready':>11} {'warm FCP':>9} {'warm ready':>11}")
-                pages = ["/", f"/folder/{fids[0]}", f"/store/{stores['store'].iloc[0]}", "/backfill", "/rejects",
-                         "/search?q=Folder 1"]
+                pages = [
+                    "/",
+                    f"/folder/{fids[0]}",
+                    f"/store/{stores['store'].iloc[0]}",
+                    "/backfill",
+                    "/rejects",
+                    "/search?q=Folder 1",
+                ]
                 for path in pages:
                     row = []
                     for _ in ("cold", "warm"):
@@ -142,7 +175,8 @@ def main() -> None:
                         page.wait_for_selector("main h1", timeout=120_000)
                         ready = page.evaluate("() => performance.now()")
                         fcp = page.evaluate(
-                            "() => (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime || NaN")
+                            "() => (performance.getEntriesByName('first-contentful-paint')[0] || {}).startTime || NaN"
+                        )
                         row += [fcp, ready]
                     print(f"{path[:40]:40} {row[0]:9.0f} {row[1]:11.0f} {row[2]:9.0f} {row[3]:11.0f}")
                 print("\nThe time slider (wall seconds):")
@@ -158,12 +192,17 @@ def main() -> None:
                     if thumb.count():
                         label["now"] = "slider"
                         thumb.focus()
-                        changes = len(json.loads(page.locator(".pf-slider").get_attribute("data-positions"))) - 1
+                        changes = (
+                            len(json.loads(page.locator(".pf-slider").get_attribute("data-positions"))) - 1
+                        )
                         for key in ["Home", *["ArrowRight"] * min(5, changes - 1), "End"]:  # each a new step
                             before = page.locator("#folder-at").inner_text()
                             thumb.press(key)  # the page replays when the keys pause: wait for each step
-                            page.wait_for_function("t => document.querySelector('#folder-at').innerText !== t", arg=before,
-                                                   timeout=120_000)
+                            page.wait_for_function(
+                                "t => document.querySelector('#folder-at').innerText !== t",
+                                arg=before,
+                                timeout=120_000,
+                            )
                             page.wait_for_load_state("networkidle")
                     options = page.locator("#pf-request-list a")
                     if options.count():
@@ -184,7 +223,9 @@ def main() -> None:
         ms = [v for n, v in callbacks if n == name]
         print(f"{name:24} {len(ms):5} {statistics.median(ms):8.1f} {pct(ms, 0.95):8.1f} {max(ms):8.1f}")
     every = [v for _, v in callbacks]
-    print(f"{'all':24} {len(every):5} {statistics.median(every):8.1f} {pct(every, 0.95):8.1f} {max(every):8.1f}")
+    print(
+        f"{'all':24} {len(every):5} {statistics.median(every):8.1f} {pct(every, 0.95):8.1f} {max(every):8.1f}"
+    )
 
 
 if __name__ == "__main__":

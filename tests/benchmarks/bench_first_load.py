@@ -39,32 +39,61 @@ def pages(data: Path) -> dict[str, str]:
     latest = json.loads((data / "LATEST").read_text())
     run = data / latest["path"]
     entries = pd.read_parquet(run / "backfill_entries", columns=["fid"])
-    fid = str(entries[entries["fid"] != "1-1"].groupby("fid").size().sort_values().index[-1]) if len(entries) else "1-1"
+    fid = (
+        str(entries[entries["fid"] != "1-1"].groupby("fid").size().sort_values().index[-1])
+        if len(entries)
+        else "1-1"
+    )
     store = str(sorted(pd.read_parquet(run / "stores", columns=["store"])["store"])[0])
-    return {"overview": "/", "folder": f"/folder/{fid}", "store": f"/store/{store}", "backfill": "/backfill",
-            "replicas": "/replicas", "rejects": "/rejects", "glossary": "/glossary"}
+    return {
+        "overview": "/",
+        "folder": f"/folder/{fid}",
+        "store": f"/store/{store}",
+        "backfill": "/backfill",
+        "replicas": "/replicas",
+        "rejects": "/rejects",
+        "glossary": "/glossary",
+    }
 
 
 def load(page: Any, cdp: Any, url: str) -> dict[str, float]:
     """One navigation: seconds to heading and charts, requests, bytes over the wire and decoded."""
     sizes: dict[str, dict[str, float]] = {}
-    cdp.on("Network.responseReceived", lambda e: sizes.setdefault(e["requestId"], {}).update(
-        {"decoded": 0.0, "cached": float(e["response"].get("fromDiskCache", False))}))
-    cdp.on("Network.dataReceived", lambda e: sizes.setdefault(e["requestId"], {}).update(
-        {"decoded": sizes.get(e["requestId"], {}).get("decoded", 0.0) + e["dataLength"]}))
-    cdp.on("Network.loadingFinished", lambda e: sizes.setdefault(e["requestId"], {}).update(
-        {"wire": float(e["encodedDataLength"])}))
+    cdp.on(
+        "Network.responseReceived",
+        lambda e: sizes.setdefault(e["requestId"], {}).update(
+            {"decoded": 0.0, "cached": float(e["response"].get("fromDiskCache", False))}
+        ),
+    )
+    cdp.on(
+        "Network.dataReceived",
+        lambda e: sizes.setdefault(e["requestId"], {}).update(
+            {"decoded": sizes.get(e["requestId"], {}).get("decoded", 0.0) + e["dataLength"]}
+        ),
+    )
+    cdp.on(
+        "Network.loadingFinished",
+        lambda e: sizes.setdefault(e["requestId"], {}).update({"wire": float(e["encodedDataLength"])}),
+    )
     t0 = time.perf_counter()
     page.goto(url)
     page.wait_for_selector("main h1")
     page.wait_for_load_state("networkidle")
     figures = page.locator("main .pf-figure").count()
     if figures:
-        page.wait_for_function(f"() => document.querySelectorAll('main .pf-figure .main-svg').length >= {figures}")
+        page.wait_for_function(
+            f"() => document.querySelectorAll('main .pf-figure .main-svg').length >= {figures}"
+        )
     grids = page.locator("main .ag-root").count()
     seconds = time.perf_counter() - t0
-    return {"s": seconds, "requests": len(sizes), "wire_kb": sum(s.get("wire", 0) for s in sizes.values()) / 1024,
-            "decoded_kb": sum(s.get("decoded", 0) for s in sizes.values()) / 1024, "charts": figures, "grids": grids}
+    return {
+        "s": seconds,
+        "requests": len(sizes),
+        "wire_kb": sum(s.get("wire", 0) for s in sizes.values()) / 1024,
+        "decoded_kb": sum(s.get("decoded", 0) for s in sizes.values()) / 1024,
+        "charts": figures,
+        "grids": grids,
+    }
 
 
 def main() -> None:
@@ -87,8 +116,10 @@ def main() -> None:
                 for path in pages(args.data).values():
                     load(warm_ctx.new_page(), warm_ctx.new_cdp_session(warm_ctx.pages[-1]), base + path)
                 warm_ctx.close()
-                print(f"{'page':<10} {'cold s (median)':>15} {'cold max':>9} {'warm s':>7} {'requests':>8} "
-                      f"{'wire KiB':>9} {'decoded KiB':>11}")
+                print(
+                    f"{'page':<10} {'cold s (median)':>15} {'cold max':>9} {'warm s':>7} {'requests':>8} "
+                    f"{'wire KiB':>9} {'decoded KiB':>11}"
+                )
                 for name, path in pages(args.data).items():
                     cold, warm, last = [], [], {}
                     for _ in range(args.repeat):
@@ -104,12 +135,16 @@ def main() -> None:
                         cdp2.send("Network.enable")
                         warm.append(load(pg2, cdp2, base + path)["s"])
                         ctx.close()
-                    print(f"{name:<10} {statistics.median(cold):>15.2f} {max(cold):>9.2f} {statistics.median(warm):>7.2f} "
-                          f"{last['requests']:>8} {last['wire_kb']:>9.0f} {last['decoded_kb']:>11.0f}")
+                    print(
+                        f"{name:<10} {statistics.median(cold):>15.2f} {max(cold):>9.2f} {statistics.median(warm):>7.2f} "
+                        f"{last['requests']:>8} {last['wire_kb']:>9.0f} {last['decoded_kb']:>11.0f}"
+                    )
                 browser.close()
             cpu = tree_cpu(server) - cpu0
-            print(f"server CPU {cpu:.1f} s; load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; "
-                  f"cores {os.cpu_count()}")
+            print(
+                f"server CPU {cpu:.1f} s; load average {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f}; "
+                f"cores {os.cpu_count()}"
+            )
         finally:
             proc.terminate()
             proc.wait(timeout=10)

@@ -50,8 +50,12 @@ def render(cache: Path, servers: int, folders: int, days: float) -> tuple[Path, 
 
     sim = cache / f"scale-{servers}-{folders}-{days:g}"
     if not (sim / "events.jsonl").exists():
-        simulate_to_folder("scale", sim, seed=1, options={"stores": servers, "sites": 4, "folders": folders,
-                                                          "replicas": 3, "days": days})
+        simulate_to_folder(
+            "scale",
+            sim,
+            seed=1,
+            options={"stores": servers, "sites": 4, "folders": folders, "replicas": 3, "days": days},
+        )
     topo = load_topology(sim / "topology.json")
     r = render_log(topo, (sim / "events.jsonl").read_text(encoding="utf-8").splitlines())
     by_server: dict[str, list] = defaultdict(list)
@@ -97,7 +101,9 @@ def measure_parts(cmd: list[str]) -> tuple[float, float, float, dict[str, float]
 
 def run(label: str, cmd: list[str]) -> tuple[float, float, float, str]:
     wall, cpu, peak, parts, out = measure_parts(cmd)
-    first = next((ln for ln in out.splitlines() if ln.startswith(("incremental", "full", "read", "published"))), "")
+    first = next(
+        (ln for ln in out.splitlines() if ln.startswith(("incremental", "full", "read", "published"))), ""
+    )
     each = " ".join(f"{k} {v:4.2f}" for k, v in parts.items())
     print(f"  {label:44s} {wall:6.1f} s wall  {cpu:6.1f} CPU s  peak {peak:4.2f} GB ({each})   {first[:90]}")
     return wall, cpu, peak, out
@@ -121,28 +127,53 @@ def scale(args: argparse.Namespace) -> None:
             export(recs[: cut[s]], grown / f"{s}-1.xml")
         n = sum(len(r) for r in by_server.values())
         size = sum(p.stat().st_size for p in full.iterdir())
-        print(f"{len(by_server)} servers, {args.folders:,} folders x 3 replicas, {args.days:g} days: {n:,} records, "
-              f"{size / 1e6:.0f} MB of XML (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+        print(
+            f"{len(by_server)} servers, {args.folders:,} folders x 3 replicas, {args.days:g} days: {n:,} records, "
+            f"{size / 1e6:.0f} MB of XML (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+        )
         ingest = [*PFSCOPE, "ingest", "--topology", topo, "--engine"]
         run("ingest on Spark, 6 exports", [*ingest, "spark", "--logs", str(half), "--out", str(work / "o6")])
-        wall, cpu, _, _ = run("ingest on Spark, 12 exports", [*ingest, "spark", "--logs", str(full), "--out",
-                                                            str(work / "o12")])
-        print(f"  {'':44s} {n / cpu:,.0f} records per CPU second, {n / wall:,.0f} records/s on "
-              f"{os.cpu_count()} cores")
-        run("ingest, reference (one process), 12 exports", [*ingest, "python", "--logs", str(full), "--out",
-                                                             str(work / "ref")])
+        wall, cpu, _, _ = run(
+            "ingest on Spark, 12 exports", [*ingest, "spark", "--logs", str(full), "--out", str(work / "o12")]
+        )
+        print(
+            f"  {'':44s} {n / cpu:,.0f} records per CPU second, {n / wall:,.0f} records/s on "
+            f"{os.cpu_count()} cores"
+        )
+        run(
+            "ingest, reference (one process), 12 exports",
+            [*ingest, "python", "--logs", str(full), "--out", str(work / "ref")],
+        )
         events = json.loads((work / "o12" / "ingest_summary.json").read_text())["events_written"]
-        run(f"compute on what it wrote ({sum(events.values()):,} events)",
-            [*PFSCOPE, "compute", "--topology", str(work / "o12" / "topology.json"), "--events",
-             str(work / "o12" / "events.jsonl"), "--out", str(work / "published")])
+        run(
+            f"compute on what it wrote ({sum(events.values()):,} events)",
+            [
+                *PFSCOPE,
+                "compute",
+                "--topology",
+                str(work / "o12" / "topology.json"),
+                "--events",
+                str(work / "o12" / "events.jsonl"),
+                "--out",
+                str(work / "published"),
+            ],
+        )
         handoff(work / "o12" / "events.jsonl")
-        run("grown share: first exports (70 %)", [*ingest, "spark", "--logs", str(grown), "--out", str(work / "g")])
+        run(
+            "grown share: first exports (70 %)",
+            [*ingest, "spark", "--logs", str(grown), "--out", str(work / "g")],
+        )
         for s, recs in by_server.items():
             start = cut[s] - 50  # the later export repeats the first one's last 50 records
             export(recs[start:], grown / f"{s}-2.xml", start + 1)
-        run("grown share: the later exports added", [*ingest, "spark", "--logs", str(grown), "--out", str(work / "g")])
-        run("grown share: full ingest (--full)", [*ingest, "spark", "--logs", str(grown), "--out", str(work / "g"),
-                                                  "--full"])
+        run(
+            "grown share: the later exports added",
+            [*ingest, "spark", "--logs", str(grown), "--out", str(work / "g")],
+        )
+        run(
+            "grown share: full ingest (--full)",
+            [*ingest, "spark", "--logs", str(grown), "--out", str(work / "g"), "--full"],
+        )
         print(f"(load average {os.getloadavg()[0]:.1f} at the end)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -160,8 +191,10 @@ def handoff(events: Path) -> None:
     for o in objs:
         json.dumps(o, ensure_ascii=False, separators=(",", ":"))
     encode = time.process_time() - started
-    print(f"  {'the event lines as JSON (a hand-off saves at most)':44s} {decode:6.2f} CPU s to read, "
-          f"{encode:.2f} to write ({len(lines):,} lines)")
+    print(
+        f"  {'the event lines as JSON (a hand-off saves at most)':44s} {decode:6.2f} CPU s to read, "
+        f"{encode:.2f} to write ({len(lines):,} lines)"
+    )
 
 
 def formats(args: argparse.Namespace) -> None:
@@ -180,8 +213,10 @@ def formats(args: argparse.Namespace) -> None:
         by_server = defaultdict(list)
         for rec in records:
             by_server[rec.server.split(".")[0]].append(rec)
-        print(f"demo: {len(records):,} records from {len(by_server)} servers "
-              f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+        print(
+            f"demo: {len(records):,} records from {len(by_server)} servers "
+            f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+        )
         for fmt, write in WRITERS.items():
             logs = base / fmt
             logs.mkdir()
@@ -194,9 +229,11 @@ def formats(args: argparse.Namespace) -> None:
                 best = min(best, time.perf_counter() - started)
                 cpu = min(cpu, time.process_time() - cpu_started)
             size = sum(f.stat().st_size for f in logs.iterdir())
-            print(f"  {fmt:17s} {s['records_read']:>7,} records  {best:6.2f} s  "
-                  f"{s['records_read'] / best:>8,.0f} records/s  (CPU {cpu:.2f} s: "
-                  f"{s['records_read'] / cpu:,.0f} records per CPU second; {size / 1e6:.1f} MB, {s['rejected']} rejected)")
+            print(
+                f"  {fmt:17s} {s['records_read']:>7,} records  {best:6.2f} s  "
+                f"{s['records_read'] / best:>8,.0f} records/s  (CPU {cpu:.2f} s: "
+                f"{s['records_read'] / cpu:,.0f} records per CPU second; {size / 1e6:.1f} MB, {s['rejected']} rejected)"
+            )
 
 
 def main() -> None:

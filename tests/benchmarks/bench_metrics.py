@@ -32,8 +32,10 @@ from tests.unit.app.test_metrics import DictCache
 def measure(label: str, fn: Callable[[], Any]) -> Any:
     wall, cpu = time.perf_counter(), time.process_time()
     out = fn()
-    print(f"{label:<44} {time.perf_counter() - wall:7.3f} s wall {time.process_time() - cpu:7.3f} s CPU "
-          f"load {os.getloadavg()[0]:.1f}")
+    print(
+        f"{label:<44} {time.perf_counter() - wall:7.3f} s wall {time.process_time() - cpu:7.3f} s CPU "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
     return out
 
 
@@ -44,8 +46,14 @@ def synthetic(n: int, stores: int, seed: int = 1) -> pd.DataFrame:
     life = pd.to_timedelta(rng.exponential(12 * 3600, n), unit="s")
     closed = pd.Series(opened + life).where(rng.uniform(size=n) < 0.9)
     overdue = pd.Series(opened + life * 0.6).where(life > pd.Timedelta(hours=18))
-    return pd.DataFrame({"observer": [f"PFS{i:02d}" for i in rng.integers(0, stores, n)], "opened_at": opened,
-                         "closed_at": closed, "overdue_at": overdue})
+    return pd.DataFrame(
+        {
+            "observer": [f"PFS{i:02d}" for i in rng.integers(0, stores, n)],
+            "opened_at": opened,
+            "closed_at": closed,
+            "overdue_at": overdue,
+        }
+    )
 
 
 def main() -> None:
@@ -62,8 +70,10 @@ def main() -> None:
     trend = measure("backfill trend frame (Parquet + pure)", data.backfill_trend)
     measure("backfill trend figure", lambda: f.fig_backfill_trend(trend).to_plotly_json())
     print(f"  {len(trend):,} rows")
-    entries = measure(f"synthetic entries ({args.entries:,}, {args.stores} stores)",
-                      lambda: synthetic(args.entries, args.stores))
+    entries = measure(
+        f"synthetic entries ({args.entries:,}, {args.stores} stores)",
+        lambda: synthetic(args.entries, args.stores),
+    )
     out = measure("backfill_trend on them", lambda: f.backfill_trend(entries, end=entries["opened_at"].max()))
     print(f"  {len(out):,} rows ({out['at'].nunique()} times per store)")
 

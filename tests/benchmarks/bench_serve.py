@@ -70,11 +70,21 @@ class Server:
     def __init__(self, data: Path, workers: int | None, cache: Path) -> None:
         self.port = free_port()
         env = {**os.environ, "PYTHONPATH": str(ROOT), "PFSCOPE_CACHE_DIR": str(cache)}
-        cmd = [sys.executable, "-m", "pfscope.app.cli", "serve", "--data", str(data), "--port", str(self.port)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pfscope.app.cli",
+            "serve",
+            "--data",
+            str(data),
+            "--port",
+            str(self.port),
+        ]
         if workers:
             cmd += ["--workers", str(workers)]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     text=True)
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
         assert self.proc.stdout is not None
         self.line = self.proc.stdout.readline().strip()
         deadline = time.monotonic() + 180
@@ -98,7 +108,9 @@ class Server:
                 return
             last = now
 
-    def request(self, method: str, path: str, body: bytes | None = None, timeout: float = 300) -> tuple[int, float]:
+    def request(
+        self, method: str, path: str, body: bytes | None = None, timeout: float = 300
+    ) -> tuple[int, float]:
         started = time.perf_counter()
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
@@ -157,8 +169,11 @@ def capture(data: Path, folders: list[str], stores: list[str]) -> list[Visit]:
                         for key in ("Home", "End"):
                             before = page.locator("#folder-at").inner_text()
                             thumb.press(key)  # the page replays when the keys pause: wait for each step
-                            page.wait_for_function("t => document.querySelector('#folder-at').innerText !== t", arg=before,
-                                                   timeout=120_000)
+                            page.wait_for_function(
+                                "t => document.querySelector('#folder-at').innerText !== t",
+                                arg=before,
+                                timeout=120_000,
+                            )
                             page.wait_for_load_state("networkidle")
                     current.clear()
                 browser.close()
@@ -167,8 +182,15 @@ def capture(data: Path, folders: list[str], stores: list[str]) -> list[Visit]:
     return [v for v in visits if v.bodies]
 
 
-def replay(server: Server, visits: list[Visit], users: int, rounds: int, phase: str, seen: set[bytes],
-           samples: list[Sample]) -> float:
+def replay(
+    server: Server,
+    visits: list[Visit],
+    users: int,
+    rounds: int,
+    phase: str,
+    seen: set[bytes],
+    samples: list[Sample],
+) -> float:
     """``users`` threads, each replaying every visit ``rounds`` times in its own order; wall seconds."""
     lock = threading.Lock()
     start = threading.Barrier(users)
@@ -204,7 +226,7 @@ def replay(server: Server, visits: list[Visit], users: int, rounds: int, phase: 
 def row(label: str, ms: list[float], errors: int) -> str:
     if not ms:
         return f"{label:34} {0:6} {'-':>8} {'-':>8} {'-':>8} {errors:7}"
-    return (f"{label:34} {len(ms):6} {pct(ms, 0.5):8.0f} {pct(ms, 0.95):8.0f} {max(ms):8.0f} {errors:7}")
+    return f"{label:34} {len(ms):6} {pct(ms, 0.5):8.0f} {pct(ms, 0.95):8.0f} {max(ms):8.0f} {errors:7}"
 
 
 def main() -> None:
@@ -221,13 +243,17 @@ def main() -> None:
     folders = pick_folders(args.data, args.folders)
     stores = [str(s) for s in pd.read_parquet(run / "stores", columns=["store"])["store"].head(args.stores)]
     client = psutil.Process()
-    print(f"machine: {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB; "
-          f"load average at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(
+        f"machine: {os.cpu_count()} cores, {psutil.virtual_memory().total / 2**30:.0f} GiB; "
+        f"load average at start {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
     print(f"data: {args.data} ({len(pd.read_parquet(run / 'folders', columns=['fid'])):,} folders)")
     t = time.perf_counter()
     visits = capture(args.data, folders, stores)
-    print(f"captured {sum(len(v.bodies) for v in visits)} callbacks of {len(visits)} page views from Chromium "
-          f"in {time.perf_counter() - t:.0f} s")
+    print(
+        f"captured {sum(len(v.bodies) for v in visits)} callbacks of {len(visits)} page views from Chromium "
+        f"in {time.perf_counter() - t:.0f} s"
+    )
 
     samples: list[Sample] = []
     with tempfile.TemporaryDirectory() as cache:
@@ -256,18 +282,26 @@ def main() -> None:
         cpu_client = sum(client.cpu_times()[:2]) - c0
         server.stop()
 
-    print(f"\nfirst visit of a page, cold cache, one user (ms, its callbacks back to back; "
-          f"server CPU {cpu_single:.1f} s):")
+    print(
+        f"\nfirst visit of a page, cold cache, one user (ms, its callbacks back to back; "
+        f"server CPU {cpu_single:.1f} s):"
+    )
     print(f"{'page':34} {'n':>6} {'p50':>8} {'p95':>8} {'max':>8}")
     for kind, ms in first.items():
         print(row(kind, ms, 0)[:-8])
     n_load = sum(1 for s in samples if s.phase != "cold, 1 user")
-    print(f"\nper callback (ms), {args.users} concurrent users: cold pass {wall_cold:.0f} s, "
-          f"{args.rounds} warm passes {wall_warm:.0f} s; {n_load:,} callbacks, "
-          f"{n_load / (wall_cold + wall_warm):.1f}/s; server CPU {cpu_load:.1f} s "
-          f"({cpu_load / max(n_load, 1) * 1000:.1f} ms per callback), client CPU {cpu_client:.1f} s")
+    print(
+        f"\nper callback (ms), {args.users} concurrent users: cold pass {wall_cold:.0f} s, "
+        f"{args.rounds} warm passes {wall_warm:.0f} s; {n_load:,} callbacks, "
+        f"{n_load / (wall_cold + wall_warm):.1f}/s; server CPU {cpu_load:.1f} s "
+        f"({cpu_load / max(n_load, 1) * 1000:.1f} ms per callback), client CPU {cpu_client:.1f} s"
+    )
     print(f"{'phase / page':34} {'n':>6} {'p50':>8} {'p95':>8} {'max':>8} {'errors':>7}")
-    for phase, cold in (("cold, 1 user", True), (f"{args.users} users", True), (f"{args.users} users", False)):
+    for phase, cold in (
+        ("cold, 1 user", True),
+        (f"{args.users} users", True),
+        (f"{args.users} users", False),
+    ):
         group = [s for s in samples if s.phase == phase and s.cold == cold]
         label = phase if phase.startswith("cold") else f"{phase}, {'cold' if cold else 'warm'}"
         for kind in ("overview", "store", "folder"):

@@ -21,8 +21,16 @@ import pytest
 from tests.published_runs import ROOT, _env, published
 
 CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 SCREENSHOTS = ROOT / "test-output" / "screenshots"
 
 
@@ -45,8 +53,13 @@ def start_server(data: Path, cache: Path, log: Path, extra_env: dict[str, str] |
     # two gunicorn workers: the production path with its shared cache, without five per server
     env = {**_env(), "PFSCOPE_CACHE_DIR": str(cache), "PFSCOPE_WORKERS": "2", **(extra_env or {})}
     with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "pfscope.app.cli", "serve", "--data", str(data), "--port", str(port)],
-                                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pfscope.app.cli", "serve", "--data", str(data), "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -126,8 +139,9 @@ def console_error(message, pg) -> bool:  # type: ignore[no-untyped-def]
     address is meant to (the page still says what is close); a missing asset or failed call is not."""
     if message.type != "error":
         return False
-    own_404 = message.text.startswith("Failed to load resource: the server responded with a status of 404") and (
-        (message.location or {}).get("url", "").split("#")[0] == pg.url.split("#")[0])
+    own_404 = message.text.startswith(
+        "Failed to load resource: the server responded with a status of 404"
+    ) and ((message.location or {}).get("url", "").split("#")[0] == pg.url.split("#")[0])
     return not own_404
 
 
@@ -137,8 +151,10 @@ def page(browser):  # type: ignore[no-untyped-def]
     context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
     pg = context.new_page()
     console = Console()
-    pg.on("console", lambda m: console.errors.append(f"console {m.type}: {m.text}")
-          if console_error(m, pg) else None)
+    pg.on(
+        "console",
+        lambda m: console.errors.append(f"console {m.type}: {m.text}") if console_error(m, pg) else None,
+    )
     pg.on("pageerror", lambda e: console.errors.append(f"page error: {e}"))
     pg.set_default_timeout(20_000)
     yield pg

@@ -20,11 +20,17 @@ OVERDUE_TEXT = "rgb(144, 99, 0)"  # overdue's orange darkened for text (#906300,
 def boxes(pg, selector: str) -> list[dict[str, float]]:  # type: ignore[no-untyped-def]
     return pg.locator(selector).evaluate_all(
         "els => els.map(e => { const r = e.getBoundingClientRect(); "
-        "return {x: r.x, y: r.y, w: r.width, h: r.height, right: r.right, bottom: r.bottom}; })")
+        "return {x: r.x, y: r.y, w: r.width, h: r.height, right: r.right, bottom: r.bottom}; })"
+    )
 
 
 def overlap(a: dict[str, float], b: dict[str, float]) -> bool:
-    return a["x"] < b["right"] - 0.5 and b["x"] < a["right"] - 0.5 and a["y"] < b["bottom"] - 0.5 and b["y"] < a["bottom"] - 0.5
+    return (
+        a["x"] < b["right"] - 0.5
+        and b["x"] < a["right"] - 0.5
+        and a["y"] < b["bottom"] - 0.5
+        and b["y"] < a["bottom"] - 0.5
+    )
 
 
 def seconds(text: str) -> int:
@@ -34,7 +40,11 @@ def seconds(text: str) -> int:
 
 
 def expected_headline(data) -> dict[str, int]:  # type: ignore[no-untyped-def]
-    stores, replicas, entries = table(data, "stores"), table(data, "replicas"), table(data, "backfill_entries")
+    stores, replicas, entries = (
+        table(data, "stores"),
+        table(data, "replicas"),
+        table(data, "backfill_entries"),
+    )
     summary = table(data, "summary").iloc[0]
     return {
         "stores-down": int((stores["status"] == "down").sum()),
@@ -64,8 +74,9 @@ def wide(browser):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("dataset", ["worked-example", "demo"])
-def test_headline_counts_above_the_fold_link_to_the_filtered_views(dataset: str, we_server: Server,
-                                                                   demo_server: Server, wide) -> None:  # type: ignore[no-untyped-def]
+def test_headline_counts_above_the_fold_link_to_the_filtered_views(
+    dataset: str, we_server: Server, demo_server: Server, wide
+) -> None:  # type: ignore[no-untyped-def]
     server = we_server if dataset == "worked-example" else demo_server
     want = expected_headline(server.data)
     open_page(wide, server.base + "/")
@@ -79,7 +90,7 @@ def test_headline_counts_above_the_fold_link_to_the_filtered_views(dataset: str,
     assert all(b["bottom"] <= 900 for b in cards)
     assert max(b["bottom"] for b in cards) < boxes(wide, "#pf-stores")[0]["y"]
     assert len({round(b["y"]) for b in cards}) == 1
-    assert not any(overlap(a, b) for i, a in enumerate(cards) for b in cards[i + 1:])
+    assert not any(overlap(a, b) for i, a in enumerate(cards) for b in cards[i + 1 :])
     # big numbers: at least twice the body text; red when something is wrong (open backfill entries,
     # normal between messages, are information: plain text), muted when nothing is
     body = float(wide.evaluate("() => parseFloat(getComputedStyle(document.body).fontSize)"))
@@ -89,22 +100,35 @@ def test_headline_counts_above_the_fold_link_to_the_filtered_views(dataset: str,
         colour = count.evaluate("e => getComputedStyle(e).color")
         assert (colour == VERMILLION) == (want[k] > 0 and k != "open-entries"), (k, colour)
     hrefs = {k: wide.locator(f"#pf-stat-{k} a.pf-stat-link").get_attribute("href") for k in keys}
-    assert hrefs == {"stores-down": "/?status=down#pf-stores", "overdue": "/backfill?overdue=1",
-                     "at-risk": "/replicas?at_risk=1", "open-entries": "/backfill", "rejected": "/rejects"}
+    assert hrefs == {
+        "stores-down": "/?status=down#pf-stores",
+        "overdue": "/backfill?overdue=1",
+        "at-risk": "/replicas?at_risk=1",
+        "open-entries": "/backfill",
+        "rejected": "/rejects",
+    }
     screenshot(wide, f"{dataset}-overview-headline")
 
 
 def test_headline_links_open_exactly_what_they_count(demo_server: Server, wide) -> None:  # type: ignore[no-untyped-def]
     data = demo_server.data
-    stores, replicas, entries = table(data, "stores"), table(data, "replicas"), table(data, "backfill_entries")
+    stores, replicas, entries = (
+        table(data, "stores"),
+        table(data, "replicas"),
+        table(data, "backfill_entries"),
+    )
     open_page(wide, demo_server.base + "/")
     wide.locator("#pf-stat-overdue a.pf-stat-link").click()
     wide.wait_for_url("**/backfill?overdue=1")
     wide.wait_for_selector("#backfill-grid .ag-row")
     grid = wide.locator("#backfill-grid .ag-center-cols-container .ag-row")
-    pairs = {(r["observer"], r["fid"]) for r in grid.evaluate_all(
-        "rows => rows.map(r => ({observer: r.querySelector('[col-id=observer]').innerText,"
-        " fid: r.querySelector('[col-id=fid]') ? r.querySelector('[col-id=fid]').innerText : ''}))")}
+    pairs = {
+        (r["observer"], r["fid"])
+        for r in grid.evaluate_all(
+            "rows => rows.map(r => ({observer: r.querySelector('[col-id=observer]').innerText,"
+            " fid: r.querySelector('[col-id=fid]') ? r.querySelector('[col-id=fid]').innerText : ''}))"
+        )
+    }
     fids = set(wide.locator("#backfill-grid .ag-pinned-left-cols-container [col-id=fid]").all_inner_texts())
     overdue = replicas[replicas["health"] == "overdue"]
     assert {o for o, _ in pairs} == set(overdue["store"]) and fids == set(overdue["fid"])
@@ -116,7 +140,10 @@ def test_headline_links_open_exactly_what_they_count(demo_server: Server, wide) 
     risky = replicas[replicas["at_risk_count"] > 0]
     got = wide.locator("#pf-replica-list tbody td.pf-col-fid").all_inner_texts() if len(risky) else []
     assert sorted(got) == sorted(risky["fid"])
-    risk = [int(t.replace(",", "")) for t in wide.locator("#pf-replica-list tbody td.pf-col-at_risk_count").all_inner_texts()]
+    risk = [
+        int(t.replace(",", ""))
+        for t in wide.locator("#pf-replica-list tbody td.pf-col-at_risk_count").all_inner_texts()
+    ]
     assert risk == sorted(risk, reverse=True)
     # stores down: the store list, filtered
     open_page(wide, demo_server.base + "/")
@@ -131,7 +158,9 @@ def test_lag_heatmap_is_absolute_labels_its_diagonal_and_opens_a_store(demo_serv
     stores = table(demo_server.data, "stores").sort_values(["site", "store"])["store"].tolist()
     open_page(wide, demo_server.base + "/")
     fig = wide.locator("#pf-lag-fig .js-plotly-plot")
-    scale = fig.evaluate("gd => { const t = gd._fullData[0]; return {zmin: t.zmin, zmax: t.zmax, zauto: t.zauto}; }")
+    scale = fig.evaluate(
+        "gd => { const t = gd._fullData[0]; return {zmin: t.zmin, zmax: t.zmax, zauto: t.zauto}; }"
+    )
     assert scale == {"zmin": 0, "zmax": 1000, "zauto": False}
     # the diagonal is drawn and says "self", once per store
     texts = fig.evaluate("gd => Array.from(gd.querySelectorAll('text')).map(t => t.textContent)")
@@ -141,7 +170,8 @@ def test_lag_heatmap_is_absolute_labels_its_diagonal_and_opens_a_store(demo_serv
     fig.scroll_into_view_if_needed()
     point = fig.evaluate(
         f"gd => {{ const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, r = gd.getBoundingClientRect();"
-        f" return {{x: r.x + xa._offset + xa.d2p({j}), y: r.y + ya._offset + ya.d2p({i})}}; }}")
+        f" return {{x: r.x + xa._offset + xa.d2p({j}), y: r.y + ya._offset + ya.d2p({i})}}; }}"
+    )
     wide.mouse.move(point["x"], point["y"])
     wide.mouse.click(point["x"], point["y"])
     wide.wait_for_url(f"**/store/{stores[i]}#pf-behind-section")
@@ -152,9 +182,11 @@ def test_lag_heatmap_is_absolute_labels_its_diagonal_and_opens_a_store(demo_serv
     bars = wide.locator("#pf-health-fig .js-plotly-plot")
     bars.scroll_into_view_if_needed()
     store = bars.evaluate("gd => gd._fullLayout.yaxis._categories[0]")
-    point = bars.evaluate("gd => { const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis,"
-                          " r = gd.getBoundingClientRect(); return {x: r.x + xa._offset + xa.d2p(0.5),"
-                          " y: r.y + ya._offset + ya.d2p(0)}; }")
+    point = bars.evaluate(
+        "gd => { const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis,"
+        " r = gd.getBoundingClientRect(); return {x: r.x + xa._offset + xa.d2p(0.5),"
+        " y: r.y + ya._offset + ya.d2p(0)}; }"
+    )
     wide.mouse.move(point["x"], point["y"])
     wide.mouse.click(point["x"], point["y"])
     wide.wait_for_url(f"**/store/{store}")
@@ -163,9 +195,11 @@ def test_lag_heatmap_is_absolute_labels_its_diagonal_and_opens_a_store(demo_serv
 def test_folders_needing_attention_says_how_many_more(demo_server: Server, wide) -> None:  # type: ignore[no-untyped-def]
     replicas, entries = table(demo_server.data, "replicas"), table(demo_server.data, "backfill_entries")
     open_ = entries[entries["state"] == "open"]
-    per = replicas.assign(risk=replicas["at_risk_count"],
-                          od=(replicas["health"] == "overdue").astype(int)).groupby("fid").agg(
-        m=("missing_count", "sum"), r=("risk", "sum"), o=("od", "sum"))
+    per = (
+        replicas.assign(risk=replicas["at_risk_count"], od=(replicas["health"] == "overdue").astype(int))
+        .groupby("fid")
+        .agg(m=("missing_count", "sum"), r=("risk", "sum"), o=("od", "sum"))
+    )
     per["e"] = open_.groupby("fid").size().reindex(per.index).fillna(0)
     total = int(((per["m"] > 0) | (per["r"] > 0) | (per["o"] > 0) | (per["e"] > 0)).sum())
     assert total > 15
@@ -184,7 +218,8 @@ def grid_column(pg, col: str) -> list[str]:  # type: ignore[no-untyped-def]
     """A column's values in display order (after the grid's sort and filters), every row, drawn or not."""
     return pg.evaluate(
         "() => { const out = []; dash_ag_grid.getApi('backfill-grid').forEachNodeAfterFilterAndSort("
-        f"n => out.push(String(n.data['{col}'] ?? ''))); return out; }}")
+        f"n => out.push(String(n.data['{col}'] ?? ''))); return out; }}"
+    )
 
 
 def test_backfill_grid_puts_the_overdue_first_then_the_longest_open(demo_server: Server, wide) -> None:  # type: ignore[no-untyped-def]
@@ -222,13 +257,20 @@ def test_backfill_grid_puts_the_overdue_first_then_the_longest_open(demo_server:
 # -- the model's words ------------------------------------------------------------------------
 
 
-def test_every_question_mark_leads_to_its_glossary_entry(we_server: Server, demo_server: Server, wide) -> None:  # type: ignore[no-untyped-def]
+def test_every_question_mark_leads_to_its_glossary_entry(
+    we_server: Server, demo_server: Server, wide
+) -> None:  # type: ignore[no-untyped-def]
     open_page(wide, demo_server.base + "/glossary")
     anchors = set(wide.locator("#pf-glossary dt").evaluate_all("els => els.map(e => e.id)"))
     fid = busiest_folder(demo_server.data)
     seen: set[str] = set()
-    for server, path in ((demo_server, "/"), (demo_server, f"/folder/{fid}"), (demo_server, "/store/PFJNB02"),
-                         (demo_server, "/backfill"), (we_server, f"/folder/{WE_FID}")):
+    for server, path in (
+        (demo_server, "/"),
+        (demo_server, f"/folder/{fid}"),
+        (demo_server, "/store/PFJNB02"),
+        (demo_server, "/backfill"),
+        (we_server, f"/folder/{WE_FID}"),
+    ):
         open_page(wide, server.base + path)
         hrefs = wide.locator("main a.pf-term").evaluate_all("els => els.map(e => e.getAttribute('href'))")
         assert hrefs, path
@@ -248,14 +290,22 @@ def test_every_question_mark_leads_to_its_glossary_entry(we_server: Server, demo
 
 
 def test_titles_name_the_page_and_unknown_addresses_answer_404(we_server: Server, wide) -> None:  # type: ignore[no-untyped-def]
-    for path, title in ((f"/folder/{WE_FID}", f"pfscope · folder {WE_FID}"), ("/store/PFS2", "pfscope · store PFS2"),
-                        ("/backfill", "pfscope · backfill"), ("/glossary", "pfscope · glossary"),
-                        ("/", "pfscope · overview")):
+    for path, title in (
+        (f"/folder/{WE_FID}", f"pfscope · folder {WE_FID}"),
+        ("/store/PFS2", "pfscope · store PFS2"),
+        ("/backfill", "pfscope · backfill"),
+        ("/glossary", "pfscope · glossary"),
+        ("/", "pfscope · overview"),
+    ):
         open_page(wide, we_server.base + path)
         wide.wait_for_function(f"() => document.title === {title!r}")
-    for path, status, heading in (("/", 200, "Overview"), ("/no/such/page", 404, "Page not found"),
-                                  ("/folder/1-12", 404, "Folder not found"), ("/store/NOPE", 404, "Store not found"),
-                                  (f"/folder/{WE_FID}", 200, "Folder")):
+    for path, status, heading in (
+        ("/", 200, "Overview"),
+        ("/no/such/page", 404, "Page not found"),
+        ("/folder/1-12", 404, "Folder not found"),
+        ("/store/NOPE", 404, "Store not found"),
+        (f"/folder/{WE_FID}", 200, "Folder"),
+    ):
         response = wide.goto(we_server.base + path)
         assert response is not None and response.status == status, path
         wide.wait_for_selector("main h1")
@@ -270,11 +320,17 @@ def test_words_on_screen_agree(we_server: Server, demo_server: Server, wide) -> 
     assert wide.locator(".pf-breadcrumb li").first.inner_text() == "public folder hierarchy"
     text = wide.locator("main").inner_text()
     assert not re.search(r"(?<![\d,])1 CNs\b", text) and "not told: not told yet" not in text
-    heads = wide.locator("#pf-responders th").all_inner_texts() if wide.locator("#pf-responders th").count() else []
+    heads = (
+        wide.locator("#pf-responders th").all_inner_texts()
+        if wide.locator("#pf-responders th").count()
+        else []
+    )
     responders = table(we_server.data, "responders")
     responders = responders[responders["fid"] == WE_FID]
     if len(responders):
-        assert any(h.startswith("model names it") for h in heads) and any(h.startswith("should respond") for h in heads)
+        assert any(h.startswith("model names it") for h in heads) and any(
+            h.startswith("should respond") for h in heads
+        )
         assert not any(h.strip() == "expected" for h in heads)
         groups = [g for g in wide.locator("#pf-responders td.pf-col-group").all_inner_texts() if g]
         assert groups and all(re.fullmatch(r"group [1-6]: .+|oldest copy \(fewest CNs\)", g) for g in groups)
@@ -285,8 +341,11 @@ def test_words_on_screen_agree(we_server: Server, demo_server: Server, wide) -> 
     open_page(wide, demo_server.base + f"/store/{down[0]}")
     healths = wide.locator("#pf-store-replicas td.pf-col-health").all_inner_texts()
     # (what it lacks follows: "in sync (store down), lacks 6 CNs: not told yet")
-    assert healths and all(re.match(r"[a-z ]+ \(store down\)(, lacks .+)?$", h)
-                           for h in healths if not h.startswith(("delete", "deleted")))
+    assert healths and all(
+        re.match(r"[a-z ]+ \(store down\)(, lacks .+)?$", h)
+        for h in healths
+        if not h.startswith(("delete", "deleted"))
+    )
     # empty tables: a sentence, no header row above it
     assert wide.locator(".pf-table-wrap:has(.pf-none) table").count() == 0
     # run facts: plurals agree
@@ -301,7 +360,9 @@ def test_cn_sets_break_only_between_ranges(demo_server: Server, browser) -> None
     try:
         fid = busiest_folder(demo_server.data)
         open_page(pg, demo_server.base + f"/folder/{fid}")
-        lines = pg.locator("#pf-matrix .pf-cn-range").evaluate_all("els => els.map(e => e.getClientRects().length)")
+        lines = pg.locator("#pf-matrix .pf-cn-range").evaluate_all(
+            "els => els.map(e => e.getClientRects().length)"
+        )
         assert lines and set(lines) == {1}
         # the set still reads as its canonical text
         cell = pg.locator("#pf-matrix td.pf-cell").first
@@ -328,19 +389,27 @@ def test_dark_preference_darkens_charts_grid_and_dropdown(demo_server: Server, b
         assert {"#pf-health-fig", "#pf-lag-fig"} <= set(figures)
         for fig in figures:
             svg = pg.locator(f"{fig} .main-svg").first
-            assert svg.evaluate("e => getComputedStyle(e).backgroundColor") in ("rgba(0, 0, 0, 0)", "transparent")
+            assert svg.evaluate("e => getComputedStyle(e).backgroundColor") in (
+                "rgba(0, 0, 0, 0)",
+                "transparent",
+            )
             # every axis's tick labels and titles, of every subplot, are light on the dark page
-            fills = pg.locator(f'{fig} g[class$="tick"] > text, {fig} g[class^="g-"][class$="title"] text').evaluate_all(
-                "els => els.map(e => getComputedStyle(e).fill)")
+            fills = pg.locator(
+                f'{fig} g[class$="tick"] > text, {fig} g[class^="g-"][class$="title"] text'
+            ).evaluate_all("els => els.map(e => getComputedStyle(e).fill)")
             assert fills and all(luminance(c) > 0.8 for c in fills), (fig, fills[:5])
         # no white box: the figure's area is the page's colour
         assert pg.locator("#pf-lag-fig").evaluate("e => getComputedStyle(e).backgroundColor") in (
-            "rgba(0, 0, 0, 0)", "transparent")
+            "rgba(0, 0, 0, 0)",
+            "transparent",
+        )
         screenshot(pg, "demo-overview-dark")
         open_page(pg, demo_server.base + "/backfill")
         pg.wait_for_selector("#backfill-grid .ag-row")
         for sel in (".ag-root-wrapper", ".ag-header", ".ag-row"):
-            bg = pg.locator(f"#backfill-grid {sel}").first.evaluate("e => getComputedStyle(e).backgroundColor")
+            bg = pg.locator(f"#backfill-grid {sel}").first.evaluate(
+                "e => getComputedStyle(e).backgroundColor"
+            )
             assert luminance(bg) < 0.2, (sel, bg)
         cell = pg.locator("#backfill-grid .ag-row .ag-cell[col-id=requests]").first
         assert luminance(cell.evaluate("e => getComputedStyle(e).color")) > 0.8
@@ -349,7 +418,8 @@ def test_dark_preference_darkens_charts_grid_and_dropdown(demo_server: Server, b
         dropdown = pg.locator("#folder-request")
         boxes_bg = dropdown.evaluate(
             "e => Array.from(e.querySelectorAll('*')).concat([e]).map(x => getComputedStyle(x).backgroundColor)"
-            ".filter(c => c !== 'rgba(0, 0, 0, 0)')")
+            ".filter(c => c !== 'rgba(0, 0, 0, 0)')"
+        )
         assert boxes_bg and all(luminance(c) < 0.2 for c in boxes_bg), boxes_bg
     finally:
         context.close()
@@ -373,25 +443,31 @@ def test_a_phone_sees_every_control_without_overlaps(demo_server: Server, browse
         open_page(pg, demo_server.base + "/")
         cards = boxes(pg, "#pf-headline .pf-stat")
         assert all(b["right"] <= 390 for b in cards)
-        assert not any(overlap(a, b) for i, a in enumerate(cards) for b in cards[i + 1:])
+        assert not any(overlap(a, b) for i, a in enumerate(cards) for b in cards[i + 1 :])
         # the attention table shows more than FID and path: the counts that rank it are on screen
         heads = boxes(pg, "#pf-worst thead th")
         assert len(heads) == 8 and all(h["right"] <= 390 for h in heads[:4])
         # the lag heatmap's numbers stay readable (it scrolls sideways inside its section instead)
-        sizes = pg.evaluate("() => Array.from(document.querySelectorAll('#pf-lag-fig text'))"
-                            ".filter(t => /^[0-9,]+$|^self$/.test(t.textContent))"
-                            ".map(t => parseFloat(getComputedStyle(t).fontSize))")
+        sizes = pg.evaluate(
+            "() => Array.from(document.querySelectorAll('#pf-lag-fig text'))"
+            ".filter(t => /^[0-9,]+$|^self$/.test(t.textContent))"
+            ".map(t => parseFloat(getComputedStyle(t).fontSize))"
+        )
         assert sizes and min(sizes) >= 10
         screenshot(pg, "demo-overview-390")
         open_page(pg, demo_server.base + f"/folder/{fid}")
         # "Download report" does not cover the title; the slider's visible labels do not overlap
         assert not overlap(boxes(pg, "main h1")[0], boxes(pg, "#folder-report-link")[0])
-        labels = [b for b in pg.locator("#folder-slider .dash-slider-mark").evaluate_all(
-            "els => els.filter(e => parseFloat(getComputedStyle(e).fontSize) > 0 && e.innerText.trim())"
-            ".map(e => { const r = e.getBoundingClientRect();"
-            " return {x: r.x, y: r.y, w: r.width, h: r.height, right: r.right, bottom: r.bottom}; })")]
+        labels = [
+            b
+            for b in pg.locator("#folder-slider .dash-slider-mark").evaluate_all(
+                "els => els.filter(e => parseFloat(getComputedStyle(e).fontSize) > 0 && e.innerText.trim())"
+                ".map(e => { const r = e.getBoundingClientRect();"
+                " return {x: r.x, y: r.y, w: r.width, h: r.height, right: r.right, bottom: r.bottom}; })"
+            )
+        ]
         assert len(labels) >= 2
-        assert not any(overlap(a, b) for i, a in enumerate(labels) for b in labels[i + 1:])
+        assert not any(overlap(a, b) for i, a in enumerate(labels) for b in labels[i + 1 :])
         assert all(b["x"] >= 0 and b["right"] <= 390 for b in labels)
         screenshot(pg, "demo-folder-390")
     finally:
@@ -421,9 +497,16 @@ def test_every_table_downloads_as_csv(demo_server: Server, page, tmp_path) -> No
 def test_the_candidate_table_answers_why_not_that_store(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
     cands, folders = table(demo_server.data, "backfill_candidates"), table(demo_server.data, "folders")
     replicas_of = folders.set_index("fid")["replicas"]
-    found = [(key, str(g["fid"].iloc[0]),
-              sorted(set(replicas_of[str(g["fid"].iloc[0])]) - {str(g["observer"].iloc[0])} - set(g["candidate"])))
-             for key, g in cands.groupby(["entry_id", "attempt"])]
+    found = [
+        (
+            key,
+            str(g["fid"].iloc[0]),
+            sorted(
+                set(replicas_of[str(g["fid"].iloc[0])]) - {str(g["observer"].iloc[0])} - set(g["candidate"])
+            ),
+        )
+        for key, g in cands.groupby(["entry_id", "attempt"])
+    ]
     found = [x for x in found if x[2]]
     assert found, "the demo has a request with a non-candidate"
     (entry_id, attempt), fid, others = found[0]
@@ -467,7 +550,9 @@ def test_the_request_picker_works_from_the_keyboard(demo_server: Server, page) -
     page.keyboard.press("Enter")  # opens the list, focus in its search box
     page.wait_for_function("() => document.activeElement.classList.contains('dash-dropdown-search')")
     page.keyboard.press("ArrowDown")  # the first request
-    page.wait_for_function("() => document.activeElement.classList.contains('dash-options-list-option-checkbox')")
+    page.wait_for_function(
+        "() => document.activeElement.classList.contains('dash-options-list-option-checkbox')"
+    )
     page.keyboard.press("Enter")
     page.wait_for_function("() => new URLSearchParams(location.search).get('request') !== null")
     page.wait_for_selector("#pf-candidates")

@@ -28,10 +28,13 @@ def _text(markup: str) -> str:
 
 
 def test_content_at_risk_is_one_number_on_the_headline_its_page_the_report_and_metrics(
-        demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    demo_server: Server, page
+) -> None:  # type: ignore[no-untyped-def]
     replicas = table(demo_server.data, "replicas")
     so = int(replicas["at_risk_count"].sum())
-    assert so == 1 and int(replicas["unique_count"].sum()) > 10  # the demo: one CN, PFJNB01:119; beliefs say more
+    assert (
+        so == 1 and int(replicas["unique_count"].sum()) > 10
+    )  # the demo: one CN, PFJNB01:119; beliefs say more
     # the headline
     open_page(page, demo_server.base + "/")
     assert int(page.locator("#pf-stat-at-risk .pf-stat-count").inner_text()) == so
@@ -44,7 +47,9 @@ def test_content_at_risk_is_one_number_on_the_headline_its_page_the_report_and_m
     page.locator("#pf-stat-at-risk a.pf-stat-link").click()
     page.wait_for_url("**/replicas?at_risk=1")
     page.wait_for_selector("#pf-replicas-count")
-    assert page.locator("#pf-replicas-count").inner_text().startswith(f"1 replica, {so} CN of content at risk.")
+    assert (
+        page.locator("#pf-replicas-count").inner_text().startswith(f"1 replica, {so} CN of content at risk.")
+    )
     shown = rows(page, "pf-replica-list", ["store", "fid", "at_risk_count", "unique_count"])
     assert shown == [{"store": "PFJNB01", "fid": "1-2BFF", "at_risk_count": "1", "unique_count": "5"}]
     # the belief beside it, labelled as belief
@@ -52,13 +57,15 @@ def test_content_at_risk_is_one_number_on_the_headline_its_page_the_report_and_m
     assert "PFJNB01 believes 5 CNs are only there; 4 of them are on other replicas" in beliefs
     # the organisation report, as the dashboard serves it
     report = _get(demo_server.base + "/report")
-    summary = _text(report[report.index('<section id="summary"'):report.index('<section id="accounting"')])
+    summary = _text(report[report.index('<section id="summary"') : report.index('<section id="accounting"')])
     assert f"CN of content at risk {so}" in summary
-    at_risk = _text(report[report.index('<section id="at-risk"'):])
+    at_risk = _text(report[report.index('<section id="at-risk"') :])
     assert at_risk.strip().startswith(f"Content at risk {so} CN of content at risk, in 1 replica")
     # /metrics
     metrics = _get(demo_server.base + "/metrics")
-    values = [float(v) for v in re.findall(r'^pfscope_content_at_risk_cns\{store="[^"]+"\} (\S+)$', metrics, re.M)]
+    values = [
+        float(v) for v in re.findall(r'^pfscope_content_at_risk_cns\{store="[^"]+"\} (\S+)$', metrics, re.M)
+    ]
     assert values and sum(values) == so
 
 
@@ -68,8 +75,10 @@ def test_a_down_stores_belief_is_said_to_be_its_belief(demo_server: Server, page
     assert int(mine["unique_count"].sum()) == 6 and int(mine["at_risk_count"].sum()) == 0
     open_page(page, demo_server.base + "/")
     cause = page.locator("#pf-causes > li").filter(has_text="PFJNB02 down").inner_text()
-    assert ("no content only it holds: PFJNB02 believes 6 CNs are only there, in 5 folders; all 6 are on other "
-            "replicas") in cause
+    assert (
+        "no content only it holds: PFJNB02 believes 6 CNs are only there, in 5 folders; all 6 are on other "
+        "replicas"
+    ) in cause
     assert "6 CNs only it holds" not in cause
     # the page the cause links to says the same
     page.locator("#pf-causes a.pf-cause-title").filter(has_text="PFJNB02 down").click()
@@ -81,8 +90,10 @@ def test_a_down_stores_belief_is_said_to_be_its_belief(demo_server: Server, page
     # a folder of PFJNB02's: its verdict line says whose belief it is
     open_page(page, demo_server.base + "/folder/1-2C02")
     line = page.locator('#pf-verdict li[data-store="PFJNB02"]').inner_text()
-    assert "PFJNB02 believes 2 CNs (PFJNB02:16-17) are only there; both are on other replicas: nothing here is at risk" \
+    assert (
+        "PFJNB02 believes 2 CNs (PFJNB02:16-17) are only there; both are on other replicas: nothing here is at risk"
         in line
+    )
 
 
 def test_lacks_in_two_parts_known_missing_and_not_told_yet(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
@@ -92,29 +103,53 @@ def test_lacks_in_two_parts_known_missing_and_not_told_yet(demo_server: Server, 
     open_page(page, demo_server.base + "/folder/1-2AB2")
     line = page.locator('#pf-verdict li[data-store="PFDUB02"]')
     text = line.inner_text()
-    assert text.startswith("PFDUB02: lacks 7 CNs (PFDUB01:61,67-72): 3 it knows of (PFDUB01:61,67,71: backfill in ")
+    assert text.startswith(
+        "PFDUB02: lacks 7 CNs (PFDUB01:61,67-72): 3 it knows of (PFDUB01:61,67,71: backfill in "
+    )
     assert "next request " in text
-    assert ("4 it has not been told of (PFDUB01:68-70,72): they arrive, or PFDUB02 learns of them, with the next "
-            "message from a store that holds them.") in text
+    assert (
+        "4 it has not been told of (PFDUB01:68-70,72): they arrive, or PFDUB02 learns of them, with the next "
+        "message from a store that holds them."
+    ) in text
     # the trace of what it lacks, one click away
     assert line.locator("a.pf-trace-link").get_attribute("href") == (
-        "/trace?fid=1-2AB2&store=PFDUB02&cns=PFDUB01%3A61%2C67-72")
+        "/trace?fid=1-2AB2&store=PFDUB02&cns=PFDUB01%3A61%2C67-72"
+    )
     screenshot(page, "demo-folder-1-2AB2-verdict")
     # the replicas views: lacks / known missing / not told, labelled
     open_page(page, demo_server.base + "/store/PFDUB02")
-    row = next(r for r in rows(page, "pf-store-replicas", ["fid", "health", "lacks_count", "missing_count",
-                                                          "not_told_count"]) if r["fid"] == "1-2AB2")
-    assert row == {"fid": "1-2AB2", "health": "overdue, lacks 7 CNs: 3 known missing, 4 not told yet",
-                   "lacks_count": "7", "missing_count": "3", "not_told_count": "4"}
+    row = next(
+        r
+        for r in rows(
+            page, "pf-store-replicas", ["fid", "health", "lacks_count", "missing_count", "not_told_count"]
+        )
+        if r["fid"] == "1-2AB2"
+    )
+    assert row == {
+        "fid": "1-2AB2",
+        "health": "overdue, lacks 7 CNs: 3 known missing, 4 not told yet",
+        "lacks_count": "7",
+        "missing_count": "3",
+        "not_told_count": "4",
+    }
     heads = page.locator("#pf-store-replicas thead th").all_inner_texts()
-    assert any(h.startswith("known missing") for h in heads) and any(h.startswith("not told yet") for h in heads)
+    assert any(h.startswith("known missing") for h in heads) and any(
+        h.startswith("not told yet") for h in heads
+    )
     # a replica that lacks CNs is never "in sync, missing 0": PFRED03 lacks PFSIN02:13 in 1-2BFF
     assert replicas.loc[("PFRED03", "1-2BFF"), "not_told_cnset"] == "PFSIN02:13"
     open_page(page, demo_server.base + "/replicas?store=PFRED03&health=in_sync")
-    row = next(r for r in rows(page, "pf-replica-list", ["fid", "health", "lacks_count", "missing_count"])
-               if r["fid"] == "1-2BFF")
-    assert row == {"fid": "1-2BFF", "health": "in sync (no backfill entry), lacks 1 CN: not told yet",
-                   "lacks_count": "1", "missing_count": "0"}
+    row = next(
+        r
+        for r in rows(page, "pf-replica-list", ["fid", "health", "lacks_count", "missing_count"])
+        if r["fid"] == "1-2BFF"
+    )
+    assert row == {
+        "fid": "1-2BFF",
+        "health": "in sync (no backfill entry), lacks 1 CN: not told yet",
+        "lacks_count": "1",
+        "missing_count": "0",
+    }
 
 
 def test_a_store_page_shows_its_outage_long_after_it_came_back(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
@@ -122,11 +157,13 @@ def test_a_store_page_shows_its_outage_long_after_it_came_back(demo_server: Serv
     assert stores.loc["PFSIN02", "status"] == "up"  # back up: its status alone says nothing of the outage
     open_page(page, demo_server.base + "/store/PFSIN02")
     assert page.locator("#pf-store-outages li").all_inner_texts() == [
-        "down 50 h, Tue 11-03 06:00 to Thu 11-05 08:00 (UTC)"]
+        "down 50 h, Tue 11-03 06:00 to Thu 11-05 08:00 (UTC)"
+    ]
     screenshot(page, "demo-store-PFSIN02")
     open_page(page, demo_server.base + "/store/PFJNB02")
     assert page.locator("#pf-store-outages li").all_inner_texts() == [
-        "down since Sat 11-07 00:00 (UTC), still down at the as-of (47 h 59 min)"]
+        "down since Sat 11-07 00:00 (UTC), still down at the as-of (47 h 59 min)"
+    ]
     open_page(page, demo_server.base + "/store/PFDUB01")
     assert page.locator("#pf-store-outages").inner_text() == "Never down in the log, up to the as-of."
 
@@ -137,8 +174,18 @@ def test_the_overview_lists_what_happened_newest_first(demo_server: Server, page
     open_page(page, demo_server.base + "/")
     shown = rows(page, "pf-outages", ["store", "from", "to", "down_for"])
     assert shown == [
-        {"store": "PFJNB02", "from": "2026-11-07 00:00:00Z", "to": "still down", "down_for": "47 h 59 min so far"},
-        {"store": "PFSIN02", "from": "2026-11-03 06:00:00Z", "to": "2026-11-05 08:00:00Z", "down_for": "50 h"},
+        {
+            "store": "PFJNB02",
+            "from": "2026-11-07 00:00:00Z",
+            "to": "still down",
+            "down_for": "47 h 59 min so far",
+        },
+        {
+            "store": "PFSIN02",
+            "from": "2026-11-03 06:00:00Z",
+            "to": "2026-11-05 08:00:00Z",
+            "down_for": "50 h",
+        },
     ]
     # above the fold's details: right after the causes
     order = page.locator("main section[id]").evaluate_all("els => els.map(e => e.id)")

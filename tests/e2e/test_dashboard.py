@@ -38,11 +38,15 @@ def open_page(pg, url: str) -> None:  # type: ignore[no-untyped-def]
     pg.wait_for_load_state("networkidle")
     if "/folder/" in url and not pg.locator("main.pf-not-found, .pf-not-found").count():
         # the sections drawn as markup (app/frozen.py) appear once Dash's Markdown chunk has run
-        pg.wait_for_function("() => ['pf-matrix', 'pf-replicas', 'pf-entries', 'pf-pending']"
-                             ".every(id => document.getElementById(id))")
+        pg.wait_for_function(
+            "() => ['pf-matrix', 'pf-replicas', 'pf-entries', 'pf-pending']"
+            ".every(id => document.getElementById(id))"
+        )
     figures = pg.locator("main .pf-figure").count()
     if figures:
-        pg.wait_for_function(f"() => document.querySelectorAll('main .pf-figure .main-svg').length >= {figures}")
+        pg.wait_for_function(
+            f"() => document.querySelectorAll('main .pf-figure .main-svg').length >= {figures}"
+        )
 
 
 def matrix_cells(pg) -> dict[tuple[str, str], str]:  # type: ignore[no-untyped-def]
@@ -108,8 +112,9 @@ def test_not_found_pages_suggest_close_matches(we_server: Server, page) -> None:
 
 
 @pytest.mark.parametrize("dataset", ["worked-example", "demo"])
-def test_matrix_shows_the_published_state_tables(dataset: str, we_server: Server, demo_server: Server,
-                                                 page) -> None:  # type: ignore[no-untyped-def]
+def test_matrix_shows_the_published_state_tables(
+    dataset: str, we_server: Server, demo_server: Server, page
+) -> None:  # type: ignore[no-untyped-def]
     server = we_server if dataset == "worked-example" else demo_server
     fid = WE_FID if dataset == "worked-example" else busiest_folder(server.data)
     state = table(server.data, "state_table")
@@ -146,18 +151,26 @@ def test_ingested_matrix_marks_derived_cells(ingested_server: Server, page) -> N
 def test_worked_example_matrix_tells_not_told_from_lacking(we_server: Server, page) -> None:  # type: ignore[no-untyped-def]
     """Seed 004 after the outage: PFS3 files a backfill entry for PFS1:12-16;PFS2:21-28."""
     entries = table(we_server.data, "backfill_entries")
-    entry = entries[(entries["observer"] == "PFS3") & (entries["fid"] == WE_FID)].sort_values("opened_at").iloc[0]
+    entry = (
+        entries[(entries["observer"] == "PFS3") & (entries["fid"] == WE_FID)].sort_values("opened_at").iloc[0]
+    )
     assert entry["cnset_opened"] == "PFS1:12-16;PFS2:21-28"
     at = entry["opened_at"].strftime("%Y-%m-%dT%H:%M:%SZ")
     open_page(page, we_server.base + f"/folder/{WE_FID}?at={at}")
     # PFS3's own row lacks what it has not received; PFS1 has not been told what PFS3 holds yet
     pfs3 = page.locator('#pf-matrix td[data-observer="PFS3"][data-subject="PFS3"]')
     assert "PFS1:12-16;PFS2:21-28" in pfs3.inner_text()
-    states = {c: page.locator(f'#pf-matrix td[data-observer="{c[0]}"][data-subject="{c[1]}"]').get_attribute("data-state")
-              for c in [("PFS1", "PFS3"), ("PFS3", "PFS1"), ("PFS1", "PFS1")]}
+    states = {
+        c: page.locator(f'#pf-matrix td[data-observer="{c[0]}"][data-subject="{c[1]}"]').get_attribute(
+            "data-state"
+        )
+        for c in [("PFS1", "PFS3"), ("PFS3", "PFS1"), ("PFS1", "PFS1")]
+    }
     assert states[("PFS1", "PFS1")] == "owned"
     assert states[("PFS3", "PFS1")] in ("current", "not_told", "told_later")
-    if states[("PFS3", "PFS1")] == "told_later":  # PFS3 holds what it was not told of: shown healthy, saying so
+    if (
+        states[("PFS3", "PFS1")] == "told_later"
+    ):  # PFS3 holds what it was not told of: shown healthy, saying so
         cell = page.locator('#pf-matrix td[data-observer="PFS3"][data-subject="PFS1"]')
         assert "not told, holds them" in cell.inner_text()
         assert "told-later" in cell.locator("a").first.get_attribute("href")
@@ -175,13 +188,17 @@ def test_time_slider_replays_state_history(we_server: Server, page) -> None:  # 
     thumb.press("Home")
     first = pd.Timestamp(times[0])
     page.wait_for_function("() => new URLSearchParams(location.search).get('at') !== null")
-    page.wait_for_function(f"() => document.querySelector('#folder-at').innerText.includes('{first:%Y-%m-%dT%H:%M:%SZ}')")
+    page.wait_for_function(
+        f"() => document.querySelector('#folder-at').innerText.includes('{first:%Y-%m-%dT%H:%M:%SZ}')"
+    )
     assert matrix_cells(page) == expected_at(history, first)
     assert parse_qs(urlparse(page.url).query)["at"] == [first.strftime("%Y-%m-%dT%H:%M:%SZ")]
     for _ in range(5):
         thumb.press("ArrowRight")
     sixth = pd.Timestamp(times[5])
-    page.wait_for_function(f"() => document.querySelector('#folder-at').innerText.includes('{sixth:%Y-%m-%dT%H:%M:%SZ}')")
+    page.wait_for_function(
+        f"() => document.querySelector('#folder-at').innerText.includes('{sixth:%Y-%m-%dT%H:%M:%SZ}')"
+    )
     page.wait_for_load_state("networkidle")
     assert matrix_cells(page) == expected_at(history, sixth)
     # the URL is a link to what is on screen
@@ -213,7 +230,9 @@ def test_selecting_a_request_shows_its_candidates(demo_server: Server, page) -> 
     assert parse_qs(urlparse(page.url).query)["request"] == [f"{entry_id}:{attempt}"]
     # the same selection from a shared link
     open_page(page, demo_server.base + f"/folder/{fid}?request={quote(f'{entry_id}:{attempt}')}")
-    assert page.locator("#pf-candidates tbody tr td.pf-col-candidate").all_inner_texts() == list(want["candidate"])
+    assert page.locator("#pf-candidates tbody tr td.pf-col-candidate").all_inner_texts() == list(
+        want["candidate"]
+    )
 
 
 # -- search, grid export, hostile text, rejects, new runs -----------------------------------
@@ -223,8 +242,11 @@ def test_search_goes_to_fid_store_and_path(demo_server: Server, page) -> None:  
     folders = table(demo_server.data, "folders")
     target = folders[folders["path"].str.endswith("Atlas\\Specs")].iloc[0]
     open_page(page, demo_server.base + "/")
-    for query, expected in [(target["fid"], f"/folder/{target['fid']}"), ("pfred01", "/store/PFRED01"),
-                            ("atlas\\specs", f"/folder/{target['fid']}")]:
+    for query, expected in [
+        (target["fid"], f"/folder/{target['fid']}"),
+        ("pfred01", "/store/PFRED01"),
+        ("atlas\\specs", f"/folder/{target['fid']}"),
+    ]:
         box = page.locator("#pf-search")
         box.fill(query)
         box.press("Enter")
@@ -267,8 +289,13 @@ def test_csv_export_downloads_the_rows_shown(demo_server: Server, page, tmp_path
 
 
 def test_hostile_folder_paths_stay_text(we_server: Server, page) -> None:  # type: ignore[no-untyped-def]
-    for path in (f"/folder/{WE_FID}", f"/folder/{HOSTILE_CHILD['fid']}", "/search?q=Folder1", "/rejects",
-                 "/store/PFS1"):
+    for path in (
+        f"/folder/{WE_FID}",
+        f"/folder/{HOSTILE_CHILD['fid']}",
+        "/search?q=Folder1",
+        "/rejects",
+        "/store/PFS1",
+    ):
         open_page(page, we_server.base + path)
         assert page.evaluate("() => window.__pfxss") is None, path
         assert page.locator("main img").count() == 0, path
@@ -295,15 +322,18 @@ def test_rejects_banner_links_to_the_rejected_lines(we_server: Server, page) -> 
     assert sorted(page.locator("#pf-rejects td.pf-col-reason").all_inner_texts()) == sorted(rejects["reason"])
     # a reject an accepted line caused names it (file:line); the others name nothing
     rows = page.locator("#pf-rejects tbody tr")
-    named = {rows.nth(i).locator("td.pf-col-line").inner_text(): rows.nth(i).locator("td.pf-col-conflict_line").inner_text()
-             for i in range(rows.count())}
+    named = {
+        rows.nth(i).locator("td.pf-col-line").inner_text(): rows.nth(i)
+        .locator("td.pf-col-conflict_line")
+        .inner_text()
+        for i in range(rows.count())
+    }
     events = str(we_server.data.parent / "events.jsonl")
     assert page.get_by_role("columnheader", name="conflicts with").is_visible()
     assert sorted(named.values()) == ["", "", f"{events}:{HOSTILE_CONFLICT_LINE}"]
 
 
-def test_a_new_run_is_served_without_a_restart(we_data: Path, demo_data: Path, page,
-                                               tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_new_run_is_served_without_a_restart(we_data: Path, demo_data: Path, page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     data = tmp_path / "runs"
     (data / "runs").mkdir(parents=True)
     pointers = {}
@@ -335,13 +365,17 @@ def test_dark_theme_and_keyboard(demo_server: Server, browser) -> None:  # type:
     fid = busiest_folder(demo_server.data)
     try:
         open_page(pg, demo_server.base + f"/folder/{fid}")
-        colours = pg.evaluate("() => [getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]")
+        colours = pg.evaluate(
+            "() => [getComputedStyle(document.body).backgroundColor, getComputedStyle(document.body).color]"
+        )
         assert colours == ["rgb(13, 17, 23)", "rgb(230, 237, 243)"]
         screenshot(pg, "demo-folder-dark")
         reached = []
         for _ in range(30):
             pg.keyboard.press("Tab")
-            reached.append(pg.evaluate("() => document.activeElement.id || document.activeElement.getAttribute('role')"))
+            reached.append(
+                pg.evaluate("() => document.activeElement.id || document.activeElement.getAttribute('role')")
+            )
         assert "pf-search" in reached and "slider" in reached
         assert reached.index("pf-search") < reached.index("slider")
     finally:
@@ -350,7 +384,8 @@ def test_dark_theme_and_keyboard(demo_server: Server, browser) -> None:  # type:
 
 
 def test_the_navbar_says_how_old_the_data_is_and_auto_refresh_follows_a_new_run(
-        we_data: Path, demo_data: Path, page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    we_data: Path, demo_data: Path, page, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     data = tmp_path / "runs"
     (data / "runs").mkdir(parents=True)
     pointers = []
@@ -369,8 +404,10 @@ def test_the_navbar_says_how_old_the_data_is_and_auto_refresh_follows_a_new_run(
         assert f"({days} d" in run.inner_text() and run.inner_text().count(" old)") == 1
         page.locator("#pf-auto-refresh input[type=checkbox]").check()
         (data / "LATEST").write_text(json.dumps(pointers[1]))  # a newer run is published
-        page.wait_for_function(f"() => (document.getElementById('pf-run') || {{}}).dataset?.runId === "
-                               f"'{pointers[1]['run_id']}'", timeout=60_000)
+        page.wait_for_function(
+            f"() => (document.getElementById('pf-run') || {{}}).dataset?.runId === '{pointers[1]['run_id']}'",
+            timeout=60_000,
+        )
         assert page.locator("#pf-auto-refresh input[type=checkbox]").is_checked()  # the choice is kept
         page.wait_for_load_state("networkidle")
         page.goto("about:blank")  # stop polling before the server stops

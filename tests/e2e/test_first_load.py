@@ -15,8 +15,11 @@ GRID_FILES = ("dash_ag_grid", "async-community", "async-enterprise")
 
 
 def grid_requests(requests: list[str]) -> list[str]:
-    return [u for u in requests if "/_dash-component-suites/dash_ag_grid/" in u
-            or any(f in u.rsplit("/", 1)[-1] for f in GRID_FILES)]
+    return [
+        u
+        for u in requests
+        if "/_dash-component-suites/dash_ag_grid/" in u or any(f in u.rsplit("/", 1)[-1] for f in GRID_FILES)
+    ]
 
 
 def test_pages_without_a_grid_do_not_fetch_ag_grid(demo_server: Server, browser) -> None:  # type: ignore[no-untyped-def]
@@ -57,8 +60,10 @@ def test_the_backfill_grid_loads_its_bundle_and_draws(demo_server: Server, brows
                 pg.locator("a[href='/backfill']").first.click()
                 pg.wait_for_url("**/backfill")
             pg.wait_for_selector("#backfill-grid .ag-row")
-            shown = pg.evaluate("() => { let n = 0; dash_ag_grid.getApi('backfill-grid')"
-                                ".forEachNodeAfterFilter(() => { n += 1; }); return n; }")
+            shown = pg.evaluate(
+                "() => { let n = 0; dash_ag_grid.getApi('backfill-grid')"
+                ".forEachNodeAfterFilter(() => { n += 1; }); return n; }"
+            )
             assert shown == n_open, how
             bundles = [u for u in grid_requests(requests) if u.rsplit("/", 1)[-1].startswith("dash_ag_grid")]
             assert len(bundles) == 1, (how, bundles)  # fetched once, by the page that draws the grid
@@ -73,12 +78,20 @@ def test_charts_draw_with_plotlyjss_cartesian_bundle(demo_server: Server, browse
     try:
         pg = context.new_page()
         bundles: list[tuple[str, str | None, int]] = []
-        pg.on("response", lambda r: bundles.append((r.url, r.headers.get("x-plotly-bundle"), len(r.body())))
-              if "plotly.min.js" in r.url else None)
+        pg.on(
+            "response",
+            lambda r: (
+                bundles.append((r.url, r.headers.get("x-plotly-bundle"), len(r.body())))
+                if "plotly.min.js" in r.url
+                else None
+            ),
+        )
         for path in ("/", f"/folder/{fid}"):
             open_page(pg, demo_server.base + path)  # waits for every chart's SVG
-            drawn = pg.evaluate("() => Array.from(document.querySelectorAll('main .pf-figure')).map("
-                                "g => g.querySelectorAll('.main-svg .trace, .main-svg .hm, .main-svg image').length)")
+            drawn = pg.evaluate(
+                "() => Array.from(document.querySelectorAll('main .pf-figure')).map("
+                "g => g.querySelectorAll('.main-svg .trace, .main-svg .hm, .main-svg image').length)"
+            )
             assert drawn and all(n > 0 for n in drawn), (path, drawn)
         assert bundles and all(kind == "cartesian" for _url, kind, _size in bundles)
         assert 0 < bundles[0][2] < 2_000_000  # the full bundle is 4.8 MB

@@ -44,16 +44,29 @@ def prometheus(demo_server: Server, tmp_path_factory: pytest.TempPathFactory) ->
     config = {
         "global": {"scrape_interval": "2s", "scrape_timeout": "2s", "evaluation_interval": "2s"},
         "rule_files": [str(RULES_PATH)],
-        "scrape_configs": [{"job_name": "pfscope", "metrics_path": "/metrics",
-                            "static_configs": [{"targets": [demo_server.base.removeprefix("http://")]}]}],
+        "scrape_configs": [
+            {
+                "job_name": "pfscope",
+                "metrics_path": "/metrics",
+                "static_configs": [{"targets": [demo_server.base.removeprefix("http://")]}],
+            }
+        ],
     }
     (tmp / "prometheus.yml").write_text(yaml.safe_dump(config))
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     log = tmp / "prometheus.log"
     with log.open("wb") as out:
-        proc = subprocess.Popen([binary, f"--config.file={tmp / 'prometheus.yml'}", f"--storage.tsdb.path={tmp / 'data'}",
-                                 f"--web.listen-address=127.0.0.1:{port}"], stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [
+                binary,
+                f"--config.file={tmp / 'prometheus.yml'}",
+                f"--storage.tsdb.path={tmp / 'data'}",
+                f"--web.listen-address=127.0.0.1:{port}",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -120,22 +133,31 @@ def test_prometheus_reads_the_published_tables(prometheus: str, demo_server: Ser
     open_entries = entries[entries["state"] == "open"]
     open_n = open_entries.groupby("observer").size()
     overdue_n = open_entries[open_entries["requests"] >= 2].groupby("observer").size()
-    assert by(query(prometheus, "pfscope_backfill_entries_open"), "store") == {s: float(open_n.get(s, 0)) for s in names}
+    assert by(query(prometheus, "pfscope_backfill_entries_open"), "store") == {
+        s: float(open_n.get(s, 0)) for s in names
+    }
     assert by(query(prometheus, "pfscope_backfill_entries_overdue"), "store") == {
-        s: float(overdue_n.get(s, 0)) for s in names}
+        s: float(overdue_n.get(s, 0)) for s in names
+    }
     # content at risk: what is so (the published at_risk_count), never a store's belief (unique_count)
     pending = replicas.groupby("store")["at_risk_count"].sum()
-    assert by(query(prometheus, "pfscope_content_at_risk_cns"), "store") == {s: float(pending.get(s, 0)) for s in names}
+    assert by(query(prometheus, "pfscope_content_at_risk_cns"), "store") == {
+        s: float(pending.get(s, 0)) for s in names
+    }
     assert sum(overdue_n) > 0 and sum(pending) > 0  # the demo has both: the comparisons are not all zeros
 
     up = by(query(prometheus, "pfscope_store_up"), "store", "site", "version")
-    assert up == {(r["store"], r["site"], r["version"]): float(r["status"] == "up") for r in stores.to_dict("records")}
+    assert up == {
+        (r["store"], r["site"], r["version"]): float(r["status"] == "up") for r in stores.to_dict("records")
+    }
     # PromQL over the series: the organisation's totals
     total = query(prometheus, "sum(pfscope_backfill_entries_open)")
     assert float(total[0]["value"][1]) == len(open_entries)
 
 
-def test_prometheus_loads_the_rules_and_their_alerts_follow_the_tables(prometheus: str, demo_server: Server) -> None:
+def test_prometheus_loads_the_rules_and_their_alerts_follow_the_tables(
+    prometheus: str, demo_server: Server
+) -> None:
     groups = _get(prometheus + "/api/v1/rules")["data"]["groups"]
     rules = [r for g in groups for r in g["rules"]]
     assert len(rules) == len(yaml.safe_load(RULES_PATH.read_text())["groups"][0]["rules"])
@@ -166,8 +188,10 @@ def test_overview_draws_open_and_overdue_entries_over_time(demo_server: Server, 
     open_page(page, demo_server.base + "/")
     section = page.locator("#pf-trend")
     assert section.locator("h2").inner_text() == "Backfill entries over time"
-    traces = page.evaluate("() => document.querySelector('#pf-trend-fig .js-plotly-plot').data.map("
-                           "t => ({name: t.name, axis: t.yaxis || 'y', x: t.x, y: t.y}))")
+    traces = page.evaluate(
+        "() => document.querySelector('#pf-trend-fig .js-plotly-plot').data.map("
+        "t => ({name: t.name, axis: t.yaxis || 'y', x: t.x, y: t.y}))"
+    )
     screenshot(page, "demo-overview-trend")
     entries = table(demo_server.data, "backfill_entries")
     open_entries = entries[entries["state"] == "open"]

@@ -61,7 +61,8 @@ def test_a_store_that_is_down_sends_nothing_and_says_since_when(demo_server: Ser
     assert queue and any(r["next_request"].endswith("(waits: the store is down)") for r in queue)
     # its replicas' badges are grey (last known), not the in-sync green
     colours = page.locator("#pf-store-replicas .pf-health-stale, .pf-table .pf-health-stale").evaluate_all(
-        "els => els.map(e => getComputedStyle(e).color)")
+        "els => els.map(e => getComputedStyle(e).color)"
+    )
     green = "rgb(0, 158, 115)"
     assert colours and green not in colours
     # the overview says it too
@@ -83,7 +84,10 @@ def test_the_folder_page_opens_with_its_verdict(demo_server: Server, page) -> No
     rep = reps[(reps["fid"] == fid) & (reps["store"] == store)].iloc[0]
     assert text.startswith(f"{store}: lacks {int(rep['lacks_count']):,} CN")
     first = live[(live["fid"] == fid) & (live["observer"] == store)].sort_values(["due_at", "rank"]).iloc[0]
-    assert f"next request {pd.Timestamp(first['due_at']).strftime('%Y-%m-%d %H:%M:%S')}Z to {first['source']}" in text
+    assert (
+        f"next request {pd.Timestamp(first['due_at']).strftime('%Y-%m-%d %H:%M:%S')}Z to {first['source']}"
+        in text
+    )
     assert line.bounding_box()["y"] < 900  # no scrolling to find it
     unhealthy = reps[(reps["fid"] == fid) & (reps["health"] != "in_sync")]
     assert page.locator("#pf-verdict li").count() >= len(unhealthy)

@@ -105,8 +105,9 @@ def context_for(browser) -> Iterator[Any]:  # type: ignore[no-untyped-def]
     errors: list[str] = []
 
     def open_context(scheme: str = "light", width: int = 1440, height: int = 900, phone: bool = False) -> Any:
-        context = browser.new_context(color_scheme=scheme, viewport={"width": width, "height": height},
-                                      is_mobile=phone, has_touch=phone)
+        context = browser.new_context(
+            color_scheme=scheme, viewport={"width": width, "height": height}, is_mobile=phone, has_touch=phone
+        )
         made.append(context)
         pg = context.new_page()
         pg.set_default_timeout(20_000)
@@ -126,8 +127,12 @@ def context_for(browser) -> Iterator[Any]:  # type: ignore[no-untyped-def]
 def test_every_text_reaches_aa_contrast(scheme: str, demo_server: Server, context_for) -> None:  # type: ignore[no-untyped-def]
     pg = context_for(scheme)
     data = demo_server.data
-    pages = ["/", f"/folder/{busiest_folder(data)}", f"/store/{sorted(table(data, 'stores')['store'])[0]}",
-             f"/store/{down_store(data)}"]
+    pages = [
+        "/",
+        f"/folder/{busiest_folder(data)}",
+        f"/store/{sorted(table(data, 'stores')['store'])[0]}",
+        f"/store/{down_store(data)}",
+    ]
     seen_badges: set[str] = set()
     for path in pages:
         open_page(pg, demo_server.base + path)
@@ -257,17 +262,21 @@ def test_phone_heatmap_shows_every_column(demo_server: Server, context_for) -> N
     open_page(pg, demo_server.base + "/")
     stores = len(table(demo_server.data, "stores"))
     svg = pg.locator("#pf-lag-fig .main-svg").first.evaluate(
-        "e => { const r = e.getBoundingClientRect(); return {x: r.x, right: r.right}; }")
+        "e => { const r = e.getBoundingClientRect(); return {x: r.x, right: r.right}; }"
+    )
     ticks = pg.locator("#pf-lag-fig .xtick text").evaluate_all(
-        "els => els.map(e => { const r = e.getBoundingClientRect(); return {x: r.x, right: r.right}; })")
+        "els => els.map(e => { const r = e.getBoundingClientRect(); return {x: r.x, right: r.right}; })"
+    )
     assert len(ticks) == stores
     # ten stores fit the screen: the whole heatmap, every column, without scrolling
     assert svg["x"] >= 0 and svg["right"] <= 390, svg
     assert all(t["x"] >= 0 and t["right"] <= 390 for t in ticks), ticks
     # and its cells' numbers are still readable, each inside its cell
-    sizes = pg.evaluate("() => Array.from(document.querySelectorAll('#pf-lag-fig text'))"
-                        ".filter(t => /^[0-9,]+$|^self$/.test(t.textContent))"
-                        ".map(t => parseFloat(getComputedStyle(t).fontSize))")
+    sizes = pg.evaluate(
+        "() => Array.from(document.querySelectorAll('#pf-lag-fig text'))"
+        ".filter(t => /^[0-9,]+$|^self$/.test(t.textContent))"
+        ".map(t => parseFloat(getComputedStyle(t).fontSize))"
+    )
     assert sizes and min(sizes) >= 10
     # the section's heading does not scroll sideways with it
     scroller = pg.locator("#pf-lag").evaluate("e => e.scrollWidth <= e.clientWidth")
@@ -309,8 +318,12 @@ def test_phone_backfill_grid_shows_fid_path_store_overdue(demo_server: Server, c
     cols = pg.evaluate(fits)
     assert all(c["visible"] for c in cols), cols
     # the path column shows some of the path, not a sliver
-    assert pg.locator("#backfill-grid .ag-row[row-index='0'] [col-id=path]").first.evaluate(
-        "e => e.getBoundingClientRect().width") >= 80
+    assert (
+        pg.locator("#backfill-grid .ag-row[row-index='0'] [col-id=path]").first.evaluate(
+            "e => e.getBoundingClientRect().width"
+        )
+        >= 80
+    )
 
 
 # -- 5. the standalone report: dark, readable, its matrix coloured as the dashboard's ---------------
@@ -320,8 +333,25 @@ def test_phone_backfill_grid_shows_fid_path_store_overdue(demo_server: Server, c
 def folder_report(tmp_path_factory: pytest.TempPathFactory, demo_data: Path) -> tuple[Path, str]:
     fid = busiest_folder(demo_data)
     path = tmp_path_factory.mktemp("readable-report") / "folder.html"
-    done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "report", "--data", str(demo_data), "--out", str(path),
-                           "--fid", fid], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pfscope.app.cli",
+            "report",
+            "--data",
+            str(demo_data),
+            "--out",
+            str(path),
+            "--fid",
+            fid,
+        ],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return path, fid
 
@@ -381,26 +411,33 @@ def test_report_is_readable_in_the_dark(folder_report: tuple[Path, str], context
         assert bad == [], (scheme, bad[:10])
         # the charts' axis labels are light on the dark page
         if scheme == "dark":
-            fills = pg.locator('g[class$="tick"] > text').evaluate_all("els => els.map(e => getComputedStyle(e).fill)")
-            assert fills and all(sum(int(x) for x in re.findall(r"\d+", f)[:3]) > 600 for f in fills), fills[:5]
+            fills = pg.locator('g[class$="tick"] > text').evaluate_all(
+                "els => els.map(e => getComputedStyle(e).fill)"
+            )
+            assert fills and all(sum(int(x) for x in re.findall(r"\d+", f)[:3]) > 600 for f in fills), fills[
+                :5
+            ]
 
 
-def test_report_matrix_colours_mean_what_the_dashboards_do(folder_report: tuple[Path, str], demo_server: Server,
-                                                           context_for) -> None:  # type: ignore[no-untyped-def]
+def test_report_matrix_colours_mean_what_the_dashboards_do(
+    folder_report: tuple[Path, str], demo_server: Server, context_for
+) -> None:  # type: ignore[no-untyped-def]
     path, fid = folder_report
     pg = context_for("light")
     open_page(pg, demo_server.base + f"/folder/{fid}")
-    cells_js = ("() => Array.from(document.querySelectorAll('#pf-matrix td.pf-cell'))"
-                ".map(e => [e.dataset.state, getComputedStyle(e).borderLeftColor])")
+    cells_js = (
+        "() => Array.from(document.querySelectorAll('#pf-matrix td.pf-cell'))"
+        ".map(e => [e.dataset.state, getComputedStyle(e).borderLeftColor])"
+    )
     pg.wait_for_function(f"() => {{ const c = ({cells_js})(); return c.length > 0 && c.every(x => x[1]); }}")
     dashboard: dict[str, set[str]] = {}
     for cell in pg.evaluate(cells_js):
         dashboard.setdefault(cell[0], set()).add(hue_family(cell[1]))
     open_report(pg, path)
-    chart = pg.locator("#matrix figure .chart, figure .chart").filter(
-        has=pg.locator(".hm")).first
-    report = {state: {hue_family(c) for c in colours}
-              for state, colours in chart.evaluate(REPORT_MATRIX_JS).items()}
+    chart = pg.locator("#matrix figure .chart, figure .chart").filter(has=pg.locator(".hm")).first
+    report = {
+        state: {hue_family(c) for c in colours} for state, colours in chart.evaluate(REPORT_MATRIX_JS).items()
+    }
     shared = set(dashboard) & set(report)
     assert dashboard and len(shared) >= 3, (dashboard, report)
     for state in shared:

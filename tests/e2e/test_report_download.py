@@ -16,8 +16,14 @@ pytestmark = pytest.mark.e2e
 
 
 def command_report(data: Path, out: Path, *args: str) -> bytes:
-    done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "report", "--data", str(data), "--out", str(out), *args],
-                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "pfscope.app.cli", "report", "--data", str(data), "--out", str(out), *args],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     return out.read_bytes()
 

@@ -49,8 +49,24 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Made]:
     for name, (data, args) in views.items():
         path = out / f"{name}.html"
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "report", "--data", str(data), "--out", str(path),
-                               *args], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pfscope.app.cli",
+                "report",
+                "--data",
+                str(data),
+                "--out",
+                str(path),
+                *args,
+            ],
+            cwd=ROOT,
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert done.returncode == 0, done.stderr
         made[name] = Made(path, path.stat().st_size, time.perf_counter() - started)
         print(f"{name}: {made[name].size:,} bytes in {made[name].seconds:.1f} s")
@@ -134,7 +150,9 @@ def test_organisation_report_renders_offline(reports: dict[str, Made], offline: 
 
 
 @pytest.mark.parametrize("name", ["we-folder", "we-folder-at", "demo-folder"])
-def test_folder_report_renders_offline_and_is_interactive(reports: dict[str, Made], offline: Any, name: str) -> None:
+def test_folder_report_renders_offline_and_is_interactive(
+    reports: dict[str, Made], offline: Any, name: str
+) -> None:
     made = reports[name]
     state = offline(made.path)
     page = state.page
@@ -171,7 +189,10 @@ def test_hostile_folder_path_stays_text_in_the_browser(reports: dict[str, Made],
     titles = [t.text_content() for t in page.locator("#matrix .gtitle, #entries .gtitle").all()]
     assert len(titles) == 2 and all(HOSTILE_PATH in t for t in titles), titles
     assert page.locator("img").count() == 0  # the <img onerror> is text, not an element
-    assert page.evaluate("() => document.scripts.length") == 2 + page.locator("script[type='application/json']").count()
+    assert (
+        page.evaluate("() => document.scripts.length")
+        == 2 + page.locator("script[type='application/json']").count()
+    )
     assert_clean(state, reports["we-folder"].path)
 
 
@@ -184,7 +205,8 @@ def test_print_stylesheet_hides_controls_and_prints(reports: dict[str, Made], of
     assert page.locator("nav.toc").is_hidden()
     assert all(not m.is_visible() for m in page.locator(".modebar").all())
     assert page.evaluate("() => getComputedStyle(document.querySelector('table.data thead')).display") == (
-        "table-header-group")
+        "table-header-group"
+    )
     pdf = page.pdf(format="A4", landscape=True, print_background=False)
     assert pdf.startswith(b"%PDF") and pdf.count(b"/Type /Page") >= 2
     assert_clean(state, made.path)
@@ -196,8 +218,9 @@ def test_a_script_that_slipped_past_escaping_would_not_run(
     """Defence in depth: the page's CSP allows only the hashed plotly.js and boot scripts."""
     page_text = reports["we-folder"].path.read_text(encoding="utf-8")
     tampered = tmp_path / "tampered.html"
-    tampered.write_text(page_text.replace("<footer", "<script>window.__pfxss = 9</script><footer", 1),
-                        encoding="utf-8")
+    tampered.write_text(
+        page_text.replace("<footer", "<script>window.__pfxss = 9</script><footer", 1), encoding="utf-8"
+    )
     state = offline(tampered)
     assert all(n > 0 for n in charts_drawn(state.page))  # the listed scripts still run
     assert state.page.evaluate("() => window.__pfxss === undefined")

@@ -34,14 +34,22 @@ VENV_BIN = Path(sys.executable).parent
 
 def _spawn(args: list[str], tmp: Path, extra_env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     env = {**_env(), "PFSCOPE_CACHE_DIR": str(tmp / "cache"), **(extra_env or {})}
-    return subprocess.Popen([sys.executable, "-m", "pfscope.app.cli", "serve", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "pfscope.app.cli", "serve", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _first_line(proc: subprocess.Popen[str], timeout: float = 120) -> str:
     """The line saying where it listens: printed once the socket is bound."""
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(target=lambda: lines.put(proc.stdout.readline() if proc.stdout else ""), daemon=True).start()
+    threading.Thread(
+        target=lambda: lines.put(proc.stdout.readline() if proc.stdout else ""), daemon=True
+    ).start()
     try:
         line = lines.get(timeout=timeout)
     except queue.Empty:
@@ -90,7 +98,9 @@ def _stop(proc: subprocess.Popen[str], sig: int = signal.SIGTERM, timeout: float
 
 
 @contextmanager
-def _serving(args: list[str], tmp: Path, extra_env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[str]]:
+def _serving(
+    args: list[str], tmp: Path, extra_env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[str]]:
     proc = _spawn(args, tmp, extra_env)
     try:
         yield proc
@@ -152,8 +162,14 @@ def test_default_workers_follow_the_cores(we_data: Path, tmp_path: Path) -> None
     port = free_port()
     env = {k: v for k, v in _env().items() if k != "PFSCOPE_WORKERS"}
     env["PFSCOPE_CACHE_DIR"] = str(tmp_path / "cache")
-    proc = subprocess.Popen([sys.executable, "-m", "pfscope.app.cli", "serve", "--data", str(we_data), "--port", str(port)],
-                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pfscope.app.cli", "serve", "--data", str(we_data), "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert _first_line(proc).endswith(f"({expected} workers)")
         _wait_ready(f"http://127.0.0.1:{port}")
@@ -166,21 +182,40 @@ def test_default_workers_follow_the_cores(we_data: Path, tmp_path: Path) -> None
 
 def test_off_loopback_needs_credentials_then_asks_for_them(we_data: Path, tmp_path: Path) -> None:
     port = free_port()
-    refused = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "serve", "--data", str(we_data), "--host", "0.0.0.0",
-                              "--port", str(port)], cwd=ROOT, env={**_env(), "PFSCOPE_USER": "", "PFSCOPE_PASSWORD": ""},
-                             capture_output=True, text=True, timeout=120)
+    refused = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pfscope.app.cli",
+            "serve",
+            "--data",
+            str(we_data),
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(port),
+        ],
+        cwd=ROOT,
+        env={**_env(), "PFSCOPE_USER": "", "PFSCOPE_PASSWORD": ""},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert refused.returncode == 2
     assert refused.stdout == ""
     assert refused.stderr.strip().splitlines() == [
-        "pfscope serve: refusing to serve on 0.0.0.0 without credentials: set PFSCOPE_USER and PFSCOPE_PASSWORD"]
+        "pfscope serve: refusing to serve on 0.0.0.0 without credentials: set PFSCOPE_USER and PFSCOPE_PASSWORD"
+    ]
     assert _port_free(port)
 
     # plain HTTP beyond loopback: only with a TLS proxy in front (tests/e2e/test_serve_tls.py: HTTPS itself)
     creds = {"PFSCOPE_USER": "ops", "PFSCOPE_PASSWORD": "s3cret <&>", "PFSCOPE_BEHIND_TLS_PROXY": "1"}
-    with _serving(["--data", str(we_data), "--host", "0.0.0.0", "--port", str(port), "--workers", "1"],
-                  tmp_path, creds) as proc:
-        assert _first_line(proc) == (f"pfscope: serving {we_data} on http://0.0.0.0:{port}/ "
-                                     "(1 worker, HTTP Basic auth)")
+    with _serving(
+        ["--data", str(we_data), "--host", "0.0.0.0", "--port", str(port), "--workers", "1"], tmp_path, creds
+    ) as proc:
+        assert _first_line(proc) == (
+            f"pfscope: serving {we_data} on http://0.0.0.0:{port}/ (1 worker, HTTP Basic auth)"
+        )
         base = f"http://127.0.0.1:{port}"
         _wait_ready(base)
         assert _get(base + "/")[0] == 401
@@ -201,8 +236,14 @@ def test_refusals_are_one_line_and_status_two(we_data: Path, tmp_path: Path) -> 
             (["--data", str(tmp_path / "nope")], {}, "no such folder of published runs"),
         ]
         for args, env, expected in cases:
-            done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "serve", *args], cwd=ROOT,
-                                  env={**_env(), **env}, capture_output=True, text=True, timeout=120)
+            done = subprocess.run(
+                [sys.executable, "-m", "pfscope.app.cli", "serve", *args],
+                cwd=ROOT,
+                env={**_env(), **env},
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             lines = done.stderr.strip().splitlines()
             assert done.returncode == 2, (args, done.stderr)
             assert len(lines) == 1 and lines[0].startswith("pfscope serve: ") and expected in lines[0], lines
@@ -211,7 +252,10 @@ def test_refusals_are_one_line_and_status_two(we_data: Path, tmp_path: Path) -> 
 def test_dev_runs_flasks_server_only_when_asked(we_data: Path, tmp_path: Path) -> None:
     port = free_port()
     with _serving(["--data", str(we_data), "--port", str(port), "--dev"], tmp_path) as proc:
-        assert _first_line(proc) == f"pfscope: serving {we_data} on http://127.0.0.1:{port}/ (Flask development server)"
+        assert (
+            _first_line(proc)
+            == f"pfscope: serving {we_data} on http://127.0.0.1:{port}/ (Flask development server)"
+        )
         base = f"http://127.0.0.1:{port}"
         _wait_ready(base)
         assert _get(base + "/folder/1-123")[0] == 200
@@ -224,10 +268,22 @@ def test_the_procfile_runs_pfscope_serve(we_data: Path, tmp_path: Path) -> None:
     kind, _, command = (ROOT / "Procfile").read_text().strip().partition(": ")
     assert kind == "web" and shlex.split(command)[:2] == ["pfscope", "serve"]
     port = free_port()
-    env = {**_env(), "PORT": str(port), "PFSCOPE_SERVE_DATA": str(we_data), "PFSCOPE_WORKERS": "2",
-           "PFSCOPE_CACHE_DIR": str(tmp_path / "cache"), "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}"}
-    proc = subprocess.Popen(["sh", "-c", f"exec {command}"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    env = {
+        **_env(),
+        "PORT": str(port),
+        "PFSCOPE_SERVE_DATA": str(we_data),
+        "PFSCOPE_WORKERS": "2",
+        "PFSCOPE_CACHE_DIR": str(tmp_path / "cache"),
+        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}",
+    }
+    proc = subprocess.Popen(
+        ["sh", "-c", f"exec {command}"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert _first_line(proc) == f"pfscope: serving {we_data} on http://127.0.0.1:{port}/ (2 workers)"
         _wait_ready(f"http://127.0.0.1:{port}")

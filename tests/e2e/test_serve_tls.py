@@ -43,8 +43,9 @@ def _trusting(cert: Path) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=str(cert))
 
 
-def _get(url: str, context: ssl.SSLContext | None = None, auth: tuple[str, str] | None = None,
-         timeout: float = 60) -> tuple[int, str]:
+def _get(
+    url: str, context: ssl.SSLContext | None = None, auth: tuple[str, str] | None = None, timeout: float = 60
+) -> tuple[int, str]:
     assert url.startswith(("https://127.0.0.1:", "http://127.0.0.1:")), url  # never another address
     req = urllib.request.Request(url)
     if auth:
@@ -78,12 +79,23 @@ def _plain_http_gets_no_page(url: str) -> None:
     assert code != 200 and "_dash-" not in body, (code, body[:300])
 
 
-def test_https_on_loopback_and_plain_http_gets_nothing(we_data: Path, tmp_path: Path,
-                                                       tls_files: tuple[Path, Path]) -> None:
+def test_https_on_loopback_and_plain_http_gets_nothing(
+    we_data: Path, tmp_path: Path, tls_files: tuple[Path, Path]
+) -> None:
     cert, key = tls_files
     port = free_port()
-    args = ["--data", str(we_data), "--port", str(port), "--workers", "1", "--certfile", str(cert),
-            "--keyfile", str(key)]
+    args = [
+        "--data",
+        str(we_data),
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--certfile",
+        str(cert),
+        "--keyfile",
+        str(key),
+    ]
     with _serving(args, tmp_path, NO_TLS_ENV) as proc:
         assert _first_line(proc) == f"pfscope: serving {we_data} on https://127.0.0.1:{port}/ (1 worker)"
         base = f"https://127.0.0.1:{port}"
@@ -112,24 +124,55 @@ def test_tls_from_the_environment(we_data: Path, tmp_path: Path, tls_files: tupl
 
 def test_beyond_loopback_without_tls_is_refused(we_data: Path, tmp_path: Path) -> None:
     port = free_port()
-    refused = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "serve", "--data", str(we_data), "--host", "0.0.0.0",
-                              "--port", str(port), "--workers", "1"], cwd=ROOT,
-                             env={**_env(), **NO_TLS_ENV, **CREDENTIALS, "PFSCOPE_CACHE_DIR": str(tmp_path / "c")},
-                             capture_output=True, text=True, timeout=120)
+    refused = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pfscope.app.cli",
+            "serve",
+            "--data",
+            str(we_data),
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+        ],
+        cwd=ROOT,
+        env={**_env(), **NO_TLS_ENV, **CREDENTIALS, "PFSCOPE_CACHE_DIR": str(tmp_path / "c")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert refused.returncode == 2
     assert refused.stdout == ""
     assert refused.stderr.strip().splitlines() == [
         "pfscope serve: refusing to serve on 0.0.0.0 over plain HTTP (the password would travel in clear): give "
         "--certfile and --keyfile (PFSCOPE_CERTFILE, PFSCOPE_KEYFILE), or --behind-tls-proxy "
-        "(PFSCOPE_BEHIND_TLS_PROXY=1) if a TLS proxy fronts it"]
+        "(PFSCOPE_BEHIND_TLS_PROXY=1) if a TLS proxy fronts it"
+    ]
     assert _port_free(port)  # nothing listening
 
 
 def test_behind_a_tls_proxy_starts_over_plain_http(we_data: Path, tmp_path: Path) -> None:
     port = free_port()
-    args = ["--data", str(we_data), "--host", "0.0.0.0", "--port", str(port), "--workers", "1", "--behind-tls-proxy"]
+    args = [
+        "--data",
+        str(we_data),
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--behind-tls-proxy",
+    ]
     with _serving(args, tmp_path, {**NO_TLS_ENV, **CREDENTIALS}) as proc:
-        assert _first_line(proc) == f"pfscope: serving {we_data} on http://0.0.0.0:{port}/ (1 worker, HTTP Basic auth)"
+        assert (
+            _first_line(proc)
+            == f"pfscope: serving {we_data} on http://0.0.0.0:{port}/ (1 worker, HTTP Basic auth)"
+        )
         base = f"http://127.0.0.1:{port}"
         _wait_ready(base, None)
         assert _get(base + "/")[0] == 401
@@ -138,14 +181,29 @@ def test_behind_a_tls_proxy_starts_over_plain_http(we_data: Path, tmp_path: Path
     assert _port_free(port)
 
 
-def test_https_with_basic_auth_beyond_loopback(we_data: Path, tmp_path: Path, tls_files: tuple[Path, Path]) -> None:
+def test_https_with_basic_auth_beyond_loopback(
+    we_data: Path, tmp_path: Path, tls_files: tuple[Path, Path]
+) -> None:
     cert, key = tls_files
     port = free_port()
-    args = ["--data", str(we_data), "--host", "0.0.0.0", "--port", str(port), "--workers", "1",
-            "--certfile", str(cert), "--keyfile", str(key)]
+    args = [
+        "--data",
+        str(we_data),
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(port),
+        "--workers",
+        "1",
+        "--certfile",
+        str(cert),
+        "--keyfile",
+        str(key),
+    ]
     with _serving(args, tmp_path, {**NO_TLS_ENV, **CREDENTIALS}) as proc:
-        assert _first_line(proc) == (f"pfscope: serving {we_data} on https://0.0.0.0:{port}/ "
-                                     "(1 worker, HTTP Basic auth)")
+        assert _first_line(proc) == (
+            f"pfscope: serving {we_data} on https://0.0.0.0:{port}/ (1 worker, HTTP Basic auth)"
+        )
         base = f"https://127.0.0.1:{port}"  # the server binds 0.0.0.0; the test reaches it on loopback only
         context = _trusting(cert)
         _wait_ready(base, context)
@@ -157,22 +215,32 @@ def test_https_with_basic_auth_beyond_loopback(we_data: Path, tmp_path: Path, tl
         assert _stop(proc)[0] == 0
 
 
-def test_tls_refusals_are_one_line_and_status_two(we_data: Path, tmp_path: Path,
-                                                  tls_files: tuple[Path, Path]) -> None:
+def test_tls_refusals_are_one_line_and_status_two(
+    we_data: Path, tmp_path: Path, tls_files: tuple[Path, Path]
+) -> None:
     cert, key = tls_files
     base = ["--data", str(we_data), "--port", str(free_port())]
     cases = [
         ([*base, "--certfile", str(cert)], {}, "give both --certfile and --keyfile"),
         ([*base, "--keyfile", str(key)], {}, "give both --certfile and --keyfile"),
-        ([*base, "--certfile", str(tmp_path / "nope.pem"), "--keyfile", str(key)], {},
-         f"{tmp_path / 'nope.pem'}: no such file"),
+        (
+            [*base, "--certfile", str(tmp_path / "nope.pem"), "--keyfile", str(key)],
+            {},
+            f"{tmp_path / 'nope.pem'}: no such file",
+        ),
         ([*base, "--certfile", str(cert), "--keyfile", str(cert)], {}, "do not load as a PEM certificate"),
         (base, {"PFSCOPE_BEHIND_TLS_PROXY": "maybe"}, "PFSCOPE_BEHIND_TLS_PROXY='maybe' is not 1/true/yes"),
         ([*base, "--host", "0.0.0.0"], {**CREDENTIALS, "PFSCOPE_BEHIND_TLS_PROXY": "no"}, "over plain HTTP"),
     ]
     for args, env, expected in cases:
-        done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "serve", *args], cwd=ROOT,
-                              env={**_env(), **NO_TLS_ENV, **env}, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "pfscope.app.cli", "serve", *args],
+            cwd=ROOT,
+            env={**_env(), **NO_TLS_ENV, **env},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         lines = done.stderr.strip().splitlines()
         assert done.returncode == 2, (args, done.stderr)
         assert len(lines) == 1 and lines[0].startswith("pfscope serve: ") and expected in lines[0], lines
@@ -181,10 +249,21 @@ def test_tls_refusals_are_one_line_and_status_two(we_data: Path, tmp_path: Path,
 def test_dev_server_serves_https_too(we_data: Path, tmp_path: Path, tls_files: tuple[Path, Path]) -> None:
     cert, key = tls_files
     port = free_port()
-    args = ["--data", str(we_data), "--port", str(port), "--dev", "--certfile", str(cert), "--keyfile", str(key)]
+    args = [
+        "--data",
+        str(we_data),
+        "--port",
+        str(port),
+        "--dev",
+        "--certfile",
+        str(cert),
+        "--keyfile",
+        str(key),
+    ]
     with _serving(args, tmp_path, NO_TLS_ENV) as proc:
-        assert _first_line(proc) == (f"pfscope: serving {we_data} on https://127.0.0.1:{port}/ "
-                                     "(Flask development server)")
+        assert _first_line(proc) == (
+            f"pfscope: serving {we_data} on https://127.0.0.1:{port}/ (Flask development server)"
+        )
         base = f"https://127.0.0.1:{port}"
         context = _trusting(cert)
         _wait_ready(base, context)

@@ -26,8 +26,11 @@ def lacking(data) -> list[tuple[str, str, CNSet]]:  # type: ignore[no-untyped-de
     for fid, rows in own.groupby("fid"):
         sets = {r.observer: CNSet.parse(r.cnset or "") for r in rows.itertuples(index=False)}
         everything = union_all(sets.values())
-        out += [(str(fid), s, everything.difference(mine)) for s, mine in sorted(sets.items())
-                if everything.difference(mine)]
+        out += [
+            (str(fid), s, everything.difference(mine))
+            for s, mine in sorted(sets.items())
+            if everything.difference(mine)
+        ]
     return out
 
 
@@ -74,8 +77,10 @@ def test_trace_from_the_matrix_lists_the_carrying_messages(demo_server: Server, 
         assert tr.locator("td.pf-col-carried").inner_text().replace("\n", "") == carried.text()
         assert tr.locator("td.pf-col-sender").inner_text() == m.sender
         recipients = hit[hit["msg"] == m.msg]
-        shown = {li.get_attribute("data-store"): li.get_attribute("data-status")
-                 for li in tr.locator("li.pf-recipient").all()}
+        shown = {
+            li.get_attribute("data-store"): li.get_attribute("data-status")
+            for li in tr.locator("li.pf-recipient").all()
+        }
         assert shown == {r["recipient"]: expected_status(r, as_of) for _, r in recipients.iterrows()}
         to_store = recipients[recipients["recipient"] == store]
         want = expected_status(to_store.iloc[0], as_of) if not to_store.empty else "not sent to it"

@@ -35,12 +35,30 @@ from tests.published_runs import ROOT, published
 pytestmark = pytest.mark.slow
 
 #: what the wheel must carry besides the modules
-PACKAGE_DATA = ["pfscope/app/monitoring/pfscope-rules.yml", "pfscope/app/vendor/plotly-cartesian.min.js",
-                "pfscope/app/vendor/plotly-cartesian.LICENSE", "pfscope/spark_jobs/runtime/log4j2.properties"]
+PACKAGE_DATA = [
+    "pfscope/app/monitoring/pfscope-rules.yml",
+    "pfscope/app/vendor/plotly-cartesian.min.js",
+    "pfscope/app/vendor/plotly-cartesian.LICENSE",
+    "pfscope/spark_jobs/runtime/log4j2.properties",
+]
 #: what a source copy leaves out (generated, local or large)
-NOT_SOURCES = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "*.pyc",
-                                     ".pytest_cache", ".ruff_cache", ".hypothesis", "test-output", "data",
-                                     "runs", "spark-warehouse", "metastore_db")
+NOT_SOURCES = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    "*.pyc",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    "test-output",
+    "data",
+    "runs",
+    "spark-warehouse",
+    "metastore_db",
+)
 
 
 def _assets() -> list[str]:
@@ -48,8 +66,12 @@ def _assets() -> list[str]:
 
 
 def _modules() -> list[str]:
-    return sorted("pfscope/" + p.relative_to(ROOT).as_posix() for top in ("app", "spark_jobs")
-                  for p in (ROOT / top).rglob("*.py") if "__pycache__" not in p.parts)
+    return sorted(
+        "pfscope/" + p.relative_to(ROOT).as_posix()
+        for top in ("app", "spark_jobs")
+        for p in (ROOT / top).rglob("*.py")
+        if "__pycache__" not in p.parts
+    )
 
 
 def _backend_installed() -> bool:
@@ -73,8 +95,12 @@ def _free_port() -> int:
 
 def _clean_env(**extra: str) -> dict[str, str]:
     """The environment without anything that points Python or pfscope at this checkout."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP") and not k.startswith("PFSCOPE_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP")
+        and not k.startswith("PFSCOPE_")
+    }
     return {**env, **extra}
 
 
@@ -107,15 +133,39 @@ class Installed:
 def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Installed:
     """A fresh venv (no system site-packages) outside the checkout holding the wheel, nothing else."""
     venv = tmp_path_factory.mktemp("wheel-venv") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120,
-                   env=_clean_env())
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120, env=_clean_env()
+    )
     python = venv / "bin" / "python"
     assert not str(venv.resolve()).startswith(str(ROOT.resolve()) + os.sep)
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
-                           "--no-index", str(wheel)], env=_clean_env(), capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            str(wheel),
+        ],
+        env=_clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               check=True, capture_output=True, text=True, env=_clean_env()).stdout.strip())
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=_clean_env(),
+        ).stdout.strip()
+    )
     # after the wheel: this venv's site-packages only as a fallback for the dependencies
     ours = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
     (site / "zz-pfscope-test-deps.pth").write_text("".join(f"{p}\n" for p in ours))
@@ -137,8 +187,13 @@ def served(installed: Installed, tmp_path_factory: pytest.TempPathFactory) -> It
     log = cwd / "serve.log"
     env = _clean_env(PFSCOPE_CACHE_DIR=str(cwd / "cache"), PFSCOPE_WORKERS="1")
     with log.open("wb") as out:
-        proc = subprocess.Popen([str(installed.pfscope), "serve", "--data", str(data), "--port", str(port)],
-                                cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [str(installed.pfscope), "serve", "--data", str(data), "--port", str(port)],
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
@@ -184,8 +239,11 @@ class _Links(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         for name, value in attrs:
-            if value and (name in ("href", "src") or (tag == "meta" and name == "content")) \
-                    and value.startswith(self.PREFIXES):
+            if (
+                value
+                and (name in ("href", "src") or (tag == "meta" and name == "content"))
+                and value.startswith(self.PREFIXES)
+            ):
                 self.urls.append(value)
 
 
@@ -200,11 +258,19 @@ def test_the_wheel_carries_the_assets_the_package_data_and_every_module(wheel: P
 
 
 def test_the_new_venv_imports_the_wheels_packages(installed: Installed) -> None:
-    code = ("import dash, pfscope.app as app, pfscope.spark_jobs as spark_jobs; "
-            "from pfscope.app.main import assets_folder; "
-            "print(app.__file__); print(spark_jobs.__file__); print(assets_folder())")
-    done = subprocess.run([str(installed.python), "-c", code], cwd=installed.venv, env=_clean_env(),
-                          capture_output=True, text=True, timeout=120)
+    code = (
+        "import dash, pfscope.app as app, pfscope.spark_jobs as spark_jobs; "
+        "from pfscope.app.main import assets_folder; "
+        "print(app.__file__); print(spark_jobs.__file__); print(assets_folder())"
+    )
+    done = subprocess.run(
+        [str(installed.python), "-c", code],
+        cwd=installed.venv,
+        env=_clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     app_file, jobs_file, assets = (Path(line) for line in done.stdout.split())
     for path in (app_file, jobs_file, assets):

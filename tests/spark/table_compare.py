@@ -41,8 +41,17 @@ def normalise(table: str, row: dict[str, Any]) -> tuple[Any, ...]:
 
 def ordered(table: str, rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     # facts of the run itself: its wall clock, and how it went about it (in full, or as a refresh)
-    skip = {"started_at", "finished_at", "run_id", "refresh", "refresh_reason", "lines_new", "folders_refolded",
-            "folders_carried", "lines_rejudged"}
+    skip = {
+        "started_at",
+        "finished_at",
+        "run_id",
+        "refresh",
+        "refresh_reason",
+        "lines_new",
+        "folders_refolded",
+        "folders_carried",
+        "lines_rejudged",
+    }
     cols = [n for n, _ in TABLES[table]]
     keep = [i for i, n in enumerate(cols) if n not in skip]
     rows_n = [normalise(table, r) for r in rows]
@@ -51,8 +60,9 @@ def ordered(table: str, rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return [tuple(r[i] for i in keep) for r in rows_n]
 
 
-def assert_published_equals_replay(out: Path, data: Path, events: Path | None = None,
-                                   as_of: int | None = None) -> dict[str, Any]:
+def assert_published_equals_replay(
+    out: Path, data: Path, events: Path | None = None, as_of: int | None = None
+) -> dict[str, Any]:
     """The run ``out/LATEST`` points at holds every table, each equal to the replay of ``data``
     (a simulated folder: topology.json, events.jsonl; or the log at ``events``). Returns the
     replay's tables."""

@@ -49,8 +49,14 @@ def wait_for(log: Path, text: str, proc: subprocess.Popen, seconds: float = 90) 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory) -> Iterator[tuple[str, Path]]:  # type: ignore[no-untyped-def]
     logs = tmp_path_factory.mktemp("cluster")
-    env = {**os.environ, "SPARK_HOME": SPARK_HOME, "SPARK_LOCAL_IP": "127.0.0.1",
-           "PYSPARK_PYTHON": sys.executable, "SPARK_LOG_DIR": str(logs), "SPARK_WORKER_DIR": str(logs / "work")}
+    env = {
+        **os.environ,
+        "SPARK_HOME": SPARK_HOME,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYSPARK_PYTHON": sys.executable,
+        "SPARK_LOG_DIR": str(logs),
+        "SPARK_WORKER_DIR": str(logs / "work"),
+    }
     port = free_port()
     url = f"spark://127.0.0.1:{port}"
     spark_class = os.path.join(SPARK_HOME, "bin", "spark-class")
@@ -58,14 +64,45 @@ def cluster(tmp_path_factory) -> Iterator[tuple[str, Path]]:  # type: ignore[no-
     master_log, worker_log = logs / "master.log", logs / "worker.log"
     try:
         with open(master_log, "w") as out:
-            procs.append(subprocess.Popen(
-                [spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-                 "--webui-port", str(free_port())], env=env, stdout=out, stderr=subprocess.STDOUT))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        spark_class,
+                        "org.apache.spark.deploy.master.Master",
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        str(port),
+                        "--webui-port",
+                        str(free_port()),
+                    ],
+                    env=env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
+            )
         wait_for(master_log, "I have been elected leader", procs[0])
         with open(worker_log, "w") as out:
-            procs.append(subprocess.Popen(
-                [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "2",
-                 "--memory", "2g", "--webui-port", str(free_port())], env=env, stdout=out, stderr=subprocess.STDOUT))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        spark_class,
+                        "org.apache.spark.deploy.worker.Worker",
+                        url,
+                        "--host",
+                        "127.0.0.1",
+                        "--cores",
+                        "2",
+                        "--memory",
+                        "2g",
+                        "--webui-port",
+                        str(free_port()),
+                    ],
+                    env=env,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                )
+            )
         wait_for(worker_log, "Successfully registered with master", procs[1])
         yield url, logs / "work"
     finally:
@@ -79,25 +116,56 @@ def cluster(tmp_path_factory) -> Iterator[tuple[str, Path]]:  # type: ignore[no-
 
 
 def spark_submit(url: str, job: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SPARK_HOME": SPARK_HOME, "SPARK_LOCAL_IP": "127.0.0.1",
-           "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable, "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "SPARK_HOME": SPARK_HOME,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "PYTHONPATH": str(ROOT),
+    }
     env.pop("PFSCOPE_SPARK_MASTER", None)  # spark-submit's --master is the one that counts
     return subprocess.run(
-        [os.path.join(SPARK_HOME, "bin", "spark-submit"), "--master", url, "--conf", "spark.executor.memory=1g",
-         "--conf", "spark.ui.enabled=false", str(ROOT / "spark_jobs" / job), *args],
-        env=env, cwd=cwd, capture_output=True, text=True, timeout=900,
+        [
+            os.path.join(SPARK_HOME, "bin", "spark-submit"),
+            "--master",
+            url,
+            "--conf",
+            "spark.executor.memory=1g",
+            "--conf",
+            "spark.ui.enabled=false",
+            str(ROOT / "spark_jobs" / job),
+            *args,
+        ],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
 
 
 @pytest.mark.slow
 def test_spark_submit_on_a_standalone_cluster_publishes_tables_equal_to_replay(
-        cluster: tuple[str, Path], tmp_path: Path) -> None:
+    cluster: tuple[str, Path], tmp_path: Path
+) -> None:
     url, work = cluster
     data = tmp_path / "data"
     simulate_to_folder("worked-example", data, seed=1)
     out = tmp_path / "runs"
-    done = spark_submit(url, "compute/entry.py", ["--topology", str(data / "topology.json"), "--events",
-                                        str(data / "events.jsonl"), "--out", str(out)], tmp_path)
+    done = spark_submit(
+        url,
+        "compute/entry.py",
+        [
+            "--topology",
+            str(data / "topology.json"),
+            "--events",
+            str(data / "events.jsonl"),
+            "--out",
+            str(out),
+        ],
+        tmp_path,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "published run" in done.stdout
     expected = assert_published_equals_replay(out, data)
@@ -109,7 +177,8 @@ def test_spark_submit_on_a_standalone_cluster_publishes_tables_equal_to_replay(
 
 @pytest.mark.slow
 def test_spark_submit_ingest_on_a_standalone_cluster_equals_the_reference(
-        cluster: tuple[str, Path], tmp_path: Path) -> None:
+    cluster: tuple[str, Path], tmp_path: Path
+) -> None:
     url, work = cluster
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -117,8 +186,9 @@ def test_spark_submit_ingest_on_a_standalone_cluster_equals_the_reference(
         write_wevtutil_xml(recs, logs / f"{server}.xml")
     topology = str(SAMPLES / "worked-example" / "topology.json")
     apps = set(work.glob("app-*"))
-    done = spark_submit(url, "ingest/entry.py", ["--logs", str(logs), "--out", "out", "--topology", topology],
-                        tmp_path)  # --out relative to the driver's folder, which is not the executor's
+    done = spark_submit(
+        url, "ingest/entry.py", ["--logs", str(logs), "--out", "out", "--topology", topology], tmp_path
+    )  # --out relative to the driver's folder, which is not the executor's
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.startswith("full ingest: no state of an earlier ingest")
     run_ingest([str(logs)], tmp_path / "ref", topology=topology)

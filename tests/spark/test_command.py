@@ -10,9 +10,12 @@ from pfscope.spark_jobs.runtime import command
 from pfscope.spark_jobs.runtime.command import run_command
 
 
-def test_a_failed_spark_query_s_jvm_stack_trace_is_kept(spark, tmp_path: Path,  # type: ignore[no-untyped-def]
-                                                        monkeypatch: pytest.MonkeyPatch,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_failed_spark_query_s_jvm_stack_trace_is_kept(
+    spark,
+    tmp_path: Path,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setattr(command, "crash_folder", lambda: tmp_path)
 
     def failing_job() -> int:

@@ -34,8 +34,12 @@ NOISE = [
 CASES = {
     "worked-example": ("worked-example", 1, {}, None),
     "demo-mid-week": ("demo", 4, {}, "2026-11-05T13:00:00Z"),
-    "scale-2000": ("scale", 5, {"stores": 7, "sites": 3, "folders": 30, "replicas": 3, "days": 4,
-                                "changes_per_day": 12}, None),
+    "scale-2000": (
+        "scale",
+        5,
+        {"stores": 7, "sites": 3, "folders": 30, "replicas": 3, "days": 4, "changes_per_day": 12},
+        None,
+    ),
 }
 # more seeds of small scale logs (7 stores over 3 sites, one of them Exchange 2000; an outage,
 # replica moves, lost mail), three of them with an as-of while entries are open
@@ -55,13 +59,16 @@ def conflicting(lines: list[str]) -> list[str]:
     last = max(((parse_ts(o["ts"]), i) for i, o in enumerate(objs) if o["kind"] == "change"))
     change = objs[last[1]]
     sent = parse_ts(send["ts"])
-    return [json.dumps(o) for o in (
-        {**send, "ts": format_ts(sent + SECOND)},
-        {"ts": format_ts(sent + HOUR), "store": send["store"], "kind": "receive", "msg": send["msg"]},
-        {"ts": format_ts(sent - SECOND), "store": send["to"][0], "kind": "receive", "msg": send["msg"]},
-        {**rcv, "ts": format_ts(parse_ts(rcv["ts"]) + SECOND)},
-        {**change, "ts": format_ts(last[0] + HOUR)},
-    )]
+    return [
+        json.dumps(o)
+        for o in (
+            {**send, "ts": format_ts(sent + SECOND)},
+            {"ts": format_ts(sent + HOUR), "store": send["store"], "kind": "receive", "msg": send["msg"]},
+            {"ts": format_ts(sent - SECOND), "store": send["to"][0], "kind": "receive", "msg": send["msg"]},
+            {**rcv, "ts": format_ts(parse_ts(rcv["ts"]) + SECOND)},
+            {**change, "ts": format_ts(last[0] + HOUR)},
+        )
+    ]
 
 
 def write_case(tmp: Path, name: str, seed: int, options: dict[str, Any]) -> tuple[Any, list[str]]:
@@ -111,7 +118,9 @@ def test_spark_job_equals_replay(spark, tmp_path: Path, case: str) -> None:  # t
     if case == "scale-2000" or (name == "scale" and as_of is None):
         assert {r["algorithm"] for r in expected["backfill_requests"]} >= {"2000", "2003+"}
     if name == "scale":
-        assert any(e.kind == "replicas" for e in log.events) and any(e.kind == "store_status" for e in log.events)
+        assert any(e.kind == "replicas" for e in log.events) and any(
+            e.kind == "store_status" for e in log.events
+        )
     if name == "scale" and as_of is not None:
         assert any(r["state"] == "open" for r in expected["backfill_entries"])
         assert max(e.ts for e in log.events) > as_of

@@ -43,8 +43,21 @@ from tests.spark.table_compare import ordered
 pytestmark = pytest.mark.slow
 
 #: every integer bound a column or a parser might hold, and one past it
-INTS = [2**31 - 1, 2**31, 2**32, MAX_CN, MAX_CN + 1, 2**53 + 1, MAX_INT, MAX_INT + 1, 2**64, 10**30, -1, 0,
-        -(2**63) - 1]
+INTS = [
+    2**31 - 1,
+    2**31,
+    2**32,
+    MAX_CN,
+    MAX_CN + 1,
+    2**53 + 1,
+    MAX_INT,
+    MAX_INT + 1,
+    2**64,
+    10**30,
+    -1,
+    0,
+    -(2**63) - 1,
+]
 #: JSON number tokens that are not integers (Python's reader takes NaN and Infinity)
 FLOATS = ["1e308", "-1e308", "1e400", "NaN", "Infinity", "-Infinity", "1.5", "2.0", "-0.0", "1E2"]
 #: a placeholder for a raw token in a value, replaced in the line's text
@@ -60,7 +73,7 @@ def _dumps(obj: dict[str, Any]) -> str:
     while '"\\u0000raw:' in text:
         start = text.index('"\\u0000raw:')
         end = text.index('"', start + 1)
-        text = text[:start] + text[start + len('"\\u0000raw:'):end] + text[end + 1:]
+        text = text[:start] + text[start + len('"\\u0000raw:') : end] + text[end + 1 :]
     return text
 
 
@@ -68,13 +81,29 @@ def _cnsets(origin: str) -> list[Any]:
     """A CN set field's hostile values: every bound in text and object form, reversed, empty, huge."""
     out: list[Any] = []
     for n in INTS:
-        out += [f"{origin}:{n}", f"{origin}:1-{n}", f"{origin}:{n}-{n}", f"{origin}:{n}-1",
-                {origin: [[1, n]]}, {origin: [[n, n]]}, {origin: [[n, 1]]}]
+        out += [
+            f"{origin}:{n}",
+            f"{origin}:1-{n}",
+            f"{origin}:{n}-{n}",
+            f"{origin}:{n}-1",
+            {origin: [[1, n]]},
+            {origin: [[n, n]]},
+            {origin: [[n, 1]]},
+        ]
     out += [{origin: [[1, RAW + t]]} for t in FLOATS]
-    out += [f"{origin}:1-9223372036854775808", f"{origin}:1-18446744073709551616", f"{origin}:1-{MAX_CN}",
-            "", {}, {origin: []}, f"{origin}:5-3,1-2", f"{origin}:1-{MAX_CN + 1},5-3",
-            f"{origin}:" + ",".join(str(i) for i in range(1, 40_000, 2)),  # 20,000 ranges
-            {origin: [[i, i] for i in range(1, 20_000, 2)]}, f"{origin}:1-{MAX_CN};ZZZ:1"]
+    out += [
+        f"{origin}:1-9223372036854775808",
+        f"{origin}:1-18446744073709551616",
+        f"{origin}:1-{MAX_CN}",
+        "",
+        {},
+        {origin: []},
+        f"{origin}:5-3,1-2",
+        f"{origin}:1-{MAX_CN + 1},5-3",
+        f"{origin}:" + ",".join(str(i) for i in range(1, 40_000, 2)),  # 20,000 ranges
+        {origin: [[i, i] for i in range(1, 20_000, 2)]},
+        f"{origin}:1-{MAX_CN};ZZZ:1",
+    ]
     return out
 
 
@@ -127,8 +156,13 @@ def hostile_lines(lines: list[str], topo: Topology) -> list[bytes]:
     add({**by_kind.get("replicas", change), "path": "p\ud800"})
     add({**change, "derived": ["event", "\udfff"]})
     # times far from the rest: before 1996 (rejects), 1996 itself, and far in the future (after the clock)
-    for ts in ("0001-01-01T00:00:00Z", "1995-12-31T23:59:59.999999Z", "1996-01-01T00:00:00Z",
-               "9999-12-31T23:59:59Z", "9999-12-31T23:59:59.999999-23:59"):
+    for ts in (
+        "0001-01-01T00:00:00Z",
+        "1995-12-31T23:59:59.999999Z",
+        "1996-01-01T00:00:00Z",
+        "9999-12-31T23:59:59Z",
+        "9999-12-31T23:59:59.999999-23:59",
+    ):
         add({**change, "ts": ts, "cn": MAX_CN - 2})
         if "receive" in by_kind:
             add({**by_kind["receive"], "ts": ts})
@@ -137,26 +171,58 @@ def hostile_lines(lines: list[str], topo: Topology) -> list[bytes]:
         to = s.get("to")
         msg = s.get("msg")
         if isinstance(to, list) and to and isinstance(to[0], str) and isinstance(msg, str):
-            out.append(_dumps({"ts": s.get("ts") if isinstance(s.get("ts"), str) else "2026-11-02T08:00:00Z",
-                               "store": to[0], "kind": "receive", "msg": msg}))
+            out.append(
+                _dumps(
+                    {
+                        "ts": s.get("ts") if isinstance(s.get("ts"), str) else "2026-11-02T08:00:00Z",
+                        "store": to[0],
+                        "kind": "receive",
+                        "msg": msg,
+                    }
+                )
+            )
     raw: list[bytes] = [t.encode("utf-8", "surrogatepass") for t in out]
     text = lines[0]
     raw += [
-        b"", b"   ", b"\x00", text.encode()[:-1] + b"\x00}", b"{\x00}", text.encode() + b"\x00",
-        b"\xff", b"\xc0\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe2\x82", text.encode().replace(b"Z", b"\xfe", 1),
+        b"",
+        b"   ",
+        b"\x00",
+        text.encode()[:-1] + b"\x00}",
+        b"{\x00}",
+        text.encode() + b"\x00",
+        b"\xff",
+        b"\xc0\x80",
+        b"\xed\xa0\x80",
+        b"\xf4\x90\x80\x80",
+        b"\xe2\x82",
+        text.encode().replace(b"Z", b"\xfe", 1),
         text.encode()[:-1] + b', "item": "\xed\xa0\x80"}',  # a surrogate encoded in UTF-8: not UTF-8
-        b"[" * 100_000 + b"]" * 100_000, b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
-        b'{"a":' * 50_000 + b"1" + b"}" * 50_000, text.encode()[:-1] + b', "x": ' + b"[" * 5000 + b"]" * 5000 + b"}",
-        text.encode()[:-1] + b', "kind": "receive"}', text.encode()[:-1] + b', "cn": 2}',
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        b'{"a":' * 50_000 + b"1" + b"}" * 50_000,
+        text.encode()[:-1] + b', "x": ' + b"[" * 5000 + b"]" * 5000 + b"}",
+        text.encode()[:-1] + b', "kind": "receive"}',
+        text.encode()[:-1] + b', "cn": 2}',
         text.encode()[:-1] + b', "cn": ' + str(2**64).encode() + b"}",
-        b"1" * 5000, text.encode()[:-1] + b', "cn": ' + b"7" * 5000 + b"}",
-        b"x" * 1_000_000, b"NaN", b"Infinity", b"-Infinity", b"1e400", b'"\\ud800"', b"\r", b"\r\r",
-        text.encode() + b"\r", b"\xef\xbb\xbf" + text.encode(),
+        b"1" * 5000,
+        text.encode()[:-1] + b', "cn": ' + b"7" * 5000 + b"}",
+        b"x" * 1_000_000,
+        b"NaN",
+        b"Infinity",
+        b"-Infinity",
+        b"1e400",
+        b'"\\ud800"',
+        b"\r",
+        b"\r\r",
+        text.encode() + b"\r",
+        b"\xef\xbb\xbf" + text.encode(),
     ]
     return raw
 
 
-def write_run(tmp: Path, name: str, seed: int, options: dict[str, Any], share: int, of: int) -> tuple[Topology, list[str]]:
+def write_run(
+    tmp: Path, name: str, seed: int, options: dict[str, Any], share: int, of: int
+) -> tuple[Topology, list[str]]:
     """The simulated log with its share of the hostile lines at random places, over two files."""
     scenario = build(name, seed, options)
     buf = io.StringIO()
@@ -209,23 +275,40 @@ def test_hostile_run_publishes_what_the_replay_computes(spark, tmp_path: Path, r
     read = result.read
     # a line stamped after the clock moves the as-of no further than the clock
     assert result.as_of == min(log.last_ts() or 0, CLOCK)
-    publish(runf, {"as_of": format_ts(result.as_of), "tables": sorted(result.tables), "seconds": 0.0,
-                   "summary": {"lines_read": read.lines_read, "accepted": read.accepted,
-                               "duplicates": read.duplicates,
-                               "rejected": read.lines_read - read.accepted - read.duplicates}})
+    publish(
+        runf,
+        {
+            "as_of": format_ts(result.as_of),
+            "tables": sorted(result.tables),
+            "seconds": 0.0,
+            "summary": {
+                "lines_read": read.lines_read,
+                "accepted": read.accepted,
+                "duplicates": read.duplicates,
+                "rejected": read.lines_read - read.accepted - read.duplicates,
+            },
+        },
+    )
     latest = read_latest(out)
     assert latest is not None
 
     assert (read.lines_read, read.accepted, read.duplicates) == (log.lines_read, log.accepted, log.duplicates)
     got_rejects = pq.read_table(out / latest["path"] / "rejects").to_pylist()
-    assert sorted((r["source"], r["line"], r["reason"], r["text"], r["conflict_source"], r["conflict_line"])
-                  for r in got_rejects) == sorted(
-        (r.source, r.line, r.reason, r.text, r.conflict_source, r.conflict_line) for r in log.rejects)
+    assert sorted(
+        (r["source"], r["line"], r["reason"], r["text"], r["conflict_source"], r["conflict_line"])
+        for r in got_rejects
+    ) == sorted((r.source, r.line, r.reason, r.text, r.conflict_source, r.conflict_line) for r in log.rejects)
     for table in TABLES:
         got = pq.read_table(out / latest["path"] / table, coerce_int96_timestamp_unit="us")
         # times as integers of microseconds: Python's datetime holds years 1-9999 only, the tables more
-        got = pa.table({f.name: pc.cast(pc.cast(got[f.name], pa.timestamp("us")), pa.int64())
-                        if pa.types.is_timestamp(f.type) else got[f.name] for f in got.schema})
+        got = pa.table(
+            {
+                f.name: pc.cast(pc.cast(got[f.name], pa.timestamp("us")), pa.int64())
+                if pa.types.is_timestamp(f.type)
+                else got[f.name]
+                for f in got.schema
+            }
+        )
         assert got.column_names == [n for n, _ in TABLES[table]], table
         mine, theirs = ordered(table, got.to_pylist()), ordered(table, expected[table])
         assert len(mine) == len(theirs), table

@@ -22,13 +22,31 @@ from tests.unit.exchange.test_roundtrip import simulate_render_ingest
 @pytest.mark.slow
 def test_compute_publishes_an_ingested_log(spark, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     options = {"stores": 5, "sites": 2, "folders": 12, "replicas": 3, "days": 2.0}
-    _sim, ingested, s = simulate_render_ingest(tmp_path, "scale", ["evtx", "rendered-xml"], seed=5, options=options)
+    _sim, ingested, s = simulate_render_ingest(
+        tmp_path, "scale", ["evtx", "rendered-xml"], seed=5, options=options
+    )
     assert s["rejected"] == 0 and s["used"] > 300
     events = ingested / "events.jsonl"
     assert '"derived":["cnset"]' in events.read_text(encoding="utf-8")
     out = tmp_path / "runs"
-    assert main(["compute", "--topology", str(ingested / "topology.json"), "--events", str(events),
-                 "--out", str(out), "--master", "local[2]", "--partitions", "2"]) == 0
+    assert (
+        main(
+            [
+                "compute",
+                "--topology",
+                str(ingested / "topology.json"),
+                "--events",
+                str(events),
+                "--out",
+                str(out),
+                "--master",
+                "local[2]",
+                "--partitions",
+                "2",
+            ]
+        )
+        == 0
+    )
     assert "published run" in capsys.readouterr().out
     latest = read_latest(out)
     assert latest is not None and set(latest["tables"]) == set(TABLES)

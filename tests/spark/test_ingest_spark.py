@@ -34,7 +34,9 @@ PER_PART = 20  # the varied share's build steps (87 kept records) run in four pa
 
 def _same_outputs(reference: Path, spark: Path) -> None:
     for name in OUTPUTS:
-        assert (spark / name).read_text(encoding="utf-8") == (reference / name).read_text(encoding="utf-8"), name
+        assert (spark / name).read_text(encoding="utf-8") == (reference / name).read_text(encoding="utf-8"), (
+            name
+        )
     a = json.loads((reference / "ingest_summary.json").read_text(encoding="utf-8"))
     b = json.loads((spark / "ingest_summary.json").read_text(encoding="utf-8"))
     for k in TIMING:
@@ -70,8 +72,17 @@ def _varied_share(tmp: Path) -> Path:
         shutil.copy(SAMPLES / name, logs / name)
     for evtx in sorted((SAMPLES / "worked-example").glob("*.evtx")):
         shutil.copy(evtx, logs / f"we-{evtx.name}")
-    recs = [ExportRecord(f"PF{i % 3}.example.test", f["event_id"], parse_ts(f"2026-11-02T08:{i:02d}:00Z"),
-                         f["text"].replace("\n", "\r\n"), [], f["provider"]) for i, f in enumerate(PUBLISHED)]
+    recs = [
+        ExportRecord(
+            f"PF{i % 3}.example.test",
+            f["event_id"],
+            parse_ts(f"2026-11-02T08:{i:02d}:00Z"),
+            f["text"].replace("\n", "\r\n"),
+            [],
+            f["provider"],
+        )
+        for i, f in enumerate(PUBLISHED)
+    ]
     write_wevtutil_xml(recs, logs / "published.xml")
     cut = (logs / "published.xml").read_bytes()
     (logs / "published-cut.xml").write_bytes(cut[: len(cut) * 2 // 3])  # in pieces, then read whole
@@ -79,8 +90,10 @@ def _varied_share(tmp: Path) -> Path:
     _worked_example(logs)
     ex07 = fx.EX07_EVENTS
     write_wevtutil_xml(ex07, logs / "EX07-again.xml")  # a re-export: duplicates
-    changed = [ExportRecord(r.server, r.event_id, r.ts, r.message.replace("CN max: 1-", "CN max: 1-F"), r.strings)
-               for r in ex07]
+    changed = [
+        ExportRecord(r.server, r.event_id, r.ts, r.message.replace("CN max: 1-", "CN max: 1-F"), r.strings)
+        for r in ex07
+    ]
     write_wevtutil_xml(changed, logs / "EX07-changed.xml")  # the same messages saying otherwise: rejects
     whole = (logs / "EX07.xml").read_bytes()
     (logs / "EX07-cut.xml").write_bytes(whole[: len(whole) * 2 // 3])  # cut off inside a record
@@ -89,10 +102,13 @@ def _varied_share(tmp: Path) -> Path:
     (logs / "EX07-quiet.xml").write_bytes(b"")
     (logs / "gone.xml").symlink_to(logs / "moved-away.xml")  # went between listing and reading
     (logs / "EX07-junk.xml").write_text(  # text between records: read whole, as the reference reads it
-        event_xml(ex07[0], 1, rendered=True) + "junk" + event_xml(ex07[1], 2, rendered=True), encoding="utf-8")
-    trap = (f"<Event xmlns='{NS}'><System><Provider Name='MSExchangeIS Public Store'/><EventID>3020</EventID>"
-            "<TimeCreated SystemTime='2026-11-02T08:00:00Z'/><Computer>EX07</Computer></System><RenderingInfo>"
-            f"<Message><![CDATA[not a boundary: </Event><Event xmlns='{NS}'>]]></Message></RenderingInfo></Event>")
+        event_xml(ex07[0], 1, rendered=True) + "junk" + event_xml(ex07[1], 2, rendered=True), encoding="utf-8"
+    )
+    trap = (
+        f"<Event xmlns='{NS}'><System><Provider Name='MSExchangeIS Public Store'/><EventID>3020</EventID>"
+        "<TimeCreated SystemTime='2026-11-02T08:00:00Z'/><Computer>EX07</Computer></System><RenderingInfo>"
+        f"<Message><![CDATA[not a boundary: </Event><Event xmlns='{NS}'>]]></Message></RenderingInfo></Event>"
+    )
     (logs / "EX07-cdata.xml").write_text(trap + event_xml(ex07[2], 2, rendered=True), encoding="utf-8")
     write_wevtutil_xml(_odd_messages(), logs / "odd.xml")
     return logs
@@ -103,10 +119,21 @@ def _odd_messages() -> list[ExportRecord]:
     or without a key; an incoming event before its send or on its sender; a second sender; no
     folder; a CN range too wide to expand."""
     wide = OUT_A.replace("<Z1@", "<W1@").replace("CN min: 1-10, CN max: 1-12", "CN min: 1-1, CN max: 1-FFFFF")
-    lone = fx.lines("An incoming replication message was processed.", "Type: 0x10", "Message ID: <Q1@corp.example>",
-                    "Folder(s): (1-50) IPM_SUBTREE\\Z", "CNSET: 1-1,1-2", ", CNSET(FAI): {0}")
-    internal = fx.lines("An incoming replication message was processed.", "Type: 0x4", "Message ID: 1-77",
-                        "Folder(s): (1-50) IPM_SUBTREE\\Z", "CN min: 1-1, CN max: 1-2")
+    lone = fx.lines(
+        "An incoming replication message was processed.",
+        "Type: 0x10",
+        "Message ID: <Q1@corp.example>",
+        "Folder(s): (1-50) IPM_SUBTREE\\Z",
+        "CNSET: 1-1,1-2",
+        ", CNSET(FAI): {0}",
+    )
+    internal = fx.lines(
+        "An incoming replication message was processed.",
+        "Type: 0x4",
+        "Message ID: 1-77",
+        "Folder(s): (1-50) IPM_SUBTREE\\Z",
+        "CN min: 1-1, CN max: 1-2",
+    )
     return [
         fx.rec("EX1.example", 3020, "2026-11-02T08:00:00Z", OUT_A),
         fx.rec("EX2.example", 3030, "2026-11-02T07:59:00Z", IN_A),  # before its send
@@ -125,27 +152,40 @@ def test_spark_ingest_equals_the_reference_on_a_varied_share(spark: Any, tmp_pat
     ref = run_ingest([str(logs)], tmp_path / "ref", **opts)
     assert ref["status"] == "partial" and ref["duplicates"] and ref["files_empty"]
     assert any("another event for the same message" in r for r in ref["reject_reasons"])
-    build_reasons = {"internal Message ID and no Server line: the sender is unknown", "content event without a Folder line",
-                     "incoming event stamped before its outgoing event (clock skew between servers?)",
-                     "incoming event on the message's own sender", "the same Message ID is logged as sent by another server",
-                     "no outgoing event, no Server line, and the Message ID names no known server",
-                     "outgoing event with no matching incoming event and no known replica to send to",
-                     f"CN range of {0xFFFFF:,} own CNs is wider than 100,000"}
+    build_reasons = {
+        "internal Message ID and no Server line: the sender is unknown",
+        "content event without a Folder line",
+        "incoming event stamped before its outgoing event (clock skew between servers?)",
+        "incoming event on the message's own sender",
+        "the same Message ID is logged as sent by another server",
+        "no outgoing event, no Server line, and the Message ID names no known server",
+        "outgoing event with no matching incoming event and no known replica to send to",
+        f"CN range of {0xFFFFF:,} own CNs is wider than 100,000",
+    }
     assert build_reasons <= set(ref["reject_reasons"])  # every step of the build rejects some record
-    got = run_ingest_spark(IngestSettings(logs=(str(logs),), out=str(tmp_path / "spark"), split_bytes=SPLIT,
-                                          build_records_per_part=PER_PART, **opts))
+    got = run_ingest_spark(
+        IngestSettings(
+            logs=(str(logs),),
+            out=str(tmp_path / "spark"),
+            split_bytes=SPLIT,
+            build_records_per_part=PER_PART,
+            **opts,
+        )
+    )
     assert got.mode.startswith("full ingest: no state") and got.new_files == ref["formats"].__len__()
     _same_outputs(tmp_path / "ref", tmp_path / "spark")
 
 
 def _export(recs: list[ExportRecord], path: Path, first_id: int) -> None:
     """A wevtutil export whose EventRecordIDs start at ``first_id`` (a later export of one log)."""
-    path.write_text("".join(event_xml(r, first_id + i, rendered=True) for i, r in enumerate(recs)),
-                    encoding="utf-8")
+    path.write_text(
+        "".join(event_xml(r, first_id + i, rendered=True) for i, r in enumerate(recs)), encoding="utf-8"
+    )
 
 
 def test_a_growing_share_is_read_incrementally_and_equals_a_fresh_ingest(
-        spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = SAMPLES / "worked-example"
     by_server = _worked_example_records()
     logs, out, ref = tmp_path / "logs", tmp_path / "out", tmp_path / "ref"
@@ -154,8 +194,17 @@ def test_a_growing_share_is_read_incrementally_and_equals_a_fresh_ingest(
     first = {s: len(by_server[s]) // 2 for s in servers}
     for s in servers:  # each server's export of the first half of its log
         _export(by_server[s][: first[s]], logs / f"{s}-1.xml", 1)
-    argv = ["ingest", "--logs", str(logs), "--out", str(out), "--topology", str(folder / "topology.json"),
-            "--engine", "spark"]
+    argv = [
+        "ingest",
+        "--logs",
+        str(logs),
+        "--out",
+        str(out),
+        "--topology",
+        str(folder / "topology.json"),
+        "--engine",
+        "spark",
+    ]
     assert main(argv) == 0
     assert capsys.readouterr().out.startswith("full ingest: no state of an earlier ingest")
 
@@ -167,9 +216,11 @@ def test_a_growing_share_is_read_incrementally_and_equals_a_fresh_ingest(
     old = sum(first.values())
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert printed.splitlines()[0] == (f"incremental: {len(servers)} new files, {new - 3 * len(servers):,} new "
-                                       f"records, {3 * len(servers)} already read; {len(servers)} files "
-                                       f"({old:,} records) not read again")
+    assert printed.splitlines()[0] == (
+        f"incremental: {len(servers)} new files, {new - 3 * len(servers):,} new "
+        f"records, {3 * len(servers)} already read; {len(servers)} files "
+        f"({old:,} records) not read again"
+    )
     run_ingest([str(logs)], ref, topology=str(folder / "topology.json"))
     _same_outputs(ref, out)
     summary = json.loads((out / "ingest_summary.json").read_text(encoding="utf-8"))
@@ -191,8 +242,10 @@ def test_a_growing_share_is_read_incrementally_and_equals_a_fresh_ingest(
 
     # nothing new: nothing read; another time offset: read again, and said why
     assert main(argv) == 0
-    assert capsys.readouterr().out.startswith(f"incremental: 0 new files, 0 new records, 0 already read; "
-                                              f"{2 * len(servers)} files ({old + new:,} records) not read again")
+    assert capsys.readouterr().out.startswith(
+        f"incremental: 0 new files, 0 new records, 0 already read; "
+        f"{2 * len(servers)} files ({old + new:,} records) not read again"
+    )
     _same_outputs(ref, out)
     assert main([*argv, "--time-offset=+01:00"]) == 0
     assert capsys.readouterr().out.startswith("full ingest: --time-offset changed")
@@ -212,7 +265,9 @@ def test_spark_ingest_exit_statuses(spark: Any, tmp_path: Path, capsys: pytest.C
     assert not out.exists() or not (out / "events.jsonl").exists()
     assert main(base) == 3
     err = capsys.readouterr().err
-    assert "partial: 1 of 2 files could not be read whole" in err and "cut.xml: unreadable after record" in err
+    assert (
+        "partial: 1 of 2 files could not be read whole" in err and "cut.xml: unreadable after record" in err
+    )
     (logs / "ex07.xml").write_bytes(b"\x00\x01 not an export")
     (logs / "cut.xml").write_bytes(b"<Event")
     before = (out / "events.jsonl").read_bytes()
@@ -241,8 +296,10 @@ def test_a_later_export_read_again_whole_counts_what_it_repeats_once(spark: Any,
     other = [r for r in recs if r.server != server][:3]
     _export(other, logs / "b-1.xml", 1)  # a plain new export: its rows share the run's folder
     got = run_ingest_spark(settings)
-    assert got.mode == (f"incremental: 2 new files, {len(mine) - 4 + 3:,} new records, 2 already read; "
-                        "1 files (4 records) not read again")
+    assert got.mode == (
+        f"incremental: 2 new files, {len(mine) - 4 + 3:,} new records, 2 already read; "
+        "1 files (4 records) not read again"
+    )
     run_ingest([str(logs)], ref)
     _same_outputs(ref, out)
 

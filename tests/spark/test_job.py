@@ -22,11 +22,27 @@ def worked(tmp_path_factory) -> Path:  # type: ignore[no-untyped-def]
 
 
 def compute(data: Path, out: Path, *extra: str) -> int:
-    return main(["compute", "--topology", str(data / "topology.json"), "--events", str(data / "events.jsonl"),
-                 "--out", str(out), "--master", "local[2]", "--partitions", "2", *extra])
+    return main(
+        [
+            "compute",
+            "--topology",
+            str(data / "topology.json"),
+            "--events",
+            str(data / "events.jsonl"),
+            "--out",
+            str(out),
+            "--master",
+            "local[2]",
+            "--partitions",
+            "2",
+            *extra,
+        ]
+    )
 
 
-def test_publishes_every_table_then_keeps_it_when_a_run_fails(spark, worked: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_publishes_every_table_then_keeps_it_when_a_run_fails(
+    spark, worked: Path, tmp_path: Path, capsys
+) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "runs"
     assert compute(worked, out) == 0
     latest = read_latest(out)
@@ -36,7 +52,8 @@ def test_publishes_every_table_then_keeps_it_when_a_run_fails(spark, worked: Pat
         assert frame.column_names == [n for n, _ in TABLES[table]], table
     entries = pq.read_table(out / latest["path"] / "backfill_entries").to_pylist()
     assert [(e["observer"], e["cnset_opened"], e["state"]) for e in entries] == [
-        ("PFS3", "PFS1:12-16;PFS2:21-28", "satisfied")]
+        ("PFS3", "PFS1:12-16;PFS2:21-28", "satisfied")
+    ]
     assert "published run" in capsys.readouterr().out
     # the tables the dashboard reads one folder at a time are sorted by folder in every file
     for table in ("state_history", "state_table"):
@@ -81,11 +98,11 @@ def test_the_sessions_jvm_maps_the_class_archive(spark) -> None:  # type: ignore
     assert options.endswith(wanted)
 
 
-
 def test_the_workers_import_pyspark_where_it_is_installed(spark) -> None:  # type: ignore[no-untyped-def]
     """The local workers' daemon (``runtime/worker_daemon.py``) drops Spark's pyspark.zip from
     their path (and the spark-core jar): PySpark comes from the installed package, whose bytecode
     is cached."""
+
     def where(_: object) -> list[tuple[str, bool]]:
         import sys
 

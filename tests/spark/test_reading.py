@@ -27,8 +27,20 @@ def j(**fields: object) -> str:
 
 
 def send(msg: str, ts: str = "2026-11-02T08:00:00Z", **over: object) -> str:
-    return j(**{"ts": ts, "store": "PFS1", "kind": "send", "msg": msg, "type": "content", "fid": "1-123",
-                "to": ["PFS2"], "cnset": "PFS1:1-3", "changes": "PFS1:3", **over})
+    return j(
+        **{
+            "ts": ts,
+            "store": "PFS1",
+            "kind": "send",
+            "msg": msg,
+            "type": "content",
+            "fid": "1-123",
+            "to": ["PFS2"],
+            "cnset": "PFS1:1-3",
+            "changes": "PFS1:3",
+            **over,
+        }
+    )
 
 
 def receive(msg: str, ts: str, store: str = "PFS2") -> str:
@@ -71,7 +83,9 @@ SECOND = [
     change("2026-11-02T12:00:00Z", 2**48),  # beyond Exchange's 48-bit CN: rejected
     change("2026-11-02T12:00:00Z", 2**48 - 1),  # the largest CN
     send("m9", ts="2026-11-02T12:30:00Z", cnset="PFS1:1-9223372036854775808"),  # beyond a long: rejected
-    send("m8", ts="2026-11-02T12:40:00Z", cnset="PFS1:1-281474976710655;PFS2:1-281474976710655"),  # counts sum
+    send(
+        "m8", ts="2026-11-02T12:40:00Z", cnset="PFS1:1-281474976710655;PFS2:1-281474976710655"
+    ),  # counts sum
     receive("m9", "2026-11-02T13:00:00Z"),  # of the rejected send: a receive of a message never sent
     receive("m8", "2026-11-02T13:00:00Z"),
 ]
@@ -86,8 +100,16 @@ def log_dir(tmp_path: Path) -> Path:
 
 def _event(e: Any) -> tuple[Any, ...]:
     m = e.message
-    return (e.seq, e.ts, e.store, e.kind, e.fid, e.cn, e.msg_id if m is None else m.msg,
-            None if m is None else (m.sender, m.sent_at, m.seq, m.type, m.cnset.text()))
+    return (
+        e.seq,
+        e.ts,
+        e.store,
+        e.kind,
+        e.fid,
+        e.cn,
+        e.msg_id if m is None else m.msg,
+        None if m is None else (m.sender, m.sent_at, m.seq, m.type, m.cnset.text()),
+    )
 
 
 def vars_of(r: ev.RejectRow) -> dict[str, Any]:
@@ -101,37 +123,70 @@ def _reject(r: dict[str, Any]) -> tuple[Any, ...]:
 
 def _row(r: dict[str, Any]) -> tuple[Any, ...]:
     mail = r["kind"] in ("send", "receive")
-    return (r["seq"], r["ts"], r["store"], r["kind"], r["fid"], r["cn"], r["msg"],
-            (r["sender"] or r["store"], r["sent_at"] or r["ts"], r["msg_seq"] or r["seq"], r["type"], r["cnset"])
-            if mail else None)
+    return (
+        r["seq"],
+        r["ts"],
+        r["store"],
+        r["kind"],
+        r["fid"],
+        r["cn"],
+        r["msg"],
+        (r["sender"] or r["store"], r["sent_at"] or r["ts"], r["msg_seq"] or r["seq"], r["type"], r["cnset"])
+        if mail
+        else None,
+    )
 
 
 def test_every_rule_between_lines_as_the_reference_reader(spark, log_dir: Path) -> None:  # type: ignore[no-untyped-def]
     """In compact copies of the lines too (each a duplicate of its spaced original by meaning)."""
-    (log_dir / "c.jsonl").write_text("\n".join(json.dumps(json.loads(t), separators=(",", ":"))
-                                               for t in FIRST + SECOND if t.startswith("{\"")) + "\n")
+    (log_dir / "c.jsonl").write_text(
+        "\n".join(
+            json.dumps(json.loads(t), separators=(",", ":")) for t in FIRST + SECOND if t.startswith('{"')
+        )
+        + "\n"
+    )
     topo = topology_from_json(TOPO)
     expected = read_event_log([log_dir], topo)
     got = read_events(spark, [str(log_dir)], topo)
 
     reasons = {r.reason for r in expected.rejects}
-    assert reasons >= {ev.R_RECEIVED_TWICE, ev.R_BEFORE_SEND, ev.R_NOT_ADDRESSEE, ev.R_NEVER_SENT,
-                       ev.R_MSG_REUSED, ev.R_CN_NOT_INCREASING, ev.R_NOT_JSON, ev.R_EMPTY}
+    assert reasons >= {
+        ev.R_RECEIVED_TWICE,
+        ev.R_BEFORE_SEND,
+        ev.R_NOT_ADDRESSEE,
+        ev.R_NEVER_SENT,
+        ev.R_MSG_REUSED,
+        ev.R_CN_NOT_INCREASING,
+        ev.R_NOT_JSON,
+        ev.R_EMPTY,
+    }
     assert ev.r_out_of_range("cn") in reasons
     assert expected.duplicates >= 2
 
     assert (got.lines_read, got.accepted, got.duplicates) == (
-        expected.lines_read, expected.accepted, expected.duplicates)
-    assert sorted(_reject(r) for r in rows_of(got.rejects)) == sorted(_reject(vars_of(r)) for r in expected.rejects)
-    named = {(r.line, Path(r.conflict_source or "").name, r.conflict_line)
-             for r in expected.rejects if r.source.endswith("b.jsonl")}
+        expected.lines_read,
+        expected.accepted,
+        expected.duplicates,
+    )
+    assert sorted(_reject(r) for r in rows_of(got.rejects)) == sorted(
+        _reject(vars_of(r)) for r in expected.rejects
+    )
+    named = {
+        (r.line, Path(r.conflict_source or "").name, r.conflict_line)
+        for r in expected.rejects
+        if r.source.endswith("b.jsonl")
+    }
     assert (5, "a.jsonl", 14) in named  # the change 19 names the accepted change 20 in a.jsonl
     assert sorted(_row(r) for r in rows_of(got.events)) == sorted(_event(e) for e in expected.events)
 
 
 @pytest.mark.parametrize("broadcast_rows", [0, reading.BROADCAST_ROWS])
-def test_a_log_repeated_whole_is_all_duplicates(spark, tmp_path: Path, monkeypatch,  # type: ignore[no-untyped-def]
-                                                broadcast_rows: int) -> None:
+def test_a_log_repeated_whole_is_all_duplicates(
+    spark,
+    tmp_path: Path,
+    monkeypatch,  # type: ignore[no-untyped-def]
+    broadcast_rows: int,
+) -> None:
     """The same file given twice: every line of the second copy is a duplicate or shares its
     first's reject, whether the repeats are broadcast or joined by shuffle."""
     monkeypatch.setattr(reading, "BROADCAST_ROWS", broadcast_rows)
@@ -142,6 +197,11 @@ def test_a_log_repeated_whole_is_all_duplicates(spark, tmp_path: Path, monkeypat
     expected = read_event_log([tmp_path], topo)
     got = read_events(spark, [str(tmp_path)], topo)
     assert (got.lines_read, got.accepted, got.duplicates) == (
-        expected.lines_read, expected.accepted, expected.duplicates)
+        expected.lines_read,
+        expected.accepted,
+        expected.duplicates,
+    )
     assert got.events.count() == expected.accepted
-    assert sorted(_reject(r) for r in rows_of(got.rejects)) == sorted(_reject(vars_of(r)) for r in expected.rejects)
+    assert sorted(_reject(r) for r in rows_of(got.rejects)) == sorted(
+        _reject(vars_of(r)) for r in expected.rejects
+    )

@@ -30,14 +30,40 @@ from pfscope.spark_jobs.model.timeutil import DAY, format_ts, parse_ts
 from pfscope.spark_jobs.published.runs import read_latest
 from tests.spark.table_compare import assert_published_equals_replay
 
-SMALL = ["--stores", "5", "--sites", "2", "--folders", "6", "--replicas", "3", "--days", "2",
-         "--changes-per-day", "8"]
+SMALL = [
+    "--stores",
+    "5",
+    "--sites",
+    "2",
+    "--folders",
+    "6",
+    "--replicas",
+    "3",
+    "--days",
+    "2",
+    "--changes-per-day",
+    "8",
+]
 
 
 def simulate(tmp: Path, scenario: str, seed: int, options: list[str]) -> tuple[Path, list[str]]:
     data = tmp / "sim"
-    assert main(["simulate", "--scenario", scenario, "--out", str(data), "--seed", str(seed), "--no-progress",
-                 *options]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                "--scenario",
+                scenario,
+                "--out",
+                str(data),
+                "--seed",
+                str(seed),
+                "--no-progress",
+                *options,
+            ]
+        )
+        == 0
+    )
     return data, (data / "events.jsonl").read_text(encoding="utf-8").splitlines()
 
 
@@ -54,9 +80,30 @@ def stamp(line: str) -> int:
 
 def compute(data: Path, logs: Path, out: Path, capsys, *extra: str) -> str:  # type: ignore[no-untyped-def]
     """Run ``pfscope compute``; its one line on how it went about it."""
-    assert main(["compute", "--topology", str(data / "topology.json"), "--events", str(logs), "--out", str(out),
-                 "--master", "local[2]", "--partitions", "2", "--keep", "2", *extra]) == 0
-    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("full:", "incremental:"))]
+    assert (
+        main(
+            [
+                "compute",
+                "--topology",
+                str(data / "topology.json"),
+                "--events",
+                str(logs),
+                "--out",
+                str(out),
+                "--master",
+                "local[2]",
+                "--partitions",
+                "2",
+                "--keep",
+                "2",
+                *extra,
+            ]
+        )
+        == 0
+    )
+    said = [
+        line for line in capsys.readouterr().out.splitlines() if line.startswith(("full:", "incremental:"))
+    ]
     assert len(said) == 1, said
     return said[0]
 
@@ -97,8 +144,13 @@ class Share:
 def small_final_files(out: Path) -> dict[str, int]:
     """Per table of the published run, the runs its final files below ``SMALL_FILE_BYTES`` come from."""
     run = out / str(read_latest(out)["path"])  # type: ignore[index]
-    return {d.name: len({writing.run_of(f) for f in d.glob("final-*") if f.stat().st_size < writing.SMALL_FILE_BYTES})
-            for d in run.rglob("*") if d.is_dir() and any(d.glob("final-*"))}
+    return {
+        d.name: len(
+            {writing.run_of(f) for f in d.glob("final-*") if f.stat().st_size < writing.SMALL_FILE_BYTES}
+        )
+        for d in run.rglob("*")
+        if d.is_dir() and any(d.glob("final-*"))
+    }
 
 
 def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -114,14 +166,17 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
     data, lines = simulate(tmp_path, "scale", 3, SMALL)
     times = sorted(stamp(line) for line in lines)
     rng = random.Random(3)
-    cuts = [*sorted(rng.sample(times[len(times) // 10:-1], 8)), times[-1]]
+    cuts = [*sorted(rng.sample(times[len(times) // 10 : -1], 8)), times[-1]]
     share = Share(tmp_path / "logs", lines)
     out = tmp_path / "out"
     stores = share.stores
     recs = [json.loads(line) for line in lines]
     sent = {r["msg"]: (r["store"], parse_ts(r["ts"])) for r in recs if r["kind"] == "send"}
-    received = [sent[r["msg"]][0] for r in recs if r["kind"] == "receive"
-                and cuts[5] < sent[r["msg"]][1] and parse_ts(r["ts"]) <= cuts[6]]
+    received = [
+        sent[r["msg"]][0]
+        for r in recs
+        if r["kind"] == "receive" and cuts[5] < sent[r["msg"]][1] and parse_ts(r["ts"]) <= cuts[6]
+    ]
     # whose messages, sent and received in that step, the others receive most
     muted = max((s for s in stores if s != stores[0]), key=received.count)
     assert received.count(muted) > 0
@@ -166,15 +221,28 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
     assert said[7].endswith(" earlier rejects judged again"), said
     assert said[8] == f"full: {first} was rewritten since it was read", said
     # every other step went on from the one before, the late lines of steps 5 and 7 included
-    assert [i for i, line in enumerate(said) if line.startswith("incremental: ")] == [1, 2, 3, 4, 5, 6, 7, 9, 10], said
+    assert [i for i, line in enumerate(said) if line.startswith("incremental: ")] == [
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        7,
+        9,
+        10,
+    ], said
     latest = read_latest(out)
     assert latest is not None and latest["refresh"] == said[-1]
 
 
 def said_figures(line: str) -> dict[str, int]:
     """An incremental run's figures, by the summary's names, from its one line."""
-    m = re.fullmatch(r"incremental: ([\d,]+) new lines, ([\d,]+) folders refolded, ([\d,]+) carried over"
-                     r"(?:, ([\d,]+) earlier rejects judged again)?", line)
+    m = re.fullmatch(
+        r"incremental: ([\d,]+) new lines, ([\d,]+) folders refolded, ([\d,]+) carried over"
+        r"(?:, ([\d,]+) earlier rejects judged again)?",
+        line,
+    )
     assert m, line
     names = ("lines_new", "folders_refolded", "folders_carried", "lines_rejudged")
     return {n: int((v or "0").replace(",", "")) for n, v in zip(names, m.groups(), strict=True)}
@@ -198,8 +266,11 @@ def test_lines_stamped_at_the_previous_as_of(spark, tmp_path: Path, capsys) -> N
     asked = next(i for i, r in enumerate(recs) if r.get("type") == "backfill_request")
     t_asked = stamp(lines[asked])
     # ... and a change well before it
-    change = next(i for i in range(asked - 1, 0, -1) if recs[i]["kind"] == "change"
-                  and stamp(lines[i]) < t_asked - 3_600_000_000)
+    change = next(
+        i
+        for i in range(asked - 1, 0, -1)
+        if recs[i]["kind"] == "change" and stamp(lines[i]) < t_asked - 3_600_000_000
+    )
     t_change = stamp(lines[change])
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -237,25 +308,38 @@ def test_lines_stamped_at_the_previous_as_of(spark, tmp_path: Path, capsys) -> N
     # against the changes read before (of those before the new lines' time, only the highest
     # number is read again), a reject naming that change, and a duplicate
     files = sorted(logs.iterdir())
-    changes = [json.loads(line) for line in files[1].read_text(encoding="utf-8").splitlines()
-               if json.loads(line)["kind"] == "change"]
+    changes = [
+        json.loads(line)
+        for line in files[1].read_text(encoding="utf-8").splitlines()
+        if json.loads(line)["kind"] == "change"
+    ]
     low = {**changes[-1], "ts": format_ts(stamp(lines[-1]) + 1_000_000), "cn": changes[0]["cn"]}
     with open(files[1], "a", encoding="utf-8") as fh:
         fh.write(json.dumps(low) + "\n")
     with open(files[2], "a", encoding="utf-8") as fh:
-        fh.write(next(line for line in files[2].read_text(encoding="utf-8").splitlines()
-                      if json.loads(line)["kind"] == "change") + "\n")
+        fh.write(
+            next(
+                line
+                for line in files[2].read_text(encoding="utf-8").splitlines()
+                if json.loads(line)["kind"] == "change"
+            )
+            + "\n"
+        )
     said = compute(data, logs, out, capsys)
     assert said.startswith("incremental: 2 new lines"), said
     assert_published_equals_replay(out, data, logs)
     rejects = pq.read_table(out / str(read_latest(out)["path"]) / "rejects").to_pylist()  # type: ignore[index]
     assert [(r["reason"], r["conflict_source"]) for r in rejects if r["source"] == str(files[1])] == [
-        (R_CN_NOT_INCREASING, str(files[1]))], rejects
+        (R_CN_NOT_INCREASING, str(files[1]))
+    ], rejects
 
     # a repeat of an accepted change, appended to a file that sorts before the change's own: the
     # earlier line would become the repeat, which a refresh does not take back (a full run, why)
-    repeat = next(line for line in files[1].read_text(encoding="utf-8").splitlines()
-                  if json.loads(line)["kind"] == "change")
+    repeat = next(
+        line
+        for line in files[1].read_text(encoding="utf-8").splitlines()
+        if json.loads(line)["kind"] == "change"
+    )
     with open(files[0], "a", encoding="utf-8") as fh:
         fh.write(repeat + "\n")
     said = compute(data, logs, out, capsys)

@@ -31,9 +31,26 @@ pytestmark = pytest.mark.slow  # five real computes, three of them killed
 def _compute(out: Path, source: Path, *extra: str) -> subprocess.Popen[str]:
     """``pfscope compute`` in its own process group (the JVM with it), as cron or systemd starts it."""
     return subprocess.Popen(
-        [sys.executable, "-m", "pfscope.app.cli", "compute", "--topology", str(source / "topology.json"),
-         "--events", str(source / "events.jsonl"), "--out", str(out), *extra],
-        cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "pfscope.app.cli",
+            "compute",
+            "--topology",
+            str(source / "topology.json"),
+            "--events",
+            str(source / "events.jsonl"),
+            "--out",
+            str(out),
+            *extra,
+        ],
+        cwd=ROOT,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def _new_runs(out: Path, before: set[str]) -> list[Path]:
@@ -47,7 +64,9 @@ def _wait_for(what: str, check, proc: subprocess.Popen[str], timeout: float = 60
         if found:
             return found
         if proc.poll() is not None:
-            raise AssertionError(f"compute exited {proc.returncode} before {what}: {proc.stderr.read()[-2000:]}")
+            raise AssertionError(
+                f"compute exited {proc.returncode} before {what}: {proc.stderr.read()[-2000:]}"
+            )
         time.sleep(0.05)
     raise AssertionError(f"no {what} within {timeout} s")
 
@@ -80,7 +99,8 @@ def baseline(tmp_path: Path) -> tuple[Path, Path]:
 
 
 def test_killed_runs_leave_latest_the_next_run_clears_them_and_a_second_run_exits_75_or_waits(
-        baseline: tuple[Path, Path]) -> None:
+    baseline: tuple[Path, Path],
+) -> None:
     out, source = baseline
     latest = (out / LATEST).read_bytes()
     summary = _readable(out)
@@ -100,9 +120,15 @@ def test_killed_runs_leave_latest_the_next_run_clears_them_and_a_second_run_exit
     leftovers.append(run)
     # 3. killed mid-write: the first tables are being written (Spark's _temporary or a table folder)
     proc = _compute(out, source)
-    [run] = _wait_for("table being written",
-                      lambda: [r for r in _new_runs(out, first | {p.name for p in leftovers})
-                               if any(c.is_dir() for c in r.iterdir())], proc)
+    [run] = _wait_for(
+        "table being written",
+        lambda: [
+            r
+            for r in _new_runs(out, first | {p.name for p in leftovers})
+            if any(c.is_dir() for c in r.iterdir())
+        ],
+        proc,
+    )
     _kill(proc)
     leftovers.append(run)
 
@@ -118,9 +144,24 @@ def test_killed_runs_leave_latest_the_next_run_clears_them_and_a_second_run_exit
     try:
         _wait_for("run folder", lambda: _new_runs(out, first | {p.name for p in leftovers}), a)
         refused = subprocess.run(
-            [sys.executable, "-m", "pfscope.app.cli", "compute", "--topology", str(source / "topology.json"),
-             "--events", str(source / "events.jsonl"), "--out", str(out)],
-            cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300)
+            [
+                sys.executable,
+                "-m",
+                "pfscope.app.cli",
+                "compute",
+                "--topology",
+                str(source / "topology.json"),
+                "--events",
+                str(source / "events.jsonl"),
+                "--out",
+                str(out),
+            ],
+            cwd=ROOT,
+            env=_env(),
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert refused.returncode == ExitStatus.LOCKED == 75
         assert refused.stdout == ""
         [line] = refused.stderr.strip().splitlines()

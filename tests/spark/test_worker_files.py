@@ -10,18 +10,34 @@ from pyspark.sql import types as T
 from pfscope.spark_jobs.ingest.stages import arrow_schema
 from pfscope.spark_jobs.runtime.worker_files import KindFiles
 
-SCHEMA = T.StructType([T.StructField("out", T.StringType()), T.StructField("n", T.LongType()),
-                       T.StructField("ok", T.BooleanType()), T.StructField("blob", T.BinaryType()),
-                       T.StructField("lines", T.ArrayType(T.StringType())), T.StructField("text", T.StringType())])
+SCHEMA = T.StructType(
+    [
+        T.StructField("out", T.StringType()),
+        T.StructField("n", T.LongType()),
+        T.StructField("ok", T.BooleanType()),
+        T.StructField("blob", T.BinaryType()),
+        T.StructField("lines", T.ArrayType(T.StringType())),
+        T.StructField("text", T.StringType()),
+    ]
+)
 
 
 def test_spark_reads_the_workers_files_with_their_kind(spark: Any, tmp_path: Path) -> None:
-    rows = [{"out": "msg" if i % 4 else "line", "n": i, "ok": i % 2 == 0, "blob": bytes([i, 0, 255]),
-             "lines": None if i % 3 == 0 else [f"line {i}", ""], "text": None if i % 5 == 0 else f"é{i}"}
-            for i in range(40)]
+    rows = [
+        {
+            "out": "msg" if i % 4 else "line",
+            "n": i,
+            "ok": i % 2 == 0,
+            "blob": bytes([i, 0, 255]),
+            "lines": None if i % 3 == 0 else [f"line {i}", ""],
+            "text": None if i % 5 == 0 else f"é{i}",
+        }
+        for i in range(40)
+    ]
     for part in range(2):
-        files = KindFiles(str(tmp_path), arrow_schema(SCHEMA), "out", f"part-{part}", compression="none",
-                          dictionary=[])
+        files = KindFiles(
+            str(tmp_path), arrow_schema(SCHEMA), "out", f"part-{part}", compression="none", dictionary=[]
+        )
         for row in rows[part::2]:
             files.add(row)
         files.close()

@@ -27,7 +27,9 @@ def test_simulate_writes_both_files(worked: Path) -> None:
 
 def test_replay_prints_the_accounting(worked: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     n = len((worked / "events.jsonl").read_text().splitlines())
-    code = main(["replay", "--topology", str(worked / "topology.json"), "--events", str(worked / "events.jsonl")])
+    code = main(
+        ["replay", "--topology", str(worked / "topology.json"), "--events", str(worked / "events.jsonl")]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert f"{n:,} lines read, {n:,} accepted, 0 duplicates, 0 rejected" in out
@@ -79,8 +81,10 @@ folders:
   - {fid: 1-abc, path: 'IPM_SUBTREE\\F', parent: 1-1, replicas: [PFS1, PFS2]}
 """
 CHANGE = '{"ts": "2026-11-02T08:00:00Z", "store": "PFS1", "kind": "change", "fid": "1-ABC", "cn": 1}'
-SEND = ('{"ts": "2026-11-02T08:00:01Z", "store": "PFS1", "kind": "send", "msg": "m1", "type": "content", '
-        '"fid": "1-ABC", "to": ["PFS2"], "cnset": "PFS1:1", "changes": {"PFS1": [[1, 1]]}}')
+SEND = (
+    '{"ts": "2026-11-02T08:00:01Z", "store": "PFS1", "kind": "send", "msg": "m1", "type": "content", '
+    '"fid": "1-ABC", "to": ["PFS2"], "cnset": "PFS1:1", "changes": {"PFS1": [[1, 1]]}}'
+)
 RECEIVE = '{"ts": "2026-11-02T08:00:02Z", "store": "PFS2", "kind": "receive", "msg": "m1"}'
 
 
@@ -107,7 +111,9 @@ def test_replay_of_a_small_clean_log(tmp_path: Path, capsys: pytest.CaptureFixtu
     captured = capsys.readouterr()
     assert captured.err == ""
     first = captured.out.splitlines()[0]
-    assert first.startswith("as of 2026-11-02T08:00:02Z: 3 lines read, 3 accepted, 0 duplicates, 0 rejected (")
+    assert first.startswith(
+        "as of 2026-11-02T08:00:02Z: 3 lines read, 3 accepted, 0 duplicates, 0 rejected ("
+    )
     assert "rejected 1" not in captured.out
     assert "backfill entries: none" in captured.out and "status requests: 0" in captured.out
 
@@ -119,8 +125,11 @@ def test_replay_counts_duplicates_and_rejects(tmp_path: Path, capsys: pytest.Cap
     out = capsys.readouterr().out
     assert "8 lines read, 3 accepted, 2 duplicates, 3 rejected (" in out
     reject_lines = sorted(x.strip() for x in out.splitlines() if x.startswith("  rejected"))
-    assert reject_lines == ["rejected 1: empty line", "rejected 1: message already received by this store",
-                            "rejected 1: not JSON"]
+    assert reject_lines == [
+        "rejected 1: empty line",
+        "rejected 1: message already received by this store",
+        "rejected 1: not JSON",
+    ]
     # the second receive names the first, the line that made it a reject
     assert f"    first: {events}:8 conflicts with accepted {events}:4\n" in out
 
@@ -132,9 +141,18 @@ def test_replay_with_a_yaml_topology_several_files_and_an_as_of(
     topo.write_text(TOPOLOGY_YAML, encoding="utf-8")
     (tmp_path / "a-pfs2.jsonl").write_text(RECEIVE + "\n", encoding="utf-8")  # read first: before its send
     (tmp_path / "b-pfs1.jsonl").write_text(CHANGE + "\n" + SEND + "\n", encoding="utf-8")
-    code = main(["replay", "--topology", str(topo), "--events", str(tmp_path / "b-pfs1.jsonl"),
-                 str(tmp_path / "a-pfs2.jsonl"),
-                 "--as-of", "2026-11-02T10:00:00+01:00"])
+    code = main(
+        [
+            "replay",
+            "--topology",
+            str(topo),
+            "--events",
+            str(tmp_path / "b-pfs1.jsonl"),
+            str(tmp_path / "a-pfs2.jsonl"),
+            "--as-of",
+            "2026-11-02T10:00:00+01:00",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert out.startswith("as of 2026-11-02T09:00:00Z: 3 lines read, 3 accepted, 0 duplicates, 0 rejected (")
@@ -156,12 +174,19 @@ def test_replay_of_a_folder_and_a_glob(tmp_path: Path, capsys: pytest.CaptureFix
 
 BROKEN = [
     ("bad-json", "topology.json", '{"sites": ["A"],', "not valid JSON"),
-    ("unknown-site", "topology.json",
-     '{"sites": ["A"], "stores": [{"name": "X", "site": "B", "version": "2003"}]}', "not in 'sites'"),
+    (
+        "unknown-site",
+        "topology.json",
+        '{"sites": ["A"], "stores": [{"name": "X", "site": "B", "version": "2003"}]}',
+        "not in 'sites'",
+    ),
     ("bad-yaml", "topology.yaml", "sites: [A\nstores: []\n", "not valid YAML"),
-    ("self-preference", "topology.yml",
-     "sites: [A]\nstores:\n  - {name: X, site: A, version: 2003, preferred_backfill_source: X}\n",
-     "names itself as its preferred backfill source"),
+    (
+        "self-preference",
+        "topology.yml",
+        "sites: [A]\nstores:\n  - {name: X, site: A, version: 2003, preferred_backfill_source: X}\n",
+        "names itself as its preferred backfill source",
+    ),
     ("not-utf8", "topology.json", b'{"sites": ["\xff"]}', "not UTF-8"),
 ]
 
@@ -230,8 +255,9 @@ def _crashing(args: object) -> int:
 
 
 @pytest.mark.parametrize("how", ["flag", "environment"])
-def test_a_crash_with_debug_prints_its_traceback(how: str, monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_crash_with_debug_prints_its_traceback(
+    how: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from pfscope.app import cli
 
     monkeypatch.setitem(cli._COMMANDS, "rules", _crashing)
@@ -240,11 +266,15 @@ def test_a_crash_with_debug_prints_its_traceback(how: str, monkeypatch: pytest.M
     assert main(["rules", *(["--debug"] if how == "flag" else [])]) == 1
     err = capsys.readouterr().err
     assert "Traceback (most recent call last)" in err and "_crashing" in err
-    assert err.splitlines()[-1] == "pfscope rules: failed (RuntimeError): unexpected state; the traceback is above"
+    assert (
+        err.splitlines()[-1]
+        == "pfscope rules: failed (RuntimeError): unexpected state; the traceback is above"
+    )
 
 
-def test_a_crash_without_debug_says_where_its_traceback_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_crash_without_debug_says_where_its_traceback_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from pfscope.app import cli
     from pfscope.spark_jobs.runtime import command
 
@@ -254,12 +284,16 @@ def test_a_crash_without_debug_says_where_its_traceback_is(tmp_path: Path, monke
     assert main(["rules"]) == 1
     err = capsys.readouterr().err
     (written,) = tmp_path.iterdir()
-    assert err == (f"pfscope rules: failed (RuntimeError): unexpected state; the whole text: {written} "
-                   "(or run again with --debug)\n")
+    assert err == (
+        f"pfscope rules: failed (RuntimeError): unexpected state; the whole text: {written} "
+        "(or run again with --debug)\n"
+    )
     assert "_crashing" in written.read_text(encoding="utf-8")
 
 
-def test_a_bad_debug_setting_is_one_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_bad_debug_setting_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("PFSCOPE_DEBUG", "maybe")
     assert main(["rules", "--path"]) == 2
     assert capsys.readouterr().err == "pfscope rules: PFSCOPE_DEBUG='maybe' is not 1/true/yes or 0/false/no\n"

@@ -102,7 +102,7 @@ def command_lines() -> list[tuple[str, str]]:
             pieces += [(n, m.group(2)) for m in INLINE_CODE.finditer(line)]
         for n, text in pieces:
             for m in COMMAND.finditer(text):
-                found.append((f"{rel}:{n}", text[m.start():]))
+                found.append((f"{rel}:{n}", text[m.start() :]))
     return found
 
 

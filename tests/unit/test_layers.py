@@ -54,9 +54,21 @@ def imports_of(name: str, path: Path) -> set[str]:
 
 
 #: the layers, most specific first
-LAYERS = tuple(P + n for n in (
-    "spark_jobs.model", "spark_jobs.simulator", "spark_jobs.exchange", "spark_jobs.published",
-    "spark_jobs.runtime", "spark_jobs.compute", "spark_jobs.ingest", "app.cli", "spark_jobs", "app"))
+LAYERS = tuple(
+    P + n
+    for n in (
+        "spark_jobs.model",
+        "spark_jobs.simulator",
+        "spark_jobs.exchange",
+        "spark_jobs.published",
+        "spark_jobs.runtime",
+        "spark_jobs.compute",
+        "spark_jobs.ingest",
+        "app.cli",
+        "spark_jobs",
+        "app",
+    )
+)
 
 
 def layer(module: str) -> str:
@@ -66,8 +78,15 @@ def layer(module: str) -> str:
     return "outside"
 
 
-BELOW_APP = {"spark_jobs.model", "spark_jobs.simulator", "spark_jobs.exchange", "spark_jobs.published",
-             "spark_jobs.runtime", "spark_jobs.compute", "spark_jobs.ingest"}
+BELOW_APP = {
+    "spark_jobs.model",
+    "spark_jobs.simulator",
+    "spark_jobs.exchange",
+    "spark_jobs.published",
+    "spark_jobs.runtime",
+    "spark_jobs.compute",
+    "spark_jobs.ingest",
+}
 #: what each layer may import of pfscope (and "pyspark": whether Spark may be imported)
 ALLOWED = {
     "spark_jobs.model": {"spark_jobs.model"},
@@ -75,10 +94,22 @@ ALLOWED = {
     "spark_jobs.exchange": {"spark_jobs.model", "spark_jobs.exchange"},
     "spark_jobs.published": {"spark_jobs.model", "spark_jobs.published"},
     "spark_jobs.runtime": {"spark_jobs.model", "spark_jobs.runtime", "pyspark"},
-    "spark_jobs.compute": {"spark_jobs.model", "spark_jobs.simulator", "spark_jobs.published", "spark_jobs.runtime",
-                           "spark_jobs.compute", "pyspark"},
-    "spark_jobs.ingest": {"spark_jobs.model", "spark_jobs.exchange", "spark_jobs.published", "spark_jobs.runtime",
-                          "spark_jobs.ingest", "pyspark"},
+    "spark_jobs.compute": {
+        "spark_jobs.model",
+        "spark_jobs.simulator",
+        "spark_jobs.published",
+        "spark_jobs.runtime",
+        "spark_jobs.compute",
+        "pyspark",
+    },
+    "spark_jobs.ingest": {
+        "spark_jobs.model",
+        "spark_jobs.exchange",
+        "spark_jobs.published",
+        "spark_jobs.runtime",
+        "spark_jobs.ingest",
+        "pyspark",
+    },
     "spark_jobs": {"spark_jobs"},
     "app": BELOW_APP | {"app"},
     "app.cli": BELOW_APP | {"app", "app.cli"},
@@ -107,7 +138,9 @@ def test_imports_point_down(name: str) -> None:
 def import_graph() -> dict[str, set[str]]:
     """Module -> the pfscope modules it imports (a package's ``__init__`` counts as a module)."""
     found = modules()
-    return {name: {m for m in imports_of(name, path) if m in found and m != name} for name, path in found.items()}
+    return {
+        name: {m for m in imports_of(name, path) if m in found and m != name} for name, path in found.items()
+    }
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:

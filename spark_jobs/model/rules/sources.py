@@ -126,4 +126,3 @@ def choose_2000(missing: CNSet, candidates: Sequence[Candidate]) -> list[Ranked]
         chosen = i == pick
         out.append(Ranked(c, i + 1, group_2000(c), chosen, c.holds if chosen else EMPTY))
     return out
-

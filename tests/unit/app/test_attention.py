@@ -27,7 +27,15 @@ def test_counts_agree_with_their_nouns() -> None:
 
 
 def test_flags_read_yes_or_no_never_false() -> None:
-    assert [f.yes_no(v) for v in (True, False, 1, 0, None, float("nan"), pd.NA)] == ["yes", "no", "yes", "no", "", "", ""]
+    assert [f.yes_no(v) for v in (True, False, 1, 0, None, float("nan"), pd.NA)] == [
+        "yes",
+        "no",
+        "yes",
+        "no",
+        "",
+        "",
+        "",
+    ]
 
 
 def test_the_hierarchy_has_a_name_instead_of_no_path() -> None:
@@ -55,19 +63,35 @@ def test_responder_groups_say_what_chose_the_store() -> None:
 
 def test_headline_counts_link_to_the_filtered_views() -> None:
     stores = pd.DataFrame({"store": ["A", "B", "C"], "status": ["up", "down", "up"]})
-    replicas = pd.DataFrame({"store": ["A", "A", "B", "C", "C"], "health": ["overdue", "in_sync", "overdue",
-                                                                             "delete_pending", "delete_pending"],
-                             "unique_count": [0, 0, 0, 5, 1],
-                             # what is so: C's second replica only believes its CN is only there
-                             "at_risk_count": [0, 0, 0, 5, 0]})
+    replicas = pd.DataFrame(
+        {
+            "store": ["A", "A", "B", "C", "C"],
+            "health": ["overdue", "in_sync", "overdue", "delete_pending", "delete_pending"],
+            "unique_count": [0, 0, 0, 5, 1],
+            # what is so: C's second replica only believes its CN is only there
+            "at_risk_count": [0, 0, 0, 5, 0],
+        }
+    )
     entries = pd.DataFrame({"entry_id": ["e1", "e2", "e3"]})
     got = {h.key: h for h in f.headline_counts(stores, replicas, entries, 7)}
     assert [h.key for h in f.headline_counts(stores, replicas, entries, 7)] == [
-        "stores-down", "overdue", "at-risk", "open-entries", "rejected"]
-    assert {k: h.count for k, h in got.items()} == {"stores-down": 1, "overdue": 2, "at-risk": 5,
-                                                    "open-entries": 3, "rejected": 7}
+        "stores-down",
+        "overdue",
+        "at-risk",
+        "open-entries",
+        "rejected",
+    ]
+    assert {k: h.count for k, h in got.items()} == {
+        "stores-down": 1,
+        "overdue": 2,
+        "at-risk": 5,
+        "open-entries": 3,
+        "rejected": 7,
+    }
     assert got["overdue"].href == "/backfill?overdue=1" and got["rejected"].href == "/rejects"
-    assert got["at-risk"].href == "/replicas?at_risk=1" and got["stores-down"].href.startswith("/?status=down")
+    assert got["at-risk"].href == "/replicas?at_risk=1" and got["stores-down"].href.startswith(
+        "/?status=down"
+    )
     assert got["stores-down"].label == "store down" and got["overdue"].label == "overdue replicas"
     quiet = f.headline_counts(stores.assign(status="up"), replicas.iloc[0:0], entries.iloc[0:0], 0)
     assert not any(h.alarm for h in quiet) and all(h.count == 0 for h in quiet)
@@ -81,8 +105,9 @@ def _colour_at(z: float, fig) -> tuple[int, int, int]:  # type: ignore[no-untype
     scale = [(float(a), b) for a, b in trace.colorscale]
     for (a, ca), (b, cb) in itertools.pairwise(scale):
         if a <= t <= b:
-            mix = plotly.colors.find_intermediate_color(plotly.colors.hex_to_rgb(ca), plotly.colors.hex_to_rgb(cb),
-                                                        (t - a) / (b - a) if b > a else 0)
+            mix = plotly.colors.find_intermediate_color(
+                plotly.colors.hex_to_rgb(ca), plotly.colors.hex_to_rgb(cb), (t - a) / (b - a) if b > a else 0
+            )
             return tuple(round(x) for x in mix)  # type: ignore[return-value]
     raise AssertionError(t)
 
@@ -92,14 +117,19 @@ def _lightness(rgb: tuple[int, int, int]) -> float:
 
 
 def test_lag_heatmap_is_absolute_so_a_small_lag_stays_pale() -> None:
-    small = f.lag_heatmap_frame(pd.DataFrame({"observer": ["A", "B"], "subject": ["B", "A"], "lag_count": [13, 2]}),
-                                ["A", "B"])
-    big = f.lag_heatmap_frame(pd.DataFrame({"observer": ["A", "B"], "subject": ["B", "A"], "lag_count": [13, 5000]}),
-                              ["A", "B"])
+    small = f.lag_heatmap_frame(
+        pd.DataFrame({"observer": ["A", "B"], "subject": ["B", "A"], "lag_count": [13, 2]}), ["A", "B"]
+    )
+    big = f.lag_heatmap_frame(
+        pd.DataFrame({"observer": ["A", "B"], "subject": ["B", "A"], "lag_count": [13, 5000]}), ["A", "B"]
+    )
     fig_small, fig_big = f.fig_lag_heatmap(small), f.fig_lag_heatmap(big)
     # the scale does not follow the run's maximum: 13 CNs is drawn the same in both runs, and pale
-    assert (fig_small.data[0].zmin, fig_small.data[0].zmax) == (fig_big.data[0].zmin, fig_big.data[0].zmax) == (
-        0, f.LAG_ALARM)
+    assert (
+        (fig_small.data[0].zmin, fig_small.data[0].zmax)
+        == (fig_big.data[0].zmin, fig_big.data[0].zmax)
+        == (0, f.LAG_ALARM)
+    )
     assert _lightness(_colour_at(13, fig_small)) > 0.85
     assert _lightness(_colour_at(f.LAG_ALARM, fig_small)) < 0.45
     # the raw lag stays the data (hover, reports); the diagonal says "self"
@@ -127,8 +157,15 @@ def test_the_glossary_defines_every_word_linked_to_it() -> None:
         used |= set(re.findall(r'term_link\(\s*"([a-z0-9-]+)"', text))
         used |= set(re.findall(r'with_term\([^()]*?,\s*"([a-z0-9-]+)"\)', text))
         used |= set(re.findall(r'\bterm="([a-z0-9-]+)"', text))
-    assert {"overdue", "not-told", "really-lacks", "derived", "responder-groups", "unavailable",
-            "delete-pending"} <= used
+    assert {
+        "overdue",
+        "not-told",
+        "really-lacks",
+        "derived",
+        "responder-groups",
+        "unavailable",
+        "delete-pending",
+    } <= used
     assert used <= set(f.GLOSSARY), used - set(f.GLOSSARY)
     assert set(f.HEALTH_TERMS.values()) <= set(f.GLOSSARY)
     assert {t for _, t in f.CELL_LABELS.values() if t} <= set(f.GLOSSARY)
@@ -139,18 +176,33 @@ def test_the_glossary_defines_every_word_linked_to_it() -> None:
 
 def test_backfill_rows_put_the_overdue_first_then_the_longest_open() -> None:
     as_of = ts("2026-11-08T00:00:00")
-    entries = pd.DataFrame({
-        "entry_id": ["A/1-2/10", "A/1-2/2", "B/1-3/1", "B/1-3/2"], "observer": ["A", "A", "B", "B"],
-        "fid": ["1-2", "1-2", "1-3", "1-1"],
-        "opened_at": [ts("2026-11-07T16:25:00"), ts("2026-11-05T20:00:00"), ts("2026-11-07T23:00:00"),
-                      ts("2026-11-06T00:00:00")],
-        "locality": ["local"] * 4, "new_replica": [False, True, False, False], "requests": [0, 0, 2, 3],
-        "cnset_remaining_count": [1, 2, 3, 4], "cnset_remaining": ["A:1"] * 4,
-        "next_due_at": [ts("2026-11-08T06:00:00")] * 4,
-    })
+    entries = pd.DataFrame(
+        {
+            "entry_id": ["A/1-2/10", "A/1-2/2", "B/1-3/1", "B/1-3/2"],
+            "observer": ["A", "A", "B", "B"],
+            "fid": ["1-2", "1-2", "1-3", "1-1"],
+            "opened_at": [
+                ts("2026-11-07T16:25:00"),
+                ts("2026-11-05T20:00:00"),
+                ts("2026-11-07T23:00:00"),
+                ts("2026-11-06T00:00:00"),
+            ],
+            "locality": ["local"] * 4,
+            "new_replica": [False, True, False, False],
+            "requests": [0, 0, 2, 3],
+            "cnset_remaining_count": [1, 2, 3, 4],
+            "cnset_remaining": ["A:1"] * 4,
+            "next_due_at": [ts("2026-11-08T06:00:00")] * 4,
+        }
+    )
     folders = pd.DataFrame({"fid": ["1-1", "1-2", "1-3"], "path": [None, "P2", "P3"]})
-    replicas = pd.DataFrame({"store": ["A", "B", "B"], "fid": ["1-2", "1-3", "1-1"],
-                             "health": ["backfilling", "overdue", "overdue"]})
+    replicas = pd.DataFrame(
+        {
+            "store": ["A", "B", "B"],
+            "fid": ["1-2", "1-3", "1-1"],
+            "health": ["backfilling", "overdue", "overdue"],
+        }
+    )
     stores = pd.DataFrame({"store": ["A", "B"], "status": ["up", "down"]})
     rows = f.backfill_rows(entries, folders, as_of, replicas, stores)
     # overdue first (the longest open of them first), then by a real duration: 2 d 4 h before 7 h 35 min
@@ -158,19 +210,41 @@ def test_backfill_rows_put_the_overdue_first_then_the_longest_open() -> None:
     assert list(rows["open_for"]) == ["2 d 0 h", "1 h 0 min", "2 d 4 h", "7 h 35 min"]
     assert list(rows["overdue"]) == ["yes", "yes", "no", "no"]
     assert list(rows["new_replica"]) == ["no", "no", "yes", "no"]
-    assert list(rows["health"]) == ["overdue (store down)", "overdue (store down)", "backfilling", "backfilling"]
+    assert list(rows["health"]) == [
+        "overdue (store down)",
+        "overdue (store down)",
+        "backfilling",
+        "backfilling",
+    ]
     assert rows.loc[0, "path"] == "public folder hierarchy"
     assert rows["open_for_s"].tolist() == sorted(rows["open_for_s"].tolist()[:2], reverse=True) + sorted(
-        rows["open_for_s"].tolist()[2:], reverse=True)
+        rows["open_for_s"].tolist()[2:], reverse=True
+    )
 
 
 def test_hover_text_from_data_stays_text() -> None:
-    entries = pd.DataFrame({"entry_id": ["<b>E</b>/1"], "observer": ["<i>S</i>"], "locality": ["local"],
-                            "opened_at": [ts("2026-11-02")], "cnset_opened": ["A:1"], "state": ["open"],
-                            "closed_at": [pd.NaT], "next_due_at": [ts("2026-11-03")], "requests": [0],
-                            "cnset_remaining": ["A:1"]})
-    fig, _ = f.fig_entry_timeline(f.entry_timeline_marks(entries, pd.DataFrame(
-        columns=["entry_id", "observer", "at", "kind", "attempt", "source", "cnset", "due_at"])))
+    entries = pd.DataFrame(
+        {
+            "entry_id": ["<b>E</b>/1"],
+            "observer": ["<i>S</i>"],
+            "locality": ["local"],
+            "opened_at": [ts("2026-11-02")],
+            "cnset_opened": ["A:1"],
+            "state": ["open"],
+            "closed_at": [pd.NaT],
+            "next_due_at": [ts("2026-11-03")],
+            "requests": [0],
+            "cnset_remaining": ["A:1"],
+        }
+    )
+    fig, _ = f.fig_entry_timeline(
+        f.entry_timeline_marks(
+            entries,
+            pd.DataFrame(
+                columns=["entry_id", "observer", "at", "kind", "attempt", "source", "cnset", "due_at"]
+            ),
+        )
+    )
     hovers = [h for t in fig.data if t.hovertext is not None for h in t.hovertext]
     assert hovers and all("<b>" not in h and "<i>" not in h for h in hovers)
     assert any("&lt;i&gt;S&lt;/i&gt; · &lt;b&gt;E&lt;/b&gt;/1" in h for h in hovers)

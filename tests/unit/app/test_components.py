@@ -21,7 +21,9 @@ def test_suggestions_stay_close_in_a_large_organisation() -> None:
 
 
 def test_tables_carry_data_as_text() -> None:
-    frame = pd.DataFrame({"path": ["<script>alert(1)</script>"], "at": [pd.Timestamp("2026-11-02T08:15", tz="UTC")]})
+    frame = pd.DataFrame(
+        {"path": ["<script>alert(1)</script>"], "at": [pd.Timestamp("2026-11-02T08:15", tz="UTC")]}
+    )
     table = c.table(frame, [("path", "path"), ("at", "at")])
     cells = table.children[0].children[1].children[0].children
     assert cells[0].children == "<script>alert(1)</script>"  # a text child: React escapes it
@@ -30,7 +32,8 @@ def test_tables_carry_data_as_text() -> None:
 
 def test_folder_links_are_encoded() -> None:
     assert c.folder_href("1-2A45", at="2026-11-02T08:15:00Z", request="R/1-2A45/1:2") == (
-        "/folder/1-2A45?at=2026-11-02T08:15:00Z&request=R%2F1-2A45%2F1:2")
+        "/folder/1-2A45?at=2026-11-02T08:15:00Z&request=R%2F1-2A45%2F1:2"
+    )
 
 
 def _texts(node: object) -> list[str]:
@@ -45,12 +48,22 @@ def _texts(node: object) -> list[str]:
 
 
 def test_a_derived_cell_says_so_in_words_and_has_the_dashed_class() -> None:
-    base = {"observer": "PFS3", "subject": "PFS1", "state": "current", "cnset": "PFS1:1-11", "cnset_count": 11,
-            "lag_count": 0, "heard_at": pd.Timestamp("2026-11-02T02:00", tz="UTC")}
+    base = {
+        "observer": "PFS3",
+        "subject": "PFS1",
+        "state": "current",
+        "cnset": "PFS1:1-11",
+        "cnset_count": 11,
+        "lag_count": 0,
+        "heard_at": pd.Timestamp("2026-11-02T02:00", tz="UTC"),
+    }
     derived = c.matrix_cell({**base, "derived": True})
     plain = c.matrix_cell({**base, "derived": False})
     assert "≥ lower bound (derived from Exchange logs)" in _texts(derived)
-    assert "pf-derived" in derived.className.split() and derived.to_plotly_json()["props"]["data-derived"] == "true"
+    assert (
+        "pf-derived" in derived.className.split()
+        and derived.to_plotly_json()["props"]["data-derived"] == "true"
+    )
     assert "derived" in derived.title
     assert not any("lower bound" in t for t in _texts(plain)) and "pf-derived" not in plain.className
     assert "pf-derived" not in c.matrix_cell({**base, "derived": pd.NA}).className  # a null flag is no mark
@@ -59,11 +72,23 @@ def test_a_derived_cell_says_so_in_words_and_has_the_dashed_class() -> None:
 def test_the_matrix_legend_explains_the_mark_only_when_a_cell_has_it() -> None:
     from pfscope.app import figures as f
 
-    hist = pd.DataFrame([{"observer": "A", "subject": "A", "at": pd.Timestamp("2026-11-02", tz="UTC"),
-                          "cnset": "A:1", "cnset_count": 1, "derived": d} for d in (True,)])
+    hist = pd.DataFrame(
+        [
+            {
+                "observer": "A",
+                "subject": "A",
+                "at": pd.Timestamp("2026-11-02", tz="UTC"),
+                "cnset": "A:1",
+                "cnset_count": 1,
+                "derived": d,
+            }
+            for d in (True,)
+        ]
+    )
     marked = c.matrix_table(f.who_knows_what(f.cells_at(hist, pd.Timestamp("2026-11-03", tz="UTC"))))
-    plain = c.matrix_table(f.who_knows_what(f.cells_at(hist.assign(derived=False),
-                                                       pd.Timestamp("2026-11-03", tz="UTC"))))
+    plain = c.matrix_table(
+        f.who_knows_what(f.cells_at(hist.assign(derived=False), pd.Timestamp("2026-11-03", tz="UTC")))
+    )
     assert any(t.startswith("derived:") for t in _texts(marked.children[1]))
     assert not any(t.startswith("derived:") for t in _texts(plain.children[1]))
 
@@ -73,15 +98,32 @@ def test_the_matrix_keeps_the_folders_observers_and_subjects_at_an_early_step() 
     empty cells), so the table keeps its columns and width from step to step."""
     from pfscope.app import figures as f
 
-    hist = pd.DataFrame([{"observer": "A", "subject": "A", "at": pd.Timestamp("2026-11-02", tz="UTC"),
-                          "cnset": "A:1", "cnset_count": 1, "derived": False}])
+    hist = pd.DataFrame(
+        [
+            {
+                "observer": "A",
+                "subject": "A",
+                "at": pd.Timestamp("2026-11-02", tz="UTC"),
+                "cnset": "A:1",
+                "cnset_count": 1,
+                "derived": False,
+            }
+        ]
+    )
     early = f.who_knows_what(f.cells_at(hist, pd.Timestamp("2026-11-03", tz="UTC")))
     table = c.matrix_table(early, observers=["A", "B", "C"], subjects=["A", "B", "C"]).children[0]
     head, body = table.children
     assert [th.children for th in head.children.children] == ["subject \\ observer", "A", "B", "C"]
     assert len(body.children) == 3 and all(len(tr.children) == 4 for tr in body.children)
-    assert sum(td.className.startswith("pf-cell") for tr in body.children for td in tr.children[1:]
-               if hasattr(td, "className") and td.className) == 1
+    assert (
+        sum(
+            td.className.startswith("pf-cell")
+            for tr in body.children
+            for td in tr.children[1:]
+            if hasattr(td, "className") and td.className
+        )
+        == 1
+    )
     # nothing at all yet: still the frame, not "no rows"
     empty = c.matrix_table(early.iloc[0:0], observers=["A", "B"], subjects=["A", "B"])
     assert empty.children[0].id == "pf-matrix"

@@ -16,7 +16,9 @@ from pfscope.app.settings import load_settings
 
 @pytest.fixture(scope="module")
 def client(we_data: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    settings = load_settings({"PFSCOPE_CACHE_DIR": str(tmp_path_factory.mktemp("cache"))}, data_dir=str(we_data))
+    settings = load_settings(
+        {"PFSCOPE_CACHE_DIR": str(tmp_path_factory.mktemp("cache"))}, data_dir=str(we_data)
+    )
     return create_app(settings).server.test_client()
 
 

@@ -57,7 +57,9 @@ def test_filtered_reads_return_only_the_rows_asked_for(we_data: Path) -> None:
     run = find_run(we_data)
     assert run is not None
     everything = pd.read_parquet(run.path / "state_history")
-    one = read_table(run, "state_history", ["observer", "at", "cnset"], {"fid": "1-123", "observer": ["PFS3"]})
+    one = read_table(
+        run, "state_history", ["observer", "at", "cnset"], {"fid": "1-123", "observer": ["PFS3"]}
+    )
     want = everything[(everything["fid"] == "1-123") & (everything["observer"] == "PFS3")]
     assert list(one.columns) == ["observer", "at", "cnset"]
     assert len(one) == len(want) > 0 and set(one["observer"]) == {"PFS3"}
@@ -88,7 +90,11 @@ def test_run_data_is_cached_per_run_id(we_data: Path, tmp_path: Path) -> None:
 def test_folder_breadcrumb_and_hostile_text_unchanged(we_data: Path) -> None:
     data = RunData(require_run(we_data))
     folder = data.folder("1-123")
-    assert folder is not None and folder["path"] == HOSTILE_PATH and folder["replicas"] == ["PFS1", "PFS2", "PFS3"]
+    assert (
+        folder is not None
+        and folder["path"] == HOSTILE_PATH
+        and folder["replicas"] == ["PFS1", "PFS2", "PFS3"]
+    )
     assert data.folder("1-999") is None
     crumbs = data.breadcrumb(HOSTILE_CHILD["fid"])
     assert [fid for fid, _ in crumbs] == ["1-1", "1-123", HOSTILE_CHILD["fid"]]
@@ -104,7 +110,9 @@ def test_figures_on_the_worked_example(we_data: Path) -> None:
     pfs3 = entries[entries["observer"] == "PFS3"].sort_values("opened_at").iloc[0]
     assert pfs3["cnset_opened"] == "PFS1:12-16;PFS2:21-28"
     # replayed at the moment PFS3 opened its entry: its own row lacks exactly those CNs
-    m = f.who_knows_what(f.cells_at(data.state_history("1-123"), pfs3["opened_at"])).set_index(["observer", "subject"])
+    m = f.who_knows_what(f.cells_at(data.state_history("1-123"), pfs3["opened_at"])).set_index(
+        ["observer", "subject"]
+    )
     assert m.loc[("PFS3", "PFS3"), "lacks_cnset"] == "PFS1:12-16;PFS2:21-28"
     assert m.loc[("PFS1", "PFS1"), "state"] == "owned"
     # as of the run: the matrix equals the published state table, and lag matches lag_count
@@ -126,8 +134,9 @@ def test_empty_frame_has_typed_times() -> None:
     assert str(frame["opened_at"].dtype) == "datetime64[ns, UTC]" and frame.empty
 
 
-def test_a_run_published_before_store_periods_and_the_reality_columns_still_loads(we_data: Path,
-                                                                                  tmp_path: Path) -> None:
+def test_a_run_published_before_store_periods_and_the_reality_columns_still_loads(
+    we_data: Path, tmp_path: Path
+) -> None:
     """An older version's run: no ``store_periods`` table, no ``replicas.at_risk_count`` and the
     other columns of what is so. The table reads empty, the columns as nulls; nothing fails."""
     import pyarrow.parquet as pq
@@ -137,8 +146,16 @@ def test_a_run_published_before_store_periods_and_the_reality_columns_still_load
     shutil.copytree(we_data / latest["path"], old / "runs" / "OLD")
     (old / "LATEST").write_text(json.dumps({"run_id": "OLD", "path": "runs/OLD"}))
     shutil.rmtree(old / "runs" / "OLD" / "store_periods")
-    reality = ["really_unique_cnset", "really_unique_count", "at_risk_cnset", "at_risk_count", "lacks_cnset",
-               "lacks_count", "not_told_cnset", "not_told_count"]
+    reality = [
+        "really_unique_cnset",
+        "really_unique_count",
+        "at_risk_cnset",
+        "at_risk_count",
+        "lacks_cnset",
+        "lacks_count",
+        "not_told_cnset",
+        "not_told_count",
+    ]
     for part in (old / "runs" / "OLD" / "replicas").glob("*.parquet"):
         table = pq.read_table(part)
         pq.write_table(table.drop_columns([c for c in reality if c in table.column_names]), part)

@@ -13,34 +13,50 @@ def ts(text: str) -> pd.Timestamp:
 
 
 def test_health_by_store_counts_every_store_and_health() -> None:
-    replicas = pd.DataFrame({"store": ["A", "A", "B"], "fid": ["1-2", "1-3", "1-2"],
-                             "health": ["in_sync", "overdue", "in_sync"]})
+    replicas = pd.DataFrame(
+        {"store": ["A", "A", "B"], "fid": ["1-2", "1-3", "1-2"], "health": ["in_sync", "overdue", "in_sync"]}
+    )
     stores = pd.DataFrame({"store": ["A", "B", "C"]})
     counts = f.health_by_store(replicas, stores)
     assert len(counts) == 3 * len(f.HEALTH_ORDER)
     got = counts.set_index(["store", "health"])["replicas"]
-    assert (got["A", "in_sync"], got["A", "overdue"], got["B", "in_sync"], got["C", "in_sync"]) == (1, 1, 1, 0)
+    assert (got["A", "in_sync"], got["A", "overdue"], got["B", "in_sync"], got["C", "in_sync"]) == (
+        1,
+        1,
+        1,
+        0,
+    )
     fig = f.fig_health_by_store(counts)
     assert [t.name for t in fig.data] == [h.replace("_", " ") for h in f.HEALTH_ORDER]
     assert fig.data[0].marker.color == f.HEALTH_COLOURS["in_sync"]
 
 
 def test_worst_folders_puts_content_at_risk_then_overdue_then_missing() -> None:
-    replicas = pd.DataFrame({
-        "store": ["A", "B", "A", "B", "A"], "fid": ["1-2", "1-2", "1-3", "1-3", "1-4"],
-        "path": ["P2", "P2", "P3", "P3", "P4"],
-        "health": ["in_sync", "backfilling", "delete_pending", "in_sync", "overdue"],
-        "missing_count": [0, 40, 0, 0, 2], "at_risk_count": [0, 0, 5, 0, 0],
-        # a store's belief is not content at risk: B believes 9 CNs of 1-2 are only there
-        "unique_count": [0, 9, 5, 0, 0],
-    })
-    entries = pd.DataFrame({"fid": ["1-2", "1-4"], "opened_at": [ts("2026-11-02T00:00:00"), ts("2026-11-01T00:00:00")]})
+    replicas = pd.DataFrame(
+        {
+            "store": ["A", "B", "A", "B", "A"],
+            "fid": ["1-2", "1-2", "1-3", "1-3", "1-4"],
+            "path": ["P2", "P2", "P3", "P3", "P4"],
+            "health": ["in_sync", "backfilling", "delete_pending", "in_sync", "overdue"],
+            "missing_count": [0, 40, 0, 0, 2],
+            "at_risk_count": [0, 0, 5, 0, 0],
+            # a store's belief is not content at risk: B believes 9 CNs of 1-2 are only there
+            "unique_count": [0, 9, 5, 0, 0],
+        }
+    )
+    entries = pd.DataFrame(
+        {"fid": ["1-2", "1-4"], "opened_at": [ts("2026-11-02T00:00:00"), ts("2026-11-01T00:00:00")]}
+    )
     worst = f.worst_folders(replicas, entries, ts("2026-11-03T00:00:00"))
     assert list(worst["fid"]) == ["1-3", "1-4", "1-2"]
     assert list(worst["at_risk_count"]) == [5, 0, 0]
     assert worst.set_index("fid").loc["1-4", "oldest_open_age_s"] == 2 * 86400
     # no open entries anywhere: still a frame, ages empty
-    assert list(f.worst_folders(replicas, entries.iloc[0:0], ts("2026-11-03"))["fid"]) == ["1-3", "1-4", "1-2"]
+    assert list(f.worst_folders(replicas, entries.iloc[0:0], ts("2026-11-03"))["fid"]) == [
+        "1-3",
+        "1-4",
+        "1-2",
+    ]
 
 
 def test_lag_heatmap_frame_orders_stores_and_leaves_gaps() -> None:
@@ -53,18 +69,32 @@ def test_lag_heatmap_frame_orders_stores_and_leaves_gaps() -> None:
 
 
 def history(rows: list[tuple[str, str, str, str]]) -> pd.DataFrame:
-    return pd.DataFrame([{"observer": o, "fid": "1-123", "subject": s, "at": ts(t), "cnset": c,
-                          "cnset_count": 0, "cause": "m"} for o, s, t, c in rows])
+    return pd.DataFrame(
+        [
+            {
+                "observer": o,
+                "fid": "1-123",
+                "subject": s,
+                "at": ts(t),
+                "cnset": c,
+                "cnset_count": 0,
+                "cause": "m",
+            }
+            for o, s, t, c in rows
+        ]
+    )
 
 
-SEED_004 = history([
-    # PFS1 made 12-16 while PFS3 was cut off; PFS3's own row and its view of PFS1 stop at 11
-    ("PFS1", "PFS1", "2026-11-02T01:00:00", "PFS1:1-16;PFS2:1-20;PFS3:1-31"),
-    ("PFS1", "PFS3", "2026-11-02T01:00:00", "PFS1:1-11;PFS2:1-20;PFS3:1-31"),
-    ("PFS3", "PFS3", "2026-11-02T01:00:00", "PFS1:1-11;PFS2:1-20;PFS3:1-31"),
-    ("PFS3", "PFS1", "2026-11-02T01:00:00", "PFS1:1-11;PFS2:1-20;PFS3:1-30"),
-    ("PFS3", "PFS1", "2026-11-02T02:00:00", "PFS1:1-11;PFS2:1-20;PFS3:1-31"),
-])
+SEED_004 = history(
+    [
+        # PFS1 made 12-16 while PFS3 was cut off; PFS3's own row and its view of PFS1 stop at 11
+        ("PFS1", "PFS1", "2026-11-02T01:00:00", "PFS1:1-16;PFS2:1-20;PFS3:1-31"),
+        ("PFS1", "PFS3", "2026-11-02T01:00:00", "PFS1:1-11;PFS2:1-20;PFS3:1-31"),
+        ("PFS3", "PFS3", "2026-11-02T01:00:00", "PFS1:1-11;PFS2:1-20;PFS3:1-31"),
+        ("PFS3", "PFS1", "2026-11-02T01:00:00", "PFS1:1-11;PFS2:1-20;PFS3:1-30"),
+        ("PFS3", "PFS1", "2026-11-02T02:00:00", "PFS1:1-11;PFS2:1-20;PFS3:1-31"),
+    ]
+)
 
 
 def test_cells_at_takes_the_last_change_at_or_before() -> None:
@@ -84,7 +114,9 @@ def test_who_knows_what_tells_not_told_from_really_lacking() -> None:
     assert (m.loc[("PFS3", "PFS1"), "lag_cnset"], m.loc[("PFS3", "PFS1"), "lag_count"]) == ("PFS1:12-16", 5)
     # PFS1 knows PFS3's real state, and PFS3 really lacks 12-16
     assert m.loc[("PFS1", "PFS3"), "state"] == "lacks"
-    assert m.loc[("PFS1", "PFS3"), "lacks_cnset"] == "PFS1:12-16" and m.loc[("PFS1", "PFS3"), "lag_count"] == 0
+    assert (
+        m.loc[("PFS1", "PFS3"), "lacks_cnset"] == "PFS1:12-16" and m.loc[("PFS1", "PFS3"), "lag_count"] == 0
+    )
     assert m.loc[("PFS1", "PFS1"), "state"] == "owned" and m.loc[("PFS1", "PFS1"), "last_sent_cn"] == 16
     fig = f.fig_who_knows_what(m.reset_index())
     assert list(fig.data[0].x) == ["PFS1", "PFS3"] and list(fig.data[0].y) == ["PFS1", "PFS3"]
@@ -97,44 +129,93 @@ def test_who_knows_what_marks_missing_rows_unknown() -> None:
 
 
 def candidates(rows: list[dict]) -> pd.DataFrame:
-    base = {"entry_id": "E", "attempt": 1, "algorithm": "2003+", "down": False, "unavailable": False,
-            "preferred": False, "cost": 0, "version": "2007", "holds_count": 5, "group": None, "chosen": False}
+    base = {
+        "entry_id": "E",
+        "attempt": 1,
+        "algorithm": "2003+",
+        "down": False,
+        "unavailable": False,
+        "preferred": False,
+        "cost": 0,
+        "version": "2007",
+        "holds_count": 5,
+        "group": None,
+        "chosen": False,
+    }
     return pd.DataFrame([{**base, **r} for r in rows])
 
 
 def test_explain_candidates_names_the_deciding_key() -> None:
-    c = candidates([
-        {"rank": 1, "candidate": "P", "preferred": True, "cost": 10},
-        {"rank": 2, "candidate": "A", "cost": 0},
-        {"rank": 3, "candidate": "B", "cost": 5},
-        {"rank": 4, "candidate": "C", "cost": 5, "version": "2003"},
-        {"rank": 5, "candidate": "D", "cost": 5, "version": "2003", "holds_count": 2},
-        {"rank": 6, "candidate": "E", "cost": 5, "version": "2003", "holds_count": 2},
-        {"rank": 7, "candidate": "F", "cost": None},
-        {"rank": 8, "candidate": "G", "down": True},
-    ])
+    c = candidates(
+        [
+            {"rank": 1, "candidate": "P", "preferred": True, "cost": 10},
+            {"rank": 2, "candidate": "A", "cost": 0},
+            {"rank": 3, "candidate": "B", "cost": 5},
+            {"rank": 4, "candidate": "C", "cost": 5, "version": "2003"},
+            {"rank": 5, "candidate": "D", "cost": 5, "version": "2003", "holds_count": 2},
+            {"rank": 6, "candidate": "E", "cost": 5, "version": "2003", "holds_count": 2},
+            {"rank": 7, "candidate": "F", "cost": None},
+            {"rank": 8, "candidate": "G", "down": True},
+        ]
+    )
     why = list(f.explain_candidates(c)["decided_by"])
     assert why[0] == "first in the sort order"
-    assert [w.split(":")[0] for w in why[1:]] == ["preferred", "cost", "version", "holds_count", "candidate", "cost",
-                                                  "status"]
+    assert [w.split(":")[0] for w in why[1:]] == [
+        "preferred",
+        "cost",
+        "version",
+        "holds_count",
+        "candidate",
+        "cost",
+        "status",
+    ]
 
 
 def test_explain_candidates_2000_uses_groups() -> None:
-    c = candidates([{"rank": 1, "candidate": "A", "algorithm": "2000", "group": 1},
-                    {"rank": 2, "candidate": "B", "algorithm": "2000", "group": 2}])
+    c = candidates(
+        [
+            {"rank": 1, "candidate": "A", "algorithm": "2000", "group": 1},
+            {"rank": 2, "candidate": "B", "algorithm": "2000", "group": 2},
+        ]
+    )
     assert f.explain_candidates(c)["decided_by"].iloc[1] == "search group 2 comes after group 1"
 
 
 def test_entry_timeline_marks_and_the_mark_limit() -> None:
-    entries = pd.DataFrame([{
-        "entry_id": f"R/1-2/{i}", "observer": "R", "fid": "1-2", "locality": "remote" if i % 2 else "local",
-        "opened_at": ts("2026-11-02") + pd.Timedelta(hours=i), "cnset_opened": "A:1", "cnset_remaining": "",
-        "state": "satisfied", "closed_at": ts("2026-11-03") + pd.Timedelta(hours=i), "requests": 1,
-        "next_due_at": pd.NaT} for i in range(30)])
-    requests = pd.DataFrame([{
-        "entry_id": f"R/1-2/{i}", "observer": "R", "fid": "1-2", "attempt": 1, "kind": "observed" if i % 3 else "expected",
-        "at": ts("2026-11-02T12:00") + pd.Timedelta(hours=i), "due_at": ts("2026-11-02T11:00") + pd.Timedelta(hours=i),
-        "source": "S", "cnset": "A:1"} for i in range(30)])
+    entries = pd.DataFrame(
+        [
+            {
+                "entry_id": f"R/1-2/{i}",
+                "observer": "R",
+                "fid": "1-2",
+                "locality": "remote" if i % 2 else "local",
+                "opened_at": ts("2026-11-02") + pd.Timedelta(hours=i),
+                "cnset_opened": "A:1",
+                "cnset_remaining": "",
+                "state": "satisfied",
+                "closed_at": ts("2026-11-03") + pd.Timedelta(hours=i),
+                "requests": 1,
+                "next_due_at": pd.NaT,
+            }
+            for i in range(30)
+        ]
+    )
+    requests = pd.DataFrame(
+        [
+            {
+                "entry_id": f"R/1-2/{i}",
+                "observer": "R",
+                "fid": "1-2",
+                "attempt": 1,
+                "kind": "observed" if i % 3 else "expected",
+                "at": ts("2026-11-02T12:00") + pd.Timedelta(hours=i),
+                "due_at": ts("2026-11-02T11:00") + pd.Timedelta(hours=i),
+                "source": "S",
+                "cnset": "A:1",
+            }
+            for i in range(30)
+        ]
+    )
     marks = f.entry_timeline_marks(entries, requests)
     assert set(marks["event"]) == {"opened", "request", "due", "satisfied"}
     assert len(marks) == 30 * 4
@@ -148,46 +229,96 @@ def test_entry_timeline_marks_and_the_mark_limit() -> None:
 
 
 def test_request_options_and_responders() -> None:
-    requests = pd.DataFrame({"entry_id": ["E1", "E1", ""], "attempt": [1, 1, 1], "observer": ["R", "R", "R"],
-                             "at": [ts("2026-11-02")] * 3, "kind": ["expected"] * 3, "source": ["B", "A", "C"]})
+    requests = pd.DataFrame(
+        {
+            "entry_id": ["E1", "E1", ""],
+            "attempt": [1, 1, 1],
+            "observer": ["R", "R", "R"],
+            "at": [ts("2026-11-02")] * 3,
+            "kind": ["expected"] * 3,
+            "source": ["B", "A", "C"],
+        }
+    )
     opts = f.request_options(requests)
     assert [o["value"] for o in opts] == ["E1:1"] and opts[0]["label"].endswith("→ A, B")
-    resp = pd.DataFrame({"sent_at": [ts("2026-11-02")] * 3, "msg": ["m"] * 3, "requester": ["R"] * 3,
-                         "responder": ["A", "B", "C"], "position": [1, 2, None], "group": ["1", "oldest", None],
-                         "expected": [True, True, False], "observed": [True, False, True], "should_respond": [True] * 3})
+    resp = pd.DataFrame(
+        {
+            "sent_at": [ts("2026-11-02")] * 3,
+            "msg": ["m"] * 3,
+            "requester": ["R"] * 3,
+            "responder": ["A", "B", "C"],
+            "position": [1, 2, None],
+            "group": ["1", "oldest", None],
+            "expected": [True, True, False],
+            "observed": [True, False, True],
+            "should_respond": [True] * 3,
+        }
+    )
     assert list(f.responder_rows(resp)["agreement"]) == ["model and log name it", "model only", "log only"]
 
 
 def test_partners_behind_and_requests_by_source() -> None:
-    st = pd.DataFrame({
-        "observer": ["R"] * 4, "fid": ["1-2", "1-2", "1-3", "1-3"], "subject": ["R", "A", "R", "A"],
-        "is_self": [True, False, True, False], "cnset": ["R:1-10", "R:1-7", "R:1-3", "R:1-3"],
-        "lag_count": [None, 0, None, 2],
-    })
+    st = pd.DataFrame(
+        {
+            "observer": ["R"] * 4,
+            "fid": ["1-2", "1-2", "1-3", "1-3"],
+            "subject": ["R", "A", "R", "A"],
+            "is_self": [True, False, True, False],
+            "cnset": ["R:1-10", "R:1-7", "R:1-3", "R:1-3"],
+            "lag_count": [None, 0, None, 2],
+        }
+    )
     behind = f.partners_behind(st)
-    assert behind.to_dict("records") == [{"subject": "A", "folders_behind": 1, "cns_behind": 3, "folders": 2,
-                                          "real_lag_count": 2, "derived_folders": 0}]
+    assert behind.to_dict("records") == [
+        {
+            "subject": "A",
+            "folders_behind": 1,
+            "cns_behind": 3,
+            "folders": 2,
+            "real_lag_count": 2,
+            "derived_folders": 0,
+        }
+    ]
     derived = f.partners_behind(st.assign(derived=[True, True, False, False]))
     assert derived["derived_folders"].tolist() == [1]
-    req = pd.DataFrame({"source": ["A", "A", "B", ""], "kind": ["observed", "observed", "expected", "expected"],
-                        "at": [ts("2026-11-02")] * 4, "cnset_count": [3, 4, 1, 9]})
+    req = pd.DataFrame(
+        {
+            "source": ["A", "A", "B", ""],
+            "kind": ["observed", "observed", "expected", "expected"],
+            "at": [ts("2026-11-02")] * 4,
+            "cnset_count": [3, 4, 1, 9],
+        }
+    )
     by = f.requests_by_source(req)
-    assert by.to_dict("records") == [{"source": "A", "kind": "observed", "requests": 2, "cns": 7},
-                                     {"source": "B", "kind": "expected", "requests": 1, "cns": 1}]
+    assert by.to_dict("records") == [
+        {"source": "A", "kind": "observed", "requests": 2, "cns": 7},
+        {"source": "B", "kind": "expected", "requests": 1, "cns": 1},
+    ]
     assert len(f.fig_requests_by_source(by).data) == 2
 
 
 def test_formatting_and_windows() -> None:
     assert f.fmt_time(ts("2026-11-02T08:15:00")) == "2026-11-02 08:15:00Z" and f.fmt_time(pd.NaT) == ""
-    assert (f.fmt_age(90061), f.fmt_age(3700), f.fmt_age(61), f.fmt_age(5)) == ("1 d 1 h", "1 h 1 min", "1 min", "5 s")
+    assert (f.fmt_age(90061), f.fmt_age(3700), f.fmt_age(61), f.fmt_age(5)) == (
+        "1 d 1 h",
+        "1 h 1 min",
+        "1 min",
+        "5 s",
+    )
     page = f.window(pd.DataFrame({"x": range(1200)}), 1000, 500)
     assert (len(page.rows), page.total, page.offset, page.rows["x"].iloc[0]) == (200, 1200, 1000, 1000)
 
 
 def test_lag_heatmap_keeps_under_the_mark_limit() -> None:
     names = [f"S{i:03d}" for i in range(120)]
-    pairs = pd.DataFrame([{"observer": a, "subject": b, "lag_count": (i * 7 + j) % 13}
-                          for i, a in enumerate(names) for j, b in enumerate(names) if a != b])
+    pairs = pd.DataFrame(
+        [
+            {"observer": a, "subject": b, "lag_count": (i * 7 + j) % 13}
+            for i, a in enumerate(names)
+            for j, b in enumerate(names)
+            if a != b
+        ]
+    )
     fig = f.fig_lag_heatmap(f.lag_heatmap_frame(pairs, names), max_marks=10_000)
     z = fig.data[0].z
     assert len(z) * len(z[0]) <= 10_000 and len(z) == 100
@@ -208,8 +339,16 @@ def test_derived_rows_stay_derived_through_history_and_the_matrix() -> None:
 
 def test_runs_without_the_derived_column_read_as_not_derived() -> None:
     assert not f.cells_at(SEED_004, ts("2026-11-02T02:00:00"))["derived"].any()
-    table = pd.DataFrame({"observer": ["A"], "subject": ["A"], "cnset": ["A:1"], "cnset_count": [1],
-                          "last_message_at": [pd.NaT], "last_sent_cn": [1]})
+    table = pd.DataFrame(
+        {
+            "observer": ["A"],
+            "subject": ["A"],
+            "cnset": ["A:1"],
+            "cnset_count": [1],
+            "last_message_at": [pd.NaT],
+            "last_sent_cn": [1],
+        }
+    )
     now = f.cells_now(table)
     assert now["derived"].tolist() == [False]
     assert f.who_knows_what(now)["derived"].tolist() == [False]
@@ -222,20 +361,33 @@ def _trend_entries() -> pd.DataFrame:
     """Store A: a opens 00:00, second request 02:30, satisfied 03:00; b opens 01:00, requests at
     04:00 (attempt 2, from its rows) and 05:00 (its last), still open. Store B: c opens 02:00,
     one request, still open. Store C: no entry."""
-    return pd.DataFrame({
-        "entry_id": ["a", "b", "c"], "observer": ["A", "A", "B"],
-        "opened_at": [ts("2026-11-02T00:00"), ts("2026-11-02T01:00"), ts("2026-11-02T02:00")],
-        "closed_at": [ts("2026-11-02T03:00"), pd.NaT, pd.NaT],
-        "requests": [2, 3, 1],
-        "last_request_at": [ts("2026-11-02T02:30"), ts("2026-11-02T05:00"), ts("2026-11-02T02:15")],
-    })
+    return pd.DataFrame(
+        {
+            "entry_id": ["a", "b", "c"],
+            "observer": ["A", "A", "B"],
+            "opened_at": [ts("2026-11-02T00:00"), ts("2026-11-02T01:00"), ts("2026-11-02T02:00")],
+            "closed_at": [ts("2026-11-02T03:00"), pd.NaT, pd.NaT],
+            "requests": [2, 3, 1],
+            "last_request_at": [ts("2026-11-02T02:30"), ts("2026-11-02T05:00"), ts("2026-11-02T02:15")],
+        }
+    )
 
 
 def test_overdue_since_is_the_second_request() -> None:
     entries = _trend_entries()
-    attempts = pd.DataFrame({"entry_id": ["a", "a", "b", "b", "c"], "attempt": [1, 2, 2, 3, 1],
-                             "at": [ts("2026-11-02T00:10"), ts("2026-11-02T02:30"), ts("2026-11-02T04:00:00.123457"),
-                                    ts("2026-11-02T05:00"), ts("2026-11-02T02:15")]})
+    attempts = pd.DataFrame(
+        {
+            "entry_id": ["a", "a", "b", "b", "c"],
+            "attempt": [1, 2, 2, 3, 1],
+            "at": [
+                ts("2026-11-02T00:10"),
+                ts("2026-11-02T02:30"),
+                ts("2026-11-02T04:00:00.123457"),
+                ts("2026-11-02T05:00"),
+                ts("2026-11-02T02:15"),
+            ],
+        }
+    )
     since = f.overdue_since(entries, attempts)
     assert list(since)[:2] == [ts("2026-11-02T02:30"), ts("2026-11-02T04:00:00.123457")]  # to the microsecond
     assert pd.isna(since.iloc[2])  # one request: not overdue
@@ -273,21 +425,32 @@ def test_backfill_trend_figure_draws_a_line_per_store_in_both_panels() -> None:
     entries["overdue_at"] = [ts("2026-11-02T02:30"), ts("2026-11-02T04:00"), pd.NaT]
     fig = f.fig_backfill_trend(f.backfill_trend(entries, ["A", "B"], end=ts("2026-11-02T06:00")))
     assert [(t.name, t.yaxis, t.showlegend) for t in fig.data] == [
-        ("A", "y", True), ("A", "y2", False), ("B", "y", True), ("B", "y2", False)]
+        ("A", "y", True),
+        ("A", "y2", False),
+        ("B", "y", True),
+        ("B", "y2", False),
+    ]
     assert fig.data[0].line.shape == "hv" and list(fig.data[1].y) == [0, 0, 0, 1, 0, 1, 1]
-    assert "<" not in fig.data[0].hovertemplate.replace("<extra></extra>", "")  # the name is not in the markup
+    assert "<" not in fig.data[0].hovertemplate.replace(
+        "<extra></extra>", ""
+    )  # the name is not in the markup
     empty = f.fig_backfill_trend(f.backfill_trend(entries.iloc[0:0]))
     assert empty.layout.annotations[0].text == "No backfill entry in this run"
 
 
 def test_a_lag_the_observer_holds_itself_reads_healthy_not_amber() -> None:
-    cells = pd.DataFrame({
-        "observer": ["A", "A", "B", "B", "C", "C"], "subject": ["A", "B", "B", "A", "C", "A"],
-        # B received C:1-2 after its last message to A; A holds C:1-2 itself. C was not told of A:2
-        # and lacks it.
-        "cnset": ["A:1-2;C:1-2", "B:1", "B:1;C:1-2", "A:1-2;C:1-2", "A:1;C:1-2", "A:1"],
-        "cnset_count": [4, 1, 3, 4, 3, 1], "heard_at": [pd.NaT] * 6, "derived": [False] * 6,
-    })
+    cells = pd.DataFrame(
+        {
+            "observer": ["A", "A", "B", "B", "C", "C"],
+            "subject": ["A", "B", "B", "A", "C", "A"],
+            # B received C:1-2 after its last message to A; A holds C:1-2 itself. C was not told of A:2
+            # and lacks it.
+            "cnset": ["A:1-2;C:1-2", "B:1", "B:1;C:1-2", "A:1-2;C:1-2", "A:1;C:1-2", "A:1"],
+            "cnset_count": [4, 1, 3, 4, 3, 1],
+            "heard_at": [pd.NaT] * 6,
+            "derived": [False] * 6,
+        }
+    )
     m = f.who_knows_what(cells).set_index(["observer", "subject"])
     assert m.loc[("A", "B"), "state"] == "told_later" and m.loc[("A", "B"), "lag_cnset"] == "C:1-2"
     assert m.loc[("C", "A"), "state"] == "not_told" and m.loc[("C", "A"), "lag_cnset"] == "A:2;C:1-2"
@@ -300,16 +463,25 @@ def test_next_request_texts_name_each_store_by_rank_and_say_when_it_waits() -> N
 
     from pfscope.app.figures import NO_SOURCE, next_request_texts, with_next_request
 
-    nxt = pd.DataFrame([
-        {"entry_id": "R/1-2/1", "rank": 2, "source": "PFS3", "cnset": "PFS2:5", "waiting": False},
-        {"entry_id": "R/1-2/1", "rank": 1, "source": "PFS2", "cnset": "PFS2:1-4", "waiting": False},
-        {"entry_id": "D/1-2/1", "rank": 1, "source": "PFS1", "cnset": "PFS1:7", "waiting": True},
-    ])
-    assert next_request_texts(nxt) == {"R/1-2/1": "PFS2 for PFS2:1-4; PFS3 for PFS2:5",
-                                       "D/1-2/1": "PFS1 for PFS1:7 (waits: the store is down)"}
-    entries = pd.DataFrame({"entry_id": ["R/1-2/1", "X/1-2/1", "C/1-2/1"], "state": ["open", "open", "satisfied"]})
+    nxt = pd.DataFrame(
+        [
+            {"entry_id": "R/1-2/1", "rank": 2, "source": "PFS3", "cnset": "PFS2:5", "waiting": False},
+            {"entry_id": "R/1-2/1", "rank": 1, "source": "PFS2", "cnset": "PFS2:1-4", "waiting": False},
+            {"entry_id": "D/1-2/1", "rank": 1, "source": "PFS1", "cnset": "PFS1:7", "waiting": True},
+        ]
+    )
+    assert next_request_texts(nxt) == {
+        "R/1-2/1": "PFS2 for PFS2:1-4; PFS3 for PFS2:5",
+        "D/1-2/1": "PFS1 for PFS1:7 (waits: the store is down)",
+    }
+    entries = pd.DataFrame(
+        {"entry_id": ["R/1-2/1", "X/1-2/1", "C/1-2/1"], "state": ["open", "open", "satisfied"]}
+    )
     assert with_next_request(entries, nxt)["next_request"].tolist() == [
-        "PFS2 for PFS2:1-4; PFS3 for PFS2:5", NO_SOURCE, ""]
+        "PFS2 for PFS2:1-4; PFS3 for PFS2:5",
+        NO_SOURCE,
+        "",
+    ]
     assert next_request_texts(nxt.iloc[0:0]) == {}
 
 

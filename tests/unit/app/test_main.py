@@ -21,14 +21,22 @@ def basic(user: str, password: str) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def client(we_data: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    settings = load_settings({"PFSCOPE_USER": "ops", "PFSCOPE_PASSWORD": "pw", "PFSCOPE_BEHIND_TLS_PROXY": "1",
-                              "PFSCOPE_CACHE_DIR": str(tmp_path_factory.mktemp("cache"))},
-                             data_dir=str(we_data), host="0.0.0.0")
+    settings = load_settings(
+        {
+            "PFSCOPE_USER": "ops",
+            "PFSCOPE_PASSWORD": "pw",
+            "PFSCOPE_BEHIND_TLS_PROXY": "1",
+            "PFSCOPE_CACHE_DIR": str(tmp_path_factory.mktemp("cache")),
+        },
+        data_dir=str(we_data),
+        host="0.0.0.0",
+    )
     return create_app(settings).server.test_client()
 
 
-@pytest.mark.parametrize("path", ["/", "/folder/1-123", "/_dash-layout", "/assets/pfscope.css", "/_dash-dependencies",
-                                  "/metrics"])
+@pytest.mark.parametrize(
+    "path", ["/", "/folder/1-123", "/_dash-layout", "/assets/pfscope.css", "/_dash-dependencies", "/metrics"]
+)
 def test_every_route_asks_for_credentials(client, path: str) -> None:  # type: ignore[no-untyped-def]
     r = client.get(path)
     assert r.status_code == 401 and r.headers["WWW-Authenticate"].startswith("Basic")
@@ -46,7 +54,10 @@ def test_metrics_route_serves_the_exposition_of_the_published_run(client) -> Non
     r = client.get("/metrics", headers=basic("ops", "pw"))
     assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
     text = r.get_data(as_text=True)
-    assert "\npfscope_run_published 1.0\n" in text and f'pfscope_input_lines{{outcome="rejected"}} {len(HOSTILE_LINES)}.0' in text
+    assert (
+        "\npfscope_run_published 1.0\n" in text
+        and f'pfscope_input_lines{{outcome="rejected"}} {len(HOSTILE_LINES)}.0' in text
+    )
 
 
 def test_cache_is_shared_files_or_redis(tmp_path: Path) -> None:
@@ -56,13 +67,16 @@ def test_cache_is_shared_files_or_redis(tmp_path: Path) -> None:
     assert redis["CACHE_TYPE"] == "RedisCache" and redis["CACHE_REDIS_URL"] == "redis://127.0.0.1:6379/3"
 
 
-def test_serve_refuses_a_public_address_without_credentials(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_serve_refuses_a_public_address_without_credentials(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("PFSCOPE_USER", raising=False)
     monkeypatch.delenv("PFSCOPE_PASSWORD", raising=False)
     assert main(["serve", "--data", str(tmp_path), "--host", "0.0.0.0"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith("pfscope serve: refusing to serve on 0.0.0.0 without credentials")
+    assert len(err) == 1 and err[0].startswith(
+        "pfscope serve: refusing to serve on 0.0.0.0 without credentials"
+    )
 
 
 def test_serve_refuses_a_missing_data_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -79,11 +93,18 @@ def test_gunicorn_entry_refuses_a_public_host_without_credentials(tmp_path: Path
     root = Path(__file__).resolve().parents[3]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PFSCOPE_")}
     env.update({"PYTHONPATH": str(root), "PFSCOPE_HOST": "0.0.0.0", "PFSCOPE_SERVE_DATA": str(tmp_path)})
-    done = subprocess.run([sys.executable, "-c", "from pfscope.app.main import server; server()"], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", "from pfscope.app.main import server; server()"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "pfscope: refusing to serve on 0.0.0.0 without credentials: set PFSCOPE_USER and PFSCOPE_PASSWORD"]
+        "pfscope: refusing to serve on 0.0.0.0 without credentials: set PFSCOPE_USER and PFSCOPE_PASSWORD"
+    ]
 
 
 def test_gunicorn_entry_refuses_a_public_host_over_plain_http(tmp_path: Path) -> None:
@@ -93,19 +114,43 @@ def test_gunicorn_entry_refuses_a_public_host_over_plain_http(tmp_path: Path) ->
 
     root = Path(__file__).resolve().parents[3]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PFSCOPE_")}
-    env.update({"PYTHONPATH": str(root), "PFSCOPE_HOST": "0.0.0.0", "PFSCOPE_SERVE_DATA": str(tmp_path),
-                "PFSCOPE_USER": "ops", "PFSCOPE_PASSWORD": "pw"})
-    done = subprocess.run([sys.executable, "-c", "from pfscope.app.main import server; server()"], cwd=root, env=env,
-                          capture_output=True, text=True, timeout=60)
+    env.update(
+        {
+            "PYTHONPATH": str(root),
+            "PFSCOPE_HOST": "0.0.0.0",
+            "PFSCOPE_SERVE_DATA": str(tmp_path),
+            "PFSCOPE_USER": "ops",
+            "PFSCOPE_PASSWORD": "pw",
+        }
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", "from pfscope.app.main import server; server()"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("pfscope: refusing to serve on 0.0.0.0 over plain HTTP")
 
 
-@pytest.mark.parametrize("path, status", [("/", 200), ("/glossary", 200), ("/backfill?overdue=1", 200),
-                                          ("/replicas?health=overdue", 200), ("/folder/1-123", 200),
-                                          ("/store/PFS1", 200), ("/no/such/page", 404), ("/folder/1-12", 404),
-                                          ("/store/NOPE", 404), ("/404", 404)])
+@pytest.mark.parametrize(
+    "path, status",
+    [
+        ("/", 200),
+        ("/glossary", 200),
+        ("/backfill?overdue=1", 200),
+        ("/replicas?health=overdue", 200),
+        ("/folder/1-123", 200),
+        ("/store/PFS1", 200),
+        ("/no/such/page", 404),
+        ("/folder/1-12", 404),
+        ("/store/NOPE", 404),
+        ("/404", 404),
+    ],
+)
 def test_an_address_that_is_no_page_answers_404(client, path: str, status: int) -> None:  # type: ignore[no-untyped-def]
     r = client.get(path, headers=basic("ops", "pw"))
     assert r.status_code == status

@@ -76,30 +76,48 @@ def test_open_overdue_and_at_risk_equal_the_tables(demo: Path, demo_metrics) -> 
     overdue_n = entries[entries["requests"] >= 2].groupby("observer").size()
     # content at risk: what is so (the published at_risk_count), never a store's belief (unique_count)
     pending = replicas.groupby("store")["at_risk_count"].sum()
-    assert by_store(demo_metrics["pfscope_backfill_entries_open"]) == {s: int(open_n.get(s, 0)) for s in stores}
-    assert by_store(demo_metrics["pfscope_backfill_entries_overdue"]) == {s: int(overdue_n.get(s, 0)) for s in stores}
-    assert by_store(demo_metrics["pfscope_content_at_risk_cns"]) == {s: int(pending.get(s, 0)) for s in stores}
+    assert by_store(demo_metrics["pfscope_backfill_entries_open"]) == {
+        s: int(open_n.get(s, 0)) for s in stores
+    }
+    assert by_store(demo_metrics["pfscope_backfill_entries_overdue"]) == {
+        s: int(overdue_n.get(s, 0)) for s in stores
+    }
+    assert by_store(demo_metrics["pfscope_content_at_risk_cns"]) == {
+        s: int(pending.get(s, 0)) for s in stores
+    }
     # the demo has both, so these comparisons are not all zeros
     assert sum(by_store(demo_metrics["pfscope_backfill_entries_overdue"]).values()) > 0
     assert sum(by_store(demo_metrics["pfscope_content_at_risk_cns"]).values()) > 0
     # an overdue entry means an overdue replica of that store (the health's rule, the same threshold)
     overdue_replicas = replicas[replicas["health"] == "overdue"].groupby("store").size()
     assert {s for s, n in by_store(demo_metrics["pfscope_backfill_entries_overdue"]).items() if n} == set(
-        overdue_replicas.index)
+        overdue_replicas.index
+    )
 
 
 def test_stores_up_and_the_run(demo: Path, demo_metrics) -> None:  # type: ignore[no-untyped-def]
     stores = parquet(demo, "stores")
-    want = {(r["store"], r["site"], r["version"]): (1.0 if r["status"] == "up" else 0.0) for r in stores.to_dict("records")}
-    got = {(d["store"], d["site"], d["version"]): v for d, v in
-           ((dict(k), v) for k, v in demo_metrics["pfscope_store_up"].items())}
+    want = {
+        (r["store"], r["site"], r["version"]): (1.0 if r["status"] == "up" else 0.0)
+        for r in stores.to_dict("records")
+    }
+    got = {
+        (d["store"], d["site"], d["version"]): v
+        for d, v in ((dict(k), v) for k, v in demo_metrics["pfscope_store_up"].items())
+    }
     assert got == want
     summary = parquet(demo, "summary").iloc[0]
     assert demo_metrics["pfscope_run_published"] == {(): 1.0}
-    assert demo_metrics["pfscope_run_as_of_timestamp_seconds"][()] == pd.Timestamp(summary["as_of"]).timestamp()
+    assert (
+        demo_metrics["pfscope_run_as_of_timestamp_seconds"][()] == pd.Timestamp(summary["as_of"]).timestamp()
+    )
     lines = {dict(k)["outcome"]: int(v) for k, v in demo_metrics["pfscope_input_lines"].items()}
-    assert lines == {"read": summary["lines_read"], "accepted": summary["accepted"],
-                     "duplicate": summary["duplicates"], "rejected": summary["rejected"]}
+    assert lines == {
+        "read": summary["lines_read"],
+        "accepted": summary["accepted"],
+        "duplicate": summary["duplicates"],
+        "rejected": summary["rejected"],
+    }
     assert lines["read"] == lines["accepted"] + lines["duplicate"] + lines["rejected"]
     assert set(demo_metrics) == set(METRIC_NAMES)
 
@@ -134,18 +152,20 @@ def test_snapshot_is_cached_per_run_id_and_each_scrape_is_fresh(we_data: Path) -
     a, b = samples(first), samples(second)
     assert b["pfscope_run_age_seconds"][()] - a["pfscope_run_age_seconds"][()] == pytest.approx(90)
     assert {k: v for k, v in a.items() if k != "pfscope_run_age_seconds"} == {
-        k: v for k, v in b.items() if k != "pfscope_run_age_seconds"}
+        k: v for k, v in b.items() if k != "pfscope_run_age_seconds"
+    }
     # the hostile worked example's rejected lines are counted
     assert a["pfscope_input_lines"][(("outcome", "rejected"),)] > 0
 
 
-def test_waiting_requests_are_the_entries_whose_next_request_waits_for_a_down_store(demo: Path,
-                                                                                    demo_metrics) -> None:  # type: ignore[no-untyped-def]
+def test_waiting_requests_are_the_entries_whose_next_request_waits_for_a_down_store(
+    demo: Path, demo_metrics
+) -> None:  # type: ignore[no-untyped-def]
     stores = parquet(demo, "stores")
     nxt = parquet(demo, "next_requests")
     waiting = nxt[nxt["waiting"]].groupby("observer")["entry_id"].nunique()
     assert by_store(demo_metrics["pfscope_backfill_requests_waiting"]) == {
-        s: int(waiting.get(s, 0)) for s in sorted(stores["store"])}
+        s: int(waiting.get(s, 0)) for s in sorted(stores["store"])
+    }
     down = set(stores.loc[stores["status"] == "down", "store"])
     assert set(waiting.index) <= down and sum(waiting) > 0  # only a store that is down waits
-

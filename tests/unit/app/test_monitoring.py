@@ -36,14 +36,17 @@ def test_the_rules_ship_as_package_data() -> None:
 
 
 def test_promtool_checks_the_rules() -> None:
-    done = subprocess.run([promtool(), "check", "rules", str(RULES_PATH)], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [promtool(), "check", "rules", str(RULES_PATH)], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"SUCCESS: {len(rules())} rules found" in done.stdout + done.stderr
 
 
 def test_promtool_unit_tests_pass() -> None:
-    done = subprocess.run([promtool(), "test", "rules", str(RULE_TESTS)], capture_output=True, text=True,
-                          timeout=120, cwd=HERE)
+    done = subprocess.run(
+        [promtool(), "test", "rules", str(RULE_TESTS)], capture_output=True, text=True, timeout=120, cwd=HERE
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "SUCCESS" in done.stdout + done.stderr
 
@@ -52,22 +55,39 @@ def test_promtool_unit_tests_catch_a_wrong_expectation(tmp_path: Path) -> None:
     """The harness can fail: the same tests with one expected value changed do."""
     text = RULE_TESTS.read_text().replace("../../../app/monitoring/pfscope-rules.yml", str(RULES_PATH))
     wrong = tmp_path / "wrong.test.yml"
-    wrong.write_text(text.replace('summary: "PFS1: 2 overdue backfill entries"', 'summary: "PFS1: 3 overdue backfill entries"'))
-    done = subprocess.run([promtool(), "test", "rules", str(wrong)], capture_output=True, text=True, timeout=120)
+    wrong.write_text(
+        text.replace(
+            'summary: "PFS1: 2 overdue backfill entries"', 'summary: "PFS1: 3 overdue backfill entries"'
+        )
+    )
+    done = subprocess.run(
+        [promtool(), "test", "rules", str(wrong)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode != 0 and "FAILED" in done.stdout + done.stderr
 
 
 def test_every_rule_is_unit_tested_and_reads_only_served_metrics() -> None:
     alerts = {r["alert"] for r in rules()}
-    tested = {a["alertname"] for t in yaml.safe_load(RULE_TESTS.read_text())["tests"] for a in t["alert_rule_test"]
-              if a.get("exp_alerts")}
+    tested = {
+        a["alertname"]
+        for t in yaml.safe_load(RULE_TESTS.read_text())["tests"]
+        for a in t["alert_rule_test"]
+        if a.get("exp_alerts")
+    }
     assert tested == alerts
     for r in rules():
         for name in re.findall(r"\bpfscope_[a-z_]+", r["expr"]):
             assert name in METRIC_NAMES, (r["alert"], name)
     # the issue's five alerts, and the two that say the figures themselves are missing
-    assert alerts == {"PfscopeReplicaOverdue", "PfscopeContentAtRisk", "PfscopeStoreDown", "PfscopeRunStale",
-                      "PfscopeRejectedInput", "PfscopeNoRun", "PfscopeMetricsAbsent"}
+    assert alerts == {
+        "PfscopeReplicaOverdue",
+        "PfscopeContentAtRisk",
+        "PfscopeStoreDown",
+        "PfscopeRunStale",
+        "PfscopeRejectedInput",
+        "PfscopeNoRun",
+        "PfscopeMetricsAbsent",
+    }
 
 
 def test_pfscope_rules_prints_the_file_or_its_path(capsys: pytest.CaptureFixture[str]) -> None:

@@ -116,7 +116,11 @@ def values(v: Any) -> Any:
         arr = np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
         if "shape" in v:
             arr = arr.reshape([int(n) for n in str(v["shape"]).split(",")])
-        return [[None if np.isnan(x) else float(x) for x in row] for row in arr] if arr.ndim == 2 else arr.tolist()
+        return (
+            [[None if np.isnan(x) else float(x) for x in row] for row in arr]
+            if arr.ndim == 2
+            else arr.tolist()
+        )
     return v
 
 
@@ -192,7 +196,9 @@ def busiest_fid(data_dir: Path) -> str:
     attempts = req.groupby("fid")[["entry_id", "attempt"]].apply(lambda g: len(g.drop_duplicates()))
     resp = parquet(data_dir, "responders").groupby("fid")["msg"].nunique()
     score = pd.DataFrame({"attempts": attempts, "status": resp}).fillna(0)
-    score = score.reset_index(names="fid").sort_values(["attempts", "status", "fid"], ascending=[False, False, True])
+    score = score.reset_index(names="fid").sort_values(
+        ["attempts", "status", "fid"], ascending=[False, False, True]
+    )
     return str(score["fid"].iloc[0])
 
 
@@ -200,7 +206,7 @@ def busiest_fid(data_dir: Path) -> str:
 
 
 def test_esc_and_tag_escape_text_and_attributes() -> None:
-    bad = '<script>alert(1)</script> & "q" \'s\''
+    bad = "<script>alert(1)</script> & \"q\" 's'"
     assert esc(bad) == "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;q&quot; &#x27;s&#x27;"
     assert esc(Html("<b>ok</b>")) == "<b>ok</b>"  # trusted markup passes once, never re-escaped
     assert esc(None) == ""
@@ -222,8 +228,10 @@ def test_document_embeds_plotly_once_and_only_when_charted() -> None:
     doc = Document(title="<t>")
     plain = doc.render(Html("<header></header>"), [], Html(""))
     assert "Plotly.newPlot" not in plain and "<title>&lt;t&gt;</title>" in plain
-    doc.body += [doc.figure(go.Figure(go.Bar(x=[1], y=[1])), "one"),
-                 doc.figure(go.Figure(go.Bar(x=[2], y=[2])), "two")]
+    doc.body += [
+        doc.figure(go.Figure(go.Bar(x=[1], y=[1])), "one"),
+        doc.figure(go.Figure(go.Bar(x=[2], y=[2])), "two"),
+    ]
     page = doc.render(Html(""), [("a", "A")], Html(""))
     assert page.count("Plotly.newPlot") == 1  # one boot script draws every figure
     assert page.count('data-figure="figure-1"') == page.count('data-figure="figure-2"') == 1
@@ -232,7 +240,9 @@ def test_document_embeds_plotly_once_and_only_when_charted() -> None:
     assert len(outside) < len(page) - 3 * MB
     assert "http:" not in outside and "https:" not in outside and "src=" not in outside
     assert "default-src &#x27;none&#x27;" in page  # the Content-Security-Policy: the page may fetch nothing
-    assert "unsafe-inline&#x27;; style" not in page and page.count("&#x27;sha256-") == 2  # hashed scripts only
+    assert (
+        "unsafe-inline&#x27;; style" not in page and page.count("&#x27;sha256-") == 2
+    )  # hashed scripts only
 
 
 def test_cn_text_cuts_at_a_range_boundary() -> None:
@@ -294,7 +304,11 @@ def test_org_report_stores_and_health_counts(demo: Path, demo_run: RunData) -> N
             s = row["store"]
             seen.add(s)
             st = stores[stores["store"] == s].iloc[0]
-            assert (row["server"], row["version"], row["status"]) == (st["server"], st["version"], st["status"])
+            assert (row["server"], row["version"], row["status"]) == (
+                st["server"],
+                st["version"],
+                st["status"],
+            )
             for h in ("in_sync", "backfilling", "overdue", "delete_pending", "deleted"):
                 assert int(row[h.replace("_", " ")].replace(",", "")) == int(counts.get((s, h), 0))
             assert int(row["replicas"].replace(",", "")) == int((replicas["store"] == s).sum())
@@ -397,7 +411,8 @@ def test_folder_matrix_marks_derived_cells_as_the_state_table_does(we: Path, we_
     assert len(rows) == len(st)
     for s in st.to_dict("records"):
         assert rows[(s["observer"], s["subject"])]["derived"] == (
-            "≥ lower bound (derived from Exchange logs)" if s["derived"] else ""), s
+            "≥ lower bound (derived from Exchange logs)" if s["derived"] else ""
+        ), s
     assert "inferred from Exchange's event logs" in " ".join(r.section_text["matrix"])
     # the chart's cells carry the mark too
     hm = next(v for v in r.figures.values() if v["data"] and v["data"][0]["type"] == "heatmap")["data"][0]
@@ -466,8 +481,12 @@ def test_folder_status_requests_and_responders(demo: Path, demo_run: RunData) ->
     fid = str(resp.groupby("fid")["msg"].nunique().sort_values(ascending=False).index[0])
     r = read_report(build_report(demo_run, fid=fid))
     mine = resp[resp["fid"] == fid]
-    msgs = (mine.groupby("msg", as_index=False)["sent_at"].first()
-            .sort_values(["sent_at", "msg"], ascending=[False, True])["msg"].tolist())
+    msgs = (
+        mine.groupby("msg", as_index=False)["sent_at"]
+        .first()
+        .sort_values(["sent_at", "msg"], ascending=[False, True])["msg"]
+        .tolist()
+    )
     tables = r.sections["responders"]
     assert len(tables) == min(len(msgs), Limits().status_requests)
     text = " ".join(r.section_text["responders"])
@@ -479,8 +498,9 @@ def test_folder_status_requests_and_responders(demo: Path, demo_run: RunData) ->
         for g in got:
             w = want[want["responder"] == g["responder"]].iloc[0]
             assert g["group"] == (w["group"] or "")
-            assert g["should respond"] == ("" if pd.isna(w["should_respond"]) else
-                                           "yes" if w["should_respond"] else "no")
+            assert g["should respond"] == (
+                "" if pd.isna(w["should_respond"]) else "yes" if w["should_respond"] else "no"
+            )
 
 
 # -- safety, determinism, bounds, errors -------------------------------------------------------
@@ -495,7 +515,9 @@ def test_hostile_folder_path_stays_text(we_folder: str, we_org: str) -> None:
     # plotly.js reads tags and entities in titles: the figure carries the escaped path
     titles = [fig["layout"]["title"]["text"] for fig in r.figures.values() if fig["layout"].get("title")]
     assert titles and all(htmllib.escape(HOSTILE_PATH, quote=False) in t for t in titles)
-    assert "&lt;b&gt;bold&lt;/b&gt;" in build_report(RunData(require_run(published("worked-example"))), fid="1-124")
+    assert "&lt;b&gt;bold&lt;/b&gt;" in build_report(
+        RunData(require_run(published("worked-example"))), fid="1-124"
+    )
 
 
 def test_same_run_and_view_give_the_same_bytes(we_run: RunData, we_org: str, we_folder: str) -> None:
@@ -543,8 +565,14 @@ def test_long_lists_are_bounded_and_say_what_was_left_out(demo: Path, demo_run: 
 )
 def test_cli_operator_errors_are_one_line(we: Path, tmp_path: Path, args: list[str], message: str) -> None:
     out = tmp_path / "r.html"
-    done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "report", "--data", str(we), "--out", str(out), *args],
-                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "pfscope.app.cli", "report", "--data", str(we), "--out", str(out), *args],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("pfscope report: ") and message in lines[0]
@@ -552,16 +580,51 @@ def test_cli_operator_errors_are_one_line(we: Path, tmp_path: Path, args: list[s
 
 
 def test_cli_without_a_published_run(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "report", "--data", str(tmp_path), "--out",
-                           str(tmp_path / "r.html")], cwd=ROOT, env=_env(), capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 2 and "no published run" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pfscope.app.cli",
+            "report",
+            "--data",
+            str(tmp_path),
+            "--out",
+            str(tmp_path / "r.html"),
+        ],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (
+        done.returncode == 2
+        and "no published run" in done.stderr
+        and len(done.stderr.strip().splitlines()) == 1
+    )
 
 
 def test_cli_writes_the_same_file_as_the_function(we: Path, we_folder: str, tmp_path: Path) -> None:
     out = tmp_path / "folder.html"
-    done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "report", "--data", str(we), "--out", str(out),
-                           "--fid", WE_FID], cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pfscope.app.cli",
+            "report",
+            "--data",
+            str(we),
+            "--out",
+            str(out),
+            "--fid",
+            WE_FID,
+        ],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     assert out.read_bytes() == we_folder.encode("utf-8")
     assert f"{out.stat().st_size:,} bytes" in done.stdout
@@ -574,12 +637,32 @@ def test_parse_view_rejects_what_the_run_cannot_show(we_run: RunData) -> None:
         build_report(we_run, fid=WE_FID, at="2026-13-01")
 
 
-def test_dashboard_download_is_the_same_file_as_the_command(we: Path, we_run: RunData, tmp_path: Path) -> None:
+def test_dashboard_download_is_the_same_file_as_the_command(
+    we: Path, we_run: RunData, tmp_path: Path
+) -> None:
     out = tmp_path / "at.html"
     at = "2026-11-04T20:00:00Z"
-    done = subprocess.run([sys.executable, "-m", "pfscope.app.cli", "report", "--data", str(we), "--out", str(out),
-                           "--fid", WE_FID, "--at", at], cwd=ROOT, env=_env(), capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pfscope.app.cli",
+            "report",
+            "--data",
+            str(we),
+            "--out",
+            str(out),
+            "--fid",
+            WE_FID,
+            "--at",
+            at,
+        ],
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     payload = report_download(we_run, WE_FID, at)
     assert payload["content"].encode("utf-8") == out.read_bytes()
@@ -600,10 +683,14 @@ def test_at_with_an_offset_and_before_any_history(we_run: RunData) -> None:
 def test_matrix_at_the_as_of_through_history_equals_the_state_table(demo: Path, demo_run: RunData) -> None:
     fid = busiest_fid(demo)
     as_of = utc(parquet(demo, "summary").iloc[0]["as_of"]).replace(" ", "T")
-    now = {(x["observer"], x["subject"]): x["believed (observer's row)"]
-           for x in records(read_report(build_report(demo_run, fid=fid)).sections["matrix"][0])}
-    then = {(x["observer"], x["subject"]): x["believed (observer's row)"]
-            for x in records(read_report(build_report(demo_run, fid=fid, at=as_of)).sections["matrix"][0])}
+    now = {
+        (x["observer"], x["subject"]): x["believed (observer's row)"]
+        for x in records(read_report(build_report(demo_run, fid=fid)).sections["matrix"][0])
+    }
+    then = {
+        (x["observer"], x["subject"]): x["believed (observer's row)"]
+        for x in records(read_report(build_report(demo_run, fid=fid, at=as_of)).sections["matrix"][0])
+    }
     assert now and then == now
 
 
@@ -644,7 +731,9 @@ def test_org_report_backfill_trend_counts_the_entries_of_the_tables(demo: Path, 
         else:  # overdue, as of the run: open entries with two requests or more
             mine_open = open_now[open_now["observer"] == t["name"]]
             assert y[-1] == int((mine_open["requests"] >= 2).sum())
-    assert any(int(values(t["y"])[-1]) > 0 for t in traces if t["yaxis"] == "y2")  # the demo has overdue entries
+    assert any(
+        int(values(t["y"])[-1]) > 0 for t in traces if t["yaxis"] == "y2"
+    )  # the demo has overdue entries
 
 
 def test_an_unknown_report_fid_answers_404_with_close_matches(we_run: RunData) -> None:
@@ -661,7 +750,7 @@ def test_an_unknown_report_fid_answers_404_with_close_matches(we_run: RunData) -
 
 def test_org_report_opens_with_a_summary_by_cause(demo: Path, demo_run: RunData) -> None:
     text = build_report(demo_run)
-    body = text[text.index("<body"):]
+    body = text[text.index("<body") :]
     assert body.index('id="summary"') < body.index('id="accounting"')  # the summary comes first
     stores = parquet(demo, "stores")
     for store in stores.loc[stores["status"] == "down", "store"]:
@@ -676,12 +765,16 @@ def test_org_report_opens_with_a_summary_by_cause(demo: Path, demo_run: RunData)
 
 def verdict_lines(page: str) -> list[tuple[str, str, str]]:
     """(tier, store, text) of each verdict line, as the browser shows them (tags out, entities in)."""
-    section = page[page.index('<section id="verdict">'):]
-    section = section[:section.index("</section>")]
-    return [(tier, htmllib.unescape(store), htmllib.unescape(re.sub(r"<[^>]*>", "", text)))
-            for tier, store, text in re.findall(
-                r'<li class="tier-(\w+)" data-store="([^"]*)"><span class="tier">\w+</span> '
-                r'<span class="verdict-text">(.*?)</span></li>', section)]
+    section = page[page.index('<section id="verdict">') :]
+    section = section[: section.index("</section>")]
+    return [
+        (tier, htmllib.unescape(store), htmllib.unescape(re.sub(r"<[^>]*>", "", text)))
+        for tier, store, text in re.findall(
+            r'<li class="tier-(\w+)" data-store="([^"]*)"><span class="tier">\w+</span> '
+            r'<span class="verdict-text">(.*?)</span></li>',
+            section,
+        )
+    ]
 
 
 def test_folder_report_opens_with_the_dashboards_verdict(demo: Path, demo_run: RunData) -> None:
@@ -693,14 +786,19 @@ def test_folder_report_opens_with_the_dashboards_verdict(demo: Path, demo_run: R
     reps, stores = parquet(demo, "replicas"), parquet(demo, "stores")
     down = set(stores.loc[stores["status"] == "down", "store"])
     reps = reps[reps["fid"] != "1-1"]
-    unwell = reps[reps["health"].isin(["delete_pending", "overdue", "backfilling"]) | reps["store"].isin(down)
-                  | ((reps["lacks_count"] > 0) & (reps["health"] != "deleted"))]
+    unwell = reps[
+        reps["health"].isin(["delete_pending", "overdue", "backfilling"])
+        | reps["store"].isin(down)
+        | ((reps["lacks_count"] > 0) & (reps["health"] != "deleted"))
+    ]
     assert down and not unwell.empty
     # the folder with the most such replicas, a down store's among them when one is
     score = unwell.groupby("fid").agg(n=("store", "size"), down=("store", lambda s: int(s.isin(down).any())))
-    fid = str(score.reset_index().sort_values(["down", "n", "fid"], ascending=[False, False, True])["fid"].iloc[0])
+    fid = str(
+        score.reset_index().sort_values(["down", "n", "fid"], ascending=[False, False, True])["fid"].iloc[0]
+    )
     page = build_report(demo_run, fid=fid)
-    body = page[page.index("<body"):]
+    body = page[page.index("<body") :]
     assert body.index('id="verdict"') < body.index('id="replicas"') < body.index('id="matrix"')
     assert '<a href="#verdict">Verdict</a>' in body
     lines = verdict_lines(page)
@@ -711,18 +809,27 @@ def test_folder_report_opens_with_the_dashboards_verdict(demo: Path, demo_run: R
         assert text.startswith(f"{store}: ")
         if store in down:
             assert "store down since" in text
-    expected = folder_verdicts(demo_run.replicas(fid=fid), demo_run.backfill_entries(fid=fid),
-                               demo_run.next_requests(fid=fid), demo_run.stores(), demo_run.summary().get("as_of"))
+    expected = folder_verdicts(
+        demo_run.replicas(fid=fid),
+        demo_run.backfill_entries(fid=fid),
+        demo_run.next_requests(fid=fid),
+        demo_run.stores(),
+        demo_run.summary().get("as_of"),
+    )
     assert lines == [(v.tier, v.store, v.text) for v in expected]  # the dashboard's very lines
 
 
 def test_folder_report_verdict_escapes_its_text_and_says_when_all_is_well(
-        we_run: RunData, monkeypatch: pytest.MonkeyPatch) -> None:
+    we_run: RunData, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from pfscope.app import figures
     from pfscope.app.figures import Verdict
 
-    hostile = Verdict('<img src=x onerror="window.__pfxss=9">', "critical",
-                      '<script>window.__pfxss=8</script> lacks 3 CNs (PFS1:1-3) & more')
+    hostile = Verdict(
+        '<img src=x onerror="window.__pfxss=9">',
+        "critical",
+        "<script>window.__pfxss=8</script> lacks 3 CNs (PFS1:1-3) & more",
+    )
     monkeypatch.setattr(figures, "folder_verdicts", lambda *_a: [hostile])
     page = build_report(we_run, fid=WE_FID)
     assert "<script>window.__pfxss=8" not in page and "<img src=x" not in page
@@ -738,6 +845,12 @@ def test_org_report_names_the_line_a_reject_conflicts_with(we: Path, we_org: str
     assert len(named) == 1 and int(named["conflict_line"].iloc[0]) == HOSTILE_CONFLICT_LINE
     r = read_report(we_org)
     shown = records(r.sections["accounting"][1])
-    assert shown == [{"file": row.source, "line": str(row.line), "reason": row.reason,
-                      "conflicts with (file:line)": f"{row.conflict_source}:{int(row.conflict_line)}"}
-                     for row in named.itertuples()]
+    assert shown == [
+        {
+            "file": row.source,
+            "line": str(row.line),
+            "reason": row.reason,
+            "conflicts with (file:line)": f"{row.conflict_source}:{int(row.conflict_line)}",
+        }
+        for row in named.itertuples()
+    ]

@@ -38,11 +38,21 @@ def test_serve_default_is_where_the_demo_publishes() -> None:
 
 
 def test_environment_then_flags() -> None:
-    env = {"PFSCOPE_SERVE_DATA": "/srv/runs", "PFSCOPE_PORT": "9000", "PFSCOPE_CACHE_DIR": "/var/cache/pf",
-           "PFSCOPE_REDIS_URL": "redis://cache:6379/0", "PFSCOPE_CACHE_TIMEOUT": "60"}
+    env = {
+        "PFSCOPE_SERVE_DATA": "/srv/runs",
+        "PFSCOPE_PORT": "9000",
+        "PFSCOPE_CACHE_DIR": "/var/cache/pf",
+        "PFSCOPE_REDIS_URL": "redis://cache:6379/0",
+        "PFSCOPE_CACHE_TIMEOUT": "60",
+    }
     s = load_settings(env)
     assert (s.data_dir, s.port, s.cache_dir, s.redis_url, s.cache_timeout) == (
-        Path("/srv/runs"), 9000, Path("/var/cache/pf"), "redis://cache:6379/0", 60)
+        Path("/srv/runs"),
+        9000,
+        Path("/var/cache/pf"),
+        "redis://cache:6379/0",
+        60,
+    )
     s = load_settings(env, data_dir="/other", port=8123)
     assert (s.data_dir, s.port) == (Path("/other"), 8123)
 
@@ -53,7 +63,9 @@ def test_any_other_address_needs_credentials(host: str) -> None:
         load_settings({}, host=host)
     with pytest.raises(SettingsError, match="without credentials"):  # TLS does not replace them
         load_settings({"PFSCOPE_BEHIND_TLS_PROXY": "1"}, host=host)
-    s = load_settings({"PFSCOPE_USER": "ops", "PFSCOPE_PASSWORD": "s3cret", "PFSCOPE_BEHIND_TLS_PROXY": "1"}, host=host)
+    s = load_settings(
+        {"PFSCOPE_USER": "ops", "PFSCOPE_PASSWORD": "s3cret", "PFSCOPE_BEHIND_TLS_PROXY": "1"}, host=host
+    )
     assert s.auth_required and s.host == host
     assert "s3cret" not in repr(s)
 
@@ -64,9 +76,14 @@ def test_half_credentials_are_refused(env: dict[str, str]) -> None:
         load_settings(env)
 
 
-@pytest.mark.parametrize(("env", "match"), [({"PFSCOPE_PORT": "http"}, "whole number"),
-                                            ({"PFSCOPE_PORT": "70000"}, "between"),
-                                            ({"PFSCOPE_CACHE_TIMEOUT": "-1"}, "0 or more")])
+@pytest.mark.parametrize(
+    ("env", "match"),
+    [
+        ({"PFSCOPE_PORT": "http"}, "whole number"),
+        ({"PFSCOPE_PORT": "70000"}, "between"),
+        ({"PFSCOPE_CACHE_TIMEOUT": "-1"}, "0 or more"),
+    ],
+)
 def test_bad_values_are_one_line_errors(env: dict[str, str], match: str) -> None:
     with pytest.raises(SettingsError, match=match) as e:
         load_settings(env)
@@ -87,11 +104,14 @@ def test_workers_flag_wins_over_the_environment_which_wins_over_the_default() ->
     assert 1 <= default_workers() <= 12
 
 
-@pytest.mark.parametrize(("flag", "env", "match"), [
-    (None, {"PFSCOPE_WORKERS": "lots"}, "PFSCOPE_WORKERS='lots' is not a whole number"),
-    (None, {"PFSCOPE_WORKERS": "0"}, r"workers: 0 \(need at least 1\)"),
-    (-1, {}, r"workers: -1 \(need at least 1\)"),
-])
+@pytest.mark.parametrize(
+    ("flag", "env", "match"),
+    [
+        (None, {"PFSCOPE_WORKERS": "lots"}, "PFSCOPE_WORKERS='lots' is not a whole number"),
+        (None, {"PFSCOPE_WORKERS": "0"}, r"workers: 0 \(need at least 1\)"),
+        (-1, {}, r"workers: -1 \(need at least 1\)"),
+    ],
+)
 def test_bad_worker_counts_are_one_line_errors(flag: int | None, env: dict[str, str], match: str) -> None:
     with pytest.raises(SettingsError, match=match):
         serve_workers(flag, env)
@@ -102,10 +122,15 @@ def test_the_jobs_flags_win_over_the_environment_which_wins_over_the_defaults() 
     from pfscope.spark_jobs.published.runs import DEFAULT_KEEP
 
     def job(argv: list[str], env: dict[str, str]):  # type: ignore[no-untyped-def]
-        return job_settings(_parser().parse_args(["compute", "--topology", "t", "--events", "e", "--out", "o", *argv]),
-                            env)
+        return job_settings(
+            _parser().parse_args(["compute", "--topology", "t", "--events", "e", "--out", "o", *argv]), env
+        )
 
-    assert job([], {}).keep == DEFAULT_KEEP == 5 and job([], {}).master is None and job([], {}).driver_memory is None
+    assert (
+        job([], {}).keep == DEFAULT_KEEP == 5
+        and job([], {}).master is None
+        and job([], {}).driver_memory is None
+    )
     env = {"PFSCOPE_KEEP": "12", "PFSCOPE_SPARK_MASTER": "local[2]", "PFSCOPE_DRIVER_MEMORY": "6g"}
     s = job([], env)
     assert (s.keep, s.master, s.driver_memory) == (12, "local[2]", "6g")
@@ -122,7 +147,9 @@ def test_every_variable_is_read_in_the_settings_module_and_listed() -> None:
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[3]
-    lookup = re.compile(r"""(?:environ\.get\(|environ\[|getenv\(|env\.get\(|env\[|env_\w+\(\w+, )["']PFSCOPE_""")
+    lookup = re.compile(
+        r"""(?:environ\.get\(|environ\[|getenv\(|env\.get\(|env\[|env_\w+\(\w+, )["']PFSCOPE_"""
+    )
     readers, named = set(), set()
     for path in [*root.joinpath("app").rglob("*.py"), *root.joinpath("spark_jobs").rglob("*.py")]:
         text = path.read_text(encoding="utf-8")
@@ -164,24 +191,33 @@ def test_tls_beyond_loopback_with_credentials(tls_files: tuple[Path, Path]) -> N
     assert s.tls and s.scheme == "https" and (s.certfile, s.keyfile) == (cert, key)
     with pytest.raises(SettingsError, match="without credentials"):
         load_settings({}, host="0.0.0.0", certfile=str(cert), keyfile=str(key))
-    s = load_settings({**CREDENTIALS, "PFSCOPE_CERTFILE": str(cert), "PFSCOPE_KEYFILE": str(key)}, host="10.1.2.3")
+    s = load_settings(
+        {**CREDENTIALS, "PFSCOPE_CERTFILE": str(cert), "PFSCOPE_KEYFILE": str(key)}, host="10.1.2.3"
+    )
     assert s.tls and s.certfile == cert
     assert load_settings({}, certfile=str(cert), keyfile=str(key)).tls  # and on loopback
 
 
-@pytest.mark.parametrize(("flags", "env"), [
-    ({"certfile": "CERT"}, {}),
-    ({"keyfile": "KEY"}, {}),
-    ({}, {"PFSCOPE_CERTFILE": "CERT"}),
-    ({}, {"PFSCOPE_KEYFILE": "KEY", "PFSCOPE_CERTFILE": " "}),
-])
-def test_certificate_and_key_both_or_neither(tls_files: tuple[Path, Path], flags: dict[str, str],
-                                             env: dict[str, str]) -> None:
+@pytest.mark.parametrize(
+    ("flags", "env"),
+    [
+        ({"certfile": "CERT"}, {}),
+        ({"keyfile": "KEY"}, {}),
+        ({}, {"PFSCOPE_CERTFILE": "CERT"}),
+        ({}, {"PFSCOPE_KEYFILE": "KEY", "PFSCOPE_CERTFILE": " "}),
+    ],
+)
+def test_certificate_and_key_both_or_neither(
+    tls_files: tuple[Path, Path], flags: dict[str, str], env: dict[str, str]
+) -> None:
     files = {"CERT": str(tls_files[0]), "KEY": str(tls_files[1])}
     flags = {k: files[v] for k, v in flags.items()}
     env = {k: files.get(v, v) for k, v in env.items()}
-    with pytest.raises(SettingsError, match=r"^give both --certfile and --keyfile \(PFSCOPE_CERTFILE and "
-                                            r"PFSCOPE_KEYFILE\), or neither$"):
+    with pytest.raises(
+        SettingsError,
+        match=r"^give both --certfile and --keyfile \(PFSCOPE_CERTFILE and "
+        r"PFSCOPE_KEYFILE\), or neither$",
+    ):
         load_settings(env, **flags)  # type: ignore[arg-type]
 
 
@@ -193,8 +229,11 @@ def test_a_flag_and_a_variable_make_a_pair(tls_files: tuple[Path, Path]) -> None
 
 def test_tls_flags_win_over_the_environment(tls_files: tuple[Path, Path], tmp_path: Path) -> None:
     cert, key = tls_files
-    env = {**CREDENTIALS, "PFSCOPE_CERTFILE": str(tmp_path / "env-cert.pem"),
-           "PFSCOPE_KEYFILE": str(tmp_path / "env-key.pem")}
+    env = {
+        **CREDENTIALS,
+        "PFSCOPE_CERTFILE": str(tmp_path / "env-cert.pem"),
+        "PFSCOPE_KEYFILE": str(tmp_path / "env-key.pem"),
+    }
     with pytest.raises(SettingsError, match=r"env-cert\.pem: no such file"):
         load_settings(env)
     s = load_settings(env, certfile=str(cert), keyfile=str(key))
@@ -214,11 +253,22 @@ def test_behind_tls_proxy_flag_over_environment_over_default() -> None:
         load_settings({"PFSCOPE_BEHIND_TLS_PROXY": "maybe"})
 
 
-@pytest.mark.parametrize(("raw", "expected"), [
-    ("1", True), ("true", True), ("yes", True), ("TRUE", True), (" Yes ", True),
-    ("0", False), ("false", False), ("no", False), ("No", False),
-    ("", None), ("  ", None),
-])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("1", True),
+        ("true", True),
+        ("yes", True),
+        ("TRUE", True),
+        (" Yes ", True),
+        ("0", False),
+        ("false", False),
+        ("no", False),
+        ("No", False),
+        ("", None),
+        ("  ", None),
+    ],
+)
 def test_env_flag_reads_yes_and_no(raw: str, expected: bool | None) -> None:
     assert env_flag({"PFSCOPE_X": raw}, "PFSCOPE_X") is expected
     assert env_flag({}, "PFSCOPE_X") is None
@@ -241,9 +291,11 @@ def test_tls_files_must_exist_be_readable_and_load(tls_files: tuple[Path, Path],
         return str(e.value)
 
     assert refused(tmp_path / "nope.pem", key) == (
-        f"TLS certificate (--certfile, PFSCOPE_CERTFILE) {tmp_path / 'nope.pem'}: no such file")
+        f"TLS certificate (--certfile, PFSCOPE_CERTFILE) {tmp_path / 'nope.pem'}: no such file"
+    )
     assert refused(cert, tmp_path / "nope.pem") == (
-        f"TLS key (--keyfile, PFSCOPE_KEYFILE) {tmp_path / 'nope.pem'}: no such file")
+        f"TLS key (--keyfile, PFSCOPE_KEYFILE) {tmp_path / 'nope.pem'}: no such file"
+    )
     assert refused(cert, tmp_path).endswith(f"{tmp_path}: no such file")  # a folder is not a key
     assert "do not load as a PEM certificate" in refused(cert, cert)
     (tmp_path / "garbage.pem").write_text("not a certificate")

@@ -13,57 +13,154 @@ AS_OF = T("2026-11-08T23:59:49Z")
 def frames(**over):  # type: ignore[no-untyped-def]
     # missing_* and unique_* are each store's belief; lacks_*, not_told_*, really_unique_* and
     # at_risk_* are what is so
-    replicas = pd.DataFrame([
-        {"store": "PFRED01", "health": "backfilling", "missing_count": 6, "missing_cnset": "PFDUB03:114-119",
-         "unique_count": 0, "unique_cnset": "", "delete_pending_since": None, "lacks_count": 6,
-         "lacks_cnset": "PFDUB03:114-119", "not_told_count": 0, "not_told_cnset": "", "really_unique_count": 0,
-         "at_risk_count": 0, "at_risk_cnset": ""},
-        {"store": "PFDUB01", "health": "overdue", "missing_count": 2, "missing_cnset": "PFDUB02:5-6",
-         "unique_count": 0, "unique_cnset": "", "delete_pending_since": None, "lacks_count": 7,
-         "lacks_cnset": "PFDUB02:5-11", "not_told_count": 5, "not_told_cnset": "PFDUB02:7-11",
-         "really_unique_count": 0, "at_risk_count": 0, "at_risk_cnset": ""},
-        {"store": "PFJNB02", "health": "in_sync", "missing_count": 0, "missing_cnset": "",
-         "unique_count": 6, "unique_cnset": "PFJNB02:40-45", "delete_pending_since": None, "lacks_count": 0,
-         "lacks_cnset": "", "not_told_count": 0, "not_told_cnset": "", "really_unique_count": 0,
-         "at_risk_count": 0, "at_risk_cnset": ""},
-        {"store": "PFSIN01", "health": "in_sync", "missing_count": 0, "missing_cnset": "",
-         "unique_count": 0, "unique_cnset": "", "delete_pending_since": None, "lacks_count": 1,
-         "lacks_cnset": "PFRED01:3", "not_told_count": 1, "not_told_cnset": "PFRED01:3", "really_unique_count": 0,
-         "at_risk_count": 0, "at_risk_cnset": ""},
-        {"store": "PFSIN02", "health": "in_sync", "missing_count": 0, "missing_cnset": "",
-         "unique_count": 0, "unique_cnset": "", "delete_pending_since": None, "lacks_count": 0,
-         "lacks_cnset": "", "not_told_count": 0, "not_told_cnset": "", "really_unique_count": 0,
-         "at_risk_count": 0, "at_risk_cnset": ""},
-    ])
-    entries = pd.DataFrame([
-        {"entry_id": "PFRED01/1-2/1", "observer": "PFRED01", "state": "open", "requests": 0, "last_request_at": None},
-        {"entry_id": "PFDUB01/1-2/1", "observer": "PFDUB01", "state": "open", "requests": 2,
-         "last_request_at": T("2026-11-08T20:00:00Z")},
-    ])
-    nxt = pd.DataFrame([
-        {"entry_id": "PFRED01/1-2/1", "observer": "PFRED01", "due_at": T("2026-11-09T07:52:00Z"), "rank": 1,
-         "source": "PFDUB03", "waiting": False},
-    ])
-    stores = pd.DataFrame([
-        {"store": s, "status": "down" if s == "PFJNB02" else "up",
-         "down_since": T("2026-11-07T00:00:00Z") if s == "PFJNB02" else None}
-        for s in ("PFRED01", "PFDUB01", "PFJNB02", "PFSIN01", "PFSIN02")])
+    replicas = pd.DataFrame(
+        [
+            {
+                "store": "PFRED01",
+                "health": "backfilling",
+                "missing_count": 6,
+                "missing_cnset": "PFDUB03:114-119",
+                "unique_count": 0,
+                "unique_cnset": "",
+                "delete_pending_since": None,
+                "lacks_count": 6,
+                "lacks_cnset": "PFDUB03:114-119",
+                "not_told_count": 0,
+                "not_told_cnset": "",
+                "really_unique_count": 0,
+                "at_risk_count": 0,
+                "at_risk_cnset": "",
+            },
+            {
+                "store": "PFDUB01",
+                "health": "overdue",
+                "missing_count": 2,
+                "missing_cnset": "PFDUB02:5-6",
+                "unique_count": 0,
+                "unique_cnset": "",
+                "delete_pending_since": None,
+                "lacks_count": 7,
+                "lacks_cnset": "PFDUB02:5-11",
+                "not_told_count": 5,
+                "not_told_cnset": "PFDUB02:7-11",
+                "really_unique_count": 0,
+                "at_risk_count": 0,
+                "at_risk_cnset": "",
+            },
+            {
+                "store": "PFJNB02",
+                "health": "in_sync",
+                "missing_count": 0,
+                "missing_cnset": "",
+                "unique_count": 6,
+                "unique_cnset": "PFJNB02:40-45",
+                "delete_pending_since": None,
+                "lacks_count": 0,
+                "lacks_cnset": "",
+                "not_told_count": 0,
+                "not_told_cnset": "",
+                "really_unique_count": 0,
+                "at_risk_count": 0,
+                "at_risk_cnset": "",
+            },
+            {
+                "store": "PFSIN01",
+                "health": "in_sync",
+                "missing_count": 0,
+                "missing_cnset": "",
+                "unique_count": 0,
+                "unique_cnset": "",
+                "delete_pending_since": None,
+                "lacks_count": 1,
+                "lacks_cnset": "PFRED01:3",
+                "not_told_count": 1,
+                "not_told_cnset": "PFRED01:3",
+                "really_unique_count": 0,
+                "at_risk_count": 0,
+                "at_risk_cnset": "",
+            },
+            {
+                "store": "PFSIN02",
+                "health": "in_sync",
+                "missing_count": 0,
+                "missing_cnset": "",
+                "unique_count": 0,
+                "unique_cnset": "",
+                "delete_pending_since": None,
+                "lacks_count": 0,
+                "lacks_cnset": "",
+                "not_told_count": 0,
+                "not_told_cnset": "",
+                "really_unique_count": 0,
+                "at_risk_count": 0,
+                "at_risk_cnset": "",
+            },
+        ]
+    )
+    entries = pd.DataFrame(
+        [
+            {
+                "entry_id": "PFRED01/1-2/1",
+                "observer": "PFRED01",
+                "state": "open",
+                "requests": 0,
+                "last_request_at": None,
+            },
+            {
+                "entry_id": "PFDUB01/1-2/1",
+                "observer": "PFDUB01",
+                "state": "open",
+                "requests": 2,
+                "last_request_at": T("2026-11-08T20:00:00Z"),
+            },
+        ]
+    )
+    nxt = pd.DataFrame(
+        [
+            {
+                "entry_id": "PFRED01/1-2/1",
+                "observer": "PFRED01",
+                "due_at": T("2026-11-09T07:52:00Z"),
+                "rank": 1,
+                "source": "PFDUB03",
+                "waiting": False,
+            },
+        ]
+    )
+    stores = pd.DataFrame(
+        [
+            {
+                "store": s,
+                "status": "down" if s == "PFJNB02" else "up",
+                "down_since": T("2026-11-07T00:00:00Z") if s == "PFJNB02" else None,
+            }
+            for s in ("PFRED01", "PFDUB01", "PFJNB02", "PFSIN01", "PFSIN02")
+        ]
+    )
     return replicas, entries, nxt, stores
 
 
 def test_each_unhealthy_replica_gets_one_line_most_urgent_first() -> None:
     v = folder_verdicts(*frames(), AS_OF)
-    assert [(x.store, x.tier) for x in v] == [("PFDUB01", "warning"), ("PFJNB02", "warning"), ("PFRED01", "info"),
-                                               ("PFSIN01", "info")]
+    assert [(x.store, x.tier) for x in v] == [
+        ("PFDUB01", "warning"),
+        ("PFJNB02", "warning"),
+        ("PFRED01", "info"),
+        ("PFSIN01", "info"),
+    ]
     red = v[2].text
-    assert red == ("PFRED01: lacks 6 CNs (PFDUB03:114-119), all of which it knows of: backfill in 1 open entry; "
-                   "next request 2026-11-09 07:52:00Z to PFDUB03.")
+    assert red == (
+        "PFRED01: lacks 6 CNs (PFDUB03:114-119), all of which it knows of: backfill in 1 open entry; "
+        "next request 2026-11-09 07:52:00Z to PFDUB03."
+    )
     assert "its first request did not fill it: 2 requests so far, the last 2026-11-08 20:00:00Z" in v[0].text
     jnb = v[1].text
     # a down store's belief is said to be its belief, with what is so: nothing of it is at risk
-    assert jnb == ("PFJNB02: store down since 2026-11-07 00:00:00Z (1 d 23 h): its health here is as last known; "
-                   "PFJNB02 believes 6 CNs (PFJNB02:40-45) are only there; all 6 are on other replicas: nothing "
-                   "here is at risk.")
+    assert jnb == (
+        "PFJNB02: store down since 2026-11-07 00:00:00Z (1 d 23 h): its health here is as last known; "
+        "PFJNB02 believes 6 CNs (PFJNB02:40-45) are only there; all 6 are on other replicas: nothing "
+        "here is at risk."
+    )
     assert all(x.store != "PFSIN02" for x in v)  # in sync, lacks nothing, store up: nothing to say
 
 
@@ -73,27 +170,37 @@ def test_lacks_in_two_parts_known_missing_and_not_told_yet() -> None:
         "PFDUB01: lacks 7 CNs (PFDUB02:5-11): 2 it knows of (PFDUB02:5-6: backfill in 1 open entry; its first "
         "request did not fill it: 2 requests so far, the last 2026-11-08 20:00:00Z; no replica is believed to hold "
         "them, so no request will go out until one says it does), 5 it has not been told of (PFDUB02:7-11): they "
-        "arrive, or PFDUB01 learns of them, with the next message from a store that holds them.")
+        "arrive, or PFDUB01 learns of them, with the next message from a store that holds them."
+    )
     # in sync never hides what a replica lacks
-    assert v["PFSIN01"] == ("PFSIN01: in sync (no backfill entry), lacks 1 CN (PFRED01:3): not told yet: it arrives, "
-                            "or PFSIN01 learns of it, with the next message from a store that holds it.")
+    assert v["PFSIN01"] == (
+        "PFSIN01: in sync (no backfill entry), lacks 1 CN (PFRED01:3): not told yet: it arrives, "
+        "or PFSIN01 learns of it, with the next message from a store that holds it."
+    )
 
 
 def test_content_at_risk_is_what_only_it_holds_beside_its_belief() -> None:
     replicas, entries, nxt, stores = frames()
-    replicas.loc[replicas["store"] == "PFJNB02", ["really_unique_count", "at_risk_count", "at_risk_cnset"]] = [
-        2, 2, "PFJNB02:44-45"]
+    replicas.loc[
+        replicas["store"] == "PFJNB02", ["really_unique_count", "at_risk_count", "at_risk_cnset"]
+    ] = [2, 2, "PFJNB02:44-45"]
     jnb = {x.store: x for x in folder_verdicts(replicas, entries, nxt, stores, AS_OF)}["PFJNB02"]
     assert jnb.tier == "critical"
-    assert jnb.text.endswith("PFJNB02 holds PFJNB02:44-45 (2 CNs) alone: at risk while it is down; PFJNB02 believes "
-                             "6 CNs (PFJNB02:40-45) are only there; 4 of them are on other replicas.")
+    assert jnb.text.endswith(
+        "PFJNB02 holds PFJNB02:44-45 (2 CNs) alone: at risk while it is down; PFJNB02 believes "
+        "6 CNs (PFJNB02:40-45) are only there; 4 of them are on other replicas."
+    )
     pending = replicas[replicas["store"] == "PFJNB02"].assign(
-        health="delete_pending", delete_pending_since=T("2026-11-08T20:00:00Z"))
+        health="delete_pending", delete_pending_since=T("2026-11-08T20:00:00Z")
+    )
     gone = folder_verdicts(pending, entries, nxt, stores.assign(status="up"), AS_OF)[0]
-    assert (gone.tier, gone.text) == ("critical", "PFJNB02: left the replica list 2026-11-08 20:00:00Z; PFJNB02 holds "
-                                      "PFJNB02:44-45 (2 CNs) alone: at risk until another replica holds it; PFJNB02 "
-                                      "believes 6 CNs (PFJNB02:40-45) are only there; 4 of them are on other replicas: "
-                                      "it is deleted once it believes none is.")
+    assert (gone.tier, gone.text) == (
+        "critical",
+        "PFJNB02: left the replica list 2026-11-08 20:00:00Z; PFJNB02 holds "
+        "PFJNB02:44-45 (2 CNs) alone: at risk until another replica holds it; PFJNB02 "
+        "believes 6 CNs (PFJNB02:40-45) are only there; 4 of them are on other replicas: "
+        "it is deleted once it believes none is.",
+    )
     # believed unique but held elsewhere: leaving, nothing at risk
     safe = pending.assign(really_unique_count=0, at_risk_count=0, at_risk_cnset="")
     gone = folder_verdicts(safe, entries, nxt, stores.assign(status="up"), AS_OF)[0]

@@ -18,8 +18,17 @@ FILES = ["/logs/a.jsonl", "/logs/b.jsonl"]
 def _rejects(run: Path, rows: list[tuple[str, int, str]], name: str) -> None:
     (run / "rejects").mkdir(parents=True, exist_ok=True)
     source, line, text = zip(*rows, strict=True)
-    pq.write_table(pa.table({"source": list(source), "line": pa.array(line, pa.int64()), "reason": ["never sent"] * len(rows),
-                             "text": list(text)}), run / "rejects" / name)
+    pq.write_table(
+        pa.table(
+            {
+                "source": list(source),
+                "line": pa.array(line, pa.int64()),
+                "reason": ["never sent"] * len(rows),
+                "text": list(text),
+            }
+        ),
+        run / "rejects" / name,
+    )
 
 
 def test_place_is_the_inverse_of_make_seq() -> None:
@@ -38,14 +47,24 @@ def test_each_verdict_has_its_outcome(tmp_path: Path) -> None:
         return (seq, None, None, text)
 
     a3, b3, a5, b9 = make_seq(0, 3), make_seq(1, 3), make_seq(0, 5), make_seq(1, 9)
-    got = Rejudged.of([
-        (b3, b3, None, None, 300),  # accepted now: an event, parsed again from its text
-        (a3, a3, None, None, 100),
-        (a5, a3, None, None, 500),  # a repeat of a line accepted now
-        (b9, b9, "receive before its send", a3, 900),  # rejected for another reason, naming a line
-    ], tmp_path, FILES, parse)
+    got = Rejudged.of(
+        [
+            (b3, b3, None, None, 300),  # accepted now: an event, parsed again from its text
+            (a3, a3, None, None, 100),
+            (a5, a3, None, None, 500),  # a repeat of a line accepted now
+            (b9, b9, "receive before its send", a3, 900),  # rejected for another reason, naming a line
+        ],
+        tmp_path,
+        FILES,
+        parse,
+    )
     assert got.seqs == [a3, a5, b3, b9]  # input order
-    assert got.lines == [("/logs/a.jsonl", 3), ("/logs/a.jsonl", 5), ("/logs/b.jsonl", 3), ("/logs/b.jsonl", 9)]
+    assert got.lines == [
+        ("/logs/a.jsonl", 3),
+        ("/logs/a.jsonl", 5),
+        ("/logs/b.jsonl", 3),
+        ("/logs/b.jsonl", 9),
+    ]
     assert [r[3] for r in got.revived] == ["a3", "b3"] == parsed
     assert got.duplicates == 1
     assert got.rejects == [("/logs/b.jsonl", 9, "receive before its send", "b9", "/logs/a.jsonl", 3)]
@@ -55,4 +74,6 @@ def test_each_verdict_has_its_outcome(tmp_path: Path) -> None:
 def test_a_line_without_its_earlier_row_is_an_error(tmp_path: Path) -> None:
     _rejects(tmp_path, [("/logs/a.jsonl", 3, "a3")], "final-r1-part-0.parquet")
     with pytest.raises(AssertionError, match="no earlier reject row"):
-        Rejudged.of([(make_seq(1, 3), make_seq(1, 3), None, None, 1)], tmp_path, FILES, lambda s, t: (s, None))
+        Rejudged.of(
+            [(make_seq(1, 3), make_seq(1, 3), None, None, 1)], tmp_path, FILES, lambda s, t: (s, None)
+        )

@@ -23,8 +23,17 @@ LINES = [b'{"a": 1}\n', b'{"b": 2}\r\n', b"\xff\xfe not utf-8\n", b"\n", b'{"c":
 
 def manifest(files: list[Path], **over: object) -> Manifest:
     reads = [FileRead.of(str(f), f.stat().st_size, f.read_bytes().count(b"\n")) for f in files]
-    m = Manifest(run_id="r", as_of=1_000, last_ts=1_000, code=code_version(), topology="t", files=reads,
-                 lines_read=sum(r.lines for r in reads), accepted=0, duplicates=0)
+    m = Manifest(
+        run_id="r",
+        as_of=1_000,
+        last_ts=1_000,
+        code=code_version(),
+        topology="t",
+        files=reads,
+        lines_read=sum(r.lines for r in reads),
+        accepted=0,
+        duplicates=0,
+    )
     return replace(m, **over)
 
 
@@ -45,7 +54,9 @@ def test_nothing_new_is_a_refresh_of_nothing(share: list[Path]) -> None:
     assert p.incremental and p.new == []
 
 
-def test_appended_lines_and_a_new_file_after_the_others_are_what_is_read(share: list[Path], tmp_path: Path) -> None:
+def test_appended_lines_and_a_new_file_after_the_others_are_what_is_read(
+    share: list[Path], tmp_path: Path
+) -> None:
     m = manifest(share)
     with open(share[0], "ab") as fh:
         fh.write(b"".join(LINES))
@@ -54,7 +65,9 @@ def test_appended_lines_and_a_new_file_after_the_others_are_what_is_read(share: 
     p = plan(m, [*share, c], as_of=None)
     assert p.incremental
     assert [(n.index, n.path, n.start, n.first_line) for n in p.new] == [
-        (0, str(share[0]), len(b"".join(LINES)), 6), (2, str(c), 0, 1)]
+        (0, str(share[0]), len(b"".join(LINES)), 6),
+        (2, str(c), 0, 1),
+    ]
     # the new lines are what the reference reader reads there, numbered on from the earlier ones
     got, read = read_new_lines(p.new[0])
     want = [(n, text) for _, n, _, text in read_lines([str(share[0])])][5:]
@@ -62,20 +75,23 @@ def test_appended_lines_and_a_new_file_after_the_others_are_what_is_read(share: 
     assert (read.size, read.lines, read.open_tail) == (share[0].stat().st_size, 10, False)
 
 
-@pytest.mark.parametrize(("change", "reason"), [
-    ("full", "--full was given"),
-    ("none", "no earlier run to go on from"),
-    ("code", "the earlier run's state is from another version of pfscope"),
-    ("topology", "the topology changed"),
-    ("unstable", "a file changed while the earlier run read it"),
-    ("as_of", "the --as-of is before the earlier run's"),
-    ("remote", "s3://bucket/log.jsonl is not a local file"),
-    ("gone", "{b} was read before and is gone"),
-    ("before", "{aa} is new and sorts before a file read before (the order of lines changes)"),
-    ("shorter", "{a} is shorter than when it was read"),
-    ("rewritten", "{a} was rewritten since it was read"),
-    ("tail", "{b}: its last line had no newline and has grown"),
-])
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ("full", "--full was given"),
+        ("none", "no earlier run to go on from"),
+        ("code", "the earlier run's state is from another version of pfscope"),
+        ("topology", "the topology changed"),
+        ("unstable", "a file changed while the earlier run read it"),
+        ("as_of", "the --as-of is before the earlier run's"),
+        ("remote", "s3://bucket/log.jsonl is not a local file"),
+        ("gone", "{b} was read before and is gone"),
+        ("before", "{aa} is new and sorts before a file read before (the order of lines changes)"),
+        ("shorter", "{a} is shorter than when it was read"),
+        ("rewritten", "{a} was rewritten since it was read"),
+        ("tail", "{b}: its last line had no newline and has grown"),
+    ],
+)
 def test_every_reason_for_a_full_run(share: list[Path], tmp_path: Path, change: str, reason: str) -> None:
     a, b = share
     files: list[Path | str] = list(share)

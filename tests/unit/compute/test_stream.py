@@ -38,9 +38,13 @@ def stream_rows(topo, log, as_of, after=None, states=None):  # type: ignore[no-u
     own events in time order. Also: how many groups only list changes name (folded from those).
     A refresh (``after``: the previous as-of; ``states``: fid -> fold state): the events after
     it, each folder's state first, no start rows."""
-    applied = sorted((e for e in log.events if (after is None or e.ts > after) and e.ts <= as_of),
-                     key=lambda e: (e.ts, e.seq))
-    starts = {(s, HIERARCHY_FID) for s in topo.stores} | {(s, f.fid) for f in topo.folders.values() for s in f.replicas}
+    applied = sorted(
+        (e for e in log.events if (after is None or e.ts > after) and e.ts <= as_of),
+        key=lambda e: (e.ts, e.seq),
+    )
+    starts = {(s, HIERARCHY_FID) for s in topo.stores} | {
+        (s, f.fid) for f in topo.folders.values() for s in f.replicas
+    }
     if states is not None:
         starts = set()
     own: dict[tuple[str, str], list] = defaultdict(list)
@@ -54,17 +58,47 @@ def stream_rows(topo, log, as_of, after=None, states=None):  # type: ignore[no-u
     rows = []
     for fid in sorted({f for _, f in groups} | set(lists) | set(states or ())):
         if states and fid in states:
-            rows.append({"fid": fid, "kind": FOLD_STATE, "ts": -(1 << 63), "seq": -(1 << 63), "blob": states[fid]})
+            rows.append(
+                {"fid": fid, "kind": FOLD_STATE, "ts": -(1 << 63), "seq": -(1 << 63), "blob": states[fid]}
+            )
         for e in lists[fid]:
             rows.append(_event_row(None, fid, e))
         for observer in sorted(o for o, f in groups if f == fid):
             if (observer, fid) in starts:
-                rows.append({"observer": observer, "fid": fid, "kind": GROUP_START, "ts": -(1 << 63),
-                             "seq": -(1 << 63)})
+                rows.append(
+                    {
+                        "observer": observer,
+                        "fid": fid,
+                        "kind": GROUP_START,
+                        "ts": -(1 << 63),
+                        "seq": -(1 << 63),
+                    }
+                )
             rows.extend(_event_row(observer, fid, e) for e in own[(observer, fid)])
     listed_only = {(s, e.fid) for es in lists.values() for e in es for s in e.replicas} - groups
-    cols = ["observer", "fid", "kind", "ts", "seq", "cn", "msg", "type", "sender", "sent_at", "msg_seq", "to",
-            "cnset", "changes", "requested", "source", "responders", "replicas", "event_store", "derived", "blob"]
+    cols = [
+        "observer",
+        "fid",
+        "kind",
+        "ts",
+        "seq",
+        "cn",
+        "msg",
+        "type",
+        "sender",
+        "sent_at",
+        "msg_seq",
+        "to",
+        "cnset",
+        "changes",
+        "requested",
+        "source",
+        "responders",
+        "replicas",
+        "event_store",
+        "derived",
+        "blob",
+    ]
     return pd.DataFrame.from_records(rows, columns=cols), len(listed_only)
 
 
@@ -72,12 +106,20 @@ def _event_row(observer, fid, e):  # type: ignore[no-untyped-def]
     m = e.message
     row = {"observer": observer, "fid": fid, "kind": e.kind, "ts": e.ts, "seq": e.seq, "cn": e.cn}
     if m is not None:
-        row.update(msg=m.msg, type=m.type, sender=m.sender, sent_at=m.sent_at, msg_seq=m.seq,
-                   to=list(m.to), cnset=m.cnset.text(),
-                   changes=m.changes.text() if m.changes is not None else None,
-                   requested=m.requested.text() if m.requested is not None else None,
-                   source=m.source, responders=list(m.responders) if m.responders is not None else None,
-                   derived=list(m.derived))
+        row.update(
+            msg=m.msg,
+            type=m.type,
+            sender=m.sender,
+            sent_at=m.sent_at,
+            msg_seq=m.seq,
+            to=list(m.to),
+            cnset=m.cnset.text(),
+            changes=m.changes.text() if m.changes is not None else None,
+            requested=m.requested.text() if m.requested is not None else None,
+            source=m.source,
+            responders=list(m.responders) if m.responders is not None else None,
+            derived=list(m.derived),
+        )
     elif e.kind == "change":
         row["derived"] = list(e.derived)
     if e.kind == "replicas":
@@ -121,10 +163,16 @@ def test_stream_equals_replay(demo, batch: int, moment: str) -> None:  # type: i
     expected = replay(topo, log, as_of).tables
     frame, listed_only = stream_rows(topo, log, as_of)
     assert listed_only or moment == "middle"  # some groups come from list changes alone
-    batches = [pa.RecordBatch.from_pandas(frame.iloc[i : i + batch], preserve_index=False)
-               for i in range(0, len(frame), batch)]
-    status = [(e.store, e.ts, e.seq, e.status == "down") for e in log.in_time_order() if e.kind == "store_status"]
-    out_batches = list(fold_partitions(org_payload(topo.to_json(), status), as_of, flush_rows=500)(iter(batches)))
+    batches = [
+        pa.RecordBatch.from_pandas(frame.iloc[i : i + batch], preserve_index=False)
+        for i in range(0, len(frame), batch)
+    ]
+    status = [
+        (e.store, e.ts, e.seq, e.status == "down") for e in log.in_time_order() if e.kind == "store_status"
+    ]
+    out_batches = list(
+        fold_partitions(org_payload(topo.to_json(), status), as_of, flush_rows=500)(iter(batches))
+    )
     assert len(out_batches) > 1  # flushed as it went, not held to the end
     out = pa.Table.from_batches(out_batches).to_pandas()
     assert list(out.columns) == list(FOLDED_COLUMNS)
@@ -183,9 +231,13 @@ def test_cyclic_gc_paused_restores_the_previous_state(enabled: bool) -> None:
 
 
 def _fold(topo, log, frame, as_of, keep_state=False):  # type: ignore[no-untyped-def]
-    status = [(e.store, e.ts, e.seq, e.status == "down") for e in log.in_time_order() if e.kind == "store_status"]
-    batches = [pa.RecordBatch.from_pandas(frame.iloc[i : i + 997], preserve_index=False)
-               for i in range(0, len(frame), 997)]
+    status = [
+        (e.store, e.ts, e.seq, e.status == "down") for e in log.in_time_order() if e.kind == "store_status"
+    ]
+    batches = [
+        pa.RecordBatch.from_pandas(frame.iloc[i : i + 997], preserve_index=False)
+        for i in range(0, len(frame), 997)
+    ]
     fold = fold_partitions(org_payload(topo.to_json(), status), as_of, flush_rows=500, keep_state=keep_state)
     return pa.Table.from_batches(list(fold(iter(batches)))).to_pandas()
 
@@ -207,7 +259,9 @@ def test_folds_go_on_from_the_state_a_run_kept(demo) -> None:  # type: ignore[no
     kept = out1[out1["table"] == FOLD_STATE]
     states = dict(zip(kept["fid"], kept["row"], strict=True))
     assert len(states) == len(set(out1["fid"].dropna()))  # one state per folder
-    out2 = _fold(topo, log, stream_rows(topo, log, second, after=first, states=states)[0], second, keep_state=True)
+    out2 = _fold(
+        topo, log, stream_rows(topo, log, second, after=first, states=states)[0], second, keep_state=True
+    )
     assert set(out2.loc[out2["table"] == FOLD_STATE, "fid"]) >= set(states)
     expected = replay(topo, log, second).tables
     for table in OUT_TABLES:

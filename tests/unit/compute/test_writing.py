@@ -41,19 +41,24 @@ def test_rewritten_files_are_not_linked(tmp_path: Path) -> None:
         _write(previous / "state_history" / name, ["1-1"])
     link_final_files(previous, run, ("state_history",), frozenset({"state_history/final-r1-part-1.parquet"}))
     assert sorted(p.name for p in (run / "state_history").iterdir()) == ["final-r1-part-0.parquet"]
-    assert (run / "state_history" / "final-r1-part-0.parquet").stat().st_ino == \
-        (previous / "state_history" / "final-r1-part-0.parquet").stat().st_ino
+    assert (run / "state_history" / "final-r1-part-0.parquet").stat().st_ino == (
+        previous / "state_history" / "final-r1-part-0.parquet"
+    ).stat().st_ino
 
 
 def test_small_final_files_are_compacted_once_there_are_many(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(writing, "MAX_FINAL_FILES", 3)
-    big = _write(tmp_path / "final-full-part-0.parquet", [f"1-{i:06d}" for i in range(5000)], row_group_size=5000)
+    big = _write(
+        tmp_path / "final-full-part-0.parquet", [f"1-{i:06d}" for i in range(5000)], row_group_size=5000
+    )
     monkeypatch.setattr(writing, "SMALL_FILE_BYTES", big.stat().st_size)  # it is not small; the others are
     small = [_write(tmp_path / f"final-r{i}-part-0.parquet", ["1-1"]) for i in range(3)]
     assert to_compact([big, *small[:2]]) == []
     assert to_compact([big, *small]) == small  # the full run's file stays as it is
     # many small files of one full run (one per fold partition) and one refresh's: two runs
-    parts = [_write(tmp_path / f"final-20261126T094719Z-4ef657-part-0000{i}-c000.snappy.parquet", ["1-1"])
-             for i in range(5)]
+    parts = [
+        _write(tmp_path / f"final-20261126T094719Z-4ef657-part-0000{i}-c000.snappy.parquet", ["1-1"])
+        for i in range(5)
+    ]
     assert to_compact([*parts, small[0]]) == []
     assert to_compact([*parts, *small]) == [*parts, *small]

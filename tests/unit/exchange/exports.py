@@ -37,9 +37,11 @@ def event_xml(r: ExportRecord, record_id: int, *, rendered: bool) -> str:
     data = "".join(f"<Data>{_xml_text(s)}</Data>" for s in r.strings)
     info = ""
     if rendered:
-        info = (f"<RenderingInfo Culture='en-US'><Message>{_xml_text(r.message)}</Message>"
-                "<Level>Information</Level><Task>Replication</Task><Keywords><Keyword>Classic</Keyword>"
-                f"</Keywords></RenderingInfo>")
+        info = (
+            f"<RenderingInfo Culture='en-US'><Message>{_xml_text(r.message)}</Message>"
+            "<Level>Information</Level><Task>Replication</Task><Keywords><Keyword>Classic</Keyword>"
+            f"</Keywords></RenderingInfo>"
+        )
     return (
         f"<Event xmlns='{NS}'><System><Provider Name={quoteattr(r.provider)}/>"
         f"<EventID Qualifiers='16388'>{r.event_id}</EventID><Level>4</Level><Task>16</Task>"
@@ -51,15 +53,17 @@ def event_xml(r: ExportRecord, record_id: int, *, rendered: bool) -> str:
 
 def write_wevtutil_xml(records: Sequence[ExportRecord], path: Path, *, rendered: bool = True) -> None:
     """``wevtutil qe Application /f:RenderedXml`` (or ``/f:xml``): events with no root element."""
-    path.write_text("".join(event_xml(r, i, rendered=rendered) for i, r in enumerate(records, 1)),
-                    encoding="utf-8")
+    path.write_text(
+        "".join(event_xml(r, i, rendered=rendered) for i, r in enumerate(records, 1)), encoding="utf-8"
+    )
 
 
 def write_events_xml(records: Sequence[ExportRecord], path: Path, *, rendered: bool = True) -> None:
     """Event Viewer "Save as XML" / ``ToXml()`` collected under an ``<Events>`` root, UTF-16."""
     body = "\r\n".join(event_xml(r, i, rendered=rendered) for i, r in enumerate(records, 1))
-    path.write_bytes(("<?xml version='1.0' encoding='UTF-16'?>\r\n<Events>" + body + "</Events>")
-                     .encode("utf-16"))
+    path.write_bytes(
+        ("<?xml version='1.0' encoding='UTF-16'?>\r\n<Events>" + body + "</Events>").encode("utf-16")
+    )
 
 
 def _us_local(us: int, offset_min: int) -> str:
@@ -74,8 +78,9 @@ def write_event_viewer_csv(records: Sequence[ExportRecord], path: Path, *, offse
     w = csv.writer(buf, lineterminator="\r\n")
     w.writerow(["Level", "Date and Time", "Source", "Event ID", "Task Category"])
     for r in records:
-        w.writerow(["Information", _us_local(r.ts, offset_min), r.provider, r.event_id, "Replication",
-                    r.message])
+        w.writerow(
+            ["Information", _us_local(r.ts, offset_min), r.provider, r.event_id, "Replication", r.message]
+        )
     path.write_text(buf.getvalue(), encoding="utf-8-sig", newline="")
 
 
@@ -124,9 +129,14 @@ class _BinXml:
         u = n.encode("utf-16-le")
         self.b += struct.pack("<IHH", 0, _name_hash(n), len(n)) + u + b"\x00\x00"
 
-    def element(self, name: str, attrs: list[tuple[str, int, int]] | None = None,
-                content: list[tuple[int, int]] | None = None, children: list | None = None,
-                literal: str | None = None) -> None:
+    def element(
+        self,
+        name: str,
+        attrs: list[tuple[str, int, int]] | None = None,
+        content: list[tuple[int, int]] | None = None,
+        children: list | None = None,
+        literal: str | None = None,
+    ) -> None:
         """attrs: (name, substitution index, type); content: substitutions; children: callables."""
         self.b.append(0x41 if attrs else 0x01)
         self.b += struct.pack("<H", 0xFFFF)
@@ -170,14 +180,17 @@ def _record_binxml(r: ExportRecord, record_id: int, base: int) -> bytes:
     n = len(r.strings)
 
     def system(w: _BinXml) -> None:
-        w.element("System", children=[
-            lambda w: w.element("Provider", attrs=[("Name", 0, 0x01)]),
-            lambda w: w.element("EventID", content=[(1, 0x06)]),
-            lambda w: w.element("TimeCreated", attrs=[("SystemTime", 2, 0x11)]),
-            lambda w: w.element("EventRecordID", content=[(3, 0x0A)]),
-            lambda w: w.element("Channel", literal="Application"),
-            lambda w: w.element("Computer", content=[(4, 0x01)]),
-        ])
+        w.element(
+            "System",
+            children=[
+                lambda w: w.element("Provider", attrs=[("Name", 0, 0x01)]),
+                lambda w: w.element("EventID", content=[(1, 0x06)]),
+                lambda w: w.element("TimeCreated", attrs=[("SystemTime", 2, 0x11)]),
+                lambda w: w.element("EventRecordID", content=[(3, 0x0A)]),
+                lambda w: w.element("Channel", literal="Application"),
+                lambda w: w.element("Computer", content=[(4, 0x01)]),
+            ],
+        )
 
     def data(i: int):  # type: ignore[no-untyped-def]
         return lambda w: w.element("Data", content=[(5 + i, 0x01)])
@@ -209,8 +222,19 @@ def _record_binxml(r: ExportRecord, record_id: int, base: int) -> bytes:
 def _chunk(body: bytes, first_id: int, last_id: int, last_off: int) -> bytes:
     head = bytearray(512)
     head[0:8] = b"ElfChnk\x00"
-    struct.pack_into("<QQQQIIII", head, 8, first_id, last_id, first_id, last_id, 128, last_off,
-                     512 + len(body), zlib.crc32(body))
+    struct.pack_into(
+        "<QQQQIIII",
+        head,
+        8,
+        first_id,
+        last_id,
+        first_id,
+        last_id,
+        128,
+        last_off,
+        512 + len(body),
+        zlib.crc32(body),
+    )
     struct.pack_into("<I", head, 124, zlib.crc32(bytes(head[:120]) + bytes(head[128:512])))
     return bytes(head) + body + bytes(CHUNK_SIZE - 512 - len(body))
 
@@ -232,7 +256,9 @@ def write_evtx(records: Sequence[ExportRecord], path: Path, *, per_chunk: int = 
                 raise ValueError("one record is larger than a chunk")
             chunks.append(_chunk(bytes(body), first_id, next_id - 1, last_off))
             body, first_id, last_off, in_chunk = bytearray(), next_id, 512, 0
-        body += struct.pack("<IIQQ", 0x00002A2A, size, next_id, _filetime(r.ts)) + xml + struct.pack("<I", size)
+        body += (
+            struct.pack("<IIQQ", 0x00002A2A, size, next_id, _filetime(r.ts)) + xml + struct.pack("<I", size)
+        )
         last_off = off
         next_id += 1
         in_chunk += 1

@@ -55,23 +55,37 @@ def test_three_servers_pair_sends_and_receives_in_store_terms(tmp_path: Path) ->
     out = tmp_path / "out"
     assert s["stores"] == {"EX07": "PF07", "LDNPF1": "PFLDN", "PARPF2": "PFPAR"}
     sends = _sends(out)
-    receives = {(e["msg"], e["store"]): e["ts"] for e in _lines(out / "events.jsonl") if e["kind"] == "receive"}
+    receives = {
+        (e["msg"], e["store"]): e["ts"] for e in _lines(out / "events.jsonl") if e["kind"] == "receive"
+    }
     a1 = sends["<A1@EX07.corp.example>"]
     # one message, printed 1-2F0 on EX07, 5-2F0 on LDNPF1 and 7-2F0 on PARPF2: one store's CNs
-    assert (a1["type"], a1["fid"], a1["to"], a1["changes"]) == ("hierarchy", "1-1", ["PFLDN", "PFPAR"], "PF07:752-756")
+    assert (a1["type"], a1["fid"], a1["to"], a1["changes"]) == (
+        "hierarchy",
+        "1-1",
+        ["PFLDN", "PFPAR"],
+        "PF07:752-756",
+    )
     assert receives[("<A1@EX07.corp.example>", "PFLDN")] == "2026-11-02T08:03:00Z"
     assert receives[("<A1@EX07.corp.example>", "PFPAR")] == "2026-11-02T08:05:00Z"
     fid = sends["<A2@EX07.corp.example>"]["fid"]
     assert fid == "1-4B1C"  # created on PF07, the first store by name
     b1 = sends["<B1@PARPF2.corp.example>"]
-    assert (b1["type"], b1["requested"], b1["source"], b1["to"]) == ("backfill_request", "PF07:768-770", "PF07", ["PF07"])
+    assert (b1["type"], b1["requested"], b1["source"], b1["to"]) == (
+        "backfill_request",
+        "PF07:768-770",
+        "PF07",
+        ["PF07"],
+    )
     a3 = sends["<A3@EX07.corp.example>"]
     assert (a3["type"], a3["changes"], a3["fid"]) == ("backfill_response", "PF07:768,770", fid)
     h = sends["LDNPF1/1-3C10"]  # an internal 5.x id is unique only with its sender
     assert (h["type"], h["fid"], h["changes"]) == ("backfill_response", "1-1", "PFPAR:10753,10755")
     st = sends["LDNPF1/1-5D21"]
     assert st["type"] == "status" and st["cnset"] == "PF07:752-756,768-770" and "derived" not in st
-    b2 = sends["<B2@PARPF2.corp.example>"]  # hierarchy backfill request: no folder; the Server line names PFLDN
+    b2 = sends[
+        "<B2@PARPF2.corp.example>"
+    ]  # hierarchy backfill request: no folder; the Server line names PFLDN
     assert (b2["fid"], b2["to"], b2["requested"]) == ("1-1", ["PFLDN"], "PFLDN:16-18")
 
 
@@ -110,7 +124,10 @@ def test_rejects_errors_and_accounting(tmp_path: Path) -> None:
     assert all(r["source"] and r["record"] >= 1 and r["text"] for r in rejects)
     errors = _lines(out / "ingest_errors.jsonl")
     assert [(e["server"], e["store"], e["event_id"]) for e in errors] == [
-        ("EX07", "PF07", 3079), ("EX07", "PF07", 3085), ("PARPF2", "PFPAR", 3092)]
+        ("EX07", "PF07", 3079),
+        ("EX07", "PF07", 3085),
+        ("PARPF2", "PFPAR", 3092),
+    ]
     assert "EcReplStartup" in errors[0]["text"] and errors[2]["ts"] == "2026-11-02T12:30:00Z"
     per = s["per_type"]
     assert per["0x2"] == {"out": 1, "in": 2} and per["0x80000004"] == {"out": 1, "in": 1}
@@ -131,7 +148,9 @@ def test_duplicated_exports_count_once(tmp_path: Path) -> None:
     dup = len(fx.EX07_EVENTS) - 1 + 2 + len(fx.PAR_EVENTS)  # the transport event is rejected again
     assert s["duplicates"] == dup and s["accounted"]
     assert s["used"] == first["used"] and s["errors_kept"] == first["errors_kept"]
-    assert (tmp_path / "a" / "out" / "events.jsonl").read_text() == (tmp_path / "b" / "out" / "events.jsonl").read_text()
+    assert (tmp_path / "a" / "out" / "events.jsonl").read_text() == (
+        tmp_path / "b" / "out" / "events.jsonl"
+    ).read_text()
 
 
 def test_replids_are_inferred_without_a_table(tmp_path: Path) -> None:
@@ -154,10 +173,13 @@ def test_replids_are_inferred_without_a_table(tmp_path: Path) -> None:
 
 
 def test_a_wrong_replid_table_shows_as_conflicts(tmp_path: Path) -> None:
-    wrong = fx.REPLIDS_CSV.replace("LDNPF1,5,PF07", "LDNPF1,5,PFPAR").replace("LDNPF1,3,PFPAR", "LDNPF1,3,PF07")
+    wrong = fx.REPLIDS_CSV.replace("LDNPF1,5,PF07", "LDNPF1,5,PFPAR").replace(
+        "LDNPF1,3,PFPAR", "LDNPF1,3,PF07"
+    )
     s = _run(tmp_path, replids=wrong)
     assert {(c["server"], c["replid"], c["kept"], c["also_seen"]) for c in s["replids"]["conflicts"]} >= {
-        ("LDNPF1", "5", "PFPAR", "PF07")}
+        ("LDNPF1", "5", "PFPAR", "PF07")
+    }
 
 
 def test_an_unmapped_replid_is_a_reject_saying_which(tmp_path: Path) -> None:
@@ -175,32 +197,47 @@ def test_the_log_and_topology_are_read_by_pfscope(tmp_path: Path) -> None:
     out = tmp_path / "out"
     topo = load_topology(out / "topology.json")
     assert {(s.name, s.server, s.site, s.version) for s in topo.stores.values()} == {
-        ("PF07", "EX07", "REDMOND", "2007"), ("PFLDN", "LDNPF1", "LONDON", "5.5"), ("PFPAR", "PARPF2", "PARIS", "2003")}
+        ("PF07", "EX07", "REDMOND", "2007"),
+        ("PFLDN", "LDNPF1", "LONDON", "5.5"),
+        ("PFPAR", "PARPF2", "PARIS", "2003"),
+    }
     f = topo.folders["1-4B1C"]
     assert f.path == fx.LONG and f.parent == "1-1" and set(f.replicas) == {"PF07", "PFLDN", "PFPAR"}
     assert topo.folders["3-A"].path.startswith("NON_IPM_SUBTREE\\OFFLINE ADDRESS BOOK")
     log = read_event_log([out / "events.jsonl"], topo)
     assert log.rejects == [] and log.duplicates == 0
     tables = replay(topo, log).tables
-    row = next(r for r in tables["state_table"] if (r["observer"], r["fid"], r["subject"]) == ("PFPAR", "1-4B1C", "PF07"))
+    row = next(
+        r
+        for r in tables["state_table"]
+        if (r["observer"], r["fid"], r["subject"]) == ("PFPAR", "1-4B1C", "PF07")
+    )
     assert row["cnset"] == "PF07:768-770"
 
 
 def test_the_given_topology_is_completed_not_replaced(tmp_path: Path) -> None:
     given = {
-        "sites": ["Redmond"], "costs": [],
+        "sites": ["Redmond"],
+        "costs": [],
         "stores": [{"name": "PF07", "server": "ex07.corp.example", "site": "Redmond", "version": "2010"}],
         "folders": [{"fid": "9-99", "path": fx.LONG, "parent": None, "replicas": ["PF07"]}],
     }
     (tmp_path / "t.json").write_text(json.dumps(given), encoding="utf-8")
     _exports(tmp_path / "logs")
     (tmp_path / "r.csv").write_text(fx.REPLIDS_CSV, encoding="utf-8")
-    run_ingest([str(tmp_path / "logs")], tmp_path / "out", replids=str(tmp_path / "r.csv"), topology=str(tmp_path / "t.json"))
+    run_ingest(
+        [str(tmp_path / "logs")],
+        tmp_path / "out",
+        replids=str(tmp_path / "r.csv"),
+        topology=str(tmp_path / "t.json"),
+    )
     topo = load_topology(tmp_path / "out" / "topology.json")
     assert topo.stores["PF07"].version == "2010" and topo.stores["PF07"].site == "Redmond"
     assert topo.folders["9-99"].replicas == ("PF07",)  # the folder keeps its FID and replica list by path
     assert "1-4B1C" not in topo.folders
-    assert {e["fid"] for e in _lines(tmp_path / "out" / "events.jsonl") if e.get("fid") not in (None, "1-1")} == {"9-99"}
+    assert {
+        e["fid"] for e in _lines(tmp_path / "out" / "events.jsonl") if e.get("fid") not in (None, "1-1")
+    } == {"9-99"}
 
 
 @pytest.mark.parametrize(
@@ -219,7 +256,9 @@ def test_replid_table_errors(text: str, why: str) -> None:
 
 
 def test_replid_table_reads_hex_and_fqdn() -> None:
-    assert parse_replids_csv("store,server,replid\r\nPF1,ex1.corp.example,0x1A\n# note\n") == {("EX1", 0x1A): "PF1"}
+    assert parse_replids_csv("store,server,replid\r\nPF1,ex1.corp.example,0x1A\n# note\n") == {
+        ("EX1", 0x1A): "PF1"
+    }
 
 
 def _ingest(recs: list, tmp_path: Path, replids: str | None = None) -> tuple[dict, list[dict], list[dict]]:
@@ -233,11 +272,21 @@ def _ingest(recs: list, tmp_path: Path, replids: str | None = None) -> tuple[dic
     return res.summary, res.events, res.rejects
 
 
-OUT_A = fx.lines("An outgoing replication message was issued.", "Type: 0x4", "Message ID: <Z1@EX1.example>",
-                 "Folder(s): (1-50) IPM_SUBTREE\\Z", "CN min: 1-10, CN max: 1-12")
-IN_A = fx.lines("An incoming replication message was processed.", "Type: 0x4", "Message ID: <Z1@EX1.example>",
-                "Folder(s): (2-50) IPM_SUBTREE\\Z", "CN min: 2-10, CN max: 2-12", "Server: " + fx.DN.format(
-                    ou="A", server="EX1"))
+OUT_A = fx.lines(
+    "An outgoing replication message was issued.",
+    "Type: 0x4",
+    "Message ID: <Z1@EX1.example>",
+    "Folder(s): (1-50) IPM_SUBTREE\\Z",
+    "CN min: 1-10, CN max: 1-12",
+)
+IN_A = fx.lines(
+    "An incoming replication message was processed.",
+    "Type: 0x4",
+    "Message ID: <Z1@EX1.example>",
+    "Folder(s): (2-50) IPM_SUBTREE\\Z",
+    "CN min: 2-10, CN max: 2-12",
+    "Server: " + fx.DN.format(ou="A", server="EX1"),
+)
 
 
 def test_clock_skew_own_sender_and_second_sender_are_rejects(tmp_path: Path) -> None:
@@ -262,12 +311,27 @@ def test_clock_skew_own_sender_and_second_sender_are_rejects(tmp_path: Path) -> 
 
 
 def test_a_status_for_two_folders_is_two_messages(tmp_path: Path) -> None:
-    text = fx.lines("An outgoing replication message was issued.", "Type: 0x10", "Message ID: 1-77",
-                    "Folder(s): (1-50) IPM_SUBTREE\\A", "(1-51) IPM_SUBTREE\\B", "CNSET: 1-1,1-4", ", CNSET(FAI): {0}")
-    incoming = text.replace("outgoing", "incoming").replace("issued", "processed").replace("1-", "2-").replace(
-        "Message ID: 2-77", "Message ID: 1-77") + "\r\nServer: " + fx.DN.format(ou="A", server="EX1")
-    recs = [fx.rec("EX1.example", 3017, "2026-11-02T08:00:00Z", text),
-            fx.rec("EX2.example", 3027, "2026-11-02T08:01:00Z", incoming)]
+    text = fx.lines(
+        "An outgoing replication message was issued.",
+        "Type: 0x10",
+        "Message ID: 1-77",
+        "Folder(s): (1-50) IPM_SUBTREE\\A",
+        "(1-51) IPM_SUBTREE\\B",
+        "CNSET: 1-1,1-4",
+        ", CNSET(FAI): {0}",
+    )
+    incoming = (
+        text.replace("outgoing", "incoming")
+        .replace("issued", "processed")
+        .replace("1-", "2-")
+        .replace("Message ID: 2-77", "Message ID: 1-77")
+        + "\r\nServer: "
+        + fx.DN.format(ou="A", server="EX1")
+    )
+    recs = [
+        fx.rec("EX1.example", 3017, "2026-11-02T08:00:00Z", text),
+        fx.rec("EX2.example", 3027, "2026-11-02T08:01:00Z", incoming),
+    ]
     s, events, _ = _ingest(recs, tmp_path)
     sends = [e for e in events if e["kind"] == "send"]
     assert sorted(e["msg"] for e in sends) == ["EX1/1-77#EX1-50", "EX1/1-77#EX1-51"]
@@ -285,7 +349,9 @@ def test_unrendered_and_unreadable_records_say_why(tmp_path: Path) -> None:
     write_wevtutil_xml([odd], p, rendered=False)
     body = p.read_text()
     write_wevtutil_xml([bad_time], tmp_path / "y.xml")
-    (tmp_path / "y.xml").write_text((tmp_path / "y.xml").read_text().replace("2026-11-02T08:00:00.0000000Z", "soon"))
+    (tmp_path / "y.xml").write_text(
+        (tmp_path / "y.xml").read_text().replace("2026-11-02T08:00:00.0000000Z", "soon")
+    )
     from pfscope.spark_jobs.exchange.build import ingest_records
     from pfscope.spark_jobs.exchange.formats import read_records
 
@@ -299,8 +365,11 @@ def test_unrendered_and_unreadable_records_say_why(tmp_path: Path) -> None:
 
 def test_a_range_too_wide_to_expand_is_a_reject(tmp_path: Path) -> None:
     wide = OUT_A.replace("CN min: 1-10, CN max: 1-12", "CN min: 1-1, CN max: 1-FFFFF")
-    s, events, rejects = _ingest([fx.rec("EX1.example", 3020, "2026-11-02T08:00:00Z", wide)], tmp_path,
-                                 "server,replid,store\nEX1,2,EX2\n")
+    s, events, rejects = _ingest(
+        [fx.rec("EX1.example", 3020, "2026-11-02T08:00:00Z", wide)],
+        tmp_path,
+        "server,replid,store\nEX1,2,EX2\n",
+    )
     assert [r["reason"] for r in rejects] == [f"CN range of {0xFFFFF:,} own CNs is wider than 100,000"]
     assert events == [] and s["accounted"]
 
@@ -309,15 +378,31 @@ def test_own_cns_shown_by_status_sets_and_responses_become_changes_in_order(tmp_
     dn = "Server: " + fx.DN.format(ou="A", server="EX1")
 
     def content(n: int, lo: int, hi: int) -> str:
-        return fx.lines("Type: 0x4", f"Message ID: <C{n}@EX1.example>", "Folder(s): (1-50) IPM_SUBTREE\\Z",
-                        f"CN min: 1-{lo:X}, CN max: 1-{hi:X}")
+        return fx.lines(
+            "Type: 0x4",
+            f"Message ID: <C{n}@EX1.example>",
+            "Folder(s): (1-50) IPM_SUBTREE\\Z",
+            f"CN min: 1-{lo:X}, CN max: 1-{hi:X}",
+        )
 
-    status = fx.lines("Type: 0x10", "Message ID: <S1@EX1.example>", "Folder(s): (1-50) IPM_SUBTREE\\Z",
-                      "CNSET: 1-1,1-8", "2-3,2-4", ", CNSET(FAI): {0}")
+    status = fx.lines(
+        "Type: 0x10",
+        "Message ID: <S1@EX1.example>",
+        "Folder(s): (1-50) IPM_SUBTREE\\Z",
+        "CNSET: 1-1,1-8",
+        "2-3,2-4",
+        ", CNSET(FAI): {0}",
+    )
     recs = [
         fx.rec("EX1.example", 3020, "2026-11-02T08:00:00Z", content(1, 6, 8)),
-        fx.rec("EX2.example", 3030, "2026-11-02T08:01:00Z", content(1, 6, 8).replace("1-6", "2-6").replace(
-            "1-8", "2-8").replace("(1-50)", "(2-50)") + "\r\n" + dn),
+        fx.rec(
+            "EX2.example",
+            3030,
+            "2026-11-02T08:01:00Z",
+            content(1, 6, 8).replace("1-6", "2-6").replace("1-8", "2-8").replace("(1-50)", "(2-50)")
+            + "\r\n"
+            + dn,
+        ),
         fx.rec("EX1.example", 3017, "2026-11-02T09:00:00Z", status),
         fx.rec("EX1.example", 3020, "2026-11-02T10:00:00Z", content(2, 9, 9)),
     ]
@@ -329,17 +414,31 @@ def test_own_cns_shown_by_status_sets_and_responses_become_changes_in_order(tmp_
     assert changes == [("09:00", cn) for cn in range(1, 9)] + [("10:00", 9)]
     assert s["derived"]["own CNs written after their first message"] == 3
     status_line = next(e for e in events if e["kind"] == "send" and e["type"] == "status")
-    assert status_line["cnset"] == "EX1:1-8;EX2:3-4" and status_line["derived"] == ["to"]  # the set is printed
+    assert status_line["cnset"] == "EX1:1-8;EX2:3-4" and status_line["derived"] == [
+        "to"
+    ]  # the set is printed
 
 
 def test_an_incoming_event_alone_needs_a_sender_it_can_name(tmp_path: Path) -> None:
-    lone = fx.lines("An incoming replication message was processed.", "Type: 0x10", "Message ID: <Q1@corp.example>",
-                    "Folder(s): (1-50) IPM_SUBTREE\\Z", "CNSET: 1-1,1-2", ", CNSET(FAI): {0}")
+    lone = fx.lines(
+        "An incoming replication message was processed.",
+        "Type: 0x10",
+        "Message ID: <Q1@corp.example>",
+        "Folder(s): (1-50) IPM_SUBTREE\\Z",
+        "CNSET: 1-1,1-2",
+        ", CNSET(FAI): {0}",
+    )
     named = lone.replace("<Q1@corp.example>", "<Q2@EX3.corp.example>")
-    s, events, rejects = _ingest([fx.rec("EX2.example", 3027, "2026-11-02T08:00:00Z", lone),
-                                  fx.rec("EX2.example", 3027, "2026-11-02T08:01:00Z", named),
-                                  fx.rec("EX3.example", 3079, "2026-11-02T08:02:00Z", "thread error")], tmp_path)
+    s, events, rejects = _ingest(
+        [
+            fx.rec("EX2.example", 3027, "2026-11-02T08:00:00Z", lone),
+            fx.rec("EX2.example", 3027, "2026-11-02T08:01:00Z", named),
+            fx.rec("EX3.example", 3079, "2026-11-02T08:02:00Z", "thread error"),
+        ],
+        tmp_path,
+    )
     assert [r["reason"] for r in rejects] == [
-        "no outgoing event, no Server line, and the Message ID names no known server"]
+        "no outgoing event, no Server line, and the Message ID names no known server"
+    ]
     (send,) = [e for e in events if e["kind"] == "send"]
     assert send["store"] == "EX3" and send["derived"] == ["event", "ts"] and s["accounted"]

@@ -28,21 +28,42 @@ def one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
     return err.strip()
 
 
-def test_ingest_writes_the_log_topology_and_reports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ingest_writes_the_log_topology_and_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     logs = _logs(tmp_path)
     out = tmp_path / "out"
-    argv = ["ingest", "--logs", str(logs / "ex07.xml"), str(logs / "*.csv"), "--out", str(out),
-            "--replids", str(tmp_path / "replids.csv"), "--time-offset=-05:00"]
+    argv = [
+        "ingest",
+        "--logs",
+        str(logs / "ex07.xml"),
+        str(logs / "*.csv"),
+        "--out",
+        str(out),
+        "--replids",
+        str(tmp_path / "replids.csv"),
+        "--time-offset=-05:00",
+    ]
     assert main(argv) == 0
     printed = capsys.readouterr().out
     assert "read 20 records from 3 files" in printed and "2 rejected" in printed
     assert sorted(p.name for p in out.iterdir()) == [
-        "events.jsonl", "ingest_errors.jsonl", "ingest_rejects.jsonl", "ingest_summary.json", "topology.json"]
+        "events.jsonl",
+        "ingest_errors.jsonl",
+        "ingest_rejects.jsonl",
+        "ingest_summary.json",
+        "topology.json",
+    ]
     summary = json.loads((out / "ingest_summary.json").read_text(encoding="utf-8"))
     assert summary["accounted"] and summary["notes"][0].startswith("5 times had no UTC offset")
     # the Event Viewer CSV was written five hours behind UTC and read back with --time-offset
     recv = [json.loads(x) for x in (out / "events.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert {"ts": "2026-11-02T08:03:00Z", "store": "PFLDN", "kind": "receive", "msg": "<A1@EX07.corp.example>"} in recv
+    assert {
+        "ts": "2026-11-02T08:03:00Z",
+        "store": "PFLDN",
+        "kind": "receive",
+        "msg": "<A1@EX07.corp.example>",
+    } in recv
     # the same export read with the zone of New York (UTC-5 in November) gives the same times
     assert main([*argv[:-1], "--out", str(tmp_path / "out2"), "--timezone", "America/New_York"]) == 0
     assert (tmp_path / "out2" / "events.jsonl").read_text() == (out / "events.jsonl").read_text()
@@ -58,12 +79,16 @@ def test_ingest_writes_the_log_topology_and_reports(tmp_path: Path, capsys: pyte
         (["--logs", "{tmp}/logs", "--time-offset", "CET"], "--time-offset 'CET': expected +HH:MM"),
         (["--logs", "{tmp}/odd.csv"], "needs a time and an event ID column"),
         (["--logs", "{tmp}/broken.xml"], "not well-formed XML"),
-        (["--logs", "{tmp}/logs", "--timezone", "Mars/Olympus"], "--timezone 'Mars/Olympus': no such time zone"),
+        (
+            ["--logs", "{tmp}/logs", "--timezone", "Mars/Olympus"],
+            "--timezone 'Mars/Olympus': no such time zone",
+        ),
         (["--logs", "{tmp}/logs", "--timezone", "UTC", "--time-offset=+01:00"], "not both"),
     ],
 )
-def test_operator_errors_are_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                            extra: list[str], expect: str) -> None:
+def test_operator_errors_are_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], expect: str
+) -> None:
     _logs(tmp_path)
     (tmp_path / "bad_replids.csv").write_text("server,replid,store\nEX07,G,PF07\n", encoding="utf-8")
     (tmp_path / "bad_topology.json").write_text("{", encoding="utf-8")

@@ -22,26 +22,62 @@ def _rows(rows: list[dict], drop: tuple[str, ...] = ()) -> list[str]:
 
 def test_three_server_samples(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    glob_all = ["ingest", "--logs", str(FIXTURES / "EX07.xml"), str(FIXTURES / "*.csv"), "--out", str(out),
-                "--replids", str(FIXTURES / "replids.csv"), "--time-offset=+01:00"]
+    glob_all = [
+        "ingest",
+        "--logs",
+        str(FIXTURES / "EX07.xml"),
+        str(FIXTURES / "*.csv"),
+        "--out",
+        str(out),
+        "--replids",
+        str(FIXTURES / "replids.csv"),
+        "--time-offset=+01:00",
+    ]
     assert main([*glob_all, "--strict"]) == 2  # replids.csv is no export
     assert main(glob_all) == 3  # ... so it is rejected whole and the rest ingested: partial
     s = json.loads((out / "ingest_summary.json").read_text(encoding="utf-8"))
     assert [b["file"] for b in s["files_broken"]] == [str(FIXTURES / "replids.csv")] and s["accounted"]
-    assert main(["ingest", "--logs", str(FIXTURES / "EX07.xml"), str(FIXTURES / "LDNPF1_application.csv"),
-                 str(FIXTURES / "PARPF2.csv"), "--out", str(out), "--replids", str(FIXTURES / "replids.csv"),
-                 "--time-offset=+01:00"]) == 0
+    assert (
+        main(
+            [
+                "ingest",
+                "--logs",
+                str(FIXTURES / "EX07.xml"),
+                str(FIXTURES / "LDNPF1_application.csv"),
+                str(FIXTURES / "PARPF2.csv"),
+                "--out",
+                str(out),
+                "--replids",
+                str(FIXTURES / "replids.csv"),
+                "--time-offset=+01:00",
+            ]
+        )
+        == 0
+    )
     s = json.loads((out / "ingest_summary.json").read_text(encoding="utf-8"))
-    assert (s["records_read"], s["used"], s["errors_kept"], s["duplicates"], s["rejected"]) == (20, 15, 3, 0, 2)
+    assert (s["records_read"], s["used"], s["errors_kept"], s["duplicates"], s["rejected"]) == (
+        20,
+        15,
+        3,
+        0,
+        2,
+    )
     assert s["messages"]["total"] == 8 and s["replids"]["conflicts"] == []
     events = [json.loads(x) for x in (out / "events.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert {"ts": "2026-11-02T08:03:00Z", "store": "PFLDN", "kind": "receive", "msg": "<A1@EX07.corp.example>"} in events
+    assert {
+        "ts": "2026-11-02T08:03:00Z",
+        "store": "PFLDN",
+        "kind": "receive",
+        "msg": "<A1@EX07.corp.example>",
+    } in events
 
 
 def test_worked_example_evtx_samples_replay_like_the_simulation(tmp_path: Path) -> None:
     we = FIXTURES / "worked-example"
     out = tmp_path / "out"
-    assert main(["ingest", "--logs", str(we), "--out", str(out), "--topology", str(we / "topology.json")]) == 0
+    assert (
+        main(["ingest", "--logs", str(we), "--out", str(out), "--topology", str(we / "topology.json")]) == 0
+    )
     s = json.loads((out / "ingest_summary.json").read_text(encoding="utf-8"))
     assert s["records_read"] == s["used"] == 50 and set(s["formats"].values()) == {"evtx"}
     assert len(s["replids"]["inferred"]) == 9  # three servers x three stores, no table given
@@ -52,7 +88,14 @@ def test_worked_example_evtx_samples_replay_like_the_simulation(tmp_path: Path) 
     # the committed samples carry derived CN sets: marked exactly there, equal to the simulation otherwise
     _derived_exactly_where_ingest_derived(a, b, out)
     b["state_history"], _ = _flag_only_rows(b["state_history"])
-    for table in ("state_table", "backfill_entries", "backfill_requests", "backfill_candidates", "replicas",
-                  "folders", "stores"):
+    for table in (
+        "state_table",
+        "backfill_entries",
+        "backfill_requests",
+        "backfill_candidates",
+        "replicas",
+        "folders",
+        "stores",
+    ):
         assert _rows(a[table], ("derived",)) == _rows(b[table], ("derived",)), table
     assert _rows(a["state_history"], ("at", "derived")) == _rows(b["state_history"], ("at", "derived"))

@@ -25,8 +25,12 @@ from tests.unit.exchange.exports import (
     write_wevtutil_xml,
 )
 
-QUOTED = fx.rec(fx.EX07, 3092, "2026-11-02T12:00:00Z",
-                'Error "0x8004010F" processing "IPM_SUBTREE\\A, B"\r\nsecond line\r\n\r\nafter an empty line')
+QUOTED = fx.rec(
+    fx.EX07,
+    3092,
+    "2026-11-02T12:00:00Z",
+    'Error "0x8004010F" processing "IPM_SUBTREE\\A, B"\r\nsecond line\r\n\r\nafter an empty line',
+)
 RECORDS = [*fx.EX07_EVENTS, QUOTED]
 
 
@@ -89,11 +93,18 @@ def test_a_csv_without_time_or_event_id_columns_is_an_operator_error(tmp_path: P
 def test_evtx_written_by_our_writer_is_read_by_pyevtx_rs(tmp_path: Path) -> None:
     recs = []
     for i in range(450):  # three chunks
-        r = fx.rec(fx.PAR, 3030 if i % 2 else 3020, "2026-11-02T08:00:00Z",
-                   "")
+        r = fx.rec(fx.PAR, 3030 if i % 2 else 3020, "2026-11-02T08:00:00Z", "")
         r.ts += i * 1_000_000
-        r.strings = ["0x4", f"<M{i}@PARPF2.corp.example>", f"(7-4B1C) {fx.LONG}", f"7-{i + 1:X}", f"7-{i + 1:X}",
-                     "0", "{0}", fx.DN_EX07]
+        r.strings = [
+            "0x4",
+            f"<M{i}@PARPF2.corp.example>",
+            f"(7-4B1C) {fx.LONG}",
+            f"7-{i + 1:X}",
+            f"7-{i + 1:X}",
+            "0",
+            "{0}",
+            fx.DN_EX07,
+        ]
         recs.append(r)
     p = tmp_path / "PARPF2.evtx"
     write_evtx(recs, p)
@@ -156,7 +167,9 @@ def test_paths_folders_and_globs(tmp_path: Path) -> None:
 def test_a_large_xml_export_is_streamed_across_pieces(tmp_path: Path) -> None:
     recs = []
     for i in range(2500):
-        r = fx.rec(fx.EX07, 3020, "2026-11-02T08:00:00Z", fx.EX07_EVENTS[1].message.replace("<A2@", f"<N{i}@"))
+        r = fx.rec(
+            fx.EX07, 3020, "2026-11-02T08:00:00Z", fx.EX07_EVENTS[1].message.replace("<A2@", f"<N{i}@")
+        )
         recs.append(r)
     for write, name in ((write_wevtutil_xml, "big.xml"), (write_events_xml, "big-utf16.xml")):
         p = tmp_path / name
@@ -175,6 +188,8 @@ def test_event_viewer_tab_delimited_text(tmp_path: Path) -> None:
         w = _csv.writer(fh, delimiter="\t", lineterminator="\r\n")
         w.writerow(["Level", "Date and Time", "Source", "Event ID", "Task Category"])
         for r in fx.LDN_EVENTS:
-            w.writerow(["Information", "11/2/2026 9:03:00 AM", r.provider, r.event_id, "Replication", r.message])
+            w.writerow(
+                ["Information", "11/2/2026 9:03:00 AM", r.provider, r.event_id, "Replication", r.message]
+            )
     got = list(read_records(str(p)))
     assert sniff(str(p)) == "csv" and [r.message for r in got] == [r.message for r in fx.LDN_EVENTS]

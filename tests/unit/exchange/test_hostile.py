@@ -61,8 +61,9 @@ def _rows(path: Path) -> list[dict]:
 def _check(summary: dict, out: Path) -> None:
     assert summary["accounted"]
     assert summary["records_read"] == sum(summary["files"].values())
-    assert summary["records_read"] == (summary["used"] + summary["errors_kept"] + summary["duplicates"]
-                                       + summary["rejected"])
+    assert summary["records_read"] == (
+        summary["used"] + summary["errors_kept"] + summary["duplicates"] + summary["rejected"]
+    )
     assert len(_rows(out / "ingest_rejects.jsonl")) == summary["rejected"]
     assert len(_rows(out / "ingest_errors.jsonl")) == summary["errors_kept"]
     topo = load_topology(str(out / "topology.json"))
@@ -87,6 +88,7 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 # --- numbers out of range in exported fields ------------------------------------------------------
+
 
 def _one_changed(old: str, new: str) -> bytes:
     assert old in GOOD_XML
@@ -115,15 +117,26 @@ def test_cns_out_of_range_are_rejected_naming_the_field(tmp_path: Path, base: di
 
 
 def test_a_cnset_out_of_range_is_rejected_naming_the_field(tmp_path: Path) -> None:
-    _s, out = _ingest(tmp_path, "ex07.xml", _one_changed("CNSET: 1-300,1-300", "CNSET: 1-1000000000000,1-1000000000000"))
+    _s, out = _ingest(
+        tmp_path, "ex07.xml", _one_changed("CNSET: 1-300,1-300", "CNSET: 1-1000000000000,1-1000000000000")
+    )
     assert any("number out of range in field CNSET" in r for r in _reasons(out)), _reasons(out)
 
 
 RECORD_FIELD_CASES = {
-    "EventRecordID of 5,000 digits": ("<EventRecordID>2</EventRecordID>", "<EventRecordID>" + "9" * 5000 + "</EventRecordID>"),
-    "EventRecordID 2**64": ("<EventRecordID>2</EventRecordID>", "<EventRecordID>18446744073709551616</EventRecordID>"),
+    "EventRecordID of 5,000 digits": (
+        "<EventRecordID>2</EventRecordID>",
+        "<EventRecordID>" + "9" * 5000 + "</EventRecordID>",
+    ),
+    "EventRecordID 2**64": (
+        "<EventRecordID>2</EventRecordID>",
+        "<EventRecordID>18446744073709551616</EventRecordID>",
+    ),
     "EventRecordID negative": ("<EventRecordID>2</EventRecordID>", "<EventRecordID>-5</EventRecordID>"),
-    "EventRecordID in other digits": ("<EventRecordID>2</EventRecordID>", "<EventRecordID>\u00b2\u0663</EventRecordID>"),
+    "EventRecordID in other digits": (
+        "<EventRecordID>2</EventRecordID>",
+        "<EventRecordID>\u00b2\u0663</EventRecordID>",
+    ),
     "EventID of 5,000 digits": (">3020</EventID>", ">" + "9" * 5000 + "</EventID>"),
     "EventID in other digits": (">3020</EventID>", ">\u00b3\u0660\u0662\u0660</EventID>"),
 }
@@ -162,8 +175,11 @@ def test_times_out_of_range_or_unparseable(tmp_path: Path, base: dict, case: str
 
 # --- XML entities: never expanded, never read ---------------------------------------------------
 
+
 def _laughs(levels: int = 9) -> str:
-    ents = '<!ENTITY l0 "lol">' + "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, levels + 1))
+    ents = '<!ENTITY l0 "lol">' + "".join(
+        f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, levels + 1)
+    )
     return f'<?xml version="1.0"?><!DOCTYPE Event [{ents}]>'
 
 
@@ -174,12 +190,17 @@ def _xxe(secret: Path) -> str:
 ENTITY_CASES = {
     "billion laughs": lambda secret: _laughs() + GOOD_XML.replace("Type: 0x2", "Type: 0x2 &l9;", 1),
     "external entity": lambda secret: _xxe(secret) + GOOD_XML.replace("Type: 0x2", "Type: 0x2 &x;", 1),
-    "external entity, /etc/passwd": lambda secret: GOOD_XML.replace("<Level>4</Level>", "<Level>&x;</Level>", 1)
-    .join(['<!DOCTYPE Event [<!ENTITY x SYSTEM "file:///etc/passwd">]>', ""]),
-    "external entity after records": lambda secret: GOOD_XML + _xxe(secret).split("?>")[1]
-    + event_xml(fx.EX07_EVENTS[0], 99, rendered=True).replace("Type: 0x2", "Type: 0x2 &x;"),
-    "entity without a DOCTYPE": lambda secret: GOOD_XML + event_xml(fx.EX07_EVENTS[0], 99, rendered=True)
-    .replace("Type: 0x2", "Type: 0x2 &x;"),
+    "external entity, /etc/passwd": lambda secret: GOOD_XML.replace(
+        "<Level>4</Level>", "<Level>&x;</Level>", 1
+    ).join(['<!DOCTYPE Event [<!ENTITY x SYSTEM "file:///etc/passwd">]>', ""]),
+    "external entity after records": lambda secret: (
+        GOOD_XML
+        + _xxe(secret).split("?>")[1]
+        + event_xml(fx.EX07_EVENTS[0], 99, rendered=True).replace("Type: 0x2", "Type: 0x2 &x;")
+    ),
+    "entity without a DOCTYPE": lambda secret: (
+        GOOD_XML + event_xml(fx.EX07_EVENTS[0], 99, rendered=True).replace("Type: 0x2", "Type: 0x2 &x;")
+    ),
 }
 
 
@@ -210,13 +231,23 @@ def test_the_xml_parser_is_the_stdlib_expat_fed_inside_a_root() -> None:
     from pfscope.spark_jobs.exchange.evtx_format import _evtx_records
 
     assert xf.ET.XMLPullParser.__module__.startswith("xml.etree")
-    recs = list(_evtx_records(iter([{"data": _laughs() + "<Event>&l9;</Event>", "event_record_id": 7},
-                                    {"data": _xxe(Path("/etc/passwd")) + "<Event>&x;</Event>"}]), "x.evtx"))
+    recs = list(
+        _evtx_records(
+            iter(
+                [
+                    {"data": _laughs() + "<Event>&l9;</Event>", "event_record_id": 7},
+                    {"data": _xxe(Path("/etc/passwd")) + "<Event>&x;</Event>"},
+                ]
+            ),
+            "x.evtx",
+        )
+    )
     assert [r.record for r in recs] == [1, 2]
     assert all("DOCTYPE" in (r.problem or "") for r in recs) and recs[0].record_id == 7
 
 
 # --- invalid encodings ---------------------------------------------------------------------------
+
 
 def _rec_xml(old: str = "", new: str = "") -> str:
     """EX07's first record again (a re-export), with ``old`` changed to ``new``."""
@@ -226,14 +257,17 @@ def _rec_xml(old: str = "", new: str = "") -> str:
 
 
 XML_BREAKS = {  # good records, then a record that breaks the file: the records before it count
-    "invalid UTF-8 bytes": GOOD_XML.encode() + _rec_xml("Type: 0x2", "Type: 0x2 @@").encode().replace(b"@@", b"\xff\xfe"),
+    "invalid UTF-8 bytes": GOOD_XML.encode()
+    + _rec_xml("Type: 0x2", "Type: 0x2 @@").encode().replace(b"@@", b"\xff\xfe"),
     "a NUL byte": GOOD_XML.encode() + b"\x00" + _rec_xml().encode(),
     "a lone surrogate reference": (GOOD_XML + _rec_xml("Type: 0x2", "Type: 0x2 &#xD800;")).encode(),
     "a control character": (GOOD_XML + _rec_xml("Type: 0x2", "Type: 0x2 \x01\x1b")).encode(),
     "a control character reference": (GOOD_XML + _rec_xml("Type: 0x2", "Type: 0x2 &#x1;")).encode(),
     "a truncated multi-byte character at the end": GOOD_XML.encode() + "\u00e9".encode()[:1],
     "UTF-16, a truncated character at the end": GOOD_XML.encode("utf-16") + b"\x3c",
-    "a lone surrogate in UTF-16": GOOD_XML.encode("utf-16") + "<Event>".encode("utf-16-le") + b"\x00\xd8"
+    "a lone surrogate in UTF-16": GOOD_XML.encode("utf-16")
+    + "<Event>".encode("utf-16-le")
+    + b"\x00\xd8"
     + "</Event>".encode("utf-16-le"),
 }
 
@@ -243,7 +277,9 @@ def test_xml_with_bad_text_keeps_the_records_before_it(tmp_path: Path, base: dic
     s, _out = _ingest(tmp_path, "ex07.xml", XML_BREAKS[case])
     assert s["status"] == "partial" and s["used"] == base["used"]
     (b,) = s["files_broken"]
-    assert b["complete_records"] == N_GOOD_XML and b["reason"].startswith(f"unreadable after record {N_GOOD_XML}:")
+    assert b["complete_records"] == N_GOOD_XML and b["reason"].startswith(
+        f"unreadable after record {N_GOOD_XML}:"
+    )
 
 
 def test_xml_in_utf16_without_a_bom_is_read(tmp_path: Path, base: dict) -> None:
@@ -263,9 +299,14 @@ def _csv_cases(text: str) -> dict[str, tuple[bytes, int]]:
     """name: (bytes, records lost or rejected among PARPF2's)"""
     return {
         "UTF-16 LE without a BOM": (text.encode("utf-16-le"), 0),
-        "Windows-1252": (text.replace("PARPF2.corp.example", "PARPF2.corp.example", 1).encode("cp1252", errors="replace"), 0),
-        "Latin-1 with accents in a description": (text.replace("Message ID:", "Message ID (\u00e9t\u00e9):", 1)
-                                                  .encode("latin-1", errors="replace"), 1),
+        "Windows-1252": (
+            text.replace("PARPF2.corp.example", "PARPF2.corp.example", 1).encode("cp1252", errors="replace"),
+            0,
+        ),
+        "Latin-1 with accents in a description": (
+            text.replace("Message ID:", "Message ID (\u00e9t\u00e9):", 1).encode("latin-1", errors="replace"),
+            1,
+        ),
         "a stray NUL in a description": (text.replace("Type:", "Ty\x00pe:", 1).encode(), 1),
         "control characters in a description": (text.replace("Type:", "Ty\x01\x1bpe:", 1).encode(), 1),
         "a truncated multi-byte character at the end": (text.encode() + "\u00e9".encode()[:1], 0),
@@ -283,6 +324,7 @@ def test_csv_with_bad_text(tmp_path: Path, csv_base: dict, case: str) -> None:
 
 # --- structure: depth, emptiness, size of an attribute ---------------------------------------------
 
+
 def test_an_element_nested_100000_deep(tmp_path: Path, base: dict) -> None:
     deep = "<Event>" + "<a>" * 100_000 + "x" + "</a>" * 100_000 + "</Event>"
     s, _out = _ingest(tmp_path, "ex07.xml", (GOOD_XML + deep).encode())
@@ -292,10 +334,18 @@ def test_an_element_nested_100000_deep(tmp_path: Path, base: dict) -> None:
     assert s["status"] == "partial" and s["used"] == base["used"]
 
 
-@pytest.mark.parametrize(("name", "data"), [
-    ("empty.xml", b""), ("bom.xml", b"\xef\xbb\xbf"), ("bom16.xml", b"\xff\xfe"), ("bom16be.xml", b"\xfe\xff"),
-    ("bom.csv", b"\xef\xbb\xbf"), ("bom16.csv", b"\xff\xfe"), ("blank.xml", b"\xef\xbb\xbf\r\n  \r\n"),
-])
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("empty.xml", b""),
+        ("bom.xml", b"\xef\xbb\xbf"),
+        ("bom16.xml", b"\xff\xfe"),
+        ("bom16be.xml", b"\xfe\xff"),
+        ("bom.csv", b"\xef\xbb\xbf"),
+        ("bom16.csv", b"\xff\xfe"),
+        ("blank.xml", b"\xef\xbb\xbf\r\n  \r\n"),
+    ],
+)
 def test_an_empty_export_or_only_a_bom_is_empty_not_broken(tmp_path: Path, name: str, data: bytes) -> None:
     s, _ = _ingest(tmp_path, name, data)
     assert s["status"] == "complete" and s["files_empty"] == [str(tmp_path / "logs" / name)]
@@ -304,10 +354,13 @@ def test_an_empty_export_or_only_a_bom_is_empty_not_broken(tmp_path: Path, name:
 def test_a_huge_attribute(tmp_path: Path, base: dict) -> None:
     huge = _rec_xml("<Level>", "<Level x='" + "A" * 5_000_000 + "'>")
     s, _out = _ingest(tmp_path, "ex07.xml", (GOOD_XML + huge).encode())
-    assert s["status"] == "complete" and s["used"] == base["used"] and s["duplicates"] == base["duplicates"] + 1
+    assert (
+        s["status"] == "complete" and s["used"] == base["used"] and s["duplicates"] == base["duplicates"] + 1
+    )
 
 
 # --- size: one description far longer than any event's -------------------------------------------
+
 
 def _long_description_xml(path: Path, chars: int) -> None:
     """EX07's export with ``chars`` characters of lines added to one description, written in pieces."""
@@ -373,6 +426,7 @@ def test_a_100_mb_description_is_rejected_in_bounded_memory(tmp_path: Path, base
 
 # --- the command line: an exit status, a few lines on stderr, never a traceback ------------------
 
+
 def test_the_command_line_on_every_hostile_export(tmp_path: Path) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
@@ -381,11 +435,16 @@ def test_the_command_line_on_every_hostile_export(tmp_path: Path) -> None:
     files = {f"entity{i}.xml": f(secret).encode() for i, f in enumerate(ENTITY_CASES.values())}
     files |= {f"break{i}.xml": b for i, b in enumerate(XML_BREAKS.values())}
     files |= {f"PARPF{i}.csv": b for i, (b, _) in enumerate(_csv_cases(_clean_csv(tmp_path)).values())}
-    files |= {"empty.xml": b"", "bom.xml": b"\xef\xbb\xbf", "utf16.xml": GOOD_XML.encode("utf-16-le"),
-              "deep.xml": (GOOD_XML + "<Event>" + "<a>" * 100_000).encode(),
-              "numbers.xml": GOOD_XML.replace("CN max: 1-302", "CN max: 1-1000000000000")
-              .replace("<EventRecordID>2<", "<EventRecordID>" + "9" * 5000 + "<")
-              .replace("2026-11-02T09:05:00.0000000Z", "9999-12-31T23:59:59.0000000-05:00").encode()}
+    files |= {
+        "empty.xml": b"",
+        "bom.xml": b"\xef\xbb\xbf",
+        "utf16.xml": GOOD_XML.encode("utf-16-le"),
+        "deep.xml": (GOOD_XML + "<Event>" + "<a>" * 100_000).encode(),
+        "numbers.xml": GOOD_XML.replace("CN max: 1-302", "CN max: 1-1000000000000")
+        .replace("<EventRecordID>2<", "<EventRecordID>" + "9" * 5000 + "<")
+        .replace("2026-11-02T09:05:00.0000000Z", "9999-12-31T23:59:59.0000000-05:00")
+        .encode(),
+    }
     for name, data in files.items():
         (logs / name).write_bytes(data)
     _long_description_xml(logs / "long.xml", 300_000)
@@ -394,9 +453,26 @@ def test_the_command_line_on_every_hostile_export(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
 
     def run(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "pfscope.app.cli", "ingest", "--logs", str(logs), "--out",
-                               str(tmp_path / "out"), "--replids", str(tmp_path / "replids.csv"), *extra],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        return subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pfscope.app.cli",
+                "ingest",
+                "--logs",
+                str(logs),
+                "--out",
+                str(tmp_path / "out"),
+                "--replids",
+                str(tmp_path / "replids.csv"),
+                *extra,
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
 
     p = run()
     assert p.returncode == 3, p.stderr  # partial: some files could not be read whole

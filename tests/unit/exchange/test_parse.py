@@ -63,19 +63,29 @@ def test_backfill_response_55_multi_line_cnset_empty_fai_and_short_rfis() -> Non
     assert ev.cnset == [(Cn(3, 0x2A01), Cn(3, 0x2A01)), (Cn(3, 0x2A03), Cn(3, 0x2A03))]
     assert ev.cnset_fai == []
     assert ev.idcn_deleted == []  # "IDCN Deleted:" then "{0}" on the next line
-    assert [(r.fid, r.pfid, r.offset) for r in ev.rfis] == [(Cn(3, 9), Cn(1, 4), 48), (Cn(3, 0xA), Cn(1, 5), 512)]
+    assert [(r.fid, r.pfid, r.offset) for r in ev.rfis] == [
+        (Cn(3, 9), Cn(1, 4), 48),
+        (Cn(3, 0xA), Cn(1, 5), 512),
+    ]
     assert ev.rfis[1].path == "NON_IPM_SUBTREE\\OFFLINE ADDRESS BOOK\\EX:/o=EXAMPLE/ou=LONDON"
 
 
 def test_status_50_folder_list_and_server_on_one_line() -> None:
-    text = "\r\n".join([
-        "An incoming replication message was processed.", "Type: 0x10", "Message ID: 1-5D21",
-        "Folder(s): (12-3F0A) IPM_SUBTREE\\Projects\\Alpha", "(12-3F0B) IPM_SUBTREE\\Projects\\Beta",
-        "Server: /O=EXAMPLE/OU=PARIS/CN=CONFIGURATION/CN=SERVERS/CN=PARPF2/CN=MICROSOFT PUBLIC MDB",
-    ])
+    text = "\r\n".join(
+        [
+            "An incoming replication message was processed.",
+            "Type: 0x10",
+            "Message ID: 1-5D21",
+            "Folder(s): (12-3F0A) IPM_SUBTREE\\Projects\\Alpha",
+            "(12-3F0B) IPM_SUBTREE\\Projects\\Beta",
+            "Server: /O=EXAMPLE/OU=PARIS/CN=CONFIGURATION/CN=SERVERS/CN=PARPF2/CN=MICROSOFT PUBLIC MDB",
+        ]
+    )
     ev = parse_description(text)
-    assert ev.folders == [(Cn(0x12, 0x3F0A), "IPM_SUBTREE\\Projects\\Alpha"),
-                          (Cn(0x12, 0x3F0B), "IPM_SUBTREE\\Projects\\Beta")]
+    assert ev.folders == [
+        (Cn(0x12, 0x3F0A), "IPM_SUBTREE\\Projects\\Alpha"),
+        (Cn(0x12, 0x3F0B), "IPM_SUBTREE\\Projects\\Beta"),
+    ]
     assert ev.cnset is None
     assert server_from_dn(ev.server_dn or "") == "PARPF2" and site_from_dn(ev.server_dn or "") == "PARIS"
 
@@ -99,7 +109,10 @@ def test_2003_backfill_request_layout_and_lf_only_line_ends() -> None:
         ("Type: 0x4\r\nMessage ID: 1-2\r\nCN min: 1-9, CN max: 1-5", "are not a range"),
         ("Type: 0x80000004\r\nMessage ID: 1-2\r\nCNSET: 1-9,1-5", "bad range"),
         ("Type: 0x80000004\r\nMessage ID: 1-2\r\nCNSET: 1-5,2-9", "bad range"),
-        ("Type: 0x2\r\nMessage ID: 1-2\r\nRFIs: 2\r\n1) FID: 1-4, PFID: 1-1, Offset: 2\r\nA", "2 announced, 1 found"),
+        (
+            "Type: 0x2\r\nMessage ID: 1-2\r\nRFIs: 2\r\n1) FID: 1-4, PFID: 1-1, Offset: 2\r\nA",
+            "2 announced, 1 found",
+        ),
         ("Type: 0x2\r\nMessage ID: 1-2\r\nRFIs: 1\r\n1) FID: x, PFID: 1-1", "RFI 1: not"),
     ],
 )
@@ -109,8 +122,17 @@ def test_what_cannot_be_read_says_why(text: str, reason: str) -> None:
 
 
 def test_insertion_strings_are_labelled_by_their_shapes() -> None:
-    regular = ["0x4", "<M1@EX01.example>", "SG1\\Public Folder Database", "(2-1A) IPM_SUBTREE\\Sales",
-               "3-10", "3-1F", "0", "{0}", fx.DN_EX07]
+    regular = [
+        "0x4",
+        "<M1@EX01.example>",
+        "SG1\\Public Folder Database",
+        "(2-1A) IPM_SUBTREE\\Sales",
+        "3-10",
+        "3-1F",
+        "0",
+        "{0}",
+        fx.DN_EX07,
+    ]
     ev = parse_description(label_insertion_strings(regular) or "")
     assert (ev.type_code, ev.msg_id, ev.database) == (0x4, "<M1@EX01.example>", "SG1\\Public Folder Database")
     assert ev.folders == [(Cn(2, 0x1A), "IPM_SUBTREE\\Sales")]
@@ -124,7 +146,13 @@ def test_insertion_strings_are_labelled_by_their_shapes() -> None:
 
 @pytest.mark.parametrize(
     "strings",
-    [[], ["Replication is stalled"], ["0x4", "not an id"], ["0x4", "<a@b>", "3-10"], ["0x4", "<a@b>", "3-1", "3-2", "x"]],
+    [
+        [],
+        ["Replication is stalled"],
+        ["0x4", "not an id"],
+        ["0x4", "<a@b>", "3-10"],
+        ["0x4", "<a@b>", "3-1", "3-2", "x"],
+    ],
 )
 def test_insertion_strings_that_fit_no_layout_are_not_guessed(strings: list[str]) -> None:
     assert label_insertion_strings(strings) is None
@@ -138,29 +166,55 @@ _HEAD = "An outgoing replication message was issued.\n"
     [
         # labels run together or spaced otherwise than the published texts
         (_HEAD + "Type: 0x2\nMessage ID: <a@b.c>\nCNMin: 1-100, CNMax: 1-200", {"range": ("1-100", "1-200")}),
-        (_HEAD + "TYPE : 0x2\nMESSAGE ID : <a@b.c>\nCN Min : 1-100 , CN Max : 1-200", {"range": ("1-100", "1-200")}),
-        (_HEAD + "Type: 0x2\nMessage ID: <a@b.c>\nCN min: 1-100; CN max: 1-200", {"range": ("1-100", "1-200")}),
-        (_HEAD + "\tType:\t0x2\n\t\tMessage ID:\t<a@b.c>\n\tCN min:\t1-100,\tCN max:\t1-200", {"range": ("1-100", "1-200")}),
-        (_HEAD + "Type:\u00a00x2\nMessage\u00a0ID: <a@b.c>\nCN\u00a0min: 1-100, CN max: 1-200", {"range": ("1-100", "1-200")}),
+        (
+            _HEAD + "TYPE : 0x2\nMESSAGE ID : <a@b.c>\nCN Min : 1-100 , CN Max : 1-200",
+            {"range": ("1-100", "1-200")},
+        ),
+        (
+            _HEAD + "Type: 0x2\nMessage ID: <a@b.c>\nCN min: 1-100; CN max: 1-200",
+            {"range": ("1-100", "1-200")},
+        ),
+        (
+            _HEAD + "\tType:\t0x2\n\t\tMessage ID:\t<a@b.c>\n\tCN min:\t1-100,\tCN max:\t1-200",
+            {"range": ("1-100", "1-200")},
+        ),
+        (
+            _HEAD + "Type:\u00a00x2\nMessage\u00a0ID: <a@b.c>\nCN\u00a0min: 1-100, CN max: 1-200",
+            {"range": ("1-100", "1-200")},
+        ),
         # an SMTP id printed without its angle brackets is kept as printed
-        (_HEAD + "Type: 0x2\nMessage ID: 7F3A@EX07.corp.example\nCN min: 1-1, CN max: 1-2",
-         {"msg_id": "7F3A@EX07.corp.example"}),
+        (
+            _HEAD + "Type: 0x2\nMessage ID: 7F3A@EX07.corp.example\nCN min: 1-1, CN max: 1-2",
+            {"msg_id": "7F3A@EX07.corp.example"},
+        ),
         # Type without 0x: decimal when that names a Type, else hexadecimal; a note after it is kept aside
         (_HEAD + "Type: 80000002\nMessage ID: 1-2\nCNSET: 1-1,1-5", {"type": 0x80000002}),
         (_HEAD + "Type: 10\nMessage ID: 1-2\nFolder(s): (1-1) IPM_SUBTREE", {"type": 0x10}),
         (_HEAD + "Type: 4\nMessage ID: 1-2\nCN min: 1-1, CN max: 1-2", {"type": 0x4}),
-        (_HEAD + "Type: 0x00000002 (hierarchy)\nMessage ID: 1-2\nCN min: 1-1, CN max: 1-2",
-         {"type": 0x2, "ignored": ["(hierarchy)"]}),
+        (
+            _HEAD + "Type: 0x00000002 (hierarchy)\nMessage ID: 1-2\nCN min: 1-1, CN max: 1-2",
+            {"type": 0x2, "ignored": ["(hierarchy)"]},
+        ),
         # "Folder Name:" and "IDCNDeleted:" spellings
-        (_HEAD + "Outgoing message type: 0x8\nMessage ID: <a@b.c>\nFolder Name: (1-5) IPM_SUBTREE\\X\nCNSET: 1-1,1-5\n"
-         "IDCNDeleted: 1-3,1-4", {"folders": [("1-5", "IPM_SUBTREE\\X")], "idcn": [("1-3", "1-4")]}),
+        (
+            _HEAD
+            + "Outgoing message type: 0x8\nMessage ID: <a@b.c>\nFolder Name: (1-5) IPM_SUBTREE\\X\nCNSET: 1-1,1-5\n"
+            "IDCNDeleted: 1-3,1-4",
+            {"folders": [("1-5", "IPM_SUBTREE\\X")], "idcn": [("1-3", "1-4")]},
+        ),
         # the Server line as an LDAP DN or a bare host name
-        (_HEAD + "Type: 0x2\nMessage ID: 1-2\nCN min: 1-1, CN max: 1-2\nServer: CN=Public Folder Store (EX03),"
-         "CN=First Storage Group,CN=InformationStore,CN=EX03,CN=Servers,CN=First Administrative Group,"
-         "CN=Administrative Groups,CN=Org,CN=Microsoft Exchange,CN=Services,CN=Configuration,DC=corp,DC=example",
-         {"server": "EX03"}),
-        (_HEAD + "Type: 0x10\nMessage ID: <a@b.c>\nFolder: (1-5) IPM_SUBTREE\\X\nServer: ex2010.corp.example",
-         {"server": "EX2010"}),
+        (
+            _HEAD
+            + "Type: 0x2\nMessage ID: 1-2\nCN min: 1-1, CN max: 1-2\nServer: CN=Public Folder Store (EX03),"
+            "CN=First Storage Group,CN=InformationStore,CN=EX03,CN=Servers,CN=First Administrative Group,"
+            "CN=Administrative Groups,CN=Org,CN=Microsoft Exchange,CN=Services,CN=Configuration,DC=corp,DC=example",
+            {"server": "EX03"},
+        ),
+        (
+            _HEAD
+            + "Type: 0x10\nMessage ID: <a@b.c>\nFolder: (1-5) IPM_SUBTREE\\X\nServer: ex2010.corp.example",
+            {"server": "EX2010"},
+        ),
     ],
 )
 def test_unpublished_spellings_of_the_published_fields(text: str, want: dict) -> None:
@@ -184,17 +238,23 @@ def test_unpublished_spellings_of_the_published_fields(text: str, want: dict) ->
 def test_a_pasted_record_header_is_kept_aside_whatever_it_holds() -> None:
     """Event Viewer's text copy prints the record's header above the description; its dates and
     computer names look like CNs ("2010-05", "DC-01") but name the event, not the message."""
-    text = ("Log Name:      Application\nSource:        MSExchangeIS Public Store\n"
-            "Date:          2010-05-19T16:16:12.000\nEvent ID:      3020\nTask Category: Replication Outgoing Messages\n"
-            "Level:         Information\nKeywords:      Classic\nUser:          N/A\nComputer:      DC-01.corp.example\n"
-            "Description:\nAn outgoing replication message was issued.\n\nType: 0x4\nMessage ID: <a@b.c>\n"
-            "Folder: (1-5) IPM_SUBTREE\\X\nDatabase \"SG\\PF\"\nCN min: 1-100, CN max: 1-200")
+    text = (
+        "Log Name:      Application\nSource:        MSExchangeIS Public Store\n"
+        "Date:          2010-05-19T16:16:12.000\nEvent ID:      3020\nTask Category: Replication Outgoing Messages\n"
+        "Level:         Information\nKeywords:      Classic\nUser:          N/A\nComputer:      DC-01.corp.example\n"
+        "Description:\nAn outgoing replication message was issued.\n\nType: 0x4\nMessage ID: <a@b.c>\n"
+        'Folder: (1-5) IPM_SUBTREE\\X\nDatabase "SG\\PF"\nCN min: 1-100, CN max: 1-200'
+    )
     ev = parse_description(text)
     assert ev.type_code == 0x4 and ev.database == "SG\\PF" and str(ev.cn_max) == "1-200"
-    assert ev.ignored[:9] == [ln.strip() for ln in text.splitlines()[:9]] and ev.ignored[9:] == ["Description:"]
+    assert ev.ignored[:9] == [ln.strip() for ln in text.splitlines()[:9]] and ev.ignored[9:] == [
+        "Description:"
+    ]
     # "Description: <text>" on one line (KB 177673): the text is read
-    ev = parse_description("Description: An incoming replication message was processed.\nType: 0x10\n"
-                           "Message ID: 1-24687\nFolder(s): (44-64981) IPM_SUBTREE\\A")
+    ev = parse_description(
+        "Description: An incoming replication message was processed.\nType: 0x10\n"
+        "Message ID: 1-24687\nFolder(s): (44-64981) IPM_SUBTREE\\A"
+    )
     assert ev.direction == "in" and ev.folders == [(Cn(0x44, 0x64981), "IPM_SUBTREE\\A")]
     # a header line never hides data the description itself carries
     with pytest.raises(DescriptionError, match="line not understood"):
@@ -204,32 +264,49 @@ def test_a_pasted_record_header_is_kept_aside_whatever_it_holds() -> None:
 
 
 def test_the_help_line_is_never_an_rfi_path() -> None:
-    ev = parse_description("Type: 0x2\r\nMessage ID: 1-2\r\nRFIs: 1\r\n1) FID: 1-1, PFID: 1-1, Offset: 0\r\n\r\n"
-                           "For more information, see Help and Support Center at http://go.microsoft.com/fwlink/events.asp.")
+    ev = parse_description(
+        "Type: 0x2\r\nMessage ID: 1-2\r\nRFIs: 1\r\n1) FID: 1-1, PFID: 1-1, Offset: 0\r\n\r\n"
+        "For more information, see Help and Support Center at http://go.microsoft.com/fwlink/events.asp."
+    )
     assert ev.rfis[0].path is None and len(ev.ignored) == 1
 
 
 def test_rfi_entries_with_or_without_their_labels_and_a_dn_that_ends_a_sentence() -> None:
-    ev = parse_description("Type: 0x2\nMessage ID: 1-2\nRFIs: 2\n1) 1-4B1C, 1-1, 28\nIPM_SUBTREE\\A\n"
-                           "2: FID: 1-5, PFID: 1-1, Offset: 3\nIPM_SUBTREE\\B\n"
-                           "Server: /O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X/CN=MICROSOFT PUBLIC MDB.")
-    assert [(str(r.fid), r.offset, r.path) for r in ev.rfis] == [("1-4B1C", 28, "IPM_SUBTREE\\A"),
-                                                                  ("1-5", 3, "IPM_SUBTREE\\B")]
-    assert ev.server_dn == "/O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X/CN=MICROSOFT PUBLIC MDB" and ev.ignored == []
+    ev = parse_description(
+        "Type: 0x2\nMessage ID: 1-2\nRFIs: 2\n1) 1-4B1C, 1-1, 28\nIPM_SUBTREE\\A\n"
+        "2: FID: 1-5, PFID: 1-1, Offset: 3\nIPM_SUBTREE\\B\n"
+        "Server: /O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X/CN=MICROSOFT PUBLIC MDB."
+    )
+    assert [(str(r.fid), r.offset, r.path) for r in ev.rfis] == [
+        ("1-4B1C", 28, "IPM_SUBTREE\\A"),
+        ("1-5", 3, "IPM_SUBTREE\\B"),
+    ]
+    assert (
+        ev.server_dn == "/O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X/CN=MICROSOFT PUBLIC MDB"
+        and ev.ignored == []
+    )
     # what a web copy ran into the DN is read as a line: kept aside, or refused when it carries data
-    ev = parse_description("Type: 0x2\nMessage ID: 1-2\nServer: /O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X"
-                           "/CN=MICROSOFT PUBLIC MDB Event Type: Warning")
-    assert ev.server_dn.endswith("PUBLIC MDB") and ev.ignored == ["Event Type: Warning"] and ev.run_on_lines == 1
+    ev = parse_description(
+        "Type: 0x2\nMessage ID: 1-2\nServer: /O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X"
+        "/CN=MICROSOFT PUBLIC MDB Event Type: Warning"
+    )
+    assert (
+        ev.server_dn.endswith("PUBLIC MDB") and ev.ignored == ["Event Type: Warning"] and ev.run_on_lines == 1
+    )
     with pytest.raises(DescriptionError, match="line not understood"):
-        parse_description("Type: 0x2\nMessage ID: 1-2\nServer: /O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X"
-                          "/CN=MICROSOFT PUBLIC MDB moved 5-1A")
+        parse_description(
+            "Type: 0x2\nMessage ID: 1-2\nServer: /O=A/OU=B/CN=CONFIGURATION/CN=SERVERS/CN=X"
+            "/CN=MICROSOFT PUBLIC MDB moved 5-1A"
+        )
 
 
 def test_exchange_2003s_own_trailer_is_kept_aside() -> None:
     trailer = "For more information, click http://www.microsoft.com/contentredirect.asp."
-    ev = parse_description("An outgoing replication message was issued.\r\n\r\nType: 0x2\r\nMessage ID: <a@b.c>\r\n"
-                           "Database \"First Storage Group\\Public Folder Store (EX1)\"\r\nCN min: 1-C2B2, CN max: 1-C2B2"
-                           "\r\n\r\nRFIs: 1\r\n1) FID: 1-C2A8, PFID: 1-1, Offset: 28\r\n\r\n" + trailer)
+    ev = parse_description(
+        "An outgoing replication message was issued.\r\n\r\nType: 0x2\r\nMessage ID: <a@b.c>\r\n"
+        'Database "First Storage Group\\Public Folder Store (EX1)"\r\nCN min: 1-C2B2, CN max: 1-C2B2'
+        "\r\n\r\nRFIs: 1\r\n1) FID: 1-C2A8, PFID: 1-1, Offset: 28\r\n\r\n" + trailer
+    )
     assert ev.rfis[0].path is None and ev.ignored == [trailer]
 
 
@@ -240,10 +317,29 @@ def test_an_event_pickles_back_to_itself() -> None:
 
     from pfscope.spark_jobs.exchange.values import Cn, MessageIdEntry, ReplicationEvent, Rfi
 
-    ev = ReplicationEvent(0x2, "<a@b>", "out", "SG\\Store", [(Cn(1, 0x50), "IPM_SUBTREE\\A")], Cn(1, 2), Cn(1, 9),
-                          [(Cn(1, 2), Cn(1, 9))], [(Cn(3, 1), Cn(3, 4))], [Rfi(Cn(1, 0x50), Cn(1, 1), 7, "A")],
-                          [(Cn(2, 5), Cn(2, 6))], "/o=X/cn=EX1", [MessageIdEntry(Cn(1, 3), Cn(1, 4), "--- : s : t")],
-                          ["ignored"], True, True, True, True, True, 2, 3)
+    ev = ReplicationEvent(
+        0x2,
+        "<a@b>",
+        "out",
+        "SG\\Store",
+        [(Cn(1, 0x50), "IPM_SUBTREE\\A")],
+        Cn(1, 2),
+        Cn(1, 9),
+        [(Cn(1, 2), Cn(1, 9))],
+        [(Cn(3, 1), Cn(3, 4))],
+        [Rfi(Cn(1, 0x50), Cn(1, 1), 7, "A")],
+        [(Cn(2, 5), Cn(2, 6))],
+        "/o=X/cn=EX1",
+        [MessageIdEntry(Cn(1, 3), Cn(1, 4), "--- : s : t")],
+        ["ignored"],
+        True,
+        True,
+        True,
+        True,
+        True,
+        2,
+        3,
+    )
     back = pickle.loads(pickle.dumps(ev, protocol=pickle.HIGHEST_PROTOCOL))
     assert back == ev and dataclasses.astuple(back) == dataclasses.astuple(ev)
     assert all(getattr(back, f.name) is not None for f in dataclasses.fields(ev))  # none left at its default

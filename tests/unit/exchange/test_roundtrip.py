@@ -55,8 +55,15 @@ WRITERS = {
 }
 
 
-def simulate_render_ingest(tmp: Path, scenario: str, formats: list[str], *, seed: int = 1, replids: bool = True,
-                           options: dict[str, Any] | None = None) -> tuple[Path, Path, dict[str, Any]]:
+def simulate_render_ingest(
+    tmp: Path,
+    scenario: str,
+    formats: list[str],
+    *,
+    seed: int = 1,
+    replids: bool = True,
+    options: dict[str, Any] | None = None,
+) -> tuple[Path, Path, dict[str, Any]]:
     sim = tmp / "sim"
     simulate_to_folder(scenario, sim, seed=seed, options=options)
     topo = load_topology(sim / "topology.json")
@@ -71,7 +78,9 @@ def simulate_render_ingest(tmp: Path, scenario: str, formats: list[str], *, seed
     args: dict[str, Any] = {"topology": str(sim / "topology.json")}
     if replids:
         (tmp / "replids.csv").write_text(
-            "server,replid,store\n" + "".join(f"{a},{b},{c}\n" for a, b, c in r.replid_rows()), encoding="utf-8")
+            "server,replid,store\n" + "".join(f"{a},{b},{c}\n" for a, b, c in r.replid_rows()),
+            encoding="utf-8",
+        )
         args["replids"] = str(tmp / "replids.csv")
     offset = 60 if "event-viewer-csv" in formats else 0
     summary = run_ingest([str(logs)], tmp / "out", default_offset_min=offset, **args)
@@ -90,7 +99,9 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def _rows(rows: list[dict[str, Any]], drop: tuple[str, ...] = ()) -> list[str]:
-    return sorted(json.dumps({k: v for k, v in r.items() if k not in drop}, sort_keys=True, default=str) for r in rows)
+    return sorted(
+        json.dumps({k: v for k, v in r.items() if k not in drop}, sort_keys=True, default=str) for r in rows
+    )
 
 
 def _same_messages(sim: Path, out: Path) -> None:
@@ -123,7 +134,9 @@ def _same_message_rows(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> None
 
 @pytest.mark.parametrize("fmt", list(WRITERS))
 def test_worked_example_every_table_matches_but_history_times(tmp_path: Path, fmt: str) -> None:
-    sim, out, s = simulate_render_ingest(tmp_path, "worked-example", [fmt], replids=fmt in ("evtx", "export-csv"))
+    sim, out, s = simulate_render_ingest(
+        tmp_path, "worked-example", [fmt], replids=fmt in ("evtx", "export-csv")
+    )
     assert s["rejected"] == 0 and s["accounted"] and s["used"] == s["records_read"] > 40
     if fmt not in ("evtx", "export-csv"):
         assert s["replids"]["inferred"] and s["replids"]["conflicts"] == []
@@ -139,8 +152,15 @@ def test_worked_example_every_table_matches_but_history_times(tmp_path: Path, fm
         if table == "store_periods":  # no event says a store went down: ingest knows of no outage
             assert a[table] and b[table] == []
             continue
-        drop = (("at", "derived") if table == "state_history" else ("at",) if table == "replica_history"
-                else ("derived",) if table == "state_table" else ())
+        drop = (
+            ("at", "derived")
+            if table == "state_history"
+            else ("at",)
+            if table == "replica_history"
+            else ("derived",)
+            if table == "state_table"
+            else ()
+        )
         if table == "messages":
             _same_message_rows(a[table], b[table])
             continue
@@ -165,14 +185,16 @@ def _flag_only_rows(history: list[dict[str, Any]]) -> tuple[list[dict[str, Any]]
     return kept, flag_only
 
 
-def _derived_exactly_where_ingest_derived(a: dict[str, list[dict[str, Any]]], b: dict[str, list[dict[str, Any]]],
-                                          out: Path) -> None:
+def _derived_exactly_where_ingest_derived(
+    a: dict[str, list[dict[str, Any]]], b: dict[str, list[dict[str, Any]]], out: Path
+) -> None:
     """The simulator's tables have no derived row; the ingested ones mark a believed row derived
     exactly when the message that set it had a derived cnset, and an owned row once a CN came by
     an (always derived) change line."""
     assert not any(r["derived"] for t in ("state_table", "state_history") for r in a[t])
-    derived_cnset = {e["msg"]: "cnset" in e.get("derived", []) for e in _lines(out / "events.jsonl")
-                     if e["kind"] == "send"}
+    derived_cnset = {
+        e["msg"]: "cnset" in e.get("derived", []) for e in _lines(out / "events.jsonl") if e["kind"] == "send"
+    }
     assert any(derived_cnset.values())
     assert all("event" in e.get("derived", []) for e in _lines(out / "events.jsonl") if e["kind"] == "change")
     last: dict[tuple[str, str, str], bool] = {}
@@ -213,7 +235,11 @@ def _check_believed_and_requests(sim: Path, out: Path) -> dict[str, int]:
             assert ra[col] == rb[col], (k, col)
 
     def observed(t: dict[str, list[dict[str, Any]]]) -> set[tuple[Any, ...]]:
-        return {(r["observer"], r["fid"], r["at"], r["source"]) for r in t["backfill_requests"] if r["kind"] == "observed"}
+        return {
+            (r["observer"], r["fid"], r["at"], r["source"])
+            for r in t["backfill_requests"]
+            if r["kind"] == "observed"
+        }
 
     assert observed(a) == observed(b) and observed(a)
     return {"common_rows": len(common), "owned_rows_short": strict_owned}
@@ -233,8 +259,9 @@ def test_demo_round_trip_through_evtx_and_xml(tmp_path: Path) -> None:
 
 def test_scale_round_trip_without_a_replid_table(tmp_path: Path) -> None:
     options = {"stores": 6, "sites": 2, "folders": 40, "replicas": 3, "days": 3.0}
-    sim, out, s = simulate_render_ingest(tmp_path, "scale", ["evtx", "event-viewer-csv", "export-csv"], seed=3,
-                                         replids=False, options=options)
+    sim, out, s = simulate_render_ingest(
+        tmp_path, "scale", ["evtx", "event-viewer-csv", "export-csv"], seed=3, replids=False, options=options
+    )
     assert s["rejected"] == 0 and s["accounted"]
     assert s["replids"]["conflicts"] == [] and len(s["replids"]["inferred"]) >= 6
     _same_messages(sim, out)

@@ -44,8 +44,16 @@ def _evtx_records(n: int) -> list[ExportRecord]:
     for i in range(n):
         r = fx.rec(fx.PAR, 3030 if i % 2 else 3020, "2026-11-02T08:00:00Z", "")
         r.ts += i * 1_000_000
-        r.strings = ["0x4", f"<M{i}@PARPF2.corp.example>", f"(7-4B1C) {fx.LONG}", f"7-{i + 1:X}",
-                     f"7-{i + 1:X}", "0", "{0}", fx.DN_EX07]
+        r.strings = [
+            "0x4",
+            f"<M{i}@PARPF2.corp.example>",
+            f"(7-4B1C) {fx.LONG}",
+            f"7-{i + 1:X}",
+            f"7-{i + 1:X}",
+            "0",
+            "{0}",
+            fx.DN_EX07,
+        ]
         recs.append(r)
     return recs
 
@@ -61,8 +69,9 @@ def _read(path: Path, as_source: Path) -> tuple[list[RawRecord], str | None]:
     return got, None
 
 
-def _text_ends(write: Writer, records: Sequence[ExportRecord], tmp: Path, suffix: str,
-               closing: bytes = b"") -> list[int]:
+def _text_ends(
+    write: Writer, records: Sequence[ExportRecord], tmp: Path, suffix: str, closing: bytes = b""
+) -> list[int]:
     """Byte offset where record k ends (k = 0: the header), from the exports of the first k."""
     ends = []
     for k in range(len(records) + 1):
@@ -92,7 +101,13 @@ def _cuts(size: int, ends: list[int], step: int) -> list[int]:
 CASES = {
     # name: (writer, records, file suffix, bytes that close the file after its last record, line break)
     "wevtutil-xml": (write_wevtutil_xml, fx.EX07_EVENTS, ".xml", b"", b""),
-    "event-viewer-xml-utf16": (write_events_xml, fx.EX07_EVENTS, ".xml", "</Events>".encode("utf-16-le"), b""),
+    "event-viewer-xml-utf16": (
+        write_events_xml,
+        fx.EX07_EVENTS,
+        ".xml",
+        "</Events>".encode("utf-16-le"),
+        b"",
+    ),
     "event-viewer-csv": (write_event_viewer_csv, fx.LDN_EVENTS, ".csv", b"", b"\r\n"),
     "export-csv": (write_export_csv, fx.PAR_EVENTS, ".csv", b"", b"\r\n"),
     "export-csv-utf16": (_export_csv_utf16, fx.PAR_EVENTS, ".csv", b"", "\r\n".encode("utf-16-le")),
@@ -122,7 +137,9 @@ def test_a_text_export_cut_anywhere_keeps_every_complete_record(tmp_path: Path, 
         k = max(i for i, e in enumerate(ends) if e - cr <= cut or i == 0)
         assert got == full[:k], (case, cut)  # nothing before the cut is lost, nothing invented
         enc = "utf-16-le" if "utf16" in case else "utf-8"
-        no_text = cut == 0 or (suffix == ".csv" and not data[:cut].decode(enc, "ignore").strip("\ufeff \r\n\t"))
+        no_text = cut == 0 or (
+            suffix == ".csv" and not data[:cut].decode(enc, "ignore").strip("\ufeff \r\n\t")
+        )
         if no_text:  # a file with nothing in it is an empty export (a quiet server), not a fault
             assert got == [] and err is None, (case, cut, err)
         elif closing or cut not in whole:
@@ -194,8 +211,12 @@ def _bad_logs(d: Path) -> dict[str, str]:
     (d / "PARPF9.csv").write_bytes(b"\x00\x01\x02" + os.urandom(3000))
     (d / "notes.csv").write_text("Name,Value\r\nowner,ops\r\n", encoding="utf-8")
     os.symlink(d / "moved-away.xml", d / "gone.xml")  # a file that went between listing and reading
-    return {"noise.evtx": "no ElfFile signature", "PARPF9.csv": "binary data",
-            "notes.csv": "needs a time and an event ID column", "gone.xml": "cannot read: No such file"}
+    return {
+        "noise.evtx": "no ElfFile signature",
+        "PARPF9.csv": "binary data",
+        "notes.csv": "needs a time and an event ID column",
+        "gone.xml": "cannot read: No such file",
+    }
 
 
 def _out(out: Path, name: str) -> list[dict]:
@@ -203,7 +224,8 @@ def _out(out: Path, name: str) -> list[dict]:
 
 
 def test_unreadable_files_among_good_ones_are_rejected_and_the_rest_ingested(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "replids.csv").write_text(fx.REPLIDS_CSV, encoding="utf-8")
     common = ["--replids", str(tmp_path / "replids.csv"), "--time-offset=-05:00"]
     good = _good_logs(tmp_path / "good")
@@ -217,7 +239,9 @@ def test_unreadable_files_among_good_ones_are_rejected_and_the_rest_ingested(
     capsys.readouterr()
     assert main(["ingest", "--logs", str(mixed), "--out", str(tmp_path / "out"), *common]) == 3
     err = capsys.readouterr().err
-    assert err.startswith(f"pfscope ingest: partial: {len(bad)} of {len(bad) + 3} files could not be read whole")
+    assert err.startswith(
+        f"pfscope ingest: partial: {len(bad)} of {len(bad) + 3} files could not be read whole"
+    )
     out = tmp_path / "out"
     # every good file ingested exactly as alone
     assert (out / "events.jsonl").read_text() == (tmp_path / "alone" / "events.jsonl").read_text()
@@ -228,8 +252,11 @@ def test_unreadable_files_among_good_ones_are_rejected_and_the_rest_ingested(
     assert s["reject_reasons"]["unreadable file"] == len(bad)
     broken = {Path(b["file"]).name: b for b in s["files_broken"]}
     assert set(broken) == set(bad)
-    rejects = {Path(r["source"]).name: r for r in _out(out, "ingest_rejects.jsonl")
-               if r["reason"].startswith("unreadable")}
+    rejects = {
+        Path(r["source"]).name: r
+        for r in _out(out, "ingest_rejects.jsonl")
+        if r["reason"].startswith("unreadable")
+    }
     assert set(rejects) == set(bad)
     for name, why in bad.items():
         assert why in broken[name]["reason"] and broken[name]["complete_records"] == 0
@@ -250,7 +277,9 @@ def test_empty_exports_are_a_quiet_server_not_a_fault(tmp_path: Path) -> None:
     s = json.loads((tmp_path / "out" / "ingest_summary.json").read_text(encoding="utf-8"))
     assert s["status"] == "complete" and s["files_broken"] == []
     assert sorted(Path(f).name for f in s["files_empty"]) == ["quiet.csv", "quiet.xml"]
-    assert (tmp_path / "out" / "events.jsonl").read_text() == (tmp_path / "alone" / "events.jsonl").read_text()
+    assert (tmp_path / "out" / "events.jsonl").read_text() == (
+        tmp_path / "alone" / "events.jsonl"
+    ).read_text()
 
 
 def test_strict_keeps_all_or_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -262,7 +291,9 @@ def test_strict_keeps_all_or_nothing(tmp_path: Path, capsys: pytest.CaptureFixtu
     out = tmp_path / "out"
     assert main(["ingest", "--logs", str(logs), "--out", str(out), "--strict"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith(f"pfscope ingest: {logs / 'PARPF2.evtx'}: the file ends at byte")
+    assert err.count("\n") == 1 and err.startswith(
+        f"pfscope ingest: {logs / 'PARPF2.evtx'}: the file ends at byte"
+    )
     assert "--strict: nothing written" in err
     assert not out.exists()
     # without --strict: partial, the records of the whole chunk and of the cut one are in
@@ -273,14 +304,19 @@ def test_strict_keeps_all_or_nothing(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert s["files"][b["file"]] == b["complete_records"] + 1 and s["accounted"]
 
 
-def test_when_no_file_can_be_read_nothing_is_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_when_no_file_can_be_read_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     logs = tmp_path / "logs"
     logs.mkdir()
     more = len(_bad_logs(logs)) - 1
     out = tmp_path / "out"
     assert main(["ingest", "--logs", str(logs), "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and f"(and {more} more unreadable files); no file could be read, nothing written" in err
+    assert (
+        err.count("\n") == 1
+        and f"(and {more} more unreadable files); no file could be read, nothing written" in err
+    )
     assert not out.exists()
 
 
@@ -314,8 +350,11 @@ def test_cut_exports_keep_the_accounting(tmp_path: Path, case: str) -> None:
         [b] = s["files_broken"]
         assert b["file"] == str(cut_path) and b["complete_records"] == len(expected)
         assert s["files"][str(cut_path)] == len(expected) + 1
-        tail = [r for r in _out(tmp_path / "out", "ingest_rejects.jsonl") if r["source"] == str(cut_path)
-                and r["reason"].startswith("unreadable")]
+        tail = [
+            r
+            for r in _out(tmp_path / "out", "ingest_rejects.jsonl")
+            if r["source"] == str(cut_path) and r["reason"].startswith("unreadable")
+        ]
         assert [r["record"] for r in tail] == [len(expected) + 1]
         assert tail[0]["reason"] == b["reason"] and err.removeprefix(f"{cut_path}: ") in b["reason"]
 
@@ -331,4 +370,6 @@ def test_a_write_that_fails_part_way_leaves_the_previous_output_whole(tmp_path: 
     (out / "topology.json.partial").mkdir()  # writing the fourth file fails
     assert main(["ingest", "--logs", *map(str, good), "--out", str(out), *common]) != 0
     (out / "topology.json.partial").rmdir()
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # nothing renamed in, nothing left beside
+    assert {
+        p.name: p.read_bytes() for p in out.iterdir()
+    } == before  # nothing renamed in, nothing left beside

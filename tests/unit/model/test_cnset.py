@@ -414,10 +414,13 @@ def test_parse_canonical_equals_parse(sp: tuple[CNSet, Pairs], bend: int) -> Non
     text = s.text()
     if text and bend:
         sections = text.split(";")
-        text = {1: lambda: text.replace(":", ": "), 2: lambda: text.replace(":", ":0"),
-                3: lambda: ";".join(reversed(sections)), 4: lambda: ";".join(f"{x},{x.split(':')[1].split(',')[0]}"
-                                                                             for x in sections),
-                5: lambda: text + ";" + sections[0]}[bend]()
+        text = {
+            1: lambda: text.replace(":", ": "),
+            2: lambda: text.replace(":", ":0"),
+            3: lambda: ";".join(reversed(sections)),
+            4: lambda: ";".join(f"{x},{x.split(':')[1].split(',')[0]}" for x in sections),
+            5: lambda: text + ";" + sections[0],
+        }[bend]()
     fast = CNSet.parse_canonical(text)
     assert fast == CNSet.parse(text) == s
     assert fast.text() == s.text()

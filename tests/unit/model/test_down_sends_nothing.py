@@ -14,7 +14,9 @@ from tests.logbuilder import H, Log, M, at, rows, topology
 
 FID = "1-123"
 
-TOPO = topology({"P1": ("A", "2003"), "P2": ("A", "2003"), "P3": ("A", "2003")}, folders={FID: ["P1", "P2", "P3"]})
+TOPO = topology(
+    {"P1": ("A", "2003"), "P2": ("A", "2003"), "P3": ("A", "2003")}, folders={FID: ["P1", "P2", "P3"]}
+)
 
 
 def opened_log() -> Log:
@@ -38,13 +40,18 @@ def test_up_all_along_the_requests_come_at_the_time_outs() -> None:
     assert requests(log, 30 * H) == [(at(7 * H), "expected", "P2"), (at(19 * H), "expected", "P2")]
 
 
-@pytest.mark.parametrize(("down", "up", "first"), [
-    (30 * M, 3 * H, 7 * H),    # down before the entry opens, up before it falls due: as if never down
-    (2 * H, 9 * H, 9 * H),     # down before the first request, up after it: requested when it comes up
-    (7 * H, 8 * H, 8 * H),     # down at the very time it falls due (the status line comes first)
-    (6 * H, 7 * H, 7 * H),     # up again at the time it falls due: requested then, after that line
-])
-def test_a_request_that_falls_due_while_the_requester_is_down_waits_for_it(down: int, up: int, first: int) -> None:
+@pytest.mark.parametrize(
+    ("down", "up", "first"),
+    [
+        (30 * M, 3 * H, 7 * H),  # down before the entry opens, up before it falls due: as if never down
+        (2 * H, 9 * H, 9 * H),  # down before the first request, up after it: requested when it comes up
+        (7 * H, 8 * H, 8 * H),  # down at the very time it falls due (the status line comes first)
+        (6 * H, 7 * H, 7 * H),  # up again at the time it falls due: requested then, after that line
+    ],
+)
+def test_a_request_that_falls_due_while_the_requester_is_down_waits_for_it(
+    down: int, up: int, first: int
+) -> None:
     log = opened_log()
     log.status(down, "P1", "down")
     log.status(up, "P1", "up")
@@ -74,7 +81,8 @@ def test_while_still_down_at_the_as_of_nothing_is_sent_and_the_entry_stays_due_i
     assert not any(r["unavailable"] for r in rows(result, "state_table", observer="P1", fid=FID))
     nxt = rows(result, "next_requests", observer="P1")
     assert [(r["source"], r["due_at"], r["waiting"], r["cnset"], r["attempt"]) for r in nxt] == [
-        ("P2", at(7 * H), True, "P2:1-5", 1)]
+        ("P2", at(7 * H), True, "P2:1-5", 1)
+    ]
 
 
 def test_a_request_never_sent_marks_no_source_unavailable() -> None:

@@ -30,7 +30,9 @@ TOPO = {
         {"name": "PFS2", "server": "EX2", "site": "Redmond", "version": "2007"},
         {"name": "PFS3", "server": "EX3", "site": "Dublin", "version": "2000"},
     ],
-    "folders": [{"fid": "1-ABC", "path": "IPM_SUBTREE\\F", "parent": "1-1", "replicas": ["PFS1", "PFS2", "PFS3"]}],
+    "folders": [
+        {"fid": "1-ABC", "path": "IPM_SUBTREE\\F", "parent": "1-1", "replicas": ["PFS1", "PFS2", "PFS3"]}
+    ],
 }
 BASE = parse_ts("2026-11-02T08:00:00Z")
 DROP = object()  # a field value that removes the field
@@ -59,8 +61,17 @@ def line(base: dict[str, Any], **over: Any) -> str:
     return json.dumps({k: v for k, v in obj.items() if v is not DROP})
 
 
-SEND = {"ts": ts(10), "store": "PFS1", "kind": "send", "msg": "m2", "type": "content", "fid": "1-ABC",
-        "to": ["PFS2"], "cnset": "PFS1:1-3", "changes": "PFS1:3"}
+SEND = {
+    "ts": ts(10),
+    "store": "PFS1",
+    "kind": "send",
+    "msg": "m2",
+    "type": "content",
+    "fid": "1-ABC",
+    "to": ["PFS2"],
+    "cnset": "PFS1:1-3",
+    "changes": "PFS1:3",
+}
 CHANGE = {"ts": ts(10), "store": "PFS2", "kind": "change", "fid": "1-ABC", "cn": 1}
 RECEIVE = {"ts": ts(10), "store": "PFS2", "kind": "receive", "msg": "m1"}
 REPLICAS = {"ts": ts(10), "store": "PFS1", "kind": "replicas", "fid": "1-ABC", "replicas": ["PFS1", "PFS2"]}
@@ -217,7 +228,11 @@ CASES: list[tuple[str, str | bytes, str]] = [
     ("send-cnset-lo-hi-text", send(cnset="PFS1:3-1"), ev.r_lo_above_hi("cnset")),
     ("send-cnset-lo-hi-object", send(cnset={"PFS1": [[4, 2]]}), ev.r_lo_above_hi("cnset")),
     ("send-changes-missing", send(changes=DROP), ev.r_missing("changes")),
-    ("send-hierarchy-changes-missing", send(type="hierarchy", fid="1-1", changes=DROP), ev.r_missing("changes")),
+    (
+        "send-hierarchy-changes-missing",
+        send(type="hierarchy", fid="1-1", changes=DROP),
+        ev.r_missing("changes"),
+    ),
     ("send-response-changes-missing", send(type="backfill_response", changes=DROP), ev.r_missing("changes")),
     ("send-changes-garbage", send(changes="PFS1:"), ev.r_ill_typed("changes")),
     ("send-changes-unknown", send(changes={"PFS8": [[1, 1]]}), ev.r_unknown_store("changes")),
@@ -301,14 +316,21 @@ def test_the_prelude_is_clean(topo: Topology) -> None:
 
 
 @pytest.mark.parametrize(("text", "reason"), [(t, r) for _, t, r in CASES], ids=[i for i, _, _ in CASES])
-def test_every_reject_reason_from_a_file(topo: Topology, tmp_path: Path, text: str | bytes, reason: str) -> None:
+def test_every_reject_reason_from_a_file(
+    topo: Topology, tmp_path: Path, text: str | bytes, reason: str
+) -> None:
     path = write(tmp_path / "events.jsonl", [*PRELUDE, text])
     log = read_event_log([path], topo)
     expected_text = "" if isinstance(text, bytes) else text
     assert rows(log) == [(str(path), 4, reason, expected_text)]
     # the prelude line a rule between lines names: m1's send, PFS2's receive of it, PFS1's change 5
-    names = {ev.R_MSG_REUSED: 1, ev.R_NOT_ADDRESSEE: 1, ev.R_BEFORE_SEND: 1, ev.R_RECEIVED_TWICE: 2,
-             ev.R_CN_NOT_INCREASING: 3}
+    names = {
+        ev.R_MSG_REUSED: 1,
+        ev.R_NOT_ADDRESSEE: 1,
+        ev.R_BEFORE_SEND: 1,
+        ev.R_RECEIVED_TWICE: 2,
+        ev.R_CN_NOT_INCREASING: 3,
+    }
     earlier = (str(path), names[reason]) if reason in names else (None, None)
     assert log.rejects[0] == RejectRow(str(path), 4, reason, expected_text, *earlier)
     assert (log.lines_read, log.accepted, log.duplicates) == (4, 3, 0)
@@ -332,8 +354,14 @@ def test_every_reason_constant_and_function_is_covered() -> None:
     assert len(constants) == 18
     assert constants <= reasons, constants - reasons
     functions = [f for k, f in vars(ev).items() if k.startswith("r_") and callable(f)]
-    assert {f.__name__ for f in functions} == {"r_missing", "r_ill_typed", "r_unknown_store", "r_cn_below_1",
-                                                "r_lo_above_hi", "r_out_of_range"}
+    assert {f.__name__ for f in functions} == {
+        "r_missing",
+        "r_ill_typed",
+        "r_unknown_store",
+        "r_cn_below_1",
+        "r_lo_above_hi",
+        "r_out_of_range",
+    }
     for f in functions:
         prefix = f("FIELD").replace("FIELD", "")
         assert any(r.startswith(prefix) for r in reasons), f.__name__
@@ -348,8 +376,16 @@ def test_reason_texts_are_fixed() -> None:
     assert ev.r_lo_above_hi("changes") == "range with lo > hi in field: changes"
     assert ev.r_out_of_range("bytes") == "number out of range in field: bytes"
     assert (ev.R_EMPTY, ev.R_NOT_UTF8, ev.R_NOT_JSON, ev.R_NOT_OBJECT) == (
-        "empty line", "not UTF-8", "not JSON", "not a JSON object")
-    assert (ev.R_UNKNOWN_KIND, ev.R_UNKNOWN_TYPE, ev.R_BAD_TS) == ("unknown kind", "unknown type", "bad timestamp")
+        "empty line",
+        "not UTF-8",
+        "not JSON",
+        "not a JSON object",
+    )
+    assert (ev.R_UNKNOWN_KIND, ev.R_UNKNOWN_TYPE, ev.R_BAD_TS) == (
+        "unknown kind",
+        "unknown type",
+        "bad timestamp",
+    )
     assert ev.R_HIERARCHY_REPLICAS == "replicas event for the hierarchy 1-1"
     assert ev.R_NEVER_SENT == "receive of a message never sent"
     assert ev.R_BEFORE_SEND == "receive stamped before its send"
@@ -413,20 +449,39 @@ def test_fields_of_a_change(topo: Topology) -> None:
     log = event_log_from_lines([change(fid="1-abc", op="modify", item="it", bytes=12)], topo)
     (e,) = log.events
     assert (e.ts, e.seq, e.store, e.kind, e.fid, e.cn, e.op, e.item, e.bytes) == (
-        at(10), make_seq(0, 1), "PFS2", "change", "1-ABC", 1, "modify", "it", 12)
+        at(10),
+        make_seq(0, 1),
+        "PFS2",
+        "change",
+        "1-ABC",
+        1,
+        "modify",
+        "it",
+        12,
+    )
 
 
 def test_fields_of_sends(topo: Topology) -> None:
-    log = event_log_from_lines([
-        send(to=["PFS3", "PFS2"], cnset={"PFS1": [[1, 16], [18, 18]]}, changes="PFS1:18", fid="1-abc"),
-        bfreq(msg="m3", requested={"PFS2": [[2, 4]]}, changes="PFS1:1", to=["PFS3", "PFS2"]),
-        sreq(msg="m4", responders=["PFS3", "PFS2"], to=["PFS2", "PFS3"]),
-        send(msg="m5", type="status", changes="PFS1:1"),
-    ], topo)
+    log = event_log_from_lines(
+        [
+            send(to=["PFS3", "PFS2"], cnset={"PFS1": [[1, 16], [18, 18]]}, changes="PFS1:18", fid="1-abc"),
+            bfreq(msg="m3", requested={"PFS2": [[2, 4]]}, changes="PFS1:1", to=["PFS3", "PFS2"]),
+            sreq(msg="m4", responders=["PFS3", "PFS2"], to=["PFS2", "PFS3"]),
+            send(msg="m5", type="status", changes="PFS1:1"),
+        ],
+        topo,
+    )
     assert log.rejects == []
     m = log.messages["m2"]
     assert (m.msg, m.sender, m.type, m.fid, m.to, m.sent_at, m.seq) == (
-        "m2", "PFS1", "content", "1-ABC", ("PFS3", "PFS2"), at(10), make_seq(0, 1))
+        "m2",
+        "PFS1",
+        "content",
+        "1-ABC",
+        ("PFS3", "PFS2"),
+        at(10),
+        make_seq(0, 1),
+    )
     assert m.cnset == CNSet.parse("PFS1:1-16,18") and m.cnset.text() == "PFS1:1-16,18"
     assert m.changes == CNSet.parse("PFS1:18")
     assert (m.requested, m.source, m.responders) == (None, None, None)
@@ -444,15 +499,26 @@ def test_fields_of_sends(topo: Topology) -> None:
 def test_fields_of_replicas_and_status(topo: Topology) -> None:
     log = event_log_from_lines([replicas(path="P", fid="1-abc"), status(status="up")], topo)
     r, s = log.events
-    assert (r.kind, r.fid, r.replicas, r.path, r.store) == ("replicas", "1-ABC", ("PFS1", "PFS2"), "P", "PFS1")
+    assert (r.kind, r.fid, r.replicas, r.path, r.store) == (
+        "replicas",
+        "1-ABC",
+        ("PFS1", "PFS2"),
+        "P",
+        "PFS1",
+    )
     assert (s.kind, s.status, s.store, s.ts) == ("store_status", "up", "PFS3", at(10))
 
 
 def test_derived_is_kept_as_a_set_of_names(topo: Topology) -> None:
-    log = event_log_from_lines([
-        send(derived=["to", "cnset", "to"]), send(msg="m3"),
-        change(derived=["event"], implied_by="m2"), change(cn=2, ts=ts(11)),
-    ], topo)
+    log = event_log_from_lines(
+        [
+            send(derived=["to", "cnset", "to"]),
+            send(msg="m3"),
+            change(derived=["event"], implied_by="m2"),
+            change(cn=2, ts=ts(11)),
+        ],
+        topo,
+    )
     assert log.rejects == []
     assert log.messages["m2"].derived == ("cnset", "to") and log.messages["m3"].derived == ()
     assert [e.derived for e in log.events if e.kind == "change"] == [("event",), ()]
@@ -482,7 +548,8 @@ def test_both_cn_set_forms_for_a_send(topo: Topology, field: str) -> None:
 
 def test_both_cn_set_forms_for_a_request(topo: Topology) -> None:
     log = event_log_from_lines(
-        [bfreq(msg="a", requested="PFS2:1-4,6"), bfreq(msg="b", requested={"PFS2": [[1, 4], [6, 6]]})], topo)
+        [bfreq(msg="a", requested="PFS2:1-4,6"), bfreq(msg="b", requested={"PFS2": [[1, 4], [6, 6]]})], topo
+    )
     assert log.rejects == []
     assert log.messages["a"].requested == log.messages["b"].requested == CNSet.parse("PFS2:1-4,6")
 
@@ -502,7 +569,9 @@ def test_accounting_on_a_mixed_file(topo: Topology, tmp_path: Path) -> None:
         receive(ts=ts(3)),  # 7 received twice
         receive(ts=ts(3), store="PFS3", msg="m9"),  # 8 never sent
         "",  # 9 empty
-        line(SEND, ts=ts(1), msg="m1", to=["PFS3", "PFS2"], cnset={"PFS1": [[1, 1]]}, changes="PFS1:1"),  # 10 dup
+        line(
+            SEND, ts=ts(1), msg="m1", to=["PFS3", "PFS2"], cnset={"PFS1": [[1, 1]]}, changes="PFS1:1"
+        ),  # 10 dup
         change(store="PFS1", ts=ts(5)),  # 11 CN not increasing
         status(ts=ts(6)),  # 12 accepted
         replicas(ts=ts(7)),  # 13 accepted
@@ -514,8 +583,13 @@ def test_accounting_on_a_mixed_file(topo: Topology, tmp_path: Path) -> None:
     assert (log.lines_read, log.accepted, log.duplicates, len(log.rejects)) == (15, 5, 3, 7)
     assert balanced(log)
     assert [(r.line, r.reason) for r in log.rejects] == [
-        (3, ev.R_NOT_JSON), (7, ev.R_RECEIVED_TWICE), (8, ev.R_NEVER_SENT), (9, ev.R_EMPTY),
-        (11, ev.R_CN_NOT_INCREASING), (14, ev.R_NOT_UTF8), (15, ev.R_UNKNOWN_KIND),
+        (3, ev.R_NOT_JSON),
+        (7, ev.R_RECEIVED_TWICE),
+        (8, ev.R_NEVER_SENT),
+        (9, ev.R_EMPTY),
+        (11, ev.R_CN_NOT_INCREASING),
+        (14, ev.R_NOT_UTF8),
+        (15, ev.R_UNKNOWN_KIND),
     ]
     assert all(r.source == str(path) for r in log.rejects)
     assert [e.seq & 0xFFFFFFFF for e in log.events] == [1, 4, 5, 12, 13]
@@ -527,19 +601,40 @@ def test_exact_duplicates_are_counted_and_applied_once(topo: Topology) -> None:
     assert log.rejects == []
     assert (log.lines_read, log.accepted, log.duplicates) == (8, 3, 5)
     assert [e.kind for e in log.events] == ["change", "store_status", "send"]
-    assert [e.seq for e in log.events] == [make_seq(0, 1), make_seq(0, 3), make_seq(0, 7)]  # the first of each
+    assert [e.seq for e in log.events] == [
+        make_seq(0, 1),
+        make_seq(0, 3),
+        make_seq(0, 7),
+    ]  # the first of each
 
 
 def test_a_change_written_differently_is_still_a_duplicate(topo: Topology) -> None:
     a = change(op="create")
-    b = json.dumps({"cn": 1, "op": "create", "kind": "change", "fid": "1-abc", "store": "PFS2",
-                    "ts": "2026-11-02T09:00:10+01:00"})
+    b = json.dumps(
+        {
+            "cn": 1,
+            "op": "create",
+            "kind": "change",
+            "fid": "1-abc",
+            "store": "PFS2",
+            "ts": "2026-11-02T09:00:10+01:00",
+        }
+    )
     log = event_log_from_lines([a, b], topo)
     assert (log.accepted, log.duplicates, log.rejects) == (1, 1, [])
 
 
-BASE_SEND = {"ts": "2026-11-02T08:00:00Z", "store": "PFS1", "kind": "send", "msg": "m1", "type": "content",
-             "fid": "1-ABC", "to": ["PFS2", "PFS3"], "cnset": {"PFS1": [[1, 16], [18, 18]]}, "changes": "PFS1:18"}
+BASE_SEND = {
+    "ts": "2026-11-02T08:00:00Z",
+    "store": "PFS1",
+    "kind": "send",
+    "msg": "m1",
+    "type": "content",
+    "fid": "1-ABC",
+    "to": ["PFS2", "PFS3"],
+    "cnset": {"PFS1": [[1, 16], [18, 18]]},
+    "changes": "PFS1:18",
+}
 SAME_MEANING = [
     ("cnset-as-text", {"cnset": "PFS1:1-16,18"}),
     ("cnset-text-unordered", {"cnset": "PFS1:18,1-10,5-16"}),
@@ -551,15 +646,24 @@ SAME_MEANING = [
     ("with-fraction", {"ts": "2026-11-02T08:00:00.000Z"}),
     ("fid-lower-case", {"fid": "1-abc"}),
     ("derived-empty", {"derived": []}),
-    ("all-at-once", {"cnset": "PFS1:1-16,18", "to": ["PFS3", "PFS2"], "ts": "2026-11-02T10:00:00+02:00",
-                     "changes": {"PFS1": [[18, 18]]}}),
+    (
+        "all-at-once",
+        {
+            "cnset": "PFS1:1-16,18",
+            "to": ["PFS3", "PFS2"],
+            "ts": "2026-11-02T10:00:00+02:00",
+            "changes": {"PFS1": [[18, 18]]},
+        },
+    ),
 ]
 
 
 @pytest.mark.parametrize("over", [o for _, o in SAME_MEANING], ids=[i for i, _ in SAME_MEANING])
 def test_a_send_with_the_same_meaning_is_a_duplicate(topo: Topology, over: dict[str, Any]) -> None:
     first = json.dumps(BASE_SEND)
-    again = json.dumps(dict(reversed(list({**BASE_SEND, **over}.items()))), indent=None, separators=(",", ":"))
+    again = json.dumps(
+        dict(reversed(list({**BASE_SEND, **over}.items()))), indent=None, separators=(",", ":")
+    )
     log = event_log_from_lines([first, again, receive(ts=ts(1)), receive(store="PFS3", ts=ts(1))], topo)
     assert log.rejects == []
     assert (log.lines_read, log.accepted, log.duplicates) == (4, 3, 1)
@@ -626,7 +730,9 @@ def test_a_receive_before_its_send_in_the_input_is_accepted(topo: Topology, tmp_
     assert [e.kind for e in log.in_time_order()] == ["send", "receive"]
 
 
-def test_a_receive_in_an_earlier_file_stamped_before_the_send_is_rejected(topo: Topology, tmp_path: Path) -> None:
+def test_a_receive_in_an_earlier_file_stamped_before_the_send_is_rejected(
+    topo: Topology, tmp_path: Path
+) -> None:
     text = receive(ts=ts(-5))
     pfs2 = write(tmp_path / "a.jsonl", [text])
     write(tmp_path / "b.jsonl", [line(SEND, ts=ts(0), msg="m1")])
@@ -659,8 +765,13 @@ def test_receive_checks(topo: Topology) -> None:
     ]
     # received twice: the store's first accepted receive; not an addressee or before the send:
     # the send; never sent: no line
-    assert named(log) == [(3, "<memory>", 2), (5, "<memory>", 1), (6, "<memory>", 1), (8, "<memory>", 7),
-                          (9, None, None)]
+    assert named(log) == [
+        (3, "<memory>", 2),
+        (5, "<memory>", 1),
+        (6, "<memory>", 1),
+        (8, "<memory>", 7),
+        (9, None, None),
+    ]
     assert (log.accepted, log.duplicates) == (3, 1) and balanced(log)
     accepted = [(e.store, e.ts) for e in log.events if e.kind == "receive"]
     assert accepted == [("PFS2", at(0)), ("PFS3", at(2))]
@@ -671,7 +782,10 @@ def test_a_receive_of_a_message_whose_send_was_rejected_is_never_sent(topo: Topo
     rcv = receive(ts=ts(1))
     log = event_log_from_lines([bad_send, rcv, rcv], topo)
     assert [(r.line, r.reason) for r in log.rejects] == [
-        (1, ev.r_lo_above_hi("cnset")), (2, ev.R_NEVER_SENT), (3, ev.R_NEVER_SENT)]
+        (1, ev.r_lo_above_hi("cnset")),
+        (2, ev.R_NEVER_SENT),
+        (3, ev.R_NEVER_SENT),
+    ]
     assert (log.accepted, log.duplicates) == (0, 0) and balanced(log)
 
 
@@ -690,7 +804,9 @@ def test_change_numbers_increase_in_time_order_not_input_order(topo: Topology) -
     ]
     log = event_log_from_lines(lines, topo)
     assert [(r.line, r.reason, r.text) for r in log.rejects] == [
-        (3, ev.R_CN_NOT_INCREASING, lines[2]), (4, ev.R_CN_NOT_INCREASING, lines[3])]
+        (3, ev.R_CN_NOT_INCREASING, lines[2]),
+        (4, ev.R_CN_NOT_INCREASING, lines[3]),
+    ]
     assert named(log) == [(3, "<memory>", 1), (4, "<memory>", 1)]  # the accepted 5, not the rejected 4
     assert [e.cn for e in log.events] == [5, 3, 6, 1, 1]
     assert balanced(log)
@@ -713,13 +829,16 @@ def test_equal_times_fall_back_to_input_order(topo: Topology) -> None:
 
 def test_a_duplicate_of_a_change_rejected_for_its_cn_is_rejected_too(topo: Topology) -> None:
     late = change(ts=ts(20), cn=5)
-    same_other_spelling = json.dumps({"kind": "change", "cn": 5, "fid": "1-abc", "store": "PFS2",
-                                      "ts": "2026-11-02T09:00:20+01:00"})
+    same_other_spelling = json.dumps(
+        {"kind": "change", "cn": 5, "fid": "1-abc", "store": "PFS2", "ts": "2026-11-02T09:00:20+01:00"}
+    )
     lines = [change(ts=ts(10), cn=5), late, late, same_other_spelling]
     log = event_log_from_lines(lines, topo)
     assert [(r.line, r.reason, r.text) for r in log.rejects] == [
-        (2, ev.R_CN_NOT_INCREASING, late), (3, ev.R_CN_NOT_INCREASING, late),
-        (4, ev.R_CN_NOT_INCREASING, same_other_spelling)]
+        (2, ev.R_CN_NOT_INCREASING, late),
+        (3, ev.R_CN_NOT_INCREASING, late),
+        (4, ev.R_CN_NOT_INCREASING, same_other_spelling),
+    ]
     assert named(log) == [(2, "<memory>", 1), (3, "<memory>", 1), (4, "<memory>", 1)]
     assert (log.accepted, log.duplicates) == (1, 0) and balanced(log)
 
@@ -731,7 +850,9 @@ def test_a_change_first_taken_then_rejected_for_its_cn_takes_its_repeats_along(t
     lines = [late, late, change(ts=ts(10), cn=6), status()]
     log = event_log_from_lines(lines, topo)
     assert [(r.line, r.reason, r.text) for r in log.rejects] == [
-        (1, ev.R_CN_NOT_INCREASING, late), (2, ev.R_CN_NOT_INCREASING, late)]
+        (1, ev.R_CN_NOT_INCREASING, late),
+        (2, ev.R_CN_NOT_INCREASING, late),
+    ]
     assert named(log) == [(1, "<memory>", 3), (2, "<memory>", 3)]  # a later line, earlier in time
     assert (log.lines_read, log.accepted, log.duplicates) == (4, 2, 0)
     assert [e.cn for e in log.events if e.kind == "change"] == [6]
@@ -762,8 +883,11 @@ def logs(tmp_path: Path) -> Path:
 def test_a_folder_is_read_in_sorted_path_order_with_per_file_line_numbers(topo: Topology, logs: Path) -> None:
     log = read_event_log([logs], topo)
     a, b, c = str(logs / "a.jsonl"), str(logs / "b.jsonl"), str(logs / "sub" / "c.jsonl")
-    assert rows(log) == [(a, 3, ev.R_NOT_JSON, "oops-a"), (b, 2, ev.R_NOT_JSON, "oops-b"),
-                         (c, 1, ev.R_NOT_JSON, "oops-c")]
+    assert rows(log) == [
+        (a, 3, ev.R_NOT_JSON, "oops-a"),
+        (b, 2, ev.R_NOT_JSON, "oops-b"),
+        (c, 1, ev.R_NOT_JSON, "oops-c"),
+    ]
     assert (log.lines_read, log.accepted) == (7, 4) and balanced(log)
     assert [e.seq for e in log.events] == [make_seq(0, 1), make_seq(0, 2), make_seq(1, 1), make_seq(2, 2)]
     assert [e.kind for e in log.events] == ["change", "change", "store_status", "store_status"]
@@ -773,7 +897,9 @@ def test_files_are_read_in_sorted_order_whatever_order_they_are_given(topo: Topo
     a, b = logs / "a.jsonl", logs / "b.jsonl"
     one = read_event_log([b, a], topo)
     two = read_event_log([str(a), str(b)], topo)
-    assert rows(one) == rows(two) == [(str(a), 3, ev.R_NOT_JSON, "oops-a"), (str(b), 2, ev.R_NOT_JSON, "oops-b")]
+    assert (
+        rows(one) == rows(two) == [(str(a), 3, ev.R_NOT_JSON, "oops-a"), (str(b), 2, ev.R_NOT_JSON, "oops-b")]
+    )
     assert [e.seq for e in one.events] == [make_seq(0, 1), make_seq(0, 2), make_seq(1, 1)]
 
 
@@ -849,14 +975,21 @@ def test_make_seq_orders_files_before_lines() -> None:
 # --------------------------------------------------------------------------------------------
 def test_in_time_order_is_by_time_then_input_position(topo: Topology, tmp_path: Path) -> None:
     write(tmp_path / "a.jsonl", [change(ts=ts(10)), status(ts=ts(0)), status(ts=ts(0), store="PFS2")])
-    write(tmp_path / "b.jsonl", [status(ts="2026-11-02T09:00:00+01:00", status="up"), change(ts=ts(5), store="PFS1")])
+    write(
+        tmp_path / "b.jsonl",
+        [status(ts="2026-11-02T09:00:00+01:00", status="up"), change(ts=ts(5), store="PFS1")],
+    )
     log = read_event_log([tmp_path], topo)
     assert log.rejects == []
     before = list(log.events)
     ordered = log.in_time_order()
     assert [(e.ts, e.seq) for e in ordered] == [
-        (at(0), make_seq(0, 2)), (at(0), make_seq(0, 3)), (at(0), make_seq(1, 1)),
-        (at(5), make_seq(1, 2)), (at(10), make_seq(0, 1))]
+        (at(0), make_seq(0, 2)),
+        (at(0), make_seq(0, 3)),
+        (at(0), make_seq(1, 1)),
+        (at(5), make_seq(1, 2)),
+        (at(10), make_seq(0, 1)),
+    ]
     assert ordered == sorted(log.events, key=lambda e: (e.ts, e.seq))
     assert log.events == before  # the input order is kept
     assert [e.seq for e in log.events] == sorted(e.seq for e in log.events)

@@ -19,8 +19,12 @@ STORES = {"P1": ("A", "2003"), "P2": ("A", "2003"), "P3": ("B", "2003"), "P4": (
 COSTS = {("A", "B"): 10}
 
 
-def make_log(stores: dict[str, tuple[str, str]] | None = None, replicas: tuple[str, ...] = ("P1", "P2", "P3"),
-             *, own: bool = True) -> Log:
+def make_log(
+    stores: dict[str, tuple[str, str]] | None = None,
+    replicas: tuple[str, ...] = ("P1", "P2", "P3"),
+    *,
+    own: bool = True,
+) -> Log:
     log = Log(topology(stores or STORES, folders={FID: replicas}, costs=COSTS))
     if own:
         log.change(0, "P1", FID, 1)
@@ -29,7 +33,9 @@ def make_log(stores: dict[str, tuple[str, str]] | None = None, replicas: tuple[s
 
 def status(log: Log, t: int, sender: str, cnset: str, to: str = "P1", received: int | None = None) -> str:
     """A status message from ``sender`` processed by ``to`` (at ``received``, default at once)."""
-    return log.message(t, sender, "status", FID, cnset=cnset, received={to: t if received is None else received})
+    return log.message(
+        t, sender, "status", FID, cnset=cnset, received={to: t if received is None else received}
+    )
 
 
 def entries(result: ReplayResult, observer: str = "P1", fid: str = FID) -> list[dict[str, Any]]:
@@ -116,16 +122,21 @@ def test_state_table_lag_count_is_owned_of_the_subject_minus_believed() -> None:
 # --------------------------------------------------------------------------------------------
 def _derived(r: ReplayResult, subject: str, observer: str = "P1") -> tuple[bool, list[tuple[str, bool]]]:
     row = one(r, "state_table", observer=observer, fid=FID, subject=subject)
-    hist = [(h["cnset"], h["derived"]) for h in rows(r, "state_history", observer=observer, fid=FID, subject=subject)]
+    hist = [
+        (h["cnset"], h["derived"])
+        for h in rows(r, "state_history", observer=observer, fid=FID, subject=subject)
+    ]
     return row["derived"], hist
 
 
 def test_a_send_with_a_derived_cnset_makes_the_believed_row_derived() -> None:
     log = make_log()
-    log.message(1 * H, "P2", "content", FID, cnset="P2:1-4", changes="P2:4", received={"P1": 1 * H},
-                derived=["cnset"])
-    log.message(1 * H, "P3", "content", FID, cnset="P3:1-2", changes="P3:2", received={"P1": 1 * H},
-                derived=["to"])  # another field derived: the set itself was read
+    log.message(
+        1 * H, "P2", "content", FID, cnset="P2:1-4", changes="P2:4", received={"P1": 1 * H}, derived=["cnset"]
+    )
+    log.message(
+        1 * H, "P3", "content", FID, cnset="P3:1-2", changes="P3:2", received={"P1": 1 * H}, derived=["to"]
+    )  # another field derived: the set itself was read
     r = log.replay()
     assert _derived(r, "P2") == (True, [("P2:1-4", True)])
     assert _derived(r, "P3") == (False, [("P3:1-2", False)])
@@ -134,8 +145,9 @@ def test_a_send_with_a_derived_cnset_makes_the_believed_row_derived() -> None:
 
 def test_a_later_message_that_prints_the_set_clears_the_mark_even_with_the_same_set() -> None:
     log = make_log()
-    log.message(1 * H, "P2", "content", FID, cnset="P2:1-4", changes="P2:4", received={"P1": 1 * H},
-                derived=["cnset"])
+    log.message(
+        1 * H, "P2", "content", FID, cnset="P2:1-4", changes="P2:4", received={"P1": 1 * H}, derived=["cnset"]
+    )
     log.message(2 * H, "P2", "status", FID, cnset="P2:1-4", received={"P1": 2 * H})
     r = log.replay()
     assert _derived(r, "P2") == (False, [("P2:1-4", True), ("P2:1-4", False)])
@@ -160,13 +172,24 @@ def test_derived_change_lines_mark_the_self_row_for_good() -> None:
     log.change(2 * H, "P1", FID, 3)
     log.message(3 * H, "P2", "content", FID, cnset="P2:1", changes="P2:1", received={"P1": 3 * H})
     r = log.replay()
-    assert _derived(r, "P1") == (True, [("P1:1", False), ("P1:1-2", True), ("P1:1-3", True), ("P1:1-3;P2:1", True)])
+    assert _derived(r, "P1") == (
+        True,
+        [("P1:1", False), ("P1:1-2", True), ("P1:1-3", True), ("P1:1-3;P2:1", True)],
+    )
 
 
 def test_changes_marked_derived_on_a_message_mark_the_receivers_self_row() -> None:
     log = make_log()
-    log.message(1 * H, "P2", "content", FID, cnset="P2:1-4", changes="P2:1-4", received={"P1": 1 * H},
-                derived=["changes"])
+    log.message(
+        1 * H,
+        "P2",
+        "content",
+        FID,
+        cnset="P2:1-4",
+        changes="P2:1-4",
+        received={"P1": 1 * H},
+        derived=["changes"],
+    )
     r = log.replay()
     assert _derived(r, "P1") == (True, [("P1:1", False), ("P1:1;P2:1-4", True)])
     assert _derived(r, "P2")[0] is False  # its cnset was read
@@ -191,8 +214,17 @@ def test_entry_opens_at_the_revealing_event_with_exactly_the_uncovered_missing_c
     status(log, 2 * H + 30 * M, "P2", "P1:1-3;P2:1-5")  # nothing new: no entry
     r = log.replay(as_of=3 * H)
     got = [
-        (e["opened_at"], e["opened_by"], e["cnset_opened"], e["cnset_remaining"], e["locality"],
-         e["new_replica"], e["state"], e["requests"], e["next_due_at"])
+        (
+            e["opened_at"],
+            e["opened_by"],
+            e["cnset_opened"],
+            e["cnset_remaining"],
+            e["locality"],
+            e["new_replica"],
+            e["state"],
+            e["requests"],
+            e["next_due_at"],
+        )
         for e in entries(r)
     ]
     assert got == [
@@ -217,7 +249,9 @@ def test_within_one_event_owned_is_updated_before_the_backfill_array() -> None:
     log.message(1 * H, "P2", "content", FID, cnset="P2:1-6", changes="P2:1-5", received={"P1": 1 * H})
     e = entries(log.replay())
     # only P2:6 is missing; owned was no longer empty when the entry opened: not a new replica
-    assert [(x["cnset_opened"], x["new_replica"], x["next_due_at"]) for x in e] == [("P2:6", False, at(7 * H))]
+    assert [(x["cnset_opened"], x["new_replica"], x["next_due_at"]) for x in e] == [
+        ("P2:6", False, at(7 * H))
+    ]
 
 
 @pytest.mark.parametrize("status_first", [True, False])
@@ -229,7 +263,9 @@ def test_events_with_the_same_time_apply_in_input_order(status_first: bool) -> N
         log.receive(2 * H, "P1", msg)
     e = entries(log.replay())
     if status_first:  # the entry opens, then the content fills it at the same time
-        assert [(x["opened_at"], x["state"], x["closed_at"]) for x in e] == [(at(2 * H), "satisfied", at(2 * H))]
+        assert [(x["opened_at"], x["state"], x["closed_at"]) for x in e] == [
+            (at(2 * H), "satisfied", at(2 * H))
+        ]
     else:  # nothing is missing when the status is applied
         assert e == []
 
@@ -255,7 +291,11 @@ def test_first_time_out_by_new_replica_and_locality(sender: str, own: bool, loca
     log = make_log(own=own)
     status(log, 1 * H, sender, f"{sender}:1-5")
     e = entries(log.replay())[0]
-    assert (e["new_replica"], e["locality"], e["next_due_at"]) == (not own, "local" if local else "remote", at(due))
+    assert (e["new_replica"], e["locality"], e["next_due_at"]) == (
+        not own,
+        "local" if local else "remote",
+        at(due),
+    )
 
 
 def test_locality_counts_only_up_stores() -> None:
@@ -285,14 +325,22 @@ def test_cns_arriving_later_leave_the_entry_until_it_is_satisfied() -> None:
     log = make_log()
     status(log, 1 * H, "P2", "P2:1-5")
     log.message(2 * H, "P2", "content", FID, cnset="P2:1-5", changes="P2:1-3", received={"P1": 2 * H})
-    log.message(3 * H, "P2", "backfill_response", FID, cnset="P2:1-5", changes="P2:4-5", received={"P1": 3 * H})
+    log.message(
+        3 * H, "P2", "backfill_response", FID, cnset="P2:1-5", changes="P2:4-5", received={"P1": 3 * H}
+    )
     mid = entries(log.replay(as_of=2 * H + 30 * M))[0]
     assert (mid["cnset_opened"], mid["cnset_remaining"], mid["state"], mid["closed_at"]) == (
-        "P2:1-5", "P2:4-5", "open", None,
+        "P2:1-5",
+        "P2:4-5",
+        "open",
+        None,
     )
     end = entries(log.replay())[0]
     assert (end["cnset_remaining"], end["state"], end["closed_at"], end["next_due_at"]) == (
-        "", "satisfied", at(3 * H), None,
+        "",
+        "satisfied",
+        at(3 * H),
+        None,
     )
 
 
@@ -310,7 +358,9 @@ def test_expected_requests_at_due_time_with_sources_chosen() -> None:
     assert {x["algorithm"] for x in rows(r, "backfill_requests", observer="P1")} == {"2003+"}
     assert candidates(r, 1) == [(1, "P2", False, True, "P2:1-5"), (2, "P3", False, True, "P3:1-3")]
     for s in ("P2", "P3"):
-        assert one(r, "state_table", observer="P1", fid=FID, subject=s)["last_backfill_request_at"] == at(13 * H)
+        assert one(r, "state_table", observer="P1", fid=FID, subject=s)["last_backfill_request_at"] == at(
+            13 * H
+        )
 
 
 def test_exchange_2000_requester_asks_the_first_store_holding_everything() -> None:
@@ -414,7 +464,9 @@ def test_a_backfill_response_before_the_next_request_keeps_the_source_available(
     log = make_log()
     status(log, 1 * H, "P2", "P2:1-5")
     status(log, 1 * H, "P3", "P2:1-5")
-    log.message(8 * H, "P2", "backfill_response", FID, cnset="P2:1-5", changes="P2:1-2", received={"P1": 8 * H})
+    log.message(
+        8 * H, "P2", "backfill_response", FID, cnset="P2:1-5", changes="P2:1-2", received={"P1": 8 * H}
+    )
     r = log.replay(as_of=19 * H)
     assert candidates(r, 2) == [(1, "P2", False, True, "P2:3-5"), (2, "P3", False, False, "")]
 
@@ -431,7 +483,9 @@ def test_a_message_other_than_a_backfill_response_does_not_count_as_answer() -> 
 def test_entry_due_at_t_is_requested_after_events_stamped_t() -> None:
     log = make_log()
     status(log, 1 * H, "P2", "P2:1-5")  # due at 7 h
-    log.message(6 * H, "P2", "backfill_response", FID, cnset="P2:1-5", changes="P2:1-5", received={"P1": 7 * H})
+    log.message(
+        6 * H, "P2", "backfill_response", FID, cnset="P2:1-5", changes="P2:1-5", received={"P1": 7 * H}
+    )
     r = log.replay(as_of=8 * H)
     e = entries(r)[0]
     assert (e["state"], e["requests"], e["closed_at"]) == ("satisfied", 0, at(7 * H))
@@ -441,8 +495,15 @@ def test_entry_due_at_t_is_requested_after_events_stamped_t() -> None:
 def test_entry_due_at_t_is_requested_before_later_events() -> None:
     log = make_log()
     status(log, 1 * H, "P2", "P2:1-5")  # due at 7 h
-    log.message(6 * H, "P2", "backfill_response", FID, cnset="P2:1-5", changes="P2:1-5",
-                received={"P1": 7 * H + 1 * S})
+    log.message(
+        6 * H,
+        "P2",
+        "backfill_response",
+        FID,
+        cnset="P2:1-5",
+        changes="P2:1-5",
+        received={"P1": 7 * H + 1 * S},
+    )
     r = log.replay(as_of=8 * H)
     e = entries(r)[0]
     assert (e["state"], e["requests"], e["closed_at"]) == ("satisfied", 1, at(7 * H + 1 * S))
@@ -452,7 +513,9 @@ def test_entry_due_at_t_is_requested_before_later_events() -> None:
 def test_as_of_in_the_middle_of_the_log() -> None:
     log = make_log()
     status(log, 1 * H, "P2", "P2:1-5")  # due at 7 h
-    log.message(8 * H, "P2", "backfill_response", FID, cnset="P2:1-5", changes="P2:1-5", received={"P1": 8 * H})
+    log.message(
+        8 * H, "P2", "backfill_response", FID, cnset="P2:1-5", changes="P2:1-5", received={"P1": 8 * H}
+    )
     at_due = log.replay(as_of=7 * H)  # due at the as-of time: it happened; the 8 h event did not
     e = entries(at_due)[0]
     assert (e["state"], e["requests"], e["cnset_remaining"]) == ("open", 1, "P2:1-5")
@@ -485,7 +548,10 @@ def test_leaving_the_list_abandons_entries_and_makes_the_replica_delete_pending(
     ]
     rep = one(r, "replicas", store="P1", fid=FID)
     assert (rep["health"], rep["open_entries"], rep["missing_count"], rep["unique_count"]) == (
-        "delete_pending", 0, 0, 1,  # P1:3 is held by nobody else on the list
+        "delete_pending",
+        0,
+        0,
+        1,  # P1:3 is held by nobody else on the list
     )
 
 
@@ -514,7 +580,10 @@ def test_rejoining_starts_from_the_kept_owned_set() -> None:
     assert one(r, "state_table", observer="P1", fid=FID, subject="P1")["cnset"] == "P1:1-3"
     rejoin = entries(r)[-1]
     assert (rejoin["opened_at"], rejoin["cnset_opened"], rejoin["new_replica"], rejoin["state"]) == (
-        at(8 * H), "P2:1-6", False, "open",
+        at(8 * H),
+        "P2:1-6",
+        False,
+        "open",
     )
     rep = one(r, "replicas", store="P1", fid=FID)
     assert (rep["health"], rep["missing_count"]) == ("backfilling", 6)
@@ -535,7 +604,9 @@ def test_rejoining_starts_from_the_kept_owned_set() -> None:
 def test_health_in_the_replicas_table(as_of: int, health: str, open_entries: int) -> None:
     log = make_log()
     status(log, 1 * H, "P2", "P2:1-5")
-    log.message(20 * H, "P2", "backfill_response", FID, cnset="P2:1-5", changes="P2:1-5", received={"P1": 20 * H})
+    log.message(
+        20 * H, "P2", "backfill_response", FID, cnset="P2:1-5", changes="P2:1-5", received={"P1": 20 * H}
+    )
     rep = one(log.replay(as_of=as_of), "replicas", store="P1", fid=FID)
     assert (rep["health"], rep["open_entries"]) == (health, open_entries)
     assert rep["missing_count"] == (5 if open_entries else 0)
@@ -560,11 +631,20 @@ def test_responders_rows_expected_observed_and_should_respond() -> None:
     log = make_log()
     log.changes(0, "P1", FID, [2, 3])
     log.change(0, "P3", FID, 1)
-    log.message(10 * M, "P1", "content", FID, cnset="P1:1-3", changes="P1:1-3",
-                received={"P2": 20 * M, "P3": 40 * M})
+    log.message(
+        10 * M, "P1", "content", FID, cnset="P1:1-3", changes="P1:1-3", received={"P2": 20 * M, "P3": 40 * M}
+    )
     status(log, 30 * M, "P3", "P1:1-3;P3:1")  # P1 has heard from P3
-    req = log.message(1 * H, "P1", "status_request", FID, to=["P2", "P4"], cnset="P1:1-3",
-                      responders=["P2", "P4"], received={"P2": 1 * H + 10 * M})
+    req = log.message(
+        1 * H,
+        "P1",
+        "status_request",
+        FID,
+        to=["P2", "P4"],
+        cnset="P1:1-3",
+        responders=["P2", "P4"],
+        received={"P2": 1 * H + 10 * M},
+    )
     log.change(2 * H, "P2", FID, 1)  # after processing the request
     r = log.replay(as_of=3 * H)
     got = sorted(
@@ -593,8 +673,13 @@ def test_oldest_copy_added_with_no_row_counting_as_zero() -> None:
 
 
 def test_group_1_pick_counts_as_backfilled_at_the_status_request() -> None:
-    stores = {"P1": ("A", "2003"), "P2": ("A", "2003"), "P5": ("A", "2003"), "P6": ("A", "2003"),
-              "P7": ("A", "2003")}
+    stores = {
+        "P1": ("A", "2003"),
+        "P2": ("A", "2003"),
+        "P5": ("A", "2003"),
+        "P6": ("A", "2003"),
+        "P7": ("A", "2003"),
+    }
     log = make_log(stores, replicas=("P1", "P2", "P5", "P6", "P7"))
     log.backfill_request(1 * H, "P1", FID, "P2", "P2:1")
     log.backfill_request(2 * H, "P1", FID, "P5", "P5:1")
@@ -605,8 +690,11 @@ def test_group_1_pick_counts_as_backfilled_at_the_status_request() -> None:
     r = log.replay()
 
     def listed(msg: str) -> list[tuple[Any, ...]]:
-        return sorted((x["position"], x["responder"], x["group"]) for x in rows(r, "responders", msg=msg)
-                      if x["expected"])
+        return sorted(
+            (x["position"], x["responder"], x["group"])
+            for x in rows(r, "responders", msg=msg)
+            if x["expected"]
+        )
 
     assert listed(first) == [(1, "P2", "1"), (2, "P5", "1"), (3, "P6", "1")]
     # P2, P5 and P6 now count as backfilled from at 3 h; P7 (2 h 45) is the longest ago

@@ -10,12 +10,23 @@ FID = "1-123"
 
 
 def test_messages_rows_per_recipient_with_processing_as_of() -> None:
-    topo = topology({"P1": ("A", "2003"), "P2": ("A", "2003"), "P3": ("B", "2003")}, folders={FID: ["P1", "P2", "P3"]},
-                    costs={("A", "B"): 10})
+    topo = topology(
+        {"P1": ("A", "2003"), "P2": ("A", "2003"), "P3": ("B", "2003")},
+        folders={FID: ["P1", "P2", "P3"]},
+        costs={("A", "B"): 10},
+    )
     log = Log(topo)
     log.changes(0, "P1", FID, [1, 2, 3, 5])
-    content = log.message(1 * H, "P1", "content", FID, to=["P2", "P3"], received={"P2": 1 * H + 5 * M},
-                          cnset="P1:1-3,5", changes="P1:1-3,5")
+    content = log.message(
+        1 * H,
+        "P1",
+        "content",
+        FID,
+        to=["P2", "P3"],
+        received={"P2": 1 * H + 5 * M},
+        cnset="P1:1-3,5",
+        changes="P1:1-3,5",
+    )
     status = log.message(2 * H, "P2", "status", FID, received={"P1": 2 * H + M}, cnset="P1:1-3,5")
     log.receive(4 * H + 1, "P3", content)  # after the as-of: not processed by then
     log.message(5 * H, "P1", "content", FID, received={"P2": 5 * H + M}, changes="P1:6", cnset="P1:1-3,5-6")
@@ -24,9 +35,19 @@ def test_messages_rows_per_recipient_with_processing_as_of() -> None:
     table = result.tables["messages"]
     assert {(r["msg"], r["recipient"]) for r in table} == {(content, "P2"), (content, "P3"), (status, "P1")}
     p2 = one(result, "messages", msg=content, recipient="P2")
-    assert p2 == {"msg": content, "fid": FID, "sender": "P1", "type": "content", "sent_at": at(1 * H),
-                  "recipient": "P2", "processed_at": at(1 * H + 5 * M), "changes": "P1:1-3,5", "changes_count": 4,
-                  "cnset": "P1:1-3,5", "cnset_count": 4}
+    assert p2 == {
+        "msg": content,
+        "fid": FID,
+        "sender": "P1",
+        "type": "content",
+        "sent_at": at(1 * H),
+        "recipient": "P2",
+        "processed_at": at(1 * H + 5 * M),
+        "changes": "P1:1-3,5",
+        "changes_count": 4,
+        "cnset": "P1:1-3,5",
+        "cnset_count": 4,
+    }
     assert one(result, "messages", msg=content, recipient="P3")["processed_at"] is None
     s = one(result, "messages", msg=status)
     assert (s["type"], s["changes"], s["changes_count"], s["cnset_count"]) == ("status", "", 0, 4)

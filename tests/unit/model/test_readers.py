@@ -21,7 +21,9 @@ TOPO = {
         {"name": "PFS2", "server": "EX2", "site": "Redmond", "version": "2007"},
         {"name": "PFS3", "server": "EX3", "site": "Dublin", "version": "2000"},
     ],
-    "folders": [{"fid": "1-123", "path": "IPM_SUBTREE\\Folder1", "parent": "1-1", "replicas": ["PFS1", "PFS2"]}],
+    "folders": [
+        {"fid": "1-123", "path": "IPM_SUBTREE\\Folder1", "parent": "1-1", "replicas": ["PFS1", "PFS2"]}
+    ],
 }
 T0 = "2026-11-02T08:00:00Z"
 
@@ -35,8 +37,17 @@ def j(**fields: object) -> str:
     return json.dumps(fields)
 
 
-SEND = {"ts": T0, "store": "PFS1", "kind": "send", "msg": "m1", "type": "content", "fid": "1-123",
-        "to": ["PFS2"], "cnset": "PFS1:1-3", "changes": "PFS1:3"}
+SEND = {
+    "ts": T0,
+    "store": "PFS1",
+    "kind": "send",
+    "msg": "m1",
+    "type": "content",
+    "fid": "1-123",
+    "to": ["PFS2"],
+    "cnset": "PFS1:1-3",
+    "changes": "PFS1:3",
+}
 
 
 def send(**over: object) -> str:
@@ -107,7 +118,10 @@ CASES = [
     (j(ts="2026-11-02T07:59:59Z", store="PFS2", kind="receive", msg="m1"), ev.R_BEFORE_SEND),
     (j(ts=T0, store="PFS1", kind="replicas", fid="1-1", replicas=["PFS1"]), ev.R_HIERARCHY_REPLICAS),
     (j(ts=T0, store="PFS1", kind="replicas", fid="1-123"), ev.r_missing("replicas")),
-    (j(ts=T0, store="PFS1", kind="replicas", fid="1-123", replicas=["PFS1", "X"]), ev.r_unknown_store("replicas")),
+    (
+        j(ts=T0, store="PFS1", kind="replicas", fid="1-123", replicas=["PFS1", "X"]),
+        ev.r_unknown_store("replicas"),
+    ),
     (j(ts=T0, store="PFS1", kind="replicas", fid="1-123", replicas=["PFS1"], path=3), ev.r_ill_typed("path")),
     (send(msg="m1", cnset="PFS1:1-4"), ev.R_MSG_REUSED),
 ]
@@ -150,19 +164,33 @@ def test_change_numbers_only_increase_in_time_order(topo) -> None:  # type: igno
         return j(ts=ts, store="PFS1", kind="change", fid="1-123", cn=cn)
 
     late_but_first = change("2026-11-02T10:00:00Z", 5)
-    lines = [late_but_first, change("2026-11-02T09:00:00Z", 5), change("2026-11-02T09:30:00Z", 7),
-             late_but_first, change("2026-11-02T11:00:00Z", 8)]
+    lines = [
+        late_but_first,
+        change("2026-11-02T09:00:00Z", 5),
+        change("2026-11-02T09:30:00Z", 7),
+        late_but_first,
+        change("2026-11-02T11:00:00Z", 8),
+    ]
     log = event_log_from_lines(lines, topo)
     # in time order: 5 (09:00), 7 (09:30), 5 (10:00: not above 7, and its exact repeat with it), 8
-    assert sorted((r.line, r.reason) for r in log.rejects) == [(1, ev.R_CN_NOT_INCREASING), (4, ev.R_CN_NOT_INCREASING)]
+    assert sorted((r.line, r.reason) for r in log.rejects) == [
+        (1, ev.R_CN_NOT_INCREASING),
+        (4, ev.R_CN_NOT_INCREASING),
+    ]
     assert log.duplicates == 0 and log.accepted == 3
     assert log.lines_read == log.accepted + log.duplicates + len(log.rejects)
 
 
 def test_same_meaning_sends_are_duplicates(topo) -> None:  # type: ignore[no-untyped-def]
     a = send(to=["PFS2", "PFS3"], cnset="PFS1:1-3")
-    b = json.dumps({**json.loads(a), "ts": "2026-11-02T09:00:00+01:00", "to": ["PFS3", "PFS2"],
-                    "cnset": {"PFS1": [[1, 2], [3, 3]]}})
+    b = json.dumps(
+        {
+            **json.loads(a),
+            "ts": "2026-11-02T09:00:00+01:00",
+            "to": ["PFS3", "PFS2"],
+            "cnset": {"PFS1": [[1, 2], [3, 3]]},
+        }
+    )
     log = event_log_from_lines([a, b, a], topo)
     assert log.duplicates == 2 and log.accepted == 1 and not log.rejects
 
@@ -176,7 +204,9 @@ def test_repeat_of_a_rejected_line_is_rejected_too(topo) -> None:  # type: ignor
 
 def test_receive_before_its_send_in_the_input(topo, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "a").mkdir()
-    (tmp_path / "a" / "pfs2.jsonl").write_text(j(ts="2026-11-02T08:05:00Z", store="PFS2", kind="receive", msg="m1") + "\n")
+    (tmp_path / "a" / "pfs2.jsonl").write_text(
+        j(ts="2026-11-02T08:05:00Z", store="PFS2", kind="receive", msg="m1") + "\n"
+    )
     (tmp_path / "b.jsonl").write_text(send() + "\n")
     log = read_event_log([tmp_path], topo)
     assert log.rejects == [] and log.accepted == 2
@@ -189,7 +219,13 @@ def test_files_folders_and_globs_in_sorted_order(topo, tmp_path: Path) -> None: 
         (tmp_path / name).write_text("garbage\n\nmore\n")
     log = read_event_log([str(tmp_path / "*.jsonl")], topo)
     assert [(Path(r.source).name, r.line) for r in log.rejects] == [
-        ("a.jsonl", 1), ("a.jsonl", 2), ("a.jsonl", 3), ("b.jsonl", 1), ("b.jsonl", 2), ("b.jsonl", 3)]
+        ("a.jsonl", 1),
+        ("a.jsonl", 2),
+        ("a.jsonl", 3),
+        ("b.jsonl", 1),
+        ("b.jsonl", 2),
+        ("b.jsonl", 3),
+    ]
     folder = read_event_log([tmp_path], topo)
     assert {Path(r.source).name for r in folder.rejects} == {"a.jsonl", "b.jsonl"}
     with pytest.raises(FileNotFoundError):
@@ -197,9 +233,11 @@ def test_files_folders_and_globs_in_sorted_order(topo, tmp_path: Path) -> None: 
 
 
 def test_time_order_is_time_then_input(topo) -> None:  # type: ignore[no-untyped-def]
-    lines = [j(ts="2026-11-02T09:00:00Z", store="PFS1", kind="store_status", status="down"),
-             j(ts="2026-11-02T08:00:00Z", store="PFS2", kind="store_status", status="down"),
-             j(ts="2026-11-02T09:00:00Z", store="PFS3", kind="store_status", status="down")]
+    lines = [
+        j(ts="2026-11-02T09:00:00Z", store="PFS1", kind="store_status", status="down"),
+        j(ts="2026-11-02T08:00:00Z", store="PFS2", kind="store_status", status="down"),
+        j(ts="2026-11-02T09:00:00Z", store="PFS3", kind="store_status", status="down"),
+    ]
     log = event_log_from_lines(lines, topo)
     assert [e.store for e in log.in_time_order()] == ["PFS2", "PFS1", "PFS3"]
 
@@ -245,7 +283,10 @@ TOPOLOGY_ERRORS = [
     (json.dumps(_with(stores=[{**TOPO["stores"][0], "version": "2016"}])), "expected one of"),
     (json.dumps(_with(stores=[TOPO["stores"][0], TOPO["stores"][0]])), "listed twice"),
     (json.dumps(_with(stores=[{**TOPO["stores"][0], "name": "PF S1"}])), "without spaces"),
-    (json.dumps(_with(stores=[{**TOPO["stores"][0], "preferred_backfill_source": "PFX"}])), "which is not a store"),
+    (
+        json.dumps(_with(stores=[{**TOPO["stores"][0], "preferred_backfill_source": "PFX"}])),
+        "which is not a store",
+    ),
     (json.dumps(_with(stores=[{**TOPO["stores"][0], "preferred_backfill_source": "PFS1"}])), "names itself"),
     (json.dumps(_with(folders=[{"fid": "1-1", "replicas": []}])), "implicit"),
     (json.dumps(_with(folders=[{"fid": "nope", "replicas": []}])), "is not a FID"),
@@ -253,8 +294,14 @@ TOPOLOGY_ERRORS = [
     (json.dumps(_with(folders=[{"fid": "1-5", "parent": "1-9", "replicas": []}])), "not a folder"),
     (json.dumps(_with(folders=[{"fid": "1-5"}, {"fid": "1-5"}])), "listed twice"),
     (json.dumps(_with(costs=[{"a": "Redmond", "b": "Dublin", "cost": -1}])), "whole number"),
-    (json.dumps(_with(costs=[{"a": "Redmond", "b": "Dublin", "cost": 1}, {"a": "Dublin", "b": "Redmond", "cost": 2}])),
-     "two costs"),
+    (
+        json.dumps(
+            _with(
+                costs=[{"a": "Redmond", "b": "Dublin", "cost": 1}, {"a": "Dublin", "b": "Redmond", "cost": 2}]
+            )
+        ),
+        "two costs",
+    ),
 ]
 
 

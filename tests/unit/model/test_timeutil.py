@@ -23,7 +23,13 @@ T_US = int(datetime(2026, 11, 2, 8, 15, tzinfo=UTC).timestamp()) * US
 
 
 def test_units() -> None:
-    assert (US, SECOND, MINUTE, HOUR, DAY) == (1_000_000, 1_000_000, 60_000_000, 3_600_000_000, 86_400_000_000)
+    assert (US, SECOND, MINUTE, HOUR, DAY) == (
+        1_000_000,
+        1_000_000,
+        60_000_000,
+        3_600_000_000,
+        86_400_000_000,
+    )
 
 
 def test_z_is_utc() -> None:
@@ -112,8 +118,19 @@ def test_rejects_what_is_not_rfc3339_with_an_offset(text: str, message: str) -> 
         parse_ts(text)
 
 
-@pytest.mark.parametrize("value", [None, 0, 1_793_607_300, 1.5, True, b"2026-11-02T08:15:00Z",
-                                   datetime(2026, 11, 2, tzinfo=UTC), ["2026-11-02T08:15:00Z"]])
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        0,
+        1_793_607_300,
+        1.5,
+        True,
+        b"2026-11-02T08:15:00Z",
+        datetime(2026, 11, 2, tzinfo=UTC),
+        ["2026-11-02T08:15:00Z"],
+    ],
+)
 def test_rejects_non_strings(value: object) -> None:
     with pytest.raises(TimeError, match="timestamp must be a string"):
         parse_ts(value)
@@ -139,8 +156,12 @@ def test_format_ts(us: int, text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["2026-11-02T09:15:00.123456+01:00", "2026-11-02T08:15:00Z", "2000-02-29T23:59:59.999999-12:00",
-     "2026-11-02T08:15:00.1Z"],
+    [
+        "2026-11-02T09:15:00.123456+01:00",
+        "2026-11-02T08:15:00Z",
+        "2000-02-29T23:59:59.999999-12:00",
+        "2026-11-02T08:15:00.1Z",
+    ],
 )
 def test_round_trip_through_utc_text(text: str) -> None:
     us = parse_ts(text)
@@ -158,7 +179,9 @@ def test_round_trip_from_integers(us: int) -> None:
 def test_to_datetime() -> None:
     assert to_datetime(None) is None
     assert to_datetime(T_US) == datetime(2026, 11, 2, 8, 15, tzinfo=UTC)
-    assert to_datetime(parse_ts("2026-11-02T09:15:00.25+01:00")) == datetime(2026, 11, 2, 8, 15, 0, 250_000, tzinfo=UTC)
+    assert to_datetime(parse_ts("2026-11-02T09:15:00.25+01:00")) == datetime(
+        2026, 11, 2, 8, 15, 0, 250_000, tzinfo=UTC
+    )
 
 
 def test_lower_case_z_is_accepted() -> None:

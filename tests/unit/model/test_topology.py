@@ -22,10 +22,20 @@ VALID: dict[str, Any] = {
     "sites": ["Redmond", "Dublin", "Tokyo"],
     "costs": [{"a": "Redmond", "b": "Dublin", "cost": 10}, {"a": "Dublin", "b": "Tokyo", "cost": 0}],
     "stores": [
-        {"name": "PFS1", "server": "EX01", "site": "Redmond", "version": "2003",
-         "preferred_backfill_source": None},
-        {"name": "PFS2", "server": "EX02", "site": "Redmond", "version": "5.5",
-         "preferred_backfill_source": "PFS1"},
+        {
+            "name": "PFS1",
+            "server": "EX01",
+            "site": "Redmond",
+            "version": "2003",
+            "preferred_backfill_source": None,
+        },
+        {
+            "name": "PFS2",
+            "server": "EX02",
+            "site": "Redmond",
+            "version": "5.5",
+            "preferred_backfill_source": "PFS1",
+        },
         {"name": "PFS3", "site": "Dublin", "version": "2010"},
         {"name": "PFS4", "server": "EX04", "site": "Tokyo", "version": "2000"},
     ],
@@ -125,7 +135,10 @@ def test_costs_are_symmetric(topo: Topology) -> None:
     assert topo.site_cost("Dublin", "Redmond") == 10
     assert topo.site_cost("Dublin", "Tokyo") == 0 == topo.site_cost("Tokyo", "Dublin")
     assert topo.costs == {
-        ("Redmond", "Dublin"): 10, ("Dublin", "Redmond"): 10, ("Dublin", "Tokyo"): 0, ("Tokyo", "Dublin"): 0,
+        ("Redmond", "Dublin"): 10,
+        ("Dublin", "Redmond"): 10,
+        ("Dublin", "Tokyo"): 0,
+        ("Tokyo", "Dublin"): 0,
     }
 
 
@@ -147,7 +160,10 @@ def test_store_costs_follow_their_sites(topo: Topology) -> None:
 
 
 def test_the_same_pair_listed_twice_with_one_cost_is_fine(tmp_path: Path) -> None:
-    data = {**VALID, "costs": [{"a": "Redmond", "b": "Dublin", "cost": 7}, {"a": "Dublin", "b": "Redmond", "cost": 7}]}
+    data = {
+        **VALID,
+        "costs": [{"a": "Redmond", "b": "Dublin", "cost": 7}, {"a": "Dublin", "b": "Redmond", "cost": 7}],
+    }
     t = load_topology(write_json(tmp_path, data))
     assert t.site_cost("Redmond", "Dublin") == 7 == t.site_cost("Dublin", "Redmond")
 
@@ -183,10 +199,13 @@ def test_to_json_round_trips(topo: Topology) -> None:
 
 
 def test_a_child_may_be_listed_before_its_parent(tmp_path: Path) -> None:
-    data = {**VALID, "folders": [
-        {"fid": "1-B", "parent": "1-A", "replicas": ["PFS1"]},
-        {"fid": "1-A", "parent": "1-1", "replicas": ["PFS1"]},
-    ]}
+    data = {
+        **VALID,
+        "folders": [
+            {"fid": "1-B", "parent": "1-A", "replicas": ["PFS1"]},
+            {"fid": "1-A", "parent": "1-1", "replicas": ["PFS1"]},
+        ],
+    }
     t = load_topology(write_json(tmp_path, data))
     assert t.folders["1-B"].parent == "1-A"
     assert t.folders["1-B"].path == ""  # path defaults to empty
@@ -227,76 +246,171 @@ ERRORS: list[tuple[str, Any, str]] = [
     ("sites-not-list", with_(sites="Redmond"), "'sites' must be a list"),
     ("site-not-string", with_(sites=["Redmond", 5]), "site 5 must be a non-empty string"),
     ("site-empty", with_(sites=["Redmond", ""]), "site '' must be a non-empty string"),
-    ("site-twice", with_(sites=["Redmond", "Dublin", "Tokyo", "Dublin"]), "a site is listed twice in 'sites'"),
+    (
+        "site-twice",
+        with_(sites=["Redmond", "Dublin", "Tokyo", "Dublin"]),
+        "a site is listed twice in 'sites'",
+    ),
     ("missing-stores", with_(stores=None), "'stores' is missing"),
     ("stores-not-list", with_(stores={"PFS1": {}}), "'stores' must be a list"),
     ("stores-empty", with_(stores=[], folders=[]), "'stores' is empty"),
     ("costs-not-list", with_(costs={"a": "Redmond"}), "'costs' must be a list"),
-    ("cost-not-object", with_(costs=[["Redmond", "Dublin", 1]]), "costs[0] must be an object with a, b and cost"),
-    ("cost-unknown-site", with_(costs=[{"a": "Redmond", "b": "Paris", "cost": 1}]),
-     "costs[0] names site 'Paris', which is not in 'sites'"),
+    (
+        "cost-not-object",
+        with_(costs=[["Redmond", "Dublin", 1]]),
+        "costs[0] must be an object with a, b and cost",
+    ),
+    (
+        "cost-unknown-site",
+        with_(costs=[{"a": "Redmond", "b": "Paris", "cost": 1}]),
+        "costs[0] names site 'Paris', which is not in 'sites'",
+    ),
     ("cost-missing-site", with_(costs=[{"a": "Redmond", "cost": 1}]), "costs[0] names site None"),
-    ("cost-to-itself", with_(costs=[{"a": "Dublin", "b": "Dublin", "cost": 3}]),
-     "costs[0] gives a cost from site 'Dublin' to itself"),
-    ("negative-cost", with_(costs=[{"a": "Redmond", "b": "Dublin", "cost": -1}]),
-     "costs[0]: cost must be a whole number >= 0, not -1"),
-    ("cost-float", with_(costs=[{"a": "Redmond", "b": "Dublin", "cost": 1.5}]),
-     "costs[0]: cost must be a whole number >= 0, not 1.5"),
-    ("cost-text", with_(costs=[{"a": "Redmond", "b": "Dublin", "cost": "10"}]),
-     "costs[0]: cost must be a whole number >= 0, not '10'"),
-    ("cost-bool", with_(costs=[{"a": "Redmond", "b": "Dublin", "cost": True}]),
-     "costs[0]: cost must be a whole number >= 0, not True"),
-    ("cost-missing", with_(costs=[{"a": "Redmond", "b": "Dublin"}]),
-     "costs[0]: cost must be a whole number >= 0, not None"),
-    ("conflicting-costs", with_(costs=[{"a": "Redmond", "b": "Dublin", "cost": 10},
-                                       {"a": "Dublin", "b": "Redmond", "cost": 20}]),
-     "costs[1]: sites 'Dublin' and 'Redmond' are given two costs"),
-    ("conflicting-costs-same-direction", with_(costs=[{"a": "Redmond", "b": "Dublin", "cost": 10},
-                                                      {"a": "Redmond", "b": "Dublin", "cost": 11}]),
-     "costs[1]: sites 'Redmond' and 'Dublin' are given two costs"),
+    (
+        "cost-to-itself",
+        with_(costs=[{"a": "Dublin", "b": "Dublin", "cost": 3}]),
+        "costs[0] gives a cost from site 'Dublin' to itself",
+    ),
+    (
+        "negative-cost",
+        with_(costs=[{"a": "Redmond", "b": "Dublin", "cost": -1}]),
+        "costs[0]: cost must be a whole number >= 0, not -1",
+    ),
+    (
+        "cost-float",
+        with_(costs=[{"a": "Redmond", "b": "Dublin", "cost": 1.5}]),
+        "costs[0]: cost must be a whole number >= 0, not 1.5",
+    ),
+    (
+        "cost-text",
+        with_(costs=[{"a": "Redmond", "b": "Dublin", "cost": "10"}]),
+        "costs[0]: cost must be a whole number >= 0, not '10'",
+    ),
+    (
+        "cost-bool",
+        with_(costs=[{"a": "Redmond", "b": "Dublin", "cost": True}]),
+        "costs[0]: cost must be a whole number >= 0, not True",
+    ),
+    (
+        "cost-missing",
+        with_(costs=[{"a": "Redmond", "b": "Dublin"}]),
+        "costs[0]: cost must be a whole number >= 0, not None",
+    ),
+    (
+        "conflicting-costs",
+        with_(
+            costs=[{"a": "Redmond", "b": "Dublin", "cost": 10}, {"a": "Dublin", "b": "Redmond", "cost": 20}]
+        ),
+        "costs[1]: sites 'Dublin' and 'Redmond' are given two costs",
+    ),
+    (
+        "conflicting-costs-same-direction",
+        with_(
+            costs=[{"a": "Redmond", "b": "Dublin", "cost": 10}, {"a": "Redmond", "b": "Dublin", "cost": 11}]
+        ),
+        "costs[1]: sites 'Redmond' and 'Dublin' are given two costs",
+    ),
     ("store-not-object", with_(stores=["PFS1"]), "stores[0] must be an object"),
     ("store-name-space", with_store(name="PFS 1"), "stores[0]: name 'PFS 1' must be a string without spaces"),
-    ("store-name-tab", with_store(name="PFS\t1"), "stores[0]: name 'PFS\\t1' must be a string without spaces"),
+    (
+        "store-name-tab",
+        with_store(name="PFS\t1"),
+        "stores[0]: name 'PFS\\t1' must be a string without spaces",
+    ),
     ("store-name-colon", with_store(name="PFS:1"), "stores[0]: name 'PFS:1' must be a string without spaces"),
     ("store-name-semicolon", with_store(name="PFS;1"), "stores[0]: name 'PFS;1' must be"),
     ("store-name-comma", with_store(name="PFS,1"), "stores[0]: name 'PFS,1' must be"),
     ("store-name-empty", with_store(name=""), "stores[0]: name '' must be"),
     ("store-name-missing", with_store(name=None), "stores[0]: name None must be"),
     ("store-name-number", with_store(name=7), "stores[0]: name 7 must be"),
-    ("duplicate-store", with_(stores=[VALID["stores"][0], VALID["stores"][0]]),
-     "stores[1]: store 'PFS1' is listed twice"),
-    ("unknown-site", with_store(site="Paris"), "stores[0]: store 'PFS1' is in site 'Paris', which is not in 'sites'"),
-    ("missing-site", with_store(site=None), "stores[0]: store 'PFS1' is in site None, which is not in 'sites'"),
-    ("bad-version", with_store(version="2016"),
-     "stores[0]: store 'PFS1' has version '2016'; expected one of 5.5, 2000, 2003, 2007, 2010"),
-    ("missing-version", with_store(version=None), "stores[0]: store 'PFS1' has version None; expected one of"),
-    ("float-version", with_store(version=2003.0), "stores[0]: store 'PFS1' has version 2003.0; expected one of"),
+    (
+        "duplicate-store",
+        with_(stores=[VALID["stores"][0], VALID["stores"][0]]),
+        "stores[1]: store 'PFS1' is listed twice",
+    ),
+    (
+        "unknown-site",
+        with_store(site="Paris"),
+        "stores[0]: store 'PFS1' is in site 'Paris', which is not in 'sites'",
+    ),
+    (
+        "missing-site",
+        with_store(site=None),
+        "stores[0]: store 'PFS1' is in site None, which is not in 'sites'",
+    ),
+    (
+        "bad-version",
+        with_store(version="2016"),
+        "stores[0]: store 'PFS1' has version '2016'; expected one of 5.5, 2000, 2003, 2007, 2010",
+    ),
+    (
+        "missing-version",
+        with_store(version=None),
+        "stores[0]: store 'PFS1' has version None; expected one of",
+    ),
+    (
+        "float-version",
+        with_store(version=2003.0),
+        "stores[0]: store 'PFS1' has version 2003.0; expected one of",
+    ),
     ("empty-server", with_store(server=""), "stores[0]: server of 'PFS1' must be a non-empty string"),
     ("server-not-string", with_store(server=1), "stores[0]: server of 'PFS1' must be a non-empty string"),
-    ("preferred-not-string", with_store(preferred_backfill_source=["PFS2"]),
-     "stores[0]: preferred_backfill_source of 'PFS1' must be a store name or null"),
-    ("unknown-preferred", with_store(preferred_backfill_source="PFS9"),
-     "store 'PFS1' prefers backfill source 'PFS9', which is not a store"),
-    ("self-preference", with_store(preferred_backfill_source="PFS1"),
-     "store 'PFS1' names itself as its preferred backfill source"),
+    (
+        "preferred-not-string",
+        with_store(preferred_backfill_source=["PFS2"]),
+        "stores[0]: preferred_backfill_source of 'PFS1' must be a store name or null",
+    ),
+    (
+        "unknown-preferred",
+        with_store(preferred_backfill_source="PFS9"),
+        "store 'PFS1' prefers backfill source 'PFS9', which is not a store",
+    ),
+    (
+        "self-preference",
+        with_store(preferred_backfill_source="PFS1"),
+        "store 'PFS1' names itself as its preferred backfill source",
+    ),
     ("folders-not-list", with_(folders={"1-2": {}}), "'folders' must be a list"),
     ("folder-not-object", with_(folders=["1-2"]), "folders[0] must be an object"),
-    ("listing-1-1", with_folder(fid="1-1"), "folders[0]: the hierarchy 1-1 is implicit and must not be listed"),
+    (
+        "listing-1-1",
+        with_folder(fid="1-1"),
+        "folders[0]: the hierarchy 1-1 is implicit and must not be listed",
+    ),
     ("bad-fid", with_folder(fid="Folder1"), "folders[0]: fid 'Folder1' is not a FID like '1-2A45'"),
     ("bad-fid-hex", with_folder(fid="1-XYZ"), "folders[0]: fid '1-XYZ' is not a FID"),
     ("bad-fid-three-parts", with_folder(fid="1-2-3"), "folders[0]: fid '1-2-3' is not a FID"),
     ("bad-fid-too-long", with_folder(fid="1-" + "A" * 17), "is not a FID"),
     ("missing-fid", with_folder(fid=None), "folders[0]: fid None is not a FID"),
     ("fid-number", with_folder(fid=12), "folders[0]: fid 12 is not a FID"),
-    ("duplicate-fid", with_(folders=[{"fid": "1-ABC", "replicas": []}, {"fid": "1-abc", "replicas": []}]),
-     "folders[1]: folder 1-ABC is listed twice"),
+    (
+        "duplicate-fid",
+        with_(folders=[{"fid": "1-ABC", "replicas": []}, {"fid": "1-abc", "replicas": []}]),
+        "folders[1]: folder 1-ABC is listed twice",
+    ),
     ("path-not-string", with_folder(path=5), "folders[0]: path of 1-ABC must be a string"),
     ("bad-parent", with_folder(parent="root"), "folders[0]: parent 'root' of 1-ABC is not a FID"),
     ("unknown-parent", with_folder(parent="7-abc"), "folder 1-ABC has parent 7-ABC, which is not a folder"),
-    ("replicas-not-list", with_folder(replicas="PFS1"), "folders[0]: replicas of 1-ABC must be a list of store names"),
-    ("replicas-not-strings", with_folder(replicas=["PFS1", 2]), "folders[0]: replicas of 1-ABC must be a list"),
-    ("unknown-replica", with_folder(replicas=["PFS1", "PFS9"]), "folders[0]: replica 'PFS9' of 1-ABC is not a store"),
-    ("replica-twice", with_folder(replicas=["PFS1", "PFS1"]), "folders[0]: a replica of 1-ABC is listed twice"),
+    (
+        "replicas-not-list",
+        with_folder(replicas="PFS1"),
+        "folders[0]: replicas of 1-ABC must be a list of store names",
+    ),
+    (
+        "replicas-not-strings",
+        with_folder(replicas=["PFS1", 2]),
+        "folders[0]: replicas of 1-ABC must be a list",
+    ),
+    (
+        "unknown-replica",
+        with_folder(replicas=["PFS1", "PFS9"]),
+        "folders[0]: replica 'PFS9' of 1-ABC is not a store",
+    ),
+    (
+        "replica-twice",
+        with_folder(replicas=["PFS1", "PFS1"]),
+        "folders[0]: a replica of 1-ABC is listed twice",
+    ),
 ]
 
 
@@ -315,7 +429,9 @@ def test_every_error_is_one_line_naming_the_file(tmp_path: Path, data: Any, prob
     assert_one_line(e.value, p, problem)
 
 
-@pytest.mark.parametrize(("data", "problem"), [(d, p) for _, d, p in ERRORS[:12]], ids=[i for i, _, _ in ERRORS[:12]])
+@pytest.mark.parametrize(
+    ("data", "problem"), [(d, p) for _, d, p in ERRORS[:12]], ids=[i for i, _, _ in ERRORS[:12]]
+)
 def test_yaml_errors_name_the_file_too(tmp_path: Path, data: Any, problem: str) -> None:
     p = tmp_path / "topology.yaml"
     p.write_text(json.dumps(data), encoding="utf-8")  # JSON is YAML
@@ -401,8 +517,10 @@ def test_yaml_that_is_not_a_mapping(tmp_path: Path, text: str) -> None:
 def test_a_site_written_as_a_yaml_list_is_a_topology_error(tmp_path: Path) -> None:
     """``site: [Redmond]`` is an easy YAML slip; it must be one line, not a TypeError traceback."""
     p = tmp_path / "topology.yaml"
-    p.write_text("sites: [Redmond]\nstores:\n  - name: PFS1\n    site: [Redmond]\n    version: 2003\n",
-                 encoding="utf-8")
+    p.write_text(
+        "sites: [Redmond]\nstores:\n  - name: PFS1\n    site: [Redmond]\n    version: 2003\n",
+        encoding="utf-8",
+    )
     with pytest.raises(TopologyError) as e:
         load_topology(p)
     assert_one_line(e.value, p, "stores[0]: store 'PFS1' is in site ['Redmond'], which is not in 'sites'")
@@ -424,8 +542,11 @@ def test_a_store_name_ending_in_a_newline_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_fid_ending_in_a_newline_is_refused(tmp_path: Path) -> None:
-    data = {"sites": ["A"], "stores": [{"name": "PFS1", "site": "A", "version": "2003"}],
-            "folders": [{"fid": "1-ABC\n", "replicas": ["PFS1"]}]}
+    data = {
+        "sites": ["A"],
+        "stores": [{"name": "PFS1", "site": "A", "version": "2003"}],
+        "folders": [{"fid": "1-ABC\n", "replicas": ["PFS1"]}],
+    }
     p = write_json(tmp_path, data)
     with pytest.raises(TopologyError) as e:
         load_topology(p)

@@ -198,8 +198,10 @@ def test_the_lock_refuses_a_second_holder_with_who_holds_it(tmp_path) -> None:  
     from pfscope.spark_jobs.published.runs import RunLocked, run_lock
 
     with run_lock(tmp_path):
-        with pytest.raises(RunLocked, match=rf"another run holds .*\.lock \(pid {os.getpid()} on "), \
-                run_lock(tmp_path):
+        with (
+            pytest.raises(RunLocked, match=rf"another run holds .*\.lock \(pid {os.getpid()} on "),
+            run_lock(tmp_path),
+        ):
             pass
         started = time.monotonic()
         with pytest.raises(RunLocked, match=r"after waiting 0\.4 s"), run_lock(tmp_path, wait=0.4):
@@ -239,9 +241,15 @@ def test_the_lock_between_two_processes_and_after_sigkill(tmp_path) -> None:  # 
     from pfscope.spark_jobs.published.runs import RunLocked, run_lock
 
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from pfscope.spark_jobs.published.runs import run_lock\n"
-         f"with run_lock({str(tmp_path)!r}):\n    print('held', flush=True); time.sleep(60)"],
-        stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pfscope.spark_jobs.published.runs import run_lock\n"
+            f"with run_lock({str(tmp_path)!r}):\n    print('held', flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         with pytest.raises(RunLocked, match=f"pid {holder.pid} "), run_lock(tmp_path):

@@ -39,14 +39,16 @@ def test_an_operator_error_is_one_line_and_its_status(capsys: pytest.CaptureFixt
     assert capsys.readouterr().err == "pfscope compute: another run holds out/.lock\n"
 
 
-def test_a_crash_is_one_line_and_its_whole_text_in_a_file(capsys: pytest.CaptureFixture[str],
-                                                          crashes_here: Path) -> None:
+def test_a_crash_is_one_line_and_its_whole_text_in_a_file(
+    capsys: pytest.CaptureFixture[str], crashes_here: Path
+) -> None:
     status = run_command("compute", _deep_failure, after_crash="the previous run is still published")
     err = capsys.readouterr().err
     assert status == ExitStatus.CRASH == 1
     assert err.count("\n") == 1 and err.startswith(
         "pfscope compute: failed (RuntimeError): the fold broke; the previous run is still published; "
-        "the whole text: ")
+        "the whole text: "
+    )
     written = sorted(crashes_here.iterdir())
     assert len(written) == 1 and str(written[0]) in err and written[0].name.startswith("compute-")
     text = written[0].read_text(encoding="utf-8")
@@ -55,13 +57,15 @@ def test_a_crash_is_one_line_and_its_whole_text_in_a_file(capsys: pytest.Capture
     assert stat.S_IMODE(written[0].stat().st_mode) == 0o600  # it may name paths and hosts
 
 
-def test_debug_prints_the_whole_text_and_writes_nothing(capsys: pytest.CaptureFixture[str],
-                                                        crashes_here: Path) -> None:
+def test_debug_prints_the_whole_text_and_writes_nothing(
+    capsys: pytest.CaptureFixture[str], crashes_here: Path
+) -> None:
     assert run_command("ingest", _deep_failure, debug=True, after_crash="nothing written") == 1
     err = capsys.readouterr().err
     assert "Traceback (most recent call last)" in err and "_deep_failure" in err
-    assert err.splitlines()[-1] == ("pfscope ingest: failed (RuntimeError): the fold broke; nothing written; "
-                                    "the traceback is above")
+    assert err.splitlines()[-1] == (
+        "pfscope ingest: failed (RuntimeError): the fold broke; nothing written; the traceback is above"
+    )
     assert not crashes_here.exists()
 
 
@@ -74,8 +78,9 @@ def test_a_long_first_line_is_cut(capsys: pytest.CaptureFixture[str]) -> None:
     assert "x" * command.FIRST_LINE_CHARS in line and "x" * (command.FIRST_LINE_CHARS + 1) not in line
 
 
-def test_a_crash_folder_that_cannot_be_written_says_debug(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_crash_folder_that_cannot_be_written_says_debug(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
     monkeypatch.setattr(command, "crash_folder", lambda: blocked / "crashes")
@@ -86,6 +91,7 @@ def test_a_crash_folder_that_cannot_be_written_says_debug(tmp_path: Path, monkey
 
 def test_the_jvm_s_stack_trace_of_a_cause_is_in_the_whole_text() -> None:
     """PySpark keeps a Spark error's JVM stack trace apart (``_stackTrace``) unless asked to show it."""
+
     class Captured(Exception):
         _stackTrace = "org.apache.spark.SparkException: boom\n\tat org.apache.spark.Foo.bar(Foo.scala:1)"
 

@@ -22,7 +22,9 @@ def test_arrow_batches_have_no_byte_limit_on_any_master() -> None:
 def test_the_cache_is_compressed_only_for_a_large_log() -> None:
     key = "spark.sql.inMemoryColumnarStorage.compressed"
     assert session_settings("local[2]", input_bytes=131 * MB)[key] == "false"
-    assert key not in session_settings("local[2]", input_bytes=UNCOMPRESSED_CACHE_BELOW_BYTES)  # Spark's default: on
+    assert key not in session_settings(
+        "local[2]", input_bytes=UNCOMPRESSED_CACHE_BELOW_BYTES
+    )  # Spark's default: on
     assert key not in session_settings("local[2]")  # size unknown (a remote log)
 
 
@@ -50,7 +52,10 @@ def test_a_local_job_uses_the_throughput_collector() -> None:
 
 
 def test_local_workers_import_pyspark_through_the_daemon_module() -> None:
-    assert session_settings("local[2]")["spark.python.daemon.module"] == "pfscope.spark_jobs.runtime.worker_daemon"
+    assert (
+        session_settings("local[2]")["spark.python.daemon.module"]
+        == "pfscope.spark_jobs.runtime.worker_daemon"
+    )
     # a cluster's executors may not have this package: PySpark's own daemon there
     assert "spark.python.daemon.module" not in session_settings("spark://127.0.0.1:7077")
 
@@ -58,8 +63,10 @@ def test_local_workers_import_pyspark_through_the_daemon_module() -> None:
 def test_the_class_archive_is_added_to_options_a_caller_gives() -> None:
     archive = "-XX:SharedArchiveFile=/x/a.jsa -Xlog:cds=off"
     ingest = {"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1", "spark.driver.memory": "1g"}
-    assert with_archive(ingest, archive) == {"spark.driver.extraJavaOptions": f"-XX:TieredStopAtLevel=1 {archive}",
-                                             "spark.driver.memory": "1g"}
+    assert with_archive(ingest, archive) == {
+        "spark.driver.extraJavaOptions": f"-XX:TieredStopAtLevel=1 {archive}",
+        "spark.driver.memory": "1g",
+    }
     assert with_archive({}, archive) == {"spark.driver.extraJavaOptions": archive}
     assert with_archive(ingest, "") == ingest  # no archive made in this environment
     dumping = {"spark.driver.extraJavaOptions": "-XX:ArchiveClassesAtExit=/tmp/t.jsa"}

@@ -11,8 +11,11 @@ import pyspark
 from pfscope.spark_jobs.runtime.worker_daemon import _frozen_after, _without_spark_zips
 
 HOME = os.path.dirname(pyspark.__file__)
-ZIPS = [f"{HOME}/python/lib/pyspark.zip", f"{HOME}/python/lib/py4j-0.10.9.9-src.zip",
-        f"{HOME}/jars/spark-core_2.13-4.3.0.jar"]
+ZIPS = [
+    f"{HOME}/python/lib/pyspark.zip",
+    f"{HOME}/python/lib/py4j-0.10.9.9-src.zip",
+    f"{HOME}/jars/spark-core_2.13-4.3.0.jar",
+]
 
 
 def test_spark_zips_are_dropped_when_the_same_pyspark_is_installed() -> None:
@@ -21,8 +24,12 @@ def test_spark_zips_are_dropped_when_the_same_pyspark_is_installed() -> None:
 
 
 def test_zips_of_another_spark_stay() -> None:
-    other = ["/opt/spark/python/lib/pyspark.zip", "/opt/spark/python/lib/py4j-0.10.9.9-src.zip",
-             "/opt/spark/jars/spark-core_2.13-4.3.0.jar", "/work"]
+    other = [
+        "/opt/spark/python/lib/pyspark.zip",
+        "/opt/spark/python/lib/py4j-0.10.9.9-src.zip",
+        "/opt/spark/jars/spark-core_2.13-4.3.0.jar",
+        "/work",
+    ]
     assert _without_spark_zips(other) == other
     assert _without_spark_zips(["/work"]) == ["/work"]
 

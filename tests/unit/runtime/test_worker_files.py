@@ -11,13 +11,28 @@ import pytest
 from pfscope.spark_jobs.runtime import worker_files
 from pfscope.spark_jobs.runtime.worker_files import KindFiles
 
-SCHEMA = pa.schema([("kind", pa.string()), ("n", pa.int64()), ("text", pa.string()), ("blob", pa.binary()),
-                    ("lines", pa.list_(pa.string()))])
+SCHEMA = pa.schema(
+    [
+        ("kind", pa.string()),
+        ("n", pa.int64()),
+        ("text", pa.string()),
+        ("blob", pa.binary()),
+        ("lines", pa.list_(pa.string())),
+    ]
+)
 
 
 def _rows(kind: str, count: int, start: int = 0) -> list[dict[str, object]]:
-    return [{"kind": kind, "n": i, "text": f"t{i}" if i % 3 else None, "blob": bytes([i % 256]),
-             "lines": [f"l{i}", "x"] if i % 2 else None} for i in range(start, start + count)]
+    return [
+        {
+            "kind": kind,
+            "n": i,
+            "text": f"t{i}" if i % 3 else None,
+            "blob": bytes([i % 256]),
+            "lines": [f"l{i}", "x"] if i % 2 else None,
+        }
+        for i in range(start, start + count)
+    ]
 
 
 def _files(dest: Path) -> list[str]:
@@ -38,7 +53,9 @@ def test_rows_go_to_one_file_per_kind_without_the_kind_column(tmp_path: Path) ->
     assert got.to_pylist() == want
 
 
-def test_a_full_row_group_is_written_while_the_task_goes_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_full_row_group_is_written_while_the_task_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(worker_files, "ROW_GROUP_ROWS", 4)
     files = KindFiles(str(tmp_path), SCHEMA, "kind", "p")
     for row in _rows("a", 10):
@@ -52,7 +69,10 @@ def test_a_full_row_group_is_written_while_the_task_goes_on(tmp_path: Path, monk
 
 def test_a_failed_task_leaves_no_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(worker_files, "ROW_GROUP_ROWS", 2)
-    with pytest.raises(ValueError, match="the task broke"), KindFiles(str(tmp_path), SCHEMA, "kind", "p") as files:
+    with (
+        pytest.raises(ValueError, match="the task broke"),
+        KindFiles(str(tmp_path), SCHEMA, "kind", "p") as files,
+    ):
         for row in _rows("a", 5) + _rows("b", 1):
             files.add(row)
         assert _files(tmp_path)  # full row groups written, under hidden names
@@ -78,7 +98,8 @@ def test_a_retried_task_replaces_its_first_attempts_file(tmp_path: Path) -> None
 
 
 def test_two_attempts_at_once_write_apart_and_the_last_to_end_wins_whole(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(worker_files, "ROW_GROUP_ROWS", 2)
     first, second = (KindFiles(str(tmp_path), SCHEMA, "kind", "part-1") for _ in range(2))
     for row in _rows("a", 4):  # interleaved, as a task and its speculative copy
@@ -92,12 +113,16 @@ def test_two_attempts_at_once_write_apart_and_the_last_to_end_wins_whole(
 
 
 def test_a_task_whose_files_cannot_be_completed_leaves_no_hidden_file(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def refuse(src: str, dst: str) -> None:
         raise OSError("the disk is full")
 
     monkeypatch.setattr(worker_files.os, "replace", refuse)
-    with pytest.raises(OSError, match="the disk is full"), KindFiles(str(tmp_path), SCHEMA, "kind", "p") as files:
+    with (
+        pytest.raises(OSError, match="the disk is full"),
+        KindFiles(str(tmp_path), SCHEMA, "kind", "p") as files,
+    ):
         for row in _rows("a", 2) + _rows("b", 2):
             files.add(row)
     assert _files(tmp_path) == []

@@ -44,8 +44,9 @@ def test_a_store_that_is_down_sends_nothing_and_its_requests_wait(demo_run: SimR
     """PFJNB02 goes down two days before the end: none of its requests is made while it is down,
     its open entries stay due at the time they fell due, and it has no overdue replica."""
     t = demo_run.result.tables
-    down_at = max(e.ts for e in demo_run.log.in_time_order()
-                  if e.kind == "store_status" and e.store == "PFJNB02")
+    down_at = max(
+        e.ts for e in demo_run.log.in_time_order() if e.kind == "store_status" and e.store == "PFJNB02"
+    )
     assert not [q for q in t["backfill_requests"] if q["observer"] == "PFJNB02" and q["at"] >= down_at]
     waiting = [e for e in t["backfill_entries"] if e["observer"] == "PFJNB02" and e["state"] == "open"]
     assert waiting and all(e["next_due_at"] is not None for e in waiting)

@@ -18,8 +18,11 @@ def test_believed_unique_is_not_really_unique(demo_run: SimRun) -> None:
 
 
 def test_content_at_risk_is_one_cn_not_eleven(demo_run: SimRun) -> None:
-    at_risk = [(r["store"], r["fid"], r["at_risk_cnset"]) for r in demo_run.result.tables["replicas"]
-               if r["at_risk_count"]]
+    at_risk = [
+        (r["store"], r["fid"], r["at_risk_cnset"])
+        for r in demo_run.result.tables["replicas"]
+        if r["at_risk_count"]
+    ]
     assert at_risk == [("PFJNB01", "1-2BFF", "PFJNB01:119")]
     down = {s["store"] for s in demo_run.result.tables["stores"] if s["status"] == "down"}
     believed = sum(r["unique_count"] for r in demo_run.result.tables["replicas"] if r["store"] in down)
@@ -27,7 +30,9 @@ def test_content_at_risk_is_one_cn_not_eleven(demo_run: SimRun) -> None:
 
 
 def test_lacks_has_a_known_and_a_not_told_part(demo_run: SimRun) -> None:
-    (row,) = [r for r in demo_run.result.tables["replicas"] if (r["store"], r["fid"]) == ("PFDUB02", "1-2AB2")]
+    (row,) = [
+        r for r in demo_run.result.tables["replicas"] if (r["store"], r["fid"]) == ("PFDUB02", "1-2AB2")
+    ]
     assert row["lacks_cnset"] == "PFDUB01:61,67-72" and row["lacks_count"] == 7
     assert row["missing_cnset"] == "PFDUB01:61,67,71"
     assert row["not_told_cnset"] == "PFDUB01:68-70,72" and row["not_told_count"] == 4

@@ -25,24 +25,52 @@ EXPECTED = {
         "PFS3": (FULL, FULL, "*30 " + FULL),
     },
     "pfs1_change_11": {
-        "PFS1": ("*11 PFS1:1-11;PFS2:1-20;PFS3:1-30", "PFS1:1-11;PFS2:1-20;PFS3:1-30", "PFS1:1-11;PFS2:1-20;PFS3:1-30"),
+        "PFS1": (
+            "*11 PFS1:1-11;PFS2:1-20;PFS3:1-30",
+            "PFS1:1-11;PFS2:1-20;PFS3:1-30",
+            "PFS1:1-11;PFS2:1-20;PFS3:1-30",
+        ),
         "PFS2": (FULL, "*20 PFS1:1-11;PFS2:1-20;PFS3:1-30", FULL),
         "PFS3": (FULL, FULL, "*30 PFS1:1-11;PFS2:1-20;PFS3:1-30"),
     },
     "pfs3_change_31": {
-        "PFS1": ("*11 PFS1:1-11;PFS2:1-20;PFS3:1-31", "PFS1:1-11;PFS2:1-20;PFS3:1-30", "PFS1:1-11;PFS2:1-20;PFS3:1-30"),
+        "PFS1": (
+            "*11 PFS1:1-11;PFS2:1-20;PFS3:1-31",
+            "PFS1:1-11;PFS2:1-20;PFS3:1-30",
+            "PFS1:1-11;PFS2:1-20;PFS3:1-30",
+        ),
         "PFS2": (FULL, "*20 PFS1:1-11;PFS2:1-20;PFS3:1-31", FULL),
-        "PFS3": ("PFS1:1-11;PFS2:1-20;PFS3:1-31", "PFS1:1-11;PFS2:1-20;PFS3:1-31", "*31 PFS1:1-11;PFS2:1-20;PFS3:1-31"),
+        "PFS3": (
+            "PFS1:1-11;PFS2:1-20;PFS3:1-31",
+            "PFS1:1-11;PFS2:1-20;PFS3:1-31",
+            "*31 PFS1:1-11;PFS2:1-20;PFS3:1-31",
+        ),
     },
     "outage": {
-        "PFS1": ("*16 PFS1:1-16;PFS2:1-28;PFS3:1-31", "PFS1:1-16;PFS2:1-20;PFS3:1-31", "PFS1:1-11;PFS2:1-20;PFS3:1-30"),
+        "PFS1": (
+            "*16 PFS1:1-16;PFS2:1-28;PFS3:1-31",
+            "PFS1:1-16;PFS2:1-20;PFS3:1-31",
+            "PFS1:1-11;PFS2:1-20;PFS3:1-30",
+        ),
         "PFS2": ("PFS1:1-16;PFS2:1-28;PFS3:1-31", "*28 PFS1:1-16;PFS2:1-28;PFS3:1-31", FULL),
-        "PFS3": ("PFS1:1-11;PFS2:1-20;PFS3:1-31", "PFS1:1-11;PFS2:1-20;PFS3:1-31", "*31 PFS1:1-11;PFS2:1-20;PFS3:1-31"),
+        "PFS3": (
+            "PFS1:1-11;PFS2:1-20;PFS3:1-31",
+            "PFS1:1-11;PFS2:1-20;PFS3:1-31",
+            "*31 PFS1:1-11;PFS2:1-20;PFS3:1-31",
+        ),
     },
     "backfill_filed": {
         # PFS3 holds PFS1:17 but not 12-16: "FID1-123:PFS1:1-11, 17"
-        "PFS1": ("*17 PFS1:1-17;PFS2:1-28;PFS3:1-31", "PFS1:1-17;PFS2:1-28;PFS3:1-31", "PFS1:1-17;PFS2:1-28;PFS3:1-31"),
-        "PFS3": ("PFS1:1-11;PFS2:1-20;PFS3:1-31", "PFS1:1-11;PFS2:1-20;PFS3:1-31", "*31 PFS1:1-11,17;PFS2:1-20;PFS3:1-31"),
+        "PFS1": (
+            "*17 PFS1:1-17;PFS2:1-28;PFS3:1-31",
+            "PFS1:1-17;PFS2:1-28;PFS3:1-31",
+            "PFS1:1-17;PFS2:1-28;PFS3:1-31",
+        ),
+        "PFS3": (
+            "PFS1:1-11;PFS2:1-20;PFS3:1-31",
+            "PFS1:1-11;PFS2:1-20;PFS3:1-31",
+            "*31 PFS1:1-11,17;PFS2:1-20;PFS3:1-31",
+        ),
     },
 }
 
@@ -86,7 +114,11 @@ def test_the_backfill_entry_and_its_request(run) -> None:  # type: ignore[no-unt
     assert entry["state"] == "satisfied" and entry["requests"] == 1
     [request] = done["backfill_requests"]
     assert request["at"] == entry["opened_at"] + 6 * HOUR
-    assert (request["source"], request["cnset"], request["algorithm"]) == ("PFS1", "PFS1:12-16;PFS2:21-28", "2003+")
+    assert (request["source"], request["cnset"], request["algorithm"]) == (
+        "PFS1",
+        "PFS1:12-16;PFS2:21-28",
+        "2003+",
+    )
     # PFS2 has sent PFS3 nothing since the outage, so PFS3 does not believe it holds any of
     # the missing CNs: it is no candidate, and PFS1 holds all of them.
     [cand] = done["backfill_candidates"]

@@ -17,8 +17,14 @@ def rc(
     last_message_at: int | None = 1,
 ) -> ResponderCandidate:
     return ResponderCandidate(
-        name=name, same_site=same_site, cost=cost, backfilled_at=backfilled_at, heard=heard,
-        mean_transit_us=transit, believed_count=count, last_message_at=last_message_at,
+        name=name,
+        same_site=same_site,
+        cost=cost,
+        backfilled_at=backfilled_at,
+        heard=heard,
+        mean_transit_us=transit,
+        believed_count=count,
+        last_message_at=last_message_at,
     )
 
 
@@ -91,21 +97,21 @@ def test_oldest_not_added_when_already_listed() -> None:
 def test_oldest_ties_earliest_last_message_never_first_then_name() -> None:
     base = [rc("A"), rc("B"), rc("C")]
     # same count: the earliest last message wins
-    assert listing([*base, rc("E", count=0, last_message_at=50), rc("D", count=0, last_message_at=70)])[3] == (
-        "E", 4, "oldest"
-    )
+    assert listing([*base, rc("E", count=0, last_message_at=50), rc("D", count=0, last_message_at=70)])[
+        3
+    ] == ("E", 4, "oldest")
     # never heard from sorts before any time
-    assert listing([*base, rc("E", count=0, last_message_at=50), rc("F", count=0, last_message_at=None)])[3] == (
-        "F", 4, "oldest"
-    )
+    assert listing([*base, rc("E", count=0, last_message_at=50), rc("F", count=0, last_message_at=None)])[
+        3
+    ] == ("F", 4, "oldest")
     # then the name
-    assert listing([*base, rc("G", count=0, last_message_at=None), rc("F", count=0, last_message_at=None)])[3] == (
-        "F", 4, "oldest"
-    )
+    assert listing([*base, rc("G", count=0, last_message_at=None), rc("F", count=0, last_message_at=None)])[
+        3
+    ] == ("F", 4, "oldest")
     # fewer CNs beats an earlier last message
-    assert listing([*base, rc("E", count=1, last_message_at=None), rc("D", count=0, last_message_at=99)])[3] == (
-        "D", 4, "oldest"
-    )
+    assert listing([*base, rc("E", count=1, last_message_at=None), rc("D", count=0, last_message_at=99)])[
+        3
+    ] == ("D", 4, "oldest")
 
 
 def test_fewer_than_three_replicas_all_of_them() -> None:

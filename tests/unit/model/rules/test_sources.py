@@ -34,9 +34,16 @@ def cand(
     transit: int | None = None,
 ) -> Candidate:
     return Candidate(
-        name=name, same_site=same_site, cost=cost, version=version, down=down,
-        unavailable=unavailable, preferred=preferred, holds=P(holds),
-        last_backfill_request_at=last, mean_transit_us=transit,
+        name=name,
+        same_site=same_site,
+        cost=cost,
+        version=version,
+        down=down,
+        unavailable=unavailable,
+        preferred=preferred,
+        holds=P(holds),
+        last_backfill_request_at=last,
+        mean_transit_us=transit,
     )
 
 

@@ -44,5 +44,7 @@ def test_second_request_after_the_first(local: bool, expected: int, new_replica:
     [(True, 24 * HOUR), (False, 48 * HOUR)],
     ids=["local", "remote"],
 )
-def test_every_later_request_after_the_previous(local: bool, expected: int, made: int, new_replica: bool) -> None:
+def test_every_later_request_after_the_previous(
+    local: bool, expected: int, made: int, new_replica: bool
+) -> None:
     assert backfill_timeout(made, local, new_replica) == expected
