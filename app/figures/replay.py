@@ -10,6 +10,7 @@ import pandas as pd
 from pfscope.spark_jobs.model.cnset import CNSet, union_all
 from pfscope.spark_jobs.model.rules.deletion import unique_cns
 from pfscope.spark_jobs.model.rules.health import replica_health
+from pfscope.spark_jobs.model.rules.reality import lacks, not_told, really_unique
 
 #: what the folder page cannot replay exactly from the published tables, said on the page
 REPLAY_LIMITS = (
@@ -131,6 +132,7 @@ def replicas_at(
     owned = _owned_at(cells)
     believed = _believed_at(cells)
     on_list = set(replica_list)
+    listed_stores = {str(s) for s in replicas["store"]} if every_store else on_list
     open_e = entries[entries["state"] == "open"] if not entries.empty else entries
     rows = []
     for r in replicas.to_dict("records"):
@@ -149,6 +151,7 @@ def replicas_at(
         unique = None
         if every_store and not deleted:
             unique = unique_cns(owned.get(store, CNSet.empty()), (b for _s, b in believed.get(store, [])))
+        listed = store in on_list or every_store
         rows.append(
             {
                 **r,
@@ -159,6 +162,7 @@ def replicas_at(
                 "unique_count": None if unique is None else unique.count(),
                 "unique_cnset": None if unique is None else unique.text(),
                 "next_status_at": pd.NaT,
+                **reality_at(store, owned, listed_stores, listed, deleted, missing),
             }
         )
     return pd.DataFrame(rows, columns=list(replicas.columns))
@@ -196,6 +200,7 @@ def replicas_from_history(
     owned = _owned_at(cells)
     believed = _believed_at(cells)
     on_list = set(replica_list)
+    listed_stores = {str(s) for s in replicas["store"]} if every_store else on_list
     past = history[history["at"] <= t].sort_values("at", kind="stable")
     last: dict[str, dict[str, Any]] = {}
     pending_since: dict[str, Any] = {}
@@ -235,9 +240,32 @@ def replicas_from_history(
                 "unique_count": unique.count(),
                 "unique_cnset": unique.text(),
                 "next_status_at": due if pd.notna(due) and pd.Timestamp(due) > t else pd.NaT,
+                **reality_at(store, owned, listed_stores, listed, lifecycle == "deleted", missing),
             }
         )
     return pd.DataFrame(rows, columns=list(replicas.columns))
+
+
+def reality_at(
+    store: str, owned: dict[str, CNSet], listed_stores: set[str], listed: bool, deleted: bool, missing: CNSet
+) -> dict[str, Any]:
+    """What is so of a replica at a replayed step, by the model's rules (``rules.reality``) from
+    every store's owned set at the step, so a past step never shows the as-of's figures. Content
+    at risk is not replayed (it needs each store's status at the step): blank."""
+    mine = CNSet.empty() if deleted else owned.get(store, CNSet.empty())
+    unique = really_unique(mine, (owned.get(s, CNSet.empty()) for s in listed_stores if s != store))
+    lacking = lacks(mine, (owned.get(s, CNSet.empty()) for s in listed_stores)) if listed else CNSet.empty()
+    untold = not_told(lacking, missing)
+    return {
+        "really_unique_cnset": unique.text(),
+        "really_unique_count": unique.count(),
+        "lacks_cnset": lacking.text(),
+        "lacks_count": lacking.count(),
+        "not_told_cnset": untold.text(),
+        "not_told_count": untold.count(),
+        "at_risk_cnset": None,
+        "at_risk_count": None,
+    }
 
 
 def step_changes(history: pd.DataFrame, at: Any) -> list[str]:

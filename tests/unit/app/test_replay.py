@@ -213,6 +213,8 @@ def test_replayed_at_the_as_of_time_every_entry_and_replica_equals_the_published
         assert list(again["health"]) == list(reps["health"])
         assert list(again["missing_count"]) == list(reps["missing_count"].fillna(0).astype(int))
         assert list(again["open_entries"]) == list(reps["open_entries"].fillna(0).astype(int))
+        for what_is_so in ("lacks_count", "not_told_count", "really_unique_count"):  # by the model's rules
+            assert list(again[what_is_so]) == list(reps[what_is_so].astype(int)), (fid, what_is_so)
         if fid == "1-1":  # the hierarchy's unique CNs replay (every store is always on its list)
             assert list(again["unique_count"]) == list(reps["unique_count"].fillna(0).astype(int))
             assert [CNSet.parse(t or "") for t in again["unique_cnset"]] == [
