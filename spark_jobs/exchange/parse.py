@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass, field
 
 from pfscope.spark_jobs.exchange.error_events import ERROR_KINDS, error_details
 from pfscope.spark_jobs.exchange.unrendered import description_not_found, label_insertion_strings
@@ -216,6 +217,30 @@ def _parse_description(text: str) -> ReplicationEvent:
     Every line is understood or kept in ``ignored``; a line the parser does not know that
     carries a CN, a folder path or a message id makes the description unusable (data would be
     lost without a word). The grammar is in docs/exchange-event-grammar.md."""
+    lines, help_lines = _description_lines(text)
+    ev = ReplicationEvent(type_code=0, msg_id="")
+    read = _read_lines(lines, ev)
+    ev.type_code, ev.msg_id = _type_and_id(lines, read)
+    ev.ignored.extend(read.unknown)
+    ev.ignored.extend(help_lines)
+    _check_cn_range(ev)
+    return ev
+
+
+@dataclass
+class _Read:
+    """What the lines said beyond the event's own fields: the Type and Message ID are checked
+    once every line is read, and the lines not understood are judged by what they carry."""
+
+    type_code: int | None = None
+    msg_id: str | None = None
+    known: int = 0  # lines that started a field
+    unknown: list[str] = field(default_factory=list)  # lines not understood, in order
+
+
+def _description_lines(text: str) -> tuple[list[str], list[str]]:
+    """The description's non-blank lines, stripped, and apart from them the help lines Windows
+    prints under it (they carry nothing, and alone they are no description)."""
     lines: list[str] = []
     help_lines: list[str] = []
     for ln in _LINE_BREAK_RE.split(text):
@@ -225,149 +250,110 @@ def _parse_description(text: str) -> ReplicationEvent:
         raise DescriptionError("no Type line")
     if not lines:
         raise DescriptionError("empty description")
-    ev = ReplicationEvent(type_code=0, msg_id="")
-    type_code: int | None = None
-    msg_id: str | None = None
-    unknown: list[str] = []
-    known = 0
+    return lines, help_lines
+
+
+def _read_lines(lines: list[str], ev: ReplicationEvent) -> _Read:
+    """Each line in turn, a field's (read into ``ev`` with the lines it runs over) or another;
+    ``lines`` may change as they are read (a line that ran several together is split)."""
+    read = _Read()
     i = 0
-    n = len(lines)
-    while i < n:
+    while i < len(lines):
         s = lines[i]
-        i += 1
-        first = s[:1].lower()  # cheap dispatch: only the patterns a line can start like are tried
-        if first == "a" and (m := _HEAD_RE.match(s)):
-            ev.direction = "out" if m.group(1).lower() == "outgoing" else "in"
-        elif first in "toi" and (m := _TYPE_RE.match(s)):
-            type_code = parse_type(m.group(2))
-            if m.group(3):
-                ev.ignored.append(m.group(3))  # "Type: 0x2 (hierarchy)": the note carries nothing
-            ev.message_type_label = m.group(1) is not None
-            ev.type_on_first_line = m.group(1) is not None and ":" not in s
-            if m.group(1):
-                ev.direction = "out" if m.group(1).lower() == "outgoing" else "in"
-        elif first in "toi" and (m := _TYPE_PLACEHOLDER_RE.match(s)):
-            raise DescriptionError(f"a template, not an event: the Type value is a placeholder ({s[:60]!r})")
-        elif first == "m" and (m := _MIDS_RE.match(s)):
-            i = _message_ids(lines, i, m.group(1), ev)
-        elif first == "m" and (m := _MSGID_RE.match(s)):
-            value = m.group(1)
-            if not value and i < n and not _LABEL_RE.match(lines[i]):
-                value = lines[i]
-                i += 1
-            vm = _MSGID_VALUE_RE.match(value)
-            if not vm:
-                raise DescriptionError(
-                    f"Message ID: {value[:60]!r} is neither an internal ID (REPLID-GLOBCNT) "
-                    "nor an SMTP id <...@...>"
-                )
-            msg_id = vm.group(1)
-            if vm.group(2):
-                ev.ignored.append(vm.group(2))
-        elif first == "d" and (m := _DB_RE.match(s)):
-            tail = _database(m.group(1), ev)
-            if tail:
-                _cn_range(tail, ev)
-        elif first == "f" and (m := _FOLDER_RE.match(s)):
-            items = [m.group(1)] if m.group(1) else []
-            while i < n and FOLDER_ITEM_RE.match(lines[i]):
-                items.append(lines[i])
-                i += 1
-            if not items:
-                raise DescriptionError("Folder: no '(FID) path'")
-            for item in items:
-                fm = FOLDER_ITEM_RE.match(item)
-                if not fm:
-                    raise DescriptionError(f"Folder: not '(FID) path': {item[:60]!r}")
-                ev.folders.append((parse_cn(fm.group(1)), fm.group(2)))
-            fid, path = ev.folders[-1]
-            if not path and i < n and not (_LABEL_RE.match(lines[i]) or _TYPE_RE.match(lines[i])):
-                ev.folders[-1] = (fid, lines[i])  # the path wrapped onto the next line (KB 203170)
-                i += 1
-        elif first == "c" and (_CNMINMAX_RE.match(s) or _CNMAX_RE.match(s)):
-            _cn_range(s, ev)
-        elif first in "c," and (m := _CNSET_RE.match(s)):
-            fai = m.group(2) is not None
-            block = [m.group(3)] if m.group(3) else []
-            while i < n and _is_pair_line(lines[i]):
-                block.append(lines[i])
-                i += 1
-            pairs = _pairs(block, "CNSET(FAI)" if fai else "CNSET")
-            if fai:
-                ev.cnset_fai = pairs
-            else:
-                ev.cnset = pairs
-        elif first == "r" and (m := _RFIS_RE.match(s)):
-            i = _rfis(lines, i, m.group(1), ev)
-        elif first == "i" and (m := _IDCN_RE.match(s)):
-            block = [m.group(1)] if m.group(1) else []
-            while i < n and _is_pair_line(lines[i]):
-                block.append(lines[i])
-                i += 1
-            ev.idcn_deleted = _pairs(block, "IDCN deleted")
-        elif first == "s" and (m := _SERVER_RE.match(s)):
-            dn = m.group(1)
-            # the DN runs on (wrapped) until it names the store (".../CN=Microsoft Public MDB"),
-            # a label, or a line that is no DN fragment (a sentence, a CN, a path)
-            while i < n and _dn_continues(dn, lines[i]):
-                dn = _join_dn(dn, lines[i])
-                ev.server_dn_lines += 1
-                i += 1
-            if (end := _DN_END_RE.search(dn)) and dn[end.end() :].strip() not in ("", "."):
-                # a web copy ran the next record into the DN ("...PUBLIC MDB Event Type: Warning"):
-                # the DN ends at the store; what follows is read as a line of its own
-                lines.insert(i, dn[end.end() :].strip())
-                n = len(lines)
-                dn = dn[: end.end()]
-                ev.run_on_lines += 1
-            if end and dn[end.end() :].strip() == ".":
-                dn = dn[: end.end()]  # "...PUBLIC MDB." ends a sentence, not the DN
-            ev.server_dn = dn or None
-        elif (m := _DESCRIPTION_RE.match(s)) and m.group(1):
-            lines[i - 1] = m.group(1)  # "Description: An incoming ..." (KB 177673): read what follows
-            ev.ignored.append("Description:")
-            i -= 1
-            continue
-        elif _HEADER_RE.match(s) and (
-            not _DATA_RE.search(s) or (known == 0 and type_code is None and msg_id is None)
-        ):
-            ev.ignored.append(s)  # above the description anything goes (dates, "DC-01"); below it, no data
-            continue
+        after = _field(lines, i + 1, s, ev, read)
+        if after is None:
+            i = _other_line(lines, i + 1, s, ev, read)
         else:
-            parts = _RUN_ON_RE.split(s)
-            if len(parts) > 1 and (_LABEL_RE.match(parts[0]) or _TYPE_RE.match(parts[0])):
-                lines[i - 1 : i] = parts  # fields run together on one line: read them one by one
-                n = len(lines)
-                i -= 1
-                ev.run_on_lines += 1
-                continue
-            unknown.append(s)
-            continue
-        known += 1
+            read.known += 1
+            i = after
+    return read
+
+
+def _field(lines: list[str], i: int, s: str, ev: ReplicationEvent, read: _Read) -> int | None:
+    """The field ``s`` starts (``lines[i - 1]``) read into ``ev`` (or ``read``), and the index of
+    the first line after it; None when ``s`` starts no field."""
+    first = s[:1].lower()  # cheap dispatch: only the patterns a line can start like are tried
+    if first == "a" and (m := _HEAD_RE.match(s)):
+        ev.direction = _direction(m.group(1))
+    elif first in "toi" and (m := _TYPE_RE.match(s)):
+        read.type_code = _type_line(s, m, ev)
+    elif first in "toi" and _TYPE_PLACEHOLDER_RE.match(s):
+        raise DescriptionError(f"a template, not an event: the Type value is a placeholder ({s[:60]!r})")
+    elif first == "m" and (m := _MIDS_RE.match(s)):
+        return _message_ids(lines, i, m.group(1), ev)
+    elif first == "m" and (m := _MSGID_RE.match(s)):
+        read.msg_id, i = _message_id(lines, i, m.group(1), ev)
+    elif first == "d" and (m := _DB_RE.match(s)):
+        if tail := _database(m.group(1), ev):
+            _cn_range(tail, ev)
+    elif first == "f" and (m := _FOLDER_RE.match(s)):
+        return _folders(lines, i, m.group(1), ev)
+    elif first == "c" and (_CNMINMAX_RE.match(s) or _CNMAX_RE.match(s)):
+        _cn_range(s, ev)
+    elif first in "c," and (m := _CNSET_RE.match(s)):
+        return _cnset(lines, i, m.group(2) is not None, m.group(3), ev)
+    elif first == "r" and (m := _RFIS_RE.match(s)):
+        return _rfis(lines, i, m.group(1), ev)
+    elif first == "i" and (m := _IDCN_RE.match(s)):
+        block, i = _pair_block(lines, i, m.group(1))
+        ev.idcn_deleted = _pairs(block, "IDCN deleted")
+    elif first == "s" and (m := _SERVER_RE.match(s)):
+        return _server(lines, i, m.group(1), ev)
+    else:
+        return None
+    return i
+
+
+def _other_line(lines: list[str], i: int, s: str, ev: ReplicationEvent, read: _Read) -> int:
+    """A line that starts no field (``lines[i - 1]``), and the index of the next line to read:
+    a ``Description:`` label (what follows it is read), the record's header, fields run together
+    (split, each read), or a line not understood."""
+    if (m := _DESCRIPTION_RE.match(s)) and m.group(1):
+        lines[i - 1] = m.group(1)  # "Description: An incoming ..." (KB 177673): read what follows
+        ev.ignored.append("Description:")
+        return i - 1
+    if _HEADER_RE.match(s) and (
+        not _DATA_RE.search(s) or (read.known == 0 and read.type_code is None and read.msg_id is None)
+    ):
+        ev.ignored.append(s)  # above the description anything goes (dates, "DC-01"); below it, no data
+        return i
+    parts = _RUN_ON_RE.split(s)
+    if len(parts) > 1 and (_LABEL_RE.match(parts[0]) or _TYPE_RE.match(parts[0])):
+        lines[i - 1 : i] = parts  # fields run together on one line: read them one by one
+        ev.run_on_lines += 1
+        return i - 1
+    read.unknown.append(s)
+    return i
+
+
+def _type_and_id(lines: list[str], read: _Read) -> tuple[int, str]:
+    """The Type and Message ID every description has, once the lines not understood are known
+    to carry nothing (a description in another language is named as such)."""
     if (
-        type_code is None
-        and not known
+        read.type_code is None
+        and not read.known
         and any(_FOREIGN_LABEL_RE.match(x) or any(ord(c) > 127 and c.isalpha() for c in x) for x in lines)
     ):
         raise DescriptionError(
             "the description's language is not known (no 'Type:' or 'Message ID:' "
             "label): only English descriptions are read"
         )
-    for line in unknown:
+    for line in read.unknown:
         if _DATA_RE.search(line):
             raise DescriptionError(
                 f"a line not understood carries CNs, folders or message ids: {line[:120]!r}"
             )
-    if type_code is None:
+    if read.type_code is None:
         raise DescriptionError("no Type line")
-    ev.ignored.extend(unknown)
-    ev.ignored.extend(help_lines)
-    if type_code not in TYPE_NAMES:
-        raise DescriptionError(f"unknown Type 0x{type_code:X}")
-    if not msg_id:
+    if read.type_code not in TYPE_NAMES:
+        raise DescriptionError(f"unknown Type 0x{read.type_code:X}")
+    if not read.msg_id:
         raise DescriptionError("no Message ID")
-    ev.type_code = type_code
-    ev.msg_id = msg_id
+    return read.type_code, read.msg_id
+
+
+def _check_cn_range(ev: ReplicationEvent) -> None:
+    """CN min and CN max come together, as one origin's range."""
     if (ev.cn_min is None) != (ev.cn_max is None):
         raise DescriptionError("CN min without CN max (or the reverse)")
     if (
@@ -376,7 +362,101 @@ def _parse_description(text: str) -> ReplicationEvent:
         and (ev.cn_min.replid != ev.cn_max.replid or ev.cn_min.globcnt > ev.cn_max.globcnt)
     ):
         raise DescriptionError(f"CN min {ev.cn_min} and CN max {ev.cn_max} are not a range")
-    return ev
+
+
+def _direction(word: str) -> str:
+    return "out" if word.lower() == "outgoing" else "in"
+
+
+def _type_line(s: str, m: re.Match[str], ev: ReplicationEvent) -> int:
+    """``Type: 0x2``, ``Outgoing message type: 0x8`` (2003), ``Outgoing Message Type 0x20`` (5.x):
+    the code, and how the line was laid out."""
+    type_code = parse_type(m.group(2))
+    if m.group(3):
+        ev.ignored.append(m.group(3))  # "Type: 0x2 (hierarchy)": the note carries nothing
+    ev.message_type_label = m.group(1) is not None
+    ev.type_on_first_line = m.group(1) is not None and ":" not in s
+    if m.group(1):
+        ev.direction = _direction(m.group(1))
+    return type_code
+
+
+def _message_id(lines: list[str], i: int, value: str, ev: ReplicationEvent) -> tuple[str, int]:
+    """``Message ID: <...@...>`` or an internal ID, on the label's line or the next; a note after
+    it is kept in ``ignored``. The id, and the index of the line after it."""
+    if not value and i < len(lines) and not _LABEL_RE.match(lines[i]):
+        value = lines[i]
+        i += 1
+    vm = _MSGID_VALUE_RE.match(value)
+    if not vm:
+        raise DescriptionError(
+            f"Message ID: {value[:60]!r} is neither an internal ID (REPLID-GLOBCNT) nor an SMTP id <...@...>"
+        )
+    if vm.group(2):
+        ev.ignored.append(vm.group(2))
+    return vm.group(1), i
+
+
+def _folders(lines: list[str], i: int, first: str, ev: ReplicationEvent) -> int:
+    """``Folder: (FID) path``, or the label then ``(FID) path`` lines; a last path wrapped onto
+    the next line (KB 203170) is read from it."""
+    items = [first] if first else []
+    while i < len(lines) and FOLDER_ITEM_RE.match(lines[i]):
+        items.append(lines[i])
+        i += 1
+    if not items:
+        raise DescriptionError("Folder: no '(FID) path'")
+    for item in items:
+        fm = FOLDER_ITEM_RE.match(item)
+        if not fm:
+            raise DescriptionError(f"Folder: not '(FID) path': {item[:60]!r}")
+        ev.folders.append((parse_cn(fm.group(1)), fm.group(2)))
+    fid, path = ev.folders[-1]
+    if not path and i < len(lines) and not (_LABEL_RE.match(lines[i]) or _TYPE_RE.match(lines[i])):
+        ev.folders[-1] = (fid, lines[i])  # the path wrapped onto the next line (KB 203170)
+        i += 1
+    return i
+
+
+def _pair_block(lines: list[str], i: int, first: str) -> tuple[list[str], int]:
+    """A CN set's lines: what its label's line holds, then the ``low,high`` (or ``{0}``) lines
+    that follow; and the index of the line after them."""
+    block = [first] if first else []
+    while i < len(lines) and _is_pair_line(lines[i]):
+        block.append(lines[i])
+        i += 1
+    return block, i
+
+
+def _cnset(lines: list[str], i: int, fai: bool, first: str, ev: ReplicationEvent) -> int:
+    """``CNSET:`` or ``CNSET(FAI):`` and its pairs."""
+    block, i = _pair_block(lines, i, first)
+    pairs = _pairs(block, "CNSET(FAI)" if fai else "CNSET")
+    if fai:
+        ev.cnset_fai = pairs
+    else:
+        ev.cnset = pairs
+    return i
+
+
+def _server(lines: list[str], i: int, dn: str, ev: ReplicationEvent) -> int:
+    """The ``Server:`` line's DN, which runs on (wrapped) until it names the store
+    (".../CN=Microsoft Public MDB"), a label, or a line that is no DN fragment (a sentence, a CN,
+    a path); the index of the line after it."""
+    while i < len(lines) and _dn_continues(dn, lines[i]):
+        dn = _join_dn(dn, lines[i])
+        ev.server_dn_lines += 1
+        i += 1
+    if (end := _DN_END_RE.search(dn)) and dn[end.end() :].strip() not in ("", "."):
+        # a web copy ran the next record into the DN ("...PUBLIC MDB Event Type: Warning"):
+        # the DN ends at the store; what follows is read as a line of its own
+        lines.insert(i, dn[end.end() :].strip())
+        dn = dn[: end.end()]
+        ev.run_on_lines += 1
+    if end and dn[end.end() :].strip() == ".":
+        dn = dn[: end.end()]  # "...PUBLIC MDB." ends a sentence, not the DN
+    ev.server_dn = dn or None
+    return i
 
 
 def _database(rest: str, ev: ReplicationEvent) -> str | None:
