@@ -11,6 +11,7 @@ so the address bar is always a link to what is on screen.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 import dash
@@ -283,132 +284,62 @@ def layout(
     )
 
 
+@dataclass
+class _Page:
+    """What the page's sections are built from: the folder, the time asked for (``at`` as the
+    URL gives it, ``at_ts`` parsed: None as of the run), the folder's change times and the
+    slider's stops, placed by time (the last: the run's as-of)."""
+
+    data: RunData
+    fid: str
+    folder: dict[str, Any]
+    at: str | None
+    at_ts: pd.Timestamp | None
+    summary: dict[str, Any]
+    times: list[pd.Timestamp]
+    mode: str  # the matrix's view
+    texts: list[str] = field(init=False)  # the change times as the URL and the slider's labels print them
+    positions: list[float] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.texts = [ts_text(t) for t in self.times]
+        self.positions = f.slider_positions(self.times, self.summary.get("as_of"))
+
+    @property
+    def url_at(self) -> str | None:
+        """The time the links the page makes keep (none as of the run)."""
+        return self.at if self.at_ts is not None else None
+
+
 def folder_page(
     data: RunData, fid: str, at: str | None, request: str | None, view: str | None = None
 ) -> html.Main:
+    """The folder at ``at`` (None: as of the run), ``request``'s candidates explained, the matrix
+    in ``view``; a folder the run has not, or a time that is none, gets a page saying so."""
     folder = data.folder(fid)
     if folder is None:
-        folders = data.folders()
-        choices = [
-            (str(r.fid), f"{r.fid} {r.path}", c.folder_href(r.fid)) for r in folders.itertuples(index=False)
-        ]
-        choices += [
-            (str(r.path), f"{r.fid} {r.path}", c.folder_href(r.fid))
-            for r in folders.itertuples(index=False)
-            if isinstance(r.path, str)
-        ]
-        return c.not_found(
-            "Folder not found", f"This run has no folder with FID {fid!r}.", c.suggestions(fid, choices)
-        )
+        return _folder_not_found(data, fid)
     try:
         at_ts = parse_at(at)
     except TimeError as e:
         return _bad_parameter(fid, "at", at or "", f"{e}; use a time like 2026-11-02T08:15:00Z", data)
-
-    history = data.state_history(fid)
-    times = f.history_times(history)
-    time_texts = [ts_text(t) for t in times]
-    summary = data.summary()
-    positions = f.slider_positions(times, summary.get("as_of"))
-    index = _slider_index(times, at_ts)
+    page = _Page(
+        data,
+        fid,
+        folder,
+        at,
+        at_ts,
+        data.summary(),
+        f.history_times(data.state_history(fid)),
+        matrix_mode(data, fid, view),
+    )
     requests = data.backfill_requests(fid=fid)
     replicas_view, entries_view, step, timeline_view, pending_view = replay(data, fid, at_ts)
-    events = set(f.entry_timeline_marks(data.backfill_entries(fid=fid), requests)["event"])
-    options = f.request_options(requests)
-    if request and request not in {o["value"] for o in options}:
-        request_note: html.P | html.Div = html.P(
-            f"request={request!r} is not a request of this folder.", className="pf-error"
-        )
-        request = None
-    else:
-        request_note = html.Div()
-    crumbs = data.breadcrumb(fid)
-
-    mode = matrix_mode(data, fid, view)
     return html.Main(
         className="pf-page",
         children=[
-            dcc.Store(id="folder-fid", data=fid),
-            dcc.Store(id="folder-view", data=mode),
-            dcc.Store(id="folder-times", data=time_texts),
-            dcc.Store(id="folder-positions", data=positions),
-            dcc.Store(id="folder-url-sync"),
-            html.Nav(
-                html.Ol(
-                    [
-                        html.Li(
-                            dcc.Link(
-                                f.folder_label(f_id, path if path != f_id else None) or f_id,
-                                href=c.folder_href(f_id),
-                            )
-                        )
-                        for f_id, path in crumbs
-                    ]
-                ),
-                className="pf-breadcrumb",
-                **c.html_attrs({"aria-label": "folder path"}),
-            ),
-            html.H1(
-                [
-                    html.Span("Folder "),
-                    html.Span(fid, className="pf-mono"),
-                    " ",
-                    html.Span(
-                        c.path_text(f.folder_label(fid, folder.get("path"))),
-                        id="pf-folder-path",
-                        className="pf-folder-path",
-                    ),
-                    *((" ", c.term_link("hierarchy")) if fid == f.HIERARCHY_FID else ()),
-                ]
-            ),
-            c.download_link(c.report_href(fid, at if at_ts is not None else None), "folder-report-link"),
-            verdict_view(data, fid),
-            html.P(
-                [
-                    "Replica list ",
-                    c.term_link("replica-list"),
-                    ": ",
-                    *[html.Span([c.link_store(s, {}), " "]) for s in folder["replicas"]],
-                    f" · run as of {f.fmt_time(summary.get('as_of'))}",
-                ]
-            ),
-            c.section(
-                "Who knows what",
-                html.Div(
-                    className="pf-slider",
-                    **c.html_attrs({"data-positions": json.dumps(positions)}),
-                    children=[
-                        html.Label("Replay the state tables at", htmlFor="folder-slider"),
-                        # placed by time: seconds since the first change; step=None stops only at the
-                        # changes and the as-of (the keyboard steps from change to change: assets/pfscope-slider.js)
-                        dcc.Slider(
-                            id="folder-slider",
-                            min=0,
-                            max=positions[-1],
-                            step=None,
-                            value=positions[index],
-                            marks=_slider_marks(positions, time_texts, index),
-                            updatemode="mouseup",
-                            allow_direct_input=False,
-                        ),
-                        html.P(
-                            id="folder-at",
-                            className="pf-at",
-                            **c.html_attrs({"aria-live": "polite"}),
-                            children=f"at {ts_text(at_ts)}" if at_ts is not None else "as of the run",
-                        ),
-                        time_strip(times, summary.get("as_of"), index),
-                        step,
-                    ],
-                )
-                if times
-                else html.P("This folder has no history rows."),
-                view_switch(fid, at if at_ts is not None else None, mode),
-                html.Div(matrix_view(data, fid, at_ts, mode), id="folder-matrix"),
-                id="pf-who",
-                help="One column per observer (its replication state table), one row per subject. "
-                "Lag is against the subject's own row at the same time.",
-            ),
+            *_heading(page),
+            _who_section(page, step),
             c.section(
                 "Replicas",
                 html.Div(replicas_view, id="folder-replicas"),
@@ -429,95 +360,235 @@ def folder_page(
                 help="At the slider's step: entries opened by then, open unless closed by then, requests "
                 "made by then.",
             ),
-            c.section(
-                "Entry timelines",
-                html.Div(timeline_view, id="folder-timeline-wrap"),
-                help="Solid line: local entry, dotted: remote. Filled diamond: observed request (in the log); "
-                "open diamond: expected (the model's)."
-                + (" Grey ticks: due times." if "due" in events else "")
-                + (" Triangle: next due." if "next due" in events else "")
-                + " A red line marks the slider's step.",
+            _timelines_section(
+                timeline_view, f.entry_timeline_marks(data.backfill_entries(fid=fid), requests)
             ),
-            c.section(
-                "Backfill requests and their candidates",
-                html.Label("Request", htmlFor="folder-request"),
-                dcc.Dropdown(
-                    id="folder-request",
-                    options=options,
-                    value=request,
-                    placeholder="Select a request",
-                    clearable=True,
-                ),
-                request_note,
-                html.Div(candidates_view(data, request), id="folder-candidates"),
-                html.H3("Every request of this folder"),
-                c.table(
-                    requests.sort_values(["at", "entry_id", "attempt"]) if not requests.empty else requests,
-                    [
-                        ("at", "at"),
-                        ("observer", "store"),
-                        ("entry_id", "entry"),
-                        ("attempt", "attempt"),
-                        ("kind", "kind"),
-                        ("algorithm", "algorithm"),
-                        ("source", "source"),
-                        ("cnset", "asked for"),
-                        ("due_at", "due"),
-                        ("model_chose", "model's choice"),
-                        ("explain", ""),
-                    ],
-                    {
-                        "observer": c.link_store,
-                        "source": c.link_store,
-                        "cnset": c.as_cnset,
-                        "explain": lambda _v, r: (
-                            dcc.Link(
-                                "candidates",
-                                href=c.folder_href(
-                                    fid, at=at, request=f"{r['entry_id']}:{int(r['attempt'])}"
-                                ),
-                            )
-                            if r.get("entry_id")
-                            else ""
-                        ),
-                    },
-                    id="pf-request-list",
-                ),
-                id="pf-requests",
-                help="Observed: sent by the store (in the log); expected: due by the model. "
-                "A request with no entry overlapped no open entry.",
-            ),
-            c.section(
-                "Status requests and responders",
-                c.table(
-                    f.responder_rows(data.responders(fid=fid)),
-                    [
-                        ("sent_at", "sent"),
-                        ("msg", "message"),
-                        ("requester", "requester"),
-                        ("responder", "responder"),
-                        ("position", "position"),
-                        ("group", c.with_term("chosen by", "responder-groups")),
-                        ("expected", c.with_term("model names it", "model-names")),
-                        ("observed", "named in log"),
-                        ("agreement", "model vs log"),
-                        ("should_respond", c.with_term("should respond (newer content)", "should-respond")),
-                    ],
-                    {
-                        "requester": c.link_store,
-                        "responder": c.link_store,
-                        "group": lambda v, _r: f.responder_group_text(v),
-                        "expected": c.as_yes_no,
-                        "observed": c.as_yes_no,
-                        "should_respond": c.as_yes_no,
-                    },
-                    id="pf-responders",
-                ),
-                help="Model names it: on the responder list the model says the requester should name. Should respond: "
-                "the responder holds newer content than the requester (a named store can have nothing to send).",
-                term="responder-groups",
-            ),
+            _requests_section(page, requests, request),
+            _responders_section(data, fid),
         ],
+    )
+
+
+def _folder_not_found(data: RunData, fid: str) -> html.Main:
+    """A FID the run has not: the folders whose FID or path come near it, to follow."""
+    folders = data.folders()
+    choices = [
+        (str(r.fid), f"{r.fid} {r.path}", c.folder_href(r.fid)) for r in folders.itertuples(index=False)
+    ]
+    choices += [
+        (str(r.path), f"{r.fid} {r.path}", c.folder_href(r.fid))
+        for r in folders.itertuples(index=False)
+        if isinstance(r.path, str)
+    ]
+    return c.not_found(
+        "Folder not found", f"This run has no folder with FID {fid!r}.", c.suggestions(fid, choices)
+    )
+
+
+def _heading(page: _Page) -> list[Any]:
+    """The page's state for the callbacks (the slider's stops), then its top: the folder's path
+    as links, its FID and path, the report of what is on screen, its verdict, its replica list."""
+    fid, folder = page.fid, page.folder
+    return [
+        dcc.Store(id="folder-fid", data=fid),
+        dcc.Store(id="folder-view", data=page.mode),
+        dcc.Store(id="folder-times", data=page.texts),
+        dcc.Store(id="folder-positions", data=page.positions),
+        dcc.Store(id="folder-url-sync"),
+        html.Nav(
+            html.Ol(
+                [
+                    html.Li(
+                        dcc.Link(
+                            f.folder_label(f_id, path if path != f_id else None) or f_id,
+                            href=c.folder_href(f_id),
+                        )
+                    )
+                    for f_id, path in page.data.breadcrumb(fid)
+                ]
+            ),
+            className="pf-breadcrumb",
+            **c.html_attrs({"aria-label": "folder path"}),
+        ),
+        html.H1(
+            [
+                html.Span("Folder "),
+                html.Span(fid, className="pf-mono"),
+                " ",
+                html.Span(
+                    c.path_text(f.folder_label(fid, folder.get("path"))),
+                    id="pf-folder-path",
+                    className="pf-folder-path",
+                ),
+                *((" ", c.term_link("hierarchy")) if fid == f.HIERARCHY_FID else ()),
+            ]
+        ),
+        c.download_link(c.report_href(fid, page.url_at), "folder-report-link"),
+        verdict_view(page.data, fid),
+        html.P(
+            [
+                "Replica list ",
+                c.term_link("replica-list"),
+                ": ",
+                *[html.Span([c.link_store(s, {}), " "]) for s in folder["replicas"]],
+                f" · run as of {f.fmt_time(page.summary.get('as_of'))}",
+            ]
+        ),
+    ]
+
+
+def _who_section(page: _Page, step: html.Div) -> html.Section:
+    """Who knows what: the slider that replays the state tables, and the matrix at its step."""
+    return c.section(
+        "Who knows what",
+        _slider(page, step) if page.times else html.P("This folder has no history rows."),
+        view_switch(page.fid, page.url_at, page.mode),
+        html.Div(matrix_view(page.data, page.fid, page.at_ts, page.mode), id="folder-matrix"),
+        id="pf-who",
+        help="One column per observer (its replication state table), one row per subject. "
+        "Lag is against the subject's own row at the same time.",
+    )
+
+
+def _slider(page: _Page, step: html.Div) -> html.Div:
+    """The slider at the asked time's step, the time it shows, the change times on a time axis,
+    and what changed at that step."""
+    positions, index = page.positions, _slider_index(page.times, page.at_ts)
+    return html.Div(
+        className="pf-slider",
+        **c.html_attrs({"data-positions": json.dumps(positions)}),
+        children=[
+            html.Label("Replay the state tables at", htmlFor="folder-slider"),
+            # placed by time: seconds since the first change; step=None stops only at the
+            # changes and the as-of (the keyboard steps from change to change: assets/pfscope-slider.js)
+            dcc.Slider(
+                id="folder-slider",
+                min=0,
+                max=positions[-1],
+                step=None,
+                value=positions[index],
+                marks=_slider_marks(positions, page.texts, index),
+                updatemode="mouseup",
+                allow_direct_input=False,
+            ),
+            html.P(
+                id="folder-at",
+                className="pf-at",
+                **c.html_attrs({"aria-live": "polite"}),
+                children=f"at {ts_text(page.at_ts)}" if page.at_ts is not None else "as of the run",
+            ),
+            time_strip(page.times, page.summary.get("as_of"), index),
+            step,
+        ],
+    )
+
+
+def _timelines_section(timeline_view: Any, marks: pd.DataFrame) -> html.Section:
+    """The entries' timelines; the help names only the marks they draw."""
+    events = set(marks["event"])
+    return c.section(
+        "Entry timelines",
+        html.Div(timeline_view, id="folder-timeline-wrap"),
+        help="Solid line: local entry, dotted: remote. Filled diamond: observed request (in the log); "
+        "open diamond: expected (the model's)."
+        + (" Grey ticks: due times." if "due" in events else "")
+        + (" Triangle: next due." if "next due" in events else "")
+        + " A red line marks the slider's step.",
+    )
+
+
+def _requests_section(page: _Page, requests: pd.DataFrame, request: str | None) -> html.Section:
+    """Every backfill request of the folder, and the candidates of the one asked for (a request
+    the folder has not is said so, and none is shown)."""
+    fid, at = page.fid, page.at
+    options = f.request_options(requests)
+    if request and request not in {o["value"] for o in options}:
+        request_note: html.P | html.Div = html.P(
+            f"request={request!r} is not a request of this folder.", className="pf-error"
+        )
+        request = None
+    else:
+        request_note = html.Div()
+    return c.section(
+        "Backfill requests and their candidates",
+        html.Label("Request", htmlFor="folder-request"),
+        dcc.Dropdown(
+            id="folder-request",
+            options=options,
+            value=request,
+            placeholder="Select a request",
+            clearable=True,
+        ),
+        request_note,
+        html.Div(candidates_view(page.data, request), id="folder-candidates"),
+        html.H3("Every request of this folder"),
+        c.table(
+            requests.sort_values(["at", "entry_id", "attempt"]) if not requests.empty else requests,
+            [
+                ("at", "at"),
+                ("observer", "store"),
+                ("entry_id", "entry"),
+                ("attempt", "attempt"),
+                ("kind", "kind"),
+                ("algorithm", "algorithm"),
+                ("source", "source"),
+                ("cnset", "asked for"),
+                ("due_at", "due"),
+                ("model_chose", "model's choice"),
+                ("explain", ""),
+            ],
+            {
+                "observer": c.link_store,
+                "source": c.link_store,
+                "cnset": c.as_cnset,
+                "explain": lambda _v, r: (
+                    dcc.Link(
+                        "candidates",
+                        href=c.folder_href(fid, at=at, request=f"{r['entry_id']}:{int(r['attempt'])}"),
+                    )
+                    if r.get("entry_id")
+                    else ""
+                ),
+            },
+            id="pf-request-list",
+        ),
+        id="pf-requests",
+        help="Observed: sent by the store (in the log); expected: due by the model. "
+        "A request with no entry overlapped no open entry.",
+    )
+
+
+def _responders_section(data: RunData, fid: str) -> html.Section:
+    """The folder's status requests, each responder named by the log set against the model's."""
+    return c.section(
+        "Status requests and responders",
+        c.table(
+            f.responder_rows(data.responders(fid=fid)),
+            [
+                ("sent_at", "sent"),
+                ("msg", "message"),
+                ("requester", "requester"),
+                ("responder", "responder"),
+                ("position", "position"),
+                ("group", c.with_term("chosen by", "responder-groups")),
+                ("expected", c.with_term("model names it", "model-names")),
+                ("observed", "named in log"),
+                ("agreement", "model vs log"),
+                ("should_respond", c.with_term("should respond (newer content)", "should-respond")),
+            ],
+            {
+                "requester": c.link_store,
+                "responder": c.link_store,
+                "group": lambda v, _r: f.responder_group_text(v),
+                "expected": c.as_yes_no,
+                "observed": c.as_yes_no,
+                "should_respond": c.as_yes_no,
+            },
+            id="pf-responders",
+        ),
+        help="Model names it: on the responder list the model says the requester should name. Should respond: "
+        "the responder holds newer content than the requester (a named store can have nothing to send).",
+        term="responder-groups",
     )
 
 

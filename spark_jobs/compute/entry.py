@@ -260,7 +260,8 @@ def _run(args: JobSettings) -> dict[str, Any]:
             result = None
             reason = plan.reason
             if plan.incremental:
-                from pfscope.spark_jobs.compute.refresh import CannotRefresh, refresh
+                from pfscope.spark_jobs.compute.refresh import refresh
+                from pfscope.spark_jobs.compute.refresh_lines import CannotRefresh
 
                 assert previous is not None
                 manifest = load_manifest(previous)
