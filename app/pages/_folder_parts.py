@@ -4,6 +4,7 @@ name starts with ``_`` is not a Dash page.)"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -12,7 +13,36 @@ from dash import dcc, html
 from pfscope.app import components as c
 from pfscope.app import figures as f
 from pfscope.app.data import RunData, matrix_frame
+from pfscope.app.figures.text import ts_text
 from pfscope.app.frozen import frozen
+
+
+@dataclass
+class Page:
+    """What the folder page's sections are built from (here, not in the page's module: Dash runs a
+    page's module before it is in ``sys.modules``, where a dataclass looks its module up): the folder, the time asked for (``at`` as the
+    URL gives it, ``at_ts`` parsed: None as of the run), the folder's change times and the
+    slider's stops, placed by time (the last: the run's as-of)."""
+
+    data: RunData
+    fid: str
+    folder: dict[str, Any]
+    at: str | None
+    at_ts: pd.Timestamp | None
+    summary: dict[str, Any]
+    times: list[pd.Timestamp]
+    mode: str  # the matrix's view
+    texts: list[str] = field(init=False)  # the change times as the URL and the slider's labels print them
+    positions: list[float] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.texts = [ts_text(t) for t in self.times]
+        self.positions = f.slider_positions(self.times, self.summary.get("as_of"))
+
+    @property
+    def url_at(self) -> str | None:
+        """The time the links the page makes keep (none as of the run)."""
+        return self.at if self.at_ts is not None else None
 
 
 def verdict_view(data: RunData, fid: str) -> html.Section:

@@ -11,7 +11,6 @@ so the address bar is always a link to what is on screen.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 import dash
@@ -24,6 +23,7 @@ from pfscope.app.data import RunData
 from pfscope.app.figures.text import ts_text
 from pfscope.app.frozen import frozen
 from pfscope.app.pages._folder_parts import (
+    Page,
     candidates_view,
     matrix_mode,
     matrix_view,
@@ -284,33 +284,6 @@ def layout(
     )
 
 
-@dataclass
-class _Page:
-    """What the page's sections are built from: the folder, the time asked for (``at`` as the
-    URL gives it, ``at_ts`` parsed: None as of the run), the folder's change times and the
-    slider's stops, placed by time (the last: the run's as-of)."""
-
-    data: RunData
-    fid: str
-    folder: dict[str, Any]
-    at: str | None
-    at_ts: pd.Timestamp | None
-    summary: dict[str, Any]
-    times: list[pd.Timestamp]
-    mode: str  # the matrix's view
-    texts: list[str] = field(init=False)  # the change times as the URL and the slider's labels print them
-    positions: list[float] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.texts = [ts_text(t) for t in self.times]
-        self.positions = f.slider_positions(self.times, self.summary.get("as_of"))
-
-    @property
-    def url_at(self) -> str | None:
-        """The time the links the page makes keep (none as of the run)."""
-        return self.at if self.at_ts is not None else None
-
-
 def folder_page(
     data: RunData, fid: str, at: str | None, request: str | None, view: str | None = None
 ) -> html.Main:
@@ -323,7 +296,7 @@ def folder_page(
         at_ts = parse_at(at)
     except TimeError as e:
         return _bad_parameter(fid, "at", at or "", f"{e}; use a time like 2026-11-02T08:15:00Z", data)
-    page = _Page(
+    page = Page(
         data,
         fid,
         folder,
@@ -385,7 +358,7 @@ def _folder_not_found(data: RunData, fid: str) -> html.Main:
     )
 
 
-def _heading(page: _Page) -> list[Any]:
+def _heading(page: Page) -> list[Any]:
     """The page's state for the callbacks (the slider's stops), then its top: the folder's path
     as links, its FID and path, the report of what is on screen, its verdict, its replica list."""
     fid, folder = page.fid, page.folder
@@ -437,7 +410,7 @@ def _heading(page: _Page) -> list[Any]:
     ]
 
 
-def _who_section(page: _Page, step: html.Div) -> html.Section:
+def _who_section(page: Page, step: html.Div) -> html.Section:
     """Who knows what: the slider that replays the state tables, and the matrix at its step."""
     return c.section(
         "Who knows what",
@@ -450,7 +423,7 @@ def _who_section(page: _Page, step: html.Div) -> html.Section:
     )
 
 
-def _slider(page: _Page, step: html.Div) -> html.Div:
+def _slider(page: Page, step: html.Div) -> html.Div:
     """The slider at the asked time's step, the time it shows, the change times on a time axis,
     and what changed at that step."""
     positions, index = page.positions, _slider_index(page.times, page.at_ts)
@@ -497,7 +470,7 @@ def _timelines_section(timeline_view: Any, marks: pd.DataFrame) -> html.Section:
     )
 
 
-def _requests_section(page: _Page, requests: pd.DataFrame, request: str | None) -> html.Section:
+def _requests_section(page: Page, requests: pd.DataFrame, request: str | None) -> html.Section:
     """Every backfill request of the folder, and the candidates of the one asked for (a request
     the folder has not is said so, and none is shown)."""
     fid, at = page.fid, page.at
