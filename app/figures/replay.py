@@ -10,7 +10,7 @@ import pandas as pd
 from pfscope.spark_jobs.model.cnset import CNSet, union_all
 from pfscope.spark_jobs.model.rules.deletion import unique_cns
 from pfscope.spark_jobs.model.rules.health import replica_health
-from pfscope.spark_jobs.model.rules.reality import lacks, not_told, really_unique
+from pfscope.spark_jobs.model.rules.reality import replica_reality
 
 #: what the folder page cannot replay exactly from the published tables, said on the page
 REPLAY_LIMITS = (
@@ -253,16 +253,9 @@ def reality_at(
     every store's owned set at the step, so a past step never shows the as-of's figures. Content
     at risk is not replayed (it needs each store's status at the step): blank."""
     mine = CNSet.empty() if deleted else owned.get(store, CNSet.empty())
-    unique = really_unique(mine, (owned.get(s, CNSet.empty()) for s in listed_stores if s != store))
-    lacking = lacks(mine, (owned.get(s, CNSet.empty()) for s in listed_stores)) if listed else CNSet.empty()
-    untold = not_told(lacking, missing)
+    listed_owned = {s: owned.get(s, CNSet.empty()) for s in listed_stores}
     return {
-        "really_unique_cnset": unique.text(),
-        "really_unique_count": unique.count(),
-        "lacks_cnset": lacking.text(),
-        "lacks_count": lacking.count(),
-        "not_told_cnset": untold.text(),
-        "not_told_count": untold.count(),
+        **replica_reality(store, mine, listed_owned, listed, missing),
         "at_risk_cnset": None,
         "at_risk_count": None,
     }

@@ -18,7 +18,7 @@ from pfscope.spark_jobs.model.events import Event, EventLog
 from pfscope.spark_jobs.model.fold import FolderFold, Rows
 from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.rules.health import DELETE_PENDING, DELETED
-from pfscope.spark_jobs.model.rules.reality import at_risk, lacks, not_told, really_unique
+from pfscope.spark_jobs.model.rules.reality import at_risk, replica_reality
 from pfscope.spark_jobs.model.rules.should_respond import should_respond
 from pfscope.spark_jobs.model.timeutil import default_as_of, now_us
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Topology
@@ -199,18 +199,8 @@ def add_reality(replicas: list[dict[str, Any]], owned: dict[GroupKey, CNSet]) ->
         listed = {r["store"]: owned.get((r["store"], fid), EMPTY) for r in rows if r["on_list"]}
         for row in rows:
             mine = EMPTY if row["health"] == DELETED else owned.get((row["store"], fid), EMPTY)
-            unique = really_unique(mine, (cns for s, cns in listed.items() if s != row["store"]))
-            lacking = lacks(mine, listed.values()) if row["on_list"] else EMPTY
-            untold = not_told(lacking, CNSet.parse(row["missing_cnset"]))
             row.update(
-                {
-                    "really_unique_cnset": unique.text(),
-                    "really_unique_count": unique.count(),
-                    "lacks_cnset": lacking.text(),
-                    "lacks_count": lacking.count(),
-                    "not_told_cnset": untold.text(),
-                    "not_told_count": untold.count(),
-                }
+                replica_reality(row["store"], mine, listed, row["on_list"], CNSet.parse(row["missing_cnset"]))
             )
 
 

@@ -10,7 +10,8 @@ operator's questions about risk and recovery from that; the beliefs stay the fol
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from pfscope.spark_jobs.model.cnset import EMPTY, CNSet, union_all
 
@@ -37,3 +38,23 @@ def at_risk(really_unique_cns: CNSet, *, delete_pending: bool, store_down: bool)
     or of a replica on a store that is down (out of reach until it is back, gone if it never is).
     A CN only believed unique is not at risk."""
     return really_unique_cns if delete_pending or store_down else EMPTY
+
+
+def replica_reality(
+    store: str, mine: CNSet, owned_on_the_list: Mapping[str, CNSet], on_list: bool, known_missing: CNSet
+) -> dict[str, Any]:
+    """A replica's row of what is so (``replicas`` columns): its really unique CNs, what it lacks
+    and the part it has not been told of, from ``mine`` (its owned set; empty once deleted) and the
+    owned sets of the stores on the folder's list. The replay and the dashboard's replayed steps
+    both call it."""
+    unique = really_unique(mine, (cns for s, cns in owned_on_the_list.items() if s != store))
+    lacking = lacks(mine, owned_on_the_list.values()) if on_list else EMPTY
+    untold = not_told(lacking, known_missing)
+    return {
+        "really_unique_cnset": unique.text(),
+        "really_unique_count": unique.count(),
+        "lacks_cnset": lacking.text(),
+        "lacks_count": lacking.count(),
+        "not_told_cnset": untold.text(),
+        "not_told_count": untold.count(),
+    }
