@@ -327,6 +327,11 @@ class RunData:
         before the table existed)."""
         return self.table("messages", filters={"fid": fid})
 
+    def transits(self) -> pd.DataFrame:
+        """Per sender and recipient, the messages it processed and their median and longest
+        transit (empty for a run published before the table): a message's state reads from it."""
+        return self.table("transits")
+
     # -- organisation-wide aggregates (cached; the overview reads these) ---------------------
 
     def lag_pairs(self) -> pd.DataFrame:

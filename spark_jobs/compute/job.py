@@ -38,6 +38,7 @@ from pfscope.spark_jobs.compute.stream import (
     row_ddl,
     tuples_batch,
 )
+from pfscope.spark_jobs.compute.traffic import messages_table, transits_table
 from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.replay import store_periods_table as store_period_rows
 from pfscope.spark_jobs.model.tables import TABLES
@@ -391,46 +392,6 @@ def folders_from(base: DataFrame, events: DataFrame, lists: DataFrame) -> DataFr
     )
 
 
-def cnset_count_sql(column: str) -> str:
-    """A CN set's count from its canonical text, in SQL: the sum of its ranges' lengths (an
-    origin's name has no ``:``; a range is ``lo`` or ``lo-hi``; the empty set is the empty text)."""
-    ranges = f"flatten(transform(split({column}, ';'), s -> split(substring_index(s, ':', -1), ',')))"
-    length = "CAST(substring_index(r, '-', -1) AS BIGINT) - CAST(substring_index(r, '-', 1) AS BIGINT) + 1"
-    return (
-        f"CASE WHEN coalesce({column}, '') = '' THEN CAST(0 AS BIGINT)"
-        f" ELSE aggregate({ranges}, CAST(0 AS BIGINT), (n, r) -> n + {length}) END"
-    )
-
-
-def messages_table(events: DataFrame) -> DataFrame:
-    """One row per message sent by the as-of and recipient, with when (if ever, by the as-of)
-    the recipient processed it: the sends, one row per store in ``to``, and their receives."""
-    sends = events.filter("kind = 'send'").selectExpr(
-        "msg",
-        "fid",
-        "store AS sender",
-        "type",
-        "ts AS sent_at",
-        "explode(`to`) AS recipient",
-        "coalesce(changes, '') AS changes",
-        "cnset",
-    )
-    receives = events.filter("kind = 'receive'").selectExpr("msg", "store AS recipient", "ts AS processed_at")
-    return sends.join(receives, ["msg", "recipient"], "left").selectExpr(
-        "msg",
-        "fid",
-        "sender",
-        "type",
-        "timestamp_micros(sent_at) AS sent_at",
-        "recipient",
-        "timestamp_micros(processed_at) AS processed_at",
-        "changes",
-        f"{cnset_count_sql('changes')} AS changes_count",
-        "cnset",
-        f"{cnset_count_sql('cnset')} AS cnset_count",
-    )
-
-
 def with_paths(replicas: DataFrame, folders: DataFrame) -> DataFrame:
     return (
         replicas.drop("path")
@@ -502,6 +463,7 @@ def compute(
     t["folders"] = folders_table(spark, topo, applied)
     t["replicas"] = with_risk(with_paths(t["replicas"], t["folders"]), t["stores"])
     t["messages"] = messages_table(applied)
+    t["transits"] = transits_table(t["messages"])
     refresh = Refresh("full", full_reason, read.lines_read)
     t["summary"] = summary_frame(
         spark, run_id, as_of, read.lines_read, read.accepted, read.duplicates, started, refresh

@@ -62,7 +62,6 @@ from pfscope.spark_jobs.compute.job import (
     folders_from,
     group_stream,
     local_frame,
-    messages_table,
     store_periods_table,
     stores_table,
     summary_frame,
@@ -90,6 +89,7 @@ from pfscope.spark_jobs.compute.refresh_lines import (
 from pfscope.spark_jobs.compute.rejudged import Rejudged
 from pfscope.spark_jobs.compute.state import Manifest, Plan, rows_where
 from pfscope.spark_jobs.compute.stream import FOLD_STATE, OUT_TABLES, STREAM_COLUMNS, org_payload
+from pfscope.spark_jobs.compute.traffic import all_messages, refreshed_messages, transits_table
 from pfscope.spark_jobs.compute.writing import files_holding, final_files, to_compact
 from pfscope.spark_jobs.model.tables import TABLES, ddl
 from pfscope.spark_jobs.model.timeutil import default_as_of, now_us
@@ -399,6 +399,7 @@ def _tables(
         spark, ctx.topo, [(s, ts, seq, d) for ts, seq, s, d in status if ts <= as_of]
     )
     t["messages"] = refreshed_messages(_live(spark, prev_dir, "messages"), events.fresh)
+    t["transits"] = transits_table(all_messages(spark, final_files(prev_dir, "messages"), t["messages"]))
     return t
 
 
@@ -603,21 +604,3 @@ def refreshed_folders(old: DataFrame, fresh: DataFrame, replica_lists: DataFrame
         .selectExpr("fid", "unix_micros(at) AS ts", "seq", "replicas", "path")
     )
     return folders_from(old, fresh, lists)
-
-
-def refreshed_messages(old_live: DataFrame, fresh: DataFrame) -> DataFrame:
-    """Messages: the earlier run's rows not yet processed, now with their fresh receives, and
-    the rows of the fresh sends (``compute.messages_table``)."""
-    got = fresh.filter("kind = 'receive'").selectExpr("msg", "store AS recipient", "ts AS got")
-    cols = [n for n, _ in TABLES["messages"]]
-    older = old_live.join(got, ["msg", "recipient"], "left").selectExpr(
-        *[
-            (
-                "coalesce(processed_at, timestamp_micros(got)) AS processed_at"
-                if c == "processed_at"
-                else f"`{c}`"
-            )
-            for c in cols
-        ]
-    )
-    return older.unionByName(messages_table(fresh).selectExpr(*[f"`{c}`" for c in cols]))

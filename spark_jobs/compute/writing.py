@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 SMALL_TABLES = {
     "stores",
     "store_periods",
+    "transits",
     "folders",
     "summary",
     "replicas",

@@ -20,7 +20,8 @@ from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.rules.health import DELETE_PENDING, DELETED
 from pfscope.spark_jobs.model.rules.reality import at_risk, replica_reality
 from pfscope.spark_jobs.model.rules.should_respond import should_respond
-from pfscope.spark_jobs.model.timeutil import default_as_of, now_us
+from pfscope.spark_jobs.model.rules.transit import median_transit
+from pfscope.spark_jobs.model.timeutil import US, default_as_of, now_us
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Topology
 
 GroupKey = tuple[str, str]  # (observer, fid)
@@ -122,6 +123,7 @@ def replay(
     t["replica_lists"] = replica_lists_table(topo, applied)
     add_paths(t["replicas"], t["folders"])
     t["messages"] = messages_table(applied)
+    t["transits"] = transits_table(t["messages"])
     t["rejects"] = [
         {
             "source": r.source,
@@ -315,3 +317,24 @@ def messages_table(events: list[Event]) -> list[dict[str, Any]]:
                 }
             )
     return rows
+
+
+def transits_table(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per sender and recipient with a message the recipient processed by the as-of: how
+    many, and the median and longest transit (``rules.transit``), in seconds."""
+    pairs: dict[tuple[str, str], list[int]] = {}
+    for row in messages:
+        if row["processed_at"] is not None:
+            pairs.setdefault((row["sender"], row["recipient"]), []).append(
+                row["processed_at"] - row["sent_at"]
+            )
+    return [
+        {
+            "sender": sender,
+            "recipient": recipient,
+            "messages": len(transits),
+            "median_transit_s": median_transit(transits) / US,
+            "longest_transit_s": max(transits) / US,
+        }
+        for (sender, recipient), transits in sorted(pairs.items())
+    ]

@@ -211,6 +211,15 @@ TABLES: dict[str, Columns] = {
         ("cnset", "string"),
         ("cnset_count", "long"),
     ),
+    # per sender and recipient: the messages it processed from it by the as-of, and their
+    # transits (processed_at - sent_at): the median (the lower middle one) and the longest
+    "transits": (
+        ("sender", "string"),
+        ("recipient", "string"),
+        ("messages", "long"),
+        ("median_transit_s", "double"),
+        ("longest_transit_s", "double"),
+    ),
     "rejects": (
         ("source", "string"),
         ("line", "long"),
@@ -255,6 +264,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "responders": ("msg", "responder"),
     "replicas": ("store", "fid"),
     "messages": ("msg", "recipient"),
+    "transits": ("sender", "recipient"),
     "rejects": ("source", "line"),
     "summary": ("run_id",),
 }

@@ -146,6 +146,7 @@ def test_a_run_published_before_store_periods_and_the_reality_columns_still_load
     shutil.copytree(we_data / latest["path"], old / "runs" / "OLD")
     (old / "LATEST").write_text(json.dumps({"run_id": "OLD", "path": "runs/OLD"}))
     shutil.rmtree(old / "runs" / "OLD" / "store_periods")
+    shutil.rmtree(old / "runs" / "OLD" / "transits")
     reality = [
         "really_unique_cnset",
         "really_unique_count",
@@ -168,6 +169,7 @@ def test_a_run_published_before_store_periods_and_the_reality_columns_still_load
     heads = {h.key: h.count for h in f.headline_counts(data.stores(), summary, data.open_entries(), 0)}
     assert heads["at-risk"] == 0
     assert f.outage_rows(periods, data.summary()["as_of"]).empty
+    assert data.transits().empty and list(data.transits().columns) == [n for n, _ in TABLES["transits"]]
 
 
 def test_store_periods_newest_first(we_data: Path) -> None:
