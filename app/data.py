@@ -151,6 +151,23 @@ def read_table(
     return _typed(table, frame[wanted + extra])
 
 
+def missing_from(run: RunRef) -> dict[str, list[str]]:
+    """What a run published by an earlier pfscope lacks: per table, the declared columns it has
+    not (every one when the table is absent). Readers fill them with nulls; the dashboard says so."""
+    out: dict[str, list[str]] = {}
+    for table, columns in TABLES.items():
+        path = run.table_path(table)
+        declared = [n for n, _ in columns]
+        if not path.exists():
+            out[table] = declared
+            continue
+        present = set(ds.dataset(str(path), format="parquet").schema.names)
+        gone = [n for n in declared if n not in present]
+        if gone:
+            out[table] = gone
+    return out
+
+
 def _key_part(value: Any) -> str:
     if isinstance(value, (list, tuple, set, frozenset)):
         return "[" + ",".join(sorted(map(str, value))) + "]"
@@ -199,6 +216,10 @@ class RunData:
         return frame.copy()
 
     # -- the run ----------------------------------------------------------------------------
+
+    def missing(self) -> dict[str, list[str]]:
+        """The tables and columns this run lacks, published by an earlier pfscope (``missing_from``)."""
+        return self.memo("missing", (), lambda: missing_from(self.run))
 
     def summary(self) -> dict[str, Any]:
         """The run's one summary row (run id, as-of, input accounting, start and finish, how

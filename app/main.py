@@ -182,8 +182,10 @@ def _shell() -> html.Div:
     """The frame around every page: navbar (with the run shown) and the page container."""
     data = current_data()
     as_of = run_id = age = None
+    notice: str | None = None
     if data is not None:
         from pfscope.app.figures import fmt_age, fmt_time
+        from pfscope.app.figures.older_run import older_run_notice
 
         stamp = data.summary().get("as_of")
         as_of = fmt_time(stamp)
@@ -192,11 +194,13 @@ def _shell() -> html.Div:
             age = fmt_age(
                 (pd.Timestamp.now(tz="UTC") - pd.Timestamp(stamp).tz_convert("UTC")).total_seconds()
             )
+        notice = older_run_notice(data.missing())
     return html.Div(
         [
             dcc.Location(id="pf-nav-location", refresh="callback-nav"),
             html.A("Skip to content", href="#pf-content", className="pf-skip"),
             components.navbar(as_of, run_id, age),
+            html.Div(notice, role="status", className="pf-banner", id="pf-older-run") if notice else None,
             html.Div(dash.page_container, id="pf-content"),
         ]
     )

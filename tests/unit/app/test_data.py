@@ -13,6 +13,7 @@ import pytest
 
 from pfscope.app import figures as f
 from pfscope.app.data import NoRunError, RunData, empty_frame, find_run, read_table, require_run
+from pfscope.app.figures.older_run import older_run_notice
 from pfscope.spark_jobs.model.tables import TABLES
 from tests.published_runs import HOSTILE_CHILD, HOSTILE_LINES, HOSTILE_PATH
 
@@ -170,6 +171,19 @@ def test_a_run_published_before_store_periods_and_the_reality_columns_still_load
     assert heads["at-risk"] == 0
     assert f.outage_rows(periods, data.summary()["as_of"]).empty
     assert data.transits().empty and list(data.transits().columns) == [n for n, _ in TABLES["transits"]]
+    missing = data.missing()
+    assert missing["store_periods"] == [n for n, _ in TABLES["store_periods"]]
+    assert missing["replicas"] == reality and set(missing) == {"store_periods", "transits", "replicas"}
+    notice = older_run_notice(missing)
+    assert notice is not None and "content at risk" in notice and "not as zero" in notice
+
+
+def test_a_run_of_this_version_lacks_nothing(we_data: Path) -> None:
+    """Every declared table and column is in a fresh run (empty tables keep their schema), so
+    no page says the run is an older one's."""
+    data = RunData(require_run(we_data))
+    assert data.missing() == {}
+    assert older_run_notice({}) is None
 
 
 def test_store_periods_newest_first(we_data: Path) -> None:

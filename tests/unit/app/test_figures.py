@@ -493,3 +493,17 @@ def test_down_text_says_since_when_and_for_how_long() -> None:
     since, as_of = pd.Timestamp("2026-11-07T00:00:00Z"), pd.Timestamp("2026-11-08T23:59:49Z")
     assert down_text(since, as_of) == "since 2026-11-07 00:00:00Z (1 d 23 h)"
     assert down_text(None, as_of) == "" and down_text(pd.NaT, as_of) == ""
+
+
+def test_an_older_runs_notice_names_the_figures_it_lacks_first_and_other_columns_after() -> None:
+    from pfscope.app.figures.older_run import older_run_figures, older_run_notice
+
+    figures = older_run_figures(
+        {"replicas": ["at_risk_count", "lacks_count"], "transits": ["sender"], "summary": ["refresh"]}
+    )
+    assert figures[0] == "content at risk as it really is"
+    assert figures[1].startswith("what each replica lacks")
+    assert any("transit" in t for t in figures)
+    assert figures[-1] == "other columns (summary.refresh)"
+    notice = older_run_notice({"store_periods": ["store", "down_at", "up_at"]})
+    assert notice is not None and "the periods stores were down" in notice

@@ -48,6 +48,27 @@ def test_layout_names_the_published_run(client, we_data: Path) -> None:  # type:
     run_id = json.loads((we_data / "LATEST").read_text())["run_id"]
     layout = client.get("/_dash-layout", headers=basic("ops", "pw")).get_data(as_text=True)
     assert run_id in layout and "pf-search" in layout
+    assert "pf-older-run" not in layout  # this version's run lacks nothing
+
+
+def test_every_page_says_what_an_older_run_lacks(  # type: ignore[no-untyped-def]
+    client, we_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run an earlier pfscope published (no ``store_periods``, no ``transits``): the frame
+    around every page says so, and that its figures are unknown, not zero."""
+    import shutil
+
+    import pfscope.app.main as app_main
+    from pfscope.app.data import RunData, require_run
+
+    latest = json.loads((we_data / "LATEST").read_text())
+    shutil.copytree(we_data / latest["path"], tmp_path / "runs" / "OLD")
+    (tmp_path / "LATEST").write_text(json.dumps({"run_id": "OLD", "path": "runs/OLD"}))
+    for table in ("store_periods", "transits"):
+        shutil.rmtree(tmp_path / "runs" / "OLD" / table)
+    monkeypatch.setattr(app_main, "current_data", lambda: RunData(require_run(tmp_path)))
+    text = json.dumps(app_main._shell().to_plotly_json(), default=str)
+    assert "pf-older-run" in text and "the periods stores were down" in text and "not as zero" in text
 
 
 def test_metrics_route_serves_the_exposition_of_the_published_run(client) -> None:  # type: ignore[no-untyped-def]
