@@ -20,7 +20,7 @@ import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
 from pfscope.spark_jobs.model.events import Event, Message, make_seq
@@ -54,6 +54,18 @@ class SentRequest:
     at: int
     source: str
     cnset: str
+    entry_id: str = ""
+    attempt: int = 0
+    msg: str | None = None
+
+
+class Mail(Protocol):
+    """How long mail takes between two stores, and whether it is lost: a scenario's random
+    network, or the forecast's typical transits."""
+
+    def transit(self, src: str, dst: str) -> int: ...
+
+    def lost(self, t: int, src: str, dst: str) -> bool: ...
 
 
 @dataclass
@@ -93,28 +105,30 @@ class Stats:
 
 
 class Simulator:
-    """Runs the organisation from ``start`` to ``end`` and writes each event as it happens."""
+    """Runs the organisation from ``start`` to ``end`` and writes each event as it happens
+    (``out`` None: writes nothing, for a play whose subclass watches the events itself)."""
 
     def __init__(
         self,
         topo: Topology,
-        out: TextIO,
+        out: TextIO | None,
         *,
         start: int,
         end: int,
         seed: int,
-        network: Network | None = None,
+        network: Mail | None = None,
         queue_expiry: int | None = QUEUE_EXPIRY,
         on_progress: Callable[[int, int], None] | None = None,
+        org: OrgContext | None = None,
     ):
         self.topo = topo
         self.out = out
         self.start, self.end = start, end
         self.rng = random.Random(seed)
-        self.net = network or Network(random.Random(seed + 1), topo)
+        self.net: Mail = network or Network(random.Random(seed + 1), topo)
         self.queue_expiry = queue_expiry  # mail for a down store waits this long; None: dropped
         self.on_progress = on_progress
-        self.org = OrgContext(topo)
+        self.org = org if org is not None else OrgContext(topo)
         self.stats = Stats()
         self.now = start
         self._heap: list[tuple[int, int, int, Callable[..., None], tuple[Any, ...]]] = []
@@ -143,8 +157,10 @@ class Simulator:
             self._order += 1
             heapq.heappush(self._heap, (t, phase, self._order, action, args))
 
-    def run(self) -> Stats:
-        for i, s in enumerate(sorted(self.topo.stores)):
+    def run(self, *, ticks: bool = True) -> Stats:
+        """Play until nothing is left to do by ``end``; ``ticks=False``: no replication cycles
+        (a play with no client changes has nothing for them to send)."""
+        for i, s in enumerate(sorted(self.topo.stores) if ticks else ()):
             offset = (i * 37 * SECOND) % HIERARCHY_INTERVAL
             self.at(self.start + offset, self._hierarchy_tick, s)
             self.at(self.start + offset + 2 * MINUTE, self._content_tick, s)
@@ -165,7 +181,8 @@ class Simulator:
     # ----------------------------------------------------------------------------------------
     def _emit(self, record: dict[str, Any]) -> int:
         self._line += 1
-        self.out.write(json.dumps(record, separators=(",", ":")) + "\n")
+        if self.out is not None:
+            self.out.write(json.dumps(record, separators=(",", ":")) + "\n")
         self.stats.events += 1
         self.stats.by_kind[record["kind"]] = self.stats.by_kind.get(record["kind"], 0) + 1
         return make_seq(0, self._line)
@@ -422,10 +439,22 @@ class Simulator:
             if not chosen:
                 skipped.add(e.entry_id)
                 continue
+            attempt = e.requests + 1
             for r in chosen:
                 src = r.candidate.name
-                self.sent_requests.append(SentRequest(store, fid, self.now, src, r.assigned.text()))
-                self._send(store, "backfill_request", fid, [src], requested=r.assigned, source=src)
+                sent = self._send(store, "backfill_request", fid, [src], requested=r.assigned, source=src)
+                self.sent_requests.append(
+                    SentRequest(
+                        store,
+                        fid,
+                        self.now,
+                        src,
+                        r.assigned.text(),
+                        e.entry_id,
+                        attempt,
+                        sent.msg if sent is not None else None,
+                    )
+                )
         f.advance(self.now)
         self._schedule_due(store, fid, f)
 
