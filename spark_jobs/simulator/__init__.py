@@ -10,11 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pfscope.spark_jobs.simulator.engine import Simulator, Stats
+from pfscope.spark_jobs.model.engine import Simulator, Stats
+from pfscope.spark_jobs.simulator.network import Network
 from pfscope.spark_jobs.simulator.scenarios import SCENARIOS, Scenario, ScenarioError, build
 
 __all__ = [
     "SCENARIOS",
+    "Network",
     "Scenario",
     "ScenarioError",
     "Simulator",
@@ -26,13 +28,15 @@ __all__ = [
 
 def run_scenario(scenario: Scenario, out: Any, seed: int, *, progress: bool = False) -> Simulator:
     """Run a scenario, writing events to the text stream ``out``; returns the finished simulator."""
-    network = scenario.network(random.Random(seed + 1), scenario.topology) if scenario.network else None
+    rng = random.Random(seed + 1)
+    network = (
+        scenario.network(rng, scenario.topology) if scenario.network else Network(rng, scenario.topology)
+    )
     sim = Simulator(
         scenario.topology,
         out,
         start=scenario.start,
         end=scenario.end,
-        seed=seed,
         network=network,
         queue_expiry=scenario.queue_expiry,
         on_progress=_progress_bar() if progress else None,

@@ -14,11 +14,12 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from pfscope.spark_jobs.model.engine import Simulator
 from pfscope.spark_jobs.model.errors import OperatorError
 from pfscope.spark_jobs.model.rules.timeouts import QUEUE_EXPIRY
 from pfscope.spark_jobs.model.timeutil import DAY, HOUR, MINUTE, SECOND, parse_ts
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Topology, topology_from_json
-from pfscope.spark_jobs.simulator.engine import Network, Simulator
+from pfscope.spark_jobs.simulator.network import Network
 
 SCENARIOS = ("worked-example", "demo", "scale")
 

@@ -1,4 +1,6 @@
-"""A discrete-event simulator of public folder replication that plays the model's own rules.
+"""The rules played forward: a discrete-event engine of public folder replication. The
+simulator drives it with client changes and a random network to write event logs; the forecast
+drives it from the folds at the as-of with the pairs' typical transits.
 
 Stores make client changes, replicate hierarchy every 5 minutes and content every 15 (with
 seed 003's packing limits), mail travels with delays by site cost, can be lost or queued while a
@@ -17,7 +19,6 @@ from __future__ import annotations
 
 import heapq
 import json
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TextIO
@@ -69,34 +70,6 @@ class Mail(Protocol):
 
 
 @dataclass
-class Network:
-    """Mail delays and losses: minutes in a site, more across sites by cost."""
-
-    rng: random.Random
-    topo: Topology
-    loss_rate: float = 0.0
-    loss_windows: list[tuple[int, int, str | None, str | None]] = field(default_factory=list)
-
-    def transit(self, src: str, dst: str) -> int:
-        a, b = self.topo.stores[src].site, self.topo.stores[dst].site
-        cost = self.topo.site_cost(a, b)
-        if cost == 0:
-            base = self.rng.uniform(0.5, 3.0)
-        elif cost is None:
-            base = self.rng.uniform(30.0, 90.0)  # no affinity: routed the long way
-        else:
-            base = self.rng.uniform(2.0, 6.0) + cost * self.rng.uniform(0.5, 1.5)
-        return int(base * 60) * SECOND
-
-    def lost(self, t: int, src: str, dst: str) -> bool:
-        src_site, dst_site = self.topo.stores[src].site, self.topo.stores[dst].site
-        for start, end, site_from, site_to in self.loss_windows:
-            if start <= t < end and site_from in (None, src_site) and site_to in (None, dst_site):
-                return True
-        return self.loss_rate > 0 and self.rng.random() < self.loss_rate
-
-
-@dataclass
 class Stats:
     events: int = 0
     messages: int = 0
@@ -115,8 +88,7 @@ class Simulator:
         *,
         start: int,
         end: int,
-        seed: int,
-        network: Mail | None = None,
+        network: Mail,
         queue_expiry: int | None = QUEUE_EXPIRY,
         on_progress: Callable[[int, int], None] | None = None,
         org: OrgContext | None = None,
@@ -124,8 +96,7 @@ class Simulator:
         self.topo = topo
         self.out = out
         self.start, self.end = start, end
-        self.rng = random.Random(seed)
-        self.net: Mail = network or Network(random.Random(seed + 1), topo)
+        self.net = network
         self.queue_expiry = queue_expiry  # mail for a down store waits this long; None: dropped
         self.on_progress = on_progress
         self.org = org if org is not None else OrgContext(topo)
