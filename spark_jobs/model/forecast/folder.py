@@ -1,0 +1,169 @@
+"""A folder's forecast rows: for every replica on the list that lacks CNs at the as-of, when it
+will hold them (as the world is assumed, and with the first reply of each entry lost), the
+requests it takes and the stores that supply them, or what blocks it; and the requests of the
+play, each with its answer or why there is none (the ``forecast`` and ``forecast_requests``
+tables)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
+from pfscope.spark_jobs.model.engine import SentRequest
+from pfscope.spark_jobs.model.events import Message
+from pfscope.spark_jobs.model.fold import FolderFold
+from pfscope.spark_jobs.model.forecast.play import Play, PlayResult
+from pfscope.spark_jobs.model.forecast.world import Transits
+from pfscope.spark_jobs.model.org import OrgContext
+from pfscope.spark_jobs.model.rules.health import DELETED
+from pfscope.spark_jobs.model.rules.reality import lacks
+from pfscope.spark_jobs.model.timeutil import format_ts
+
+
+@dataclass
+class FolderForecast:
+    forecast: list[dict[str, Any]] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+
+def targets_of(folds: Mapping[str, FolderFold]) -> dict[str, CNSet]:
+    """What each replica on the list lacks at the as-of (``rules.reality.lacks``), where it lacks any."""
+    listed = {s: f.owned for s, f in folds.items() if f.on_list and f.lifecycle != DELETED}
+    out = {}
+    for store in sorted(listed):
+        lacking = lacks(listed[store], listed.values())
+        if lacking:
+            out[store] = lacking
+    return out
+
+
+def forecast_folder(
+    org: OrgContext,
+    fid: str,
+    folds: Mapping[str, FolderFold],
+    in_flight: Iterable[tuple[Message, str]],
+    as_of: int,
+    transits: Transits,
+) -> FolderForecast:
+    """``folds``: every store's fold of ``fid`` at the as-of (not changed); ``in_flight``: the
+    messages of ``fid`` sent within the queue expiry before the as-of that a recipient had not
+    processed, with that recipient."""
+    targets = targets_of(folds)
+    if not targets:
+        return FolderForecast()
+    mail = list(in_flight)
+    base = Play(org, fid, folds, targets, as_of, transits).play(mail)
+    bound = Play(org, fid, folds, targets, as_of, transits, lose_first_reply=True).play(mail)
+    out = FolderForecast()
+    for store, target in targets.items():
+        done = base.in_sync_at.get(store)
+        asked = [r for r in base.requests if r.store == store and (done is None or r.at <= done)]
+        out.forecast.append(
+            {
+                "store": store,
+                "fid": fid,
+                "lacks_cnset": target.text(),
+                "lacks_count": target.count(),
+                "in_sync_at": done,
+                "latest_in_sync_at": bound.in_sync_at.get(store),
+                "requests": len(asked),
+                "sources": sorted(base.sources[store]),
+                "blocked_by": None
+                if done is not None
+                else blocked_by(store, target, folds, base, org, as_of),
+            }
+        )
+    out.requests = [request_row(r, base) for r in base.requests]
+    return out
+
+
+def request_row(r: SentRequest, play: PlayResult) -> dict[str, Any]:
+    asked = CNSet.parse(r.cnset)
+    answer = play.answers.get(r.msg) if r.msg else None
+    return {
+        "entry_id": r.entry_id,
+        "observer": r.store,
+        "fid": r.fid,
+        "attempt": r.attempt,
+        "due_at": r.at,
+        "source": r.source,
+        "cnset": r.cnset,
+        "cnset_count": asked.count(),
+        "answered_at": answer.at if answer else None,
+        "outcome": outcome(r, asked, play),
+    }
+
+
+def outcome(r: SentRequest, asked: CNSet, play: PlayResult) -> str:
+    """What became of one request of the play, in words."""
+    answer = play.answers.get(r.msg) if r.msg else None
+    if answer is not None:
+        got = answer.cns.intersection(asked)
+        if got == asked:
+            return "answered"
+        if got:
+            return f"answered in part: the source held {got.count()} of the {asked.count()} CNs"
+        return "answered: the source held none of them"
+    if r.msg in play.lost:
+        return "reply lost (the bound's assumption)"
+    if not play.up.get(r.source, True):
+        return "source down: the request waits in its queue, and expires 48 hours after it was sent"
+    if r.msg in play.processed:
+        return "processed by the source; no reply within the horizon"
+    return "not processed within the horizon"
+
+
+def blocked_by(
+    store: str, target: CNSet, folds: Mapping[str, FolderFold], play: PlayResult, org: OrgContext, as_of: int
+) -> str:
+    """Why ``store`` is not in sync within the horizon: it is down; CNs only stores that are down
+    hold (or none); CNs it was never told of; or a backfill no source answers."""
+    remaining = target.difference(play.held.get(store, EMPTY))
+    parts: list[str] = []
+    if not play.up.get(store, True):
+        parts.append(f"{store} is down{_since(org, store, as_of)}: it processes nothing until it is back")
+    up_held = EMPTY
+    down_held: dict[str, CNSet] = {}
+    for other, fold in sorted(folds.items()):
+        if other == store:
+            continue
+        part = fold.owned.intersection(remaining)
+        if not part:
+            continue
+        if play.up.get(other, True):
+            up_held = up_held.union(part)
+        else:
+            down_held[other] = part
+    out_of_reach = remaining.difference(up_held)
+    for other, part in down_held.items():
+        only = part.intersection(out_of_reach)
+        if only:
+            parts.append(f"only {other} holds {only.text()}: down{_since(org, other, as_of)}")
+    nobody = out_of_reach.difference(_union(down_held.values()))
+    if nobody:
+        parts.append(f"no store holds {nobody.text()}: that content is lost")
+    reachable = remaining.intersection(up_held)
+    if reachable and play.up.get(store, True):
+        known = reachable.intersection(play.missing.get(store, EMPTY))
+        untold = reachable.difference(known)
+        if known:
+            parts.append(f"backfill of {known.text()} is never answered by a store that holds it")
+        if untold:
+            parts.append(
+                f"nothing on its way tells {store} of {untold.text()} (no change, status message or reply is due)"
+            )
+    return "; ".join(parts) if parts else f"{store} still lacks {remaining.text()} at the horizon"
+
+
+def _since(org: OrgContext, store: str, as_of: int) -> str:
+    since = org.down_since(store, as_of)
+    return f" since {format_ts(since)}" if since is not None else ""
+
+
+def _union(sets: Iterable[CNSet]) -> CNSet:
+    out = EMPTY
+    for s in sets:
+        out = out.union(s)
+    return out

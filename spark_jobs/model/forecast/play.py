@@ -1,0 +1,188 @@
+"""One folder played forward from the as-of by the engine, watched: when each replica holds what
+it lacked, which stores supplied it, and what became of every backfill request.
+
+The engine is the simulator's; the play starts it from copies of the folder's folds at the
+as-of instead of from nothing, with no client changes and no replication cycles (they would have
+nothing to send), and watches the events it makes through the engine's own hooks.
+"""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
+from pfscope.spark_jobs.model.engine import SentRequest, Simulator
+from pfscope.spark_jobs.model.events import Event, Message
+from pfscope.spark_jobs.model.fold import FolderFold, Rows
+from pfscope.spark_jobs.model.forecast.world import HORIZON, Transits, TypicalMail
+from pfscope.spark_jobs.model.org import OrgContext
+from pfscope.spark_jobs.model.rules.status import status_due
+
+
+@dataclass
+class Answer:
+    """The first backfill response to a request that its requester processed."""
+
+    at: int
+    cns: CNSet
+
+
+@dataclass
+class PlayResult:
+    in_sync_at: dict[str, int] = field(default_factory=dict)
+    sources: dict[str, set[str]] = field(default_factory=dict)
+    requests: list[SentRequest] = field(default_factory=list)
+    processed: dict[str, int] = field(default_factory=dict)  # request msg -> when its source processed it
+    answers: dict[str, Answer] = field(default_factory=dict)  # request msg -> its first answer
+    lost: set[str] = field(default_factory=set)  # request msgs whose replies the bound loses
+    held: dict[str, CNSet] = field(default_factory=dict)  # each store's holding at the play's end
+    missing: dict[str, CNSet] = field(default_factory=dict)  # what each store knows it lacks then
+    up: dict[str, bool] = field(default_factory=dict)
+
+
+def copy_folds(folds: Mapping[str, FolderFold], org: OrgContext) -> dict[str, FolderFold]:
+    """The folds as a later run would read them back (open entries and state, no rows), bound to
+    the play's organisation: the play never touches the folds it was given."""
+    out = {}
+    for store, fold in folds.items():
+        copy: FolderFold = pickle.loads(pickle.dumps(fold)).resume(org)
+        copy.keep_rows, copy.rows = False, Rows.discarding()
+        out[store] = copy
+    return out
+
+
+def copy_org(org: OrgContext) -> OrgContext:
+    return OrgContext(
+        org.topology,
+        {s: list(k) for s, k in org._status_keys.items()},
+        {s: list(v) for s, v in org._status_vals.items()},
+    )
+
+
+class Play(Simulator):
+    """The engine from one folder's folds at ``as_of``, for ``HORIZON``; ``lose_first_reply``:
+    the replies to the first request of every entry that gets one are lost on the way."""
+
+    def __init__(
+        self,
+        org: OrgContext,
+        fid: str,
+        folds: Mapping[str, FolderFold],
+        targets: Mapping[str, CNSet],
+        as_of: int,
+        transits: Transits,
+        *,
+        lose_first_reply: bool = False,
+    ):
+        org = copy_org(org)
+        topo = org.topology
+        super().__init__(
+            topo, None, start=as_of, end=as_of + HORIZON, network=TypicalMail(topo, transits), org=org
+        )
+        self.fid = fid
+        self.now = as_of
+        mine = copy_folds(folds, org)
+        self.folds = {(s, fid): f for s, f in mine.items()}
+        self.held = {(s, fid): f.owned for s, f in mine.items()}
+        self.up = {s: not org.is_down(s, as_of) for s in topo.stores}
+        self.replicas = {fid: next(iter(mine.values())).replicas} if mine else {}
+        self.targets = dict(targets)
+        self.lose_first_reply = lose_first_reply
+        self.result = PlayResult(sources={s: set() for s in targets})
+        self._credited: dict[str, CNSet] = {s: EMPTY for s in targets}
+        self._answering: Message | None = None
+        self._reply_to: dict[str, str] = {}  # response msg -> request msg
+        self._entry_of: dict[str, str] = {}  # request msg -> entry
+        self._lost_entries: set[str] = set()
+
+    def play(self, in_flight: Iterable[tuple[Message, str]]) -> PlayResult:
+        """Schedule what is due (requests, status messages) and the mail on its way; play."""
+        for (store, fid), fold in sorted(self.folds.items()):
+            self._schedule_due(store, fid, fold)
+            if fold.last_change_at is not None and status_due(fold.last_change_at) > self.now:
+                self._schedule_status(store, fid)
+        for m, dst in in_flight:
+            self.at(max(self.now, m.sent_at + self.net.transit(m.sender, dst)), self._deliver, m, dst)
+        self.run(ticks=False)
+        self.result.requests = [r for r in self.sent_requests if r.fid == self.fid]
+        self.result.held = {s: cns for (s, _), cns in self.held.items()}
+        self.result.missing = {s: f.missing() for (s, _), f in self.folds.items()}
+        self.result.up = dict(self.up)
+        return self.result
+
+    # -- the engine's hooks ---------------------------------------------------------------------
+    def _answer_backfill(self, store: str, m: Message) -> None:
+        self._answering = m
+        try:
+            super()._answer_backfill(store, m)
+        finally:
+            self._answering = None
+
+    def _send(
+        self,
+        store: str,
+        mtype: str,
+        fid: str,
+        to: list[str],
+        *,
+        changes: CNSet | None = None,
+        requested: CNSet | None = None,
+        source: str | None = None,
+        responders: list[str] | None = None,
+    ) -> Message | None:
+        m = super()._send(
+            store, mtype, fid, to, changes=changes, requested=requested, source=source, responders=responders
+        )
+        if m is None:
+            return None
+        if self._answering is not None and mtype == "backfill_response":
+            request = self._answering.msg
+            self._reply_to[m.msg] = request
+            entry = self._entry_of.get(request)
+            first = entry not in self._lost_entries or request in self.result.lost
+            if self.lose_first_reply and entry is not None and first:
+                self._lost_entries.add(entry)
+                self.result.lost.add(request)
+        return m
+
+    def _due(self, store: str, fid: str) -> None:
+        before = len(self.sent_requests)
+        super()._due(store, fid)
+        for r in self.sent_requests[before:]:
+            if r.msg is not None:
+                self._entry_of[r.msg] = r.entry_id
+
+    def _deliver(self, m: Message, dst: str) -> None:
+        if self._reply_to.get(m.msg) in self.result.lost:
+            return  # the bound: this reply never arrives
+        super()._deliver(m, dst)
+
+    def _feed(self, store: str, fid: str, ev: Event) -> None:
+        super()._feed(store, fid, ev)
+        m = ev.message
+        if ev.kind != "receive" or m is None:
+            return
+        if m.type == "backfill_request":
+            self.result.processed.setdefault(m.msg, self.now)
+        request = self._reply_to.get(m.msg)
+        if request is not None:  # every chunk of the reply counts; the first says when
+            got = self.result.answers.get(request)
+            cns = m.changes or EMPTY
+            self.result.answers[request] = (
+                Answer(self.now, cns) if got is None else Answer(got.at, got.cns.union(cns))
+            )
+        self._watch(store, m)
+
+    def _watch(self, store: str, m: Message) -> None:
+        """Credit ``m``'s sender with the lacked CNs it brought; note when the store holds all."""
+        target = self.targets.get(store)
+        if target is None or store in self.result.in_sync_at:
+            return
+        brought = (m.changes or EMPTY).intersection(target).difference(self._credited[store])
+        if brought:
+            self._credited[store] = self._credited[store].union(brought)
+            self.result.sources[store].add(m.sender)
+        if target.issubset(self.held.get((store, self.fid), EMPTY)):
+            self.result.in_sync_at[store] = self.now

@@ -1,0 +1,58 @@
+"""What the forecast assumes of the world ("The forecast: the rules played forward"): no client
+changes, no list changes, no store changes status; mail between two stores takes the pair's
+typical transit; queued mail expires as Exchange's does; the play looks 14 days ahead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pfscope.spark_jobs.model.rules.transit import NO_TRANSIT_SEEN, median_transit
+from pfscope.spark_jobs.model.timeutil import DAY, US
+from pfscope.spark_jobs.model.topology import Topology
+
+#: how far the forecast plays: a replica not in sync by then is reported as not in sync
+HORIZON = 14 * DAY
+
+
+@dataclass
+class Transits:
+    """Each pair's typical transit (microseconds): the median of the transits of the messages the
+    recipient processed from the sender; for a pair with none, the median of the medians of the
+    pairs at the same site cost, or of all pairs, or an hour when the log has no transit at all."""
+
+    medians: Mapping[tuple[str, str], int]
+    _by_cost: dict[int | None, int] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_rows(cls, rows: Iterable[Mapping[str, Any]]) -> Transits:
+        """From the published ``transits`` rows (seconds, as the job and the replay write them)."""
+        return cls({(r["sender"], r["recipient"]): round(r["median_transit_s"] * US) for r in rows})
+
+    def typical(self, topo: Topology, sender: str, recipient: str) -> int:
+        known = self.medians.get((sender, recipient))
+        if known is not None:
+            return max(known, 0)
+        cost = topo.cost(sender, recipient)
+        if cost not in self._by_cost:
+            alike = [v for (s, r), v in sorted(self.medians.items()) if topo.cost(s, r) == cost]
+            pool = alike or sorted(self.medians.values())
+            self._by_cost[cost] = max(median_transit(pool), 0) if pool else NO_TRANSIT_SEEN
+        return self._by_cost[cost]
+
+
+@dataclass
+class TypicalMail:
+    """The engine's ``Mail`` of the forecast: every message takes its pair's typical transit; none
+    is lost on the way (the bound's lost replies are dropped by the play itself)."""
+
+    topo: Topology
+    transits: Transits
+
+    def transit(self, src: str, dst: str) -> int:
+        return self.transits.typical(self.topo, src, dst)
+
+    def lost(self, t: int, src: str, dst: str) -> bool:
+        return False

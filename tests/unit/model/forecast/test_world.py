@@ -1,0 +1,37 @@
+"""The forecast's typical transits: the pair's median, else the same-cost pairs', else all pairs'."""
+
+from __future__ import annotations
+
+from pfscope.spark_jobs.model.forecast.world import Transits, TypicalMail
+from pfscope.spark_jobs.model.rules.transit import NO_TRANSIT_SEEN
+from pfscope.spark_jobs.model.timeutil import MINUTE
+from tests.logbuilder import topology
+
+TOPO = topology(
+    {"A1": ("A", "2003"), "A2": ("A", "2003"), "B1": ("B", "2003"), "C1": ("C", "2003")},
+    folders={},
+    costs={("A", "B"): 10},
+)
+
+
+def test_a_pair_seen_takes_its_own_median() -> None:
+    t = Transits.from_rows([{"sender": "A1", "recipient": "A2", "median_transit_s": 90.0}])
+    assert t.typical(TOPO, "A1", "A2") == 90 * 1_000_000
+
+
+def test_a_pair_never_seen_takes_the_pairs_at_its_cost_then_all_pairs_then_an_hour() -> None:
+    t = Transits(
+        {
+            ("A1", "A2"): 2 * MINUTE,
+            ("A2", "A1"): 4 * MINUTE,
+            ("A1", "B1"): 20 * MINUTE,
+            ("B1", "A2"): 30 * MINUTE,
+        }
+    )
+    assert t.typical(TOPO, "A2", "A2") == 2 * MINUTE  # same site (cost 0): lower median of 2 and 4
+    assert t.typical(TOPO, "A2", "B1") == 20 * MINUTE  # cost 10: lower median of 20 and 30
+    assert t.typical(TOPO, "A1", "C1") == 4 * MINUTE  # no affinity, no such pair: all four pairs
+    assert Transits({}).typical(TOPO, "A1", "A2") == NO_TRANSIT_SEEN
+    assert TypicalMail(TOPO, t).transit("A1", "A2") == 2 * MINUTE and not TypicalMail(TOPO, t).lost(
+        0, "A1", "A2"
+    )
