@@ -41,6 +41,7 @@ from pfscope.spark_jobs.compute.stream import (
 from pfscope.spark_jobs.compute.traffic import messages_table, transits_table
 from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.replay import store_periods_table as store_period_rows
+from pfscope.spark_jobs.model.rules.timeouts import QUEUE_EXPIRY
 from pfscope.spark_jobs.model.tables import TABLES
 from pfscope.spark_jobs.model.timeutil import US, default_as_of, now_us
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Topology
@@ -184,10 +185,12 @@ def topology_groups(spark: SparkSession, topo: Topology) -> DataFrame:
     )
 
 
-def group_stream(events: DataFrame, starts: DataFrame | None) -> DataFrame:
+def group_stream(events: DataFrame, starts: DataFrame | None, as_of: int) -> DataFrame:
     """The fold's rows: the topology's start rows (a refresh has none: its folds are read back),
     each store's own events, and each replica-list change once per folder (observer null: the
-    fold hands it to every observer of the folder)."""
+    fold hands it to every observer of the folder). A send within the queue expiry before the
+    as-of keeps what it carries: the forecast plays it as mail on its way."""
+    recent = f"(kind = 'send' AND ts > {int(as_of) - QUEUE_EXPIRY})"
     own = events.filter(_GROUP_KINDS).selectExpr("*", "store AS observer")
     lists = events.filter("kind = 'replicas'").selectExpr(
         "*", "store AS event_store", "CAST(NULL AS STRING) AS observer"
@@ -195,7 +198,7 @@ def group_stream(events: DataFrame, starts: DataFrame | None) -> DataFrame:
     rows = own.unionByName(lists, allowMissingColumns=True)
     if starts is not None:
         rows = rows.unionByName(starts, allowMissingColumns=True)
-    return rows.selectExpr(*[_only_where_read(c) for c in STREAM_COLUMNS])
+    return rows.selectExpr(*[_only_where_read(c, recent) for c in STREAM_COLUMNS])
 
 
 #: the kinds of rows whose column the fold reads (``None``: every kind); the rest go as nulls,
@@ -218,9 +221,14 @@ _READ_BY = {
 }
 
 
-def _only_where_read(column: str) -> str:
+#: the columns of a send the forecast reads when the send is recent (``group_stream``)
+_CARRIED = ("changes", "cnset", "derived")
+
+
+def _only_where_read(column: str, recent: str = "false") -> str:
     """The column as a SQL expression: null in the rows of kinds the fold does not read it in
-    (and an empty ``derived`` list null too: the fold reads null as empty)."""
+    (and an empty ``derived`` list null too: the fold reads null as empty), but what a recent
+    send carries (``recent``: SQL)."""
     if column == "blob":  # only a fold state's row has one
         return "CAST(NULL AS STRING) AS blob"
     kinds = _READ_BY.get(column)
@@ -231,6 +239,8 @@ def _only_where_read(column: str) -> str:
         return name
     else:
         read = f"kind IN ({', '.join(repr(k) for k in kinds)})"
+    if column in _CARRIED:
+        read = f"({read}) OR {recent}"
     if column == "derived":
         read = f"({read}) AND size(derived) > 0"
     return f"CASE WHEN {read} THEN {name} END AS {name}"
@@ -247,6 +257,17 @@ def fold_groups(
     groups but the folder's own."""
     ordered = stream.repartition(partitions, "fid").sortWithinPartitions("fid", "observer", "ts", "seq")
     return ordered.mapInArrow(fold_partitions(payload, as_of, keep_state=keep_state), schema=folded_ddl())
+
+
+def collected_transits(
+    spark: SparkSession, messages: DataFrame
+) -> tuple[DataFrame, list[tuple[str, str, int]]]:
+    """Each pair's transits (``traffic.transits_table``), computed before the fold: the table to
+    write, held by the driver (a pair per sender and recipient), and the medians in microseconds
+    the fold's forecast reads (as ``forecast.Transits.from_rows`` reads the replay's)."""
+    rows = [tuple(r) for r in transits_table(messages).collect()]
+    frame = local_frame(spark, rows, dict(TABLES["transits"]))
+    return frame, [(str(r[0]), str(r[1]), round(float(r[3]) * US)) for r in rows]
 
 
 def fold_table(folded: DataFrame, table: str) -> DataFrame:
@@ -446,10 +467,14 @@ def compute(
         as_of = default_as_of(read.last_ts, now_us() if clock is None else clock)
     status = [(store, ts, seq, down) for ts, seq, store, down in read.status if ts <= as_of]
     applied = read.events.filter(f"ts <= {int(as_of)}")
-    payload = org_payload(topo.to_json(), status)
+    messages = messages_table(applied)
+    transits, medians = collected_transits(spark, messages)
+    payload = org_payload(topo.to_json(), status, medians)
     n = partitions or fold_partitions_for(spark.sparkContext.defaultParallelism, read.accepted)
     # cached, not checkpointed: the first table written runs the fold and fills the cache
-    folded = fold_groups(group_stream(applied, topology_groups(spark, topo)), payload, as_of, n).cache()
+    folded = fold_groups(
+        group_stream(applied, topology_groups(spark, topo), as_of), payload, as_of, n
+    ).cache()
     read.cached.append(folded)
 
     # the rejects first (from the cached lines), then a fold table that is not coalesced into
@@ -462,8 +487,8 @@ def compute(
     t["replica_lists"] = replica_lists_table(spark, topo, applied)
     t["folders"] = folders_table(spark, topo, applied)
     t["replicas"] = with_risk(with_paths(t["replicas"], t["folders"]), t["stores"])
-    t["messages"] = messages_table(applied)
-    t["transits"] = transits_table(t["messages"])
+    t["messages"] = messages
+    t["transits"] = transits
     refresh = Refresh("full", full_reason, read.lines_read)
     t["summary"] = summary_frame(
         spark, run_id, as_of, read.lines_read, read.accepted, read.duplicates, started, refresh

@@ -55,6 +55,7 @@ from pfscope.spark_jobs.compute.job import (
     Piece,
     Refresh,
     arrow_frame,
+    collected_transits,
     conform,
     fold_groups,
     fold_partitions_for,
@@ -89,7 +90,7 @@ from pfscope.spark_jobs.compute.refresh_lines import (
 from pfscope.spark_jobs.compute.rejudged import Rejudged
 from pfscope.spark_jobs.compute.state import Manifest, Plan, rows_where
 from pfscope.spark_jobs.compute.stream import FOLD_STATE, OUT_TABLES, STREAM_COLUMNS, org_payload
-from pfscope.spark_jobs.compute.traffic import all_messages, refreshed_messages, transits_table
+from pfscope.spark_jobs.compute.traffic import all_messages, refreshed_messages
 from pfscope.spark_jobs.compute.writing import files_holding, final_files, to_compact
 from pfscope.spark_jobs.model.tables import TABLES, ddl
 from pfscope.spark_jobs.model.timeutil import default_as_of, now_us
@@ -133,10 +134,11 @@ def refresh(
     events = _new_events(ctx, new, verdicts, again, as_of)
     entries = open_entries(prev_dir)
     refold = _refolded(ctx, events, entries, verdicts, again)
-    fold = _fold(ctx, events, refold, entries, tally, as_of, partitions)
+    traffic = _traffic(ctx, events)
+    fold = _fold(ctx, events, refold, entries, tally, as_of, partitions, traffic.medians)
     carried = max(int(previous.folders or 0) - fold.refolded, 0)
     refresh_ = Refresh("incremental", "", tally.lines, fold.refolded, carried, tally.rejudged)
-    t = _tables(ctx, _rejects(ctx, new, verdicts, again, tally), events, fold, tally.status, as_of)
+    t = _tables(ctx, _rejects(ctx, new, verdicts, again, tally), events, fold, tally.status, as_of, traffic)
     counts = tally.counts(previous)
     t["summary"] = summary_frame(
         spark,
@@ -213,6 +215,26 @@ def _new_events(ctx: _Context, new: NewLines, v: Verdicts, again: Rejudged | Non
 
 
 @dataclass(frozen=True)
+class _Traffic:
+    """The run's messages, and each pair's transits (the table, and the medians the forecast reads
+    in the fold)."""
+
+    messages: DataFrame
+    transits: DataFrame
+    medians: list[tuple[str, str, int]]
+
+
+def _traffic(ctx: _Context, events: _Events) -> _Traffic:
+    """Messages: the earlier run's unprocessed rows with their fresh receives, and the fresh
+    sends; transits: over every message, the earlier runs' processed ones (their files) included."""
+    messages = refreshed_messages(_live(ctx.spark, ctx.prev_dir, "messages"), events.fresh)
+    every = all_messages(ctx.spark, final_files(ctx.prev_dir, "messages"), messages)
+    ctx.step("refresh: the pairs' transits")
+    transits, medians = collected_transits(ctx.spark, every)
+    return _Traffic(messages, transits, medians)
+
+
+@dataclass(frozen=True)
 class _Refold:
     """The folders late data reaches, folded again from their first event; ``where``: a row of
     one of them, in SQL."""
@@ -264,6 +286,7 @@ def _fold(
     tally: Tally,
     as_of: int,
     partitions: int | None,
+    medians: list[tuple[str, str, int]],
 ) -> _Fold:
     """The folders the new as-of can change, each from its state with its fresh events. A folder
     with no fresh event and no open entry has nothing that depends on the as-of but its replicas'
@@ -276,10 +299,15 @@ def _fold(
         .agg(F.expr("bool_or(kind = 'replicas') AS listed"))
         .collect()
     }
-    active = set(with_events) | set(refold.fids) | {fid for fid, _ in entries}
+    # and those whose forecast the new as-of moves: every folder a replica of which lacked CNs
+    active = (
+        set(with_events) | set(refold.fids) | {fid for fid, _ in entries} | forecast_folders(ctx.prev_dir)
+    )
     folders = sorted(active)
     payload = org_payload(
-        ctx.topo.to_json(), [(store, ts, seq, down) for ts, seq, store, down in tally.status if ts <= as_of]
+        ctx.topo.to_json(),
+        [(store, ts, seq, down) for ts, seq, store, down in tally.status if ts <= as_of],
+        medians,
     )
     # every folder's state, read once: the folded ones' go through the fold, the others are kept
     folds = _state_rows(ctx.prev_dir, STATE_FOLDS, "fid", [], ["fid", "blob"], but=True)
@@ -306,7 +334,8 @@ def _fold_stream(ctx: _Context, events: _Events, refold: _Refold, states: Any, a
         .filter(f"NOT {refold.where}")
         .selectExpr(*[_state_column(col) for col in STREAM_COLUMNS])
     )
-    stream = group_stream(events.fresh.filter(f"NOT coalesce({refold.where}, false)"), None).unionByName(kept)
+    fresh = events.fresh.filter(f"NOT coalesce({refold.where}, false)")
+    stream = group_stream(fresh, None, as_of).unionByName(kept)
     if refold.fids:
         everything = (
             ctx.spark.read.parquet(str(ctx.prev_dir / STATE_EVENTS))
@@ -315,7 +344,7 @@ def _fold_stream(ctx: _Context, events: _Events, refold: _Refold, states: Any, a
             .filter(f"ts <= {int(as_of)}")
         )
         stream = stream.unionByName(
-            group_stream(everything, topology_groups(ctx.spark, ctx.topo).filter(refold.where))
+            group_stream(everything, topology_groups(ctx.spark, ctx.topo).filter(refold.where), as_of)
         )
     return stream
 
@@ -360,6 +389,7 @@ def _tables(
     fold: _Fold,
     status: list[tuple[int, int, str, bool]],
     as_of: int,
+    traffic: _Traffic,
 ) -> dict[str, DataFrame]:
     """The published tables but the summary: the fold's, with the carried folders' live rows,
     and the organisation's, from the previous run's live rows and the fresh events."""
@@ -398,9 +428,20 @@ def _tables(
     t["store_periods"] = store_periods_table(
         spark, ctx.topo, [(s, ts, seq, d) for ts, seq, s, d in status if ts <= as_of]
     )
-    t["messages"] = refreshed_messages(_live(spark, prev_dir, "messages"), events.fresh)
-    t["transits"] = transits_table(all_messages(spark, final_files(prev_dir, "messages"), t["messages"]))
+    t["messages"] = traffic.messages
+    t["transits"] = traffic.transits
     return t
+
+
+def forecast_folders(run_dir: Path) -> set[str]:
+    """The folders with a forecast in an earlier run (a replica lacked CNs): the new as-of and
+    transits move it. Every other folder without fresh events still lacks nothing."""
+    import pyarrow.parquet as pq
+
+    files = sorted((run_dir / "forecast").glob("live-*"))
+    if not files:
+        return set()
+    return set(pq.read_table([str(f) for f in files], columns=["fid"]).column("fid").to_pylist())
 
 
 def _carried(ctx: _Context, table: str, fold: _Fold) -> DataFrame:

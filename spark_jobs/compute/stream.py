@@ -31,8 +31,10 @@ import pyarrow as pa
 from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
 from pfscope.spark_jobs.model.events import Event, Message
 from pfscope.spark_jobs.model.fold import FolderFold, Rows
+from pfscope.spark_jobs.model.forecast import Transits, forecast_folder
 from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.replay import add_lag, add_reality, add_should_respond
+from pfscope.spark_jobs.model.rules.timeouts import QUEUE_EXPIRY
 from pfscope.spark_jobs.model.tables import TABLES
 from pfscope.spark_jobs.model.topology import Topology, topology_from_text
 
@@ -238,18 +240,25 @@ def stream_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[StreamRow]:
         yield from map(StreamRow._make, zip(*(d[c] for c in STREAM_COLUMNS), strict=True))
 
 
-def org_payload(topology_json: dict[str, Any], status: list[tuple[str, int, int, bool]]) -> str:
+def org_payload(
+    topology_json: dict[str, Any],
+    status: list[tuple[str, int, int, bool]],
+    transits: list[tuple[str, str, int]] | None = None,
+) -> str:
     """What every task needs of the organisation, as one string to ship with the task (the
     closure holds only it: a 43,000-folder topology pickled as objects was 7 MB, 0.43 s to
-    unpickle in each task)."""
-    return json.dumps(status) + "\n" + json.dumps(topology_json)  # JSON texts hold no raw newline
+    unpickle in each task): the up/down timeline, each pair's median transit (microseconds, for
+    the forecast) and the topology."""
+    # JSON texts hold no raw newline
+    return json.dumps(status) + "\n" + json.dumps(transits or []) + "\n" + json.dumps(topology_json)
 
 
-def organisation(payload: str) -> tuple[Topology, list[list[Any]]]:
-    """The topology and the up/down timeline of an ``org_payload``; the topology is parsed once
-    per Python worker (``topology_from_text``)."""
-    status, topology = payload.split("\n", 1)
-    return topology_from_text(topology), json.loads(status)
+def organisation(payload: str) -> tuple[Topology, list[list[Any]], Transits]:
+    """The topology, the up/down timeline and the pairs' transits of an ``org_payload``; the
+    topology is parsed once per Python worker (``topology_from_text``)."""
+    status, transits, topology = payload.split("\n", 2)
+    medians = {(a, b): int(us) for a, b, us in json.loads(transits)}
+    return topology_from_text(topology), json.loads(status), Transits(medians)
 
 
 @contextmanager
@@ -280,6 +289,7 @@ class FolderState:
     folds: dict[str, FolderFold]
     responders: list[dict[str, Any]]
     processed: list[dict[str, Any]]
+    mail: list[tuple[Message, str]]  # the folder's mail on its way at the as-of, with its recipient
 
 
 def dump_state(state: FolderState) -> str:
@@ -302,11 +312,11 @@ def fold_partitions(
     ``keep_state``, each folder's state too (a row of ``FOLD_STATE``)."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        topo, status = organisation(payload)
+        topo, status, transits = organisation(payload)
         org = OrgContext(topo)
         for store, ts, seq, down in status:
             org.add_status(store, ts, seq, down)
-        part = _Partition(org, as_of, keep_state)
+        part = _Partition(org, as_of, transits, keep_state)
         with cyclic_gc_paused():
             for r in stream_rows(batches):
                 part.row(r)
@@ -329,8 +339,8 @@ class _Partition:
     (the replay's ``group_events``). A fold read back that no new row reaches is still finished
     at the new as-of."""
 
-    def __init__(self, org: OrgContext, as_of: int, keep_state: bool = False) -> None:
-        self.org, self.as_of, self.keep_state = org, as_of, keep_state
+    def __init__(self, org: OrgContext, as_of: int, transits: Transits, keep_state: bool = False) -> None:
+        self.org, self.as_of, self.transits, self.keep_state = org, as_of, transits, keep_state
         self.cn = _CNCache()
         self.pending = Rows()  # rows ready to go out
         self.states: list[dict[str, Any]] = []  # folder states ready to go out
@@ -351,6 +361,9 @@ class _Partition:
         self.restored: dict[str, FolderFold] = {}  # folds read back, not folded on yet
         self.lists_seen = 0  # how many of ``lists`` the folds read back have applied
         self.finished: dict[str, FolderFold] = {}  # the folder's folds, finished
+        self.mail: list[tuple[Message, str]] = []  # on its way at the previous run's as-of
+        self.sent: list[Message] = []  # the folder's sends in the stream
+        self.got: set[tuple[str, str]] = set()  # (msg, recipient) of its receives in the stream
 
     def row(self, r: StreamRow) -> None:
         if r.fid != self.fid:
@@ -373,6 +386,11 @@ class _Partition:
             self._start_group(r.observer)
         if r.kind != GROUP_START:
             ev = event_from_row(r, self.cn, self.messages)
+            if ev.message is not None:
+                if ev.kind == "send":
+                    self.sent.append(ev.message)
+                else:
+                    self.got.add((ev.message.msg, ev.store))
             self._apply_lists(until=(ev.ts, ev.seq))
             assert self.fold is not None  # the group's, started above
             self.fold.apply(ev)
@@ -385,6 +403,7 @@ class _Partition:
         self.restored = state.folds
         self.folder.responders.extend(state.responders)
         self.folder.processed_status_requests.extend(state.processed)
+        self.mail = list(state.mail)
 
     def _start_group(self, observer: str) -> None:
         fold = self.restored.pop(observer, None)
@@ -406,8 +425,7 @@ class _Partition:
         if self.fold is not None:
             self._apply_lists()
             self.held += _finish(self.fold, self.as_of, self.pending, self.folder, self.owned)
-            if self.keep_state:
-                self.finished[self.fold.observer] = self.fold
+            self.finished[self.fold.observer] = self.fold
             self.fold = None
 
     def _fold_listed(self, before: str | None) -> None:
@@ -432,13 +450,29 @@ class _Partition:
             self._start_group(observer)
             self._end_group()
         self.held += _compare(self.folder, self.owned, self.pending, self.done, self.fid)
+        mail = self._in_flight()
+        ahead = forecast_folder(self.org, self.fid, self.finished, mail, self.as_of, self.transits)
+        self.pending.forecast.extend(ahead.forecast)
+        self.pending.forecast_requests.extend(ahead.requests)
+        self.held += len(ahead.forecast) + len(ahead.requests)
         if self.keep_state:
             state = FolderState(
-                self.lists, self.finished, self.folder.responders, self.folder.processed_status_requests
+                self.lists, self.finished, self.folder.responders, self.folder.processed_status_requests, mail
             )
             self.states.append({"fid": self.fid, "blob": dump_state(state)})
             self.held += 1
         self.fid = None
+
+    def _in_flight(self) -> list[tuple[Message, str]]:
+        """The folder's mail on its way at the as-of (``forecast.tables.in_flight``'s rule): what
+        was on its way at the previous run's and the sends since, less what their recipients
+        processed since, sent less than the queue expiry before the as-of."""
+        sent = self.mail + [(m, dst) for m in self.sent for dst in m.to]
+        return [
+            (m, dst)
+            for m, dst in sent
+            if (m.msg, dst) not in self.got and self.as_of - m.sent_at < QUEUE_EXPIRY
+        ]
 
     def flush(self) -> Iterator[pa.RecordBatch]:
         yield from _flush(self.pending)

@@ -28,6 +28,8 @@ SMALL_TABLES = {
     "stores",
     "store_periods",
     "transits",
+    "forecast",
+    "forecast_requests",
     "folders",
     "summary",
     "replicas",

@@ -100,6 +100,8 @@ class Simulator:
         self.queue_expiry = queue_expiry  # mail for a down store waits this long; None: dropped
         self.on_progress = on_progress
         self.org = org if org is not None else OrgContext(topo)
+        #: CNs a backfill response carries at most (None: all in one message)
+        self.backfill_cn_limit: int | None = BACKFILL_CN_LIMIT
         self.stats = Stats()
         self.now = start
         self._heap: list[tuple[int, int, int, Callable[..., None], tuple[Any, ...]]] = []
@@ -355,7 +357,8 @@ class Simulator:
         """Send what was asked for and is held, in messages of at most 100 CNs; maybe none."""
         have = (m.requested or EMPTY).intersection(self.cnset(store, m.fid))
         mtype = "backfill_response"
-        chunks = _chunks(have, BACKFILL_CN_LIMIT) or [EMPTY]
+        limit = self.backfill_cn_limit
+        chunks = (_chunks(have, limit) if limit is not None else [have] if have else []) or [EMPTY]
         for part in chunks:
             self._send(store, mtype, m.fid, [m.sender], changes=part)
 

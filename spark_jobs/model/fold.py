@@ -109,6 +109,9 @@ class Rows:
     state_table: list[dict[str, Any]] = field(default_factory=list)
     backfill_entries: list[dict[str, Any]] = field(default_factory=list)
     replicas: list[dict[str, Any]] = field(default_factory=list)
+    # a folder's forecast: made when its last group is folded (``model.forecast``), never by a fold
+    forecast: list[dict[str, Any]] = field(default_factory=list)
+    forecast_requests: list[dict[str, Any]] = field(default_factory=list)
 
 
 class FolderFold:

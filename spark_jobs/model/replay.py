@@ -16,6 +16,8 @@ from typing import Any
 from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
 from pfscope.spark_jobs.model.events import Event, EventLog
 from pfscope.spark_jobs.model.fold import FolderFold, Rows
+from pfscope.spark_jobs.model.forecast.tables import forecast_tables, in_flight
+from pfscope.spark_jobs.model.forecast.world import Transits
 from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.rules.health import DELETE_PENDING, DELETED
 from pfscope.spark_jobs.model.rules.reality import at_risk, replica_reality
@@ -124,6 +126,9 @@ def replay(
     add_paths(t["replicas"], t["folders"])
     t["messages"] = messages_table(applied)
     t["transits"] = transits_table(t["messages"])
+    t["forecast"], t["forecast_requests"] = forecast_tables(
+        result.folds, org, in_flight(applied, as_of), as_of, Transits.from_rows(t["transits"])
+    )
     t["rejects"] = [
         {
             "source": r.source,

@@ -220,6 +220,31 @@ TABLES: dict[str, Columns] = {
         ("median_transit_s", "double"),
         ("longest_transit_s", "double"),
     ),
+    # per replica on its list that lacks CNs at the as-of: the rules played forward (``forecast``)
+    "forecast": (
+        ("store", "string"),
+        ("fid", "string"),
+        ("lacks_cnset", "string"),
+        ("lacks_count", "long"),
+        ("in_sync_at", "timestamp"),
+        ("latest_in_sync_at", "timestamp"),
+        ("requests", "long"),
+        ("sources", "array<string>"),
+        ("blocked_by", "string"),
+    ),
+    # per request of the forecast's play (as the world is assumed) and source
+    "forecast_requests": (
+        ("entry_id", "string"),
+        ("observer", "string"),
+        ("fid", "string"),
+        ("attempt", "long"),
+        ("due_at", "timestamp"),
+        ("source", "string"),
+        ("cnset", "string"),
+        ("cnset_count", "long"),
+        ("answered_at", "timestamp"),
+        ("outcome", "string"),
+    ),
     "rejects": (
         ("source", "string"),
         ("line", "long"),
@@ -265,6 +290,8 @@ KEYS: dict[str, tuple[str, ...]] = {
     "replicas": ("store", "fid"),
     "messages": ("msg", "recipient"),
     "transits": ("sender", "recipient"),
+    "forecast": ("store", "fid"),
+    "forecast_requests": ("entry_id", "attempt", "source"),
     "rejects": ("source", "line"),
     "summary": ("run_id",),
 }

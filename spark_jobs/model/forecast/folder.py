@@ -53,7 +53,8 @@ def forecast_folder(
     targets = targets_of(folds)
     if not targets:
         return FolderForecast()
-    mail = list(in_flight)
+    # in the order they were sent (the job's partitions meet them in another order than the log)
+    mail = sorted(in_flight, key=lambda pair: (pair[0].sent_at, pair[0].seq, pair[1]))
     base = Play(org, fid, folds, targets, as_of, transits).play(mail)
     bound = Play(org, fid, folds, targets, as_of, transits, lose_first_reply=True).play(mail)
     out = FolderForecast()

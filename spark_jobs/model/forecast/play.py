@@ -83,6 +83,9 @@ class Play(Simulator):
         )
         self.fid = fid
         self.now = as_of
+        # an answer goes as one message: its chunks would travel together (the same transit), and
+        # a log's CN range of billions would make billions of them
+        self.backfill_cn_limit = None
         mine = copy_folds(folds, org)
         self.folds = {(s, fid): f for s, f in mine.items()}
         self.held = {(s, fid): f.owned for s, f in mine.items()}

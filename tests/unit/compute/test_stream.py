@@ -9,6 +9,7 @@ import gc
 import io
 import json
 from collections import defaultdict
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa
@@ -26,6 +27,7 @@ from pfscope.spark_jobs.compute.stream import (
     row_columns,
 )
 from pfscope.spark_jobs.model.replay import replay
+from pfscope.spark_jobs.model.timeutil import US
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID
 from pfscope.spark_jobs.simulator import build, run_scenario
 from tests.logbuilder import event_log_from_lines
@@ -167,11 +169,8 @@ def test_stream_equals_replay(demo, batch: int, moment: str) -> None:  # type: i
         pa.RecordBatch.from_pandas(frame.iloc[i : i + batch], preserve_index=False)
         for i in range(0, len(frame), batch)
     ]
-    status = [
-        (e.store, e.ts, e.seq, e.status == "down") for e in log.in_time_order() if e.kind == "store_status"
-    ]
     out_batches = list(
-        fold_partitions(org_payload(topo.to_json(), status), as_of, flush_rows=500)(iter(batches))
+        fold_partitions(payload(topo, log, as_of, expected["transits"]), as_of, flush_rows=500)(iter(batches))
     )
     assert len(out_batches) > 1  # flushed as it went, not held to the end
     out = pa.Table.from_batches(out_batches).to_pandas()
@@ -230,15 +229,24 @@ def test_cyclic_gc_paused_restores_the_previous_state(enabled: bool) -> None:
         (gc.enable if was else gc.disable)()
 
 
-def _fold(topo, log, frame, as_of, keep_state=False):  # type: ignore[no-untyped-def]
+def payload(topo, log, as_of: int, transits: list[dict[str, Any]]) -> str:  # type: ignore[no-untyped-def]
+    """The job's payload: the up/down lines by the as-of, the pairs' medians in microseconds."""
     status = [
-        (e.store, e.ts, e.seq, e.status == "down") for e in log.in_time_order() if e.kind == "store_status"
+        (e.store, e.ts, e.seq, e.status == "down")
+        for e in log.in_time_order()
+        if e.kind == "store_status" and e.ts <= as_of
     ]
+    medians = [(r["sender"], r["recipient"], round(r["median_transit_s"] * US)) for r in transits]
+    return org_payload(topo.to_json(), status, medians)
+
+
+def _fold(topo, log, frame, as_of, keep_state=False):  # type: ignore[no-untyped-def]
     batches = [
         pa.RecordBatch.from_pandas(frame.iloc[i : i + 997], preserve_index=False)
         for i in range(0, len(frame), 997)
     ]
-    fold = fold_partitions(org_payload(topo.to_json(), status), as_of, flush_rows=500, keep_state=keep_state)
+    transits = replay(topo, log, as_of).tables["transits"]
+    fold = fold_partitions(payload(topo, log, as_of, transits), as_of, flush_rows=500, keep_state=keep_state)
     return pa.Table.from_batches(list(fold(iter(batches)))).to_pandas()
 
 
