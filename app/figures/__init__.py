@@ -69,6 +69,7 @@ from pfscope.app.figures.outages import (
     outage_rows,
     outage_text,
     short_time,
+    span_text,
 )
 from pfscope.app.figures.overview import (
     AT_RISK_HREF,
@@ -253,6 +254,7 @@ __all__ = [
     "slider_labels",
     "slider_mark_indices",
     "slider_positions",
+    "span_text",
     "step_changes",
     "stores_by_site",
     "sync_suffix",
