@@ -140,10 +140,16 @@ def _run_numbers(keys: np.ndarray, ns: np.ndarray, gap: int, span: int) -> np.nd
     return out
 
 
-def runs(times: Sequence[Any], gap: pd.Timedelta = RUN_GAP, span: pd.Timedelta = RUN_SPAN) -> np.ndarray:
+def runs(
+    times: Sequence[Any] | pd.Series, gap: pd.Timedelta = RUN_GAP, span: pd.Timedelta = RUN_SPAN
+) -> np.ndarray:
     """Run numbers for times in ascending order: a new run when the gap to the previous time is
     more than ``gap``, or the run would span more than ``span``."""
-    ns = pd.DatetimeIndex(pd.to_datetime(pd.Series(list(times), dtype=object), utc=True)).asi8
+    ns = pd.DatetimeIndex(
+        pd.to_datetime(
+            times if isinstance(times, pd.Series) else pd.Series(list(times), dtype=object), utc=True
+        )
+    ).asi8
     return _run_numbers(np.zeros(len(ns), dtype="int64"), ns, gap.value, span.value)
 
 
@@ -297,7 +303,7 @@ def list_incidents(changes: pd.DataFrame, paths: dict[str, Any] | None = None) -
     if changes.empty:
         return []
     out = []
-    for _, part in changes.groupby(runs(changes["at"].tolist()), sort=True):
+    for _, part in changes.groupby(runs(changes["at"]), sort=True):
         start, end = part["at"].min(), part["at"].max()
         added = Counter(s for lst in part["added"] for s in lst)
         removed = Counter(s for lst in part["removed"] for s in lst)

@@ -50,7 +50,11 @@ class StoreTrend:
 
 
 def _ns(values: Any) -> np.ndarray:
-    return pd.DatetimeIndex(pd.to_datetime(pd.Series(list(values), dtype=object), utc=True)).asi8
+    return pd.DatetimeIndex(
+        pd.to_datetime(
+            values if isinstance(values, pd.Series) else pd.Series(list(values), dtype=object), utc=True
+        )
+    ).asi8
 
 
 def bin_size(span: pd.Timedelta, rows: int) -> pd.Timedelta:
@@ -93,7 +97,7 @@ def store_trend(
     """``entries``: observer, opened_at, closed_at, overdue_at (NaT: never); ``periods``:
     store, down_at, up_at. Rows: every store, worst first (the most overdue at once, then the
     most open at once, then the most entry-hours open, then by name); only ``rows`` of them
-    (None: all), the rest counted in ``hidden``."""
+    (None: all) and every store that was down, the rest counted in ``hidden``."""
     names = sorted({str(s) for s in stores} | set(entries["observer"].astype(str)))
     opened, closed, overdue = (_ns(entries[c]) for c in ("opened_at", "closed_at", "overdue_at"))
     nat = np.iinfo(np.int64).min
@@ -136,7 +140,10 @@ def store_trend(
             names[i],
         ),
     )
-    keep = order if rows is None else order[:rows]
+    # a store that was down keeps its row (its outage is drawn there), in its place by the order
+    was_down = {s for s, _, _ in downs}
+    top = set(order if rows is None else order[:rows])
+    keep = [i for i in order if i in top or names[i] in was_down]
     shown = {names[i] for i in keep}
     return StoreTrend(
         stores=tuple(names[i] for i in keep),
@@ -167,21 +174,18 @@ def fig_store_trend(trend: StoreTrend, as_of: Any = None) -> go.Figure:
     if not trend.stores:
         return empty_figure("No backfill entry and no outage in this run")
     n = len(trend.stores)
-    mids = trend.edges[:-1] + trend.bin / 2
-    z = np.where(trend.open_peak > 0, trend.open_peak, np.nan)
+    rows = [esc(s) for s in trend.stores]  # the y categories: a store's name, markup as text
+    # float32 and int16: sent as typed arrays (base64), far fewer bytes than numbers as text
+    z = np.where(trend.open_peak > 0, trend.open_peak, np.nan).astype("float32")
     hours = int(trend.bin / pd.Timedelta(hours=1))
-    text = [
-        [
-            f"{esc(s)} · {t:%a %m-%d %H:%M}+{hours} h: {int(o)} open at most, {int(d)} overdue"
-            for t, o, d in zip(trend.edges[:-1], trend.open_peak[i], trend.overdue_peak[i], strict=True)
-        ]
-        for i, s in enumerate(trend.stores)
-    ]
     fig = go.Figure()
     fig.add_heatmap(
-        x=mids,
-        y=list(range(n)),
+        x=trend.edges[:-1],
+        xperiod=int(trend.bin / pd.Timedelta(milliseconds=1)),
+        xperiodalignment="start",
+        y=rows,
         z=z,
+        customdata=np.clip(trend.overdue_peak, 0, 32767).astype("int16"),
         zmin=0,
         zmax=max(1, int(np.nanmax(z)) if np.isfinite(z).any() else 1),
         colorscale=OPEN_SCALE,
@@ -190,8 +194,9 @@ def fig_store_trend(trend: StoreTrend, as_of: Any = None) -> go.Figure:
             "thickness": 12,
             "len": min(1.0, 300 / (n * ROW_PX + 1)),
         },
-        hovertext=text,
-        hovertemplate="%{hovertext}<extra></extra>",
+        # one template, no text per cell: the figure stays small at 200 stores
+        hovertemplate=f"<b>%{{y}}</b> · %{{x|%a %m-%d %H:%M}} + {hours} h: %{{z}} open at most, "
+        "%{customdata} overdue<extra></extra>",
         hoverongaps=False,
         name="open entries",
         xgap=0,
@@ -202,7 +207,7 @@ def fig_store_trend(trend: StoreTrend, as_of: Any = None) -> go.Figure:
         for a, b, peak in _stretches(trend.overdue_peak[i], trend.edges):
             over_base.append(a)
             over_x.append((b - a).total_seconds() * 1000)
-            over_y.append(i + 0.32)
+            over_y.append(rows[i])
             over_text.append(
                 f"{esc(s)}: overdue entries from {a:%a %m-%d %H:%M} to {b:%a %m-%d %H:%M} (at most {peak})"
             )
@@ -212,6 +217,7 @@ def fig_store_trend(trend: StoreTrend, as_of: Any = None) -> go.Figure:
         x=over_x,
         y=over_y,
         width=0.22,
+        offset=0.2,  # under the row's middle (the axis runs top to bottom)
         marker={"color": VERMILLION},
         name=OVERDUE_NAME,
         hovertext=over_text,
@@ -221,7 +227,7 @@ def fig_store_trend(trend: StoreTrend, as_of: Any = None) -> go.Figure:
     ref = (
         pd.Timestamp(as_of).tz_convert("UTC") if as_of is not None and not pd.isna(as_of) else trend.edges[-1]
     )
-    row_of = {s: i for i, s in enumerate(trend.stores)}
+    row_of = dict(zip(trend.stores, rows, strict=True))
     downs = [(s, a, b if b is not None else ref) for s, a, b in trend.down]
     fig.add_bar(
         orientation="h",
@@ -229,6 +235,7 @@ def fig_store_trend(trend: StoreTrend, as_of: Any = None) -> go.Figure:
         x=[(b - a).total_seconds() * 1000 for _, a, b in downs],
         y=[row_of[s] for s, _, _ in downs],
         width=0.9,
+        offset=-0.45,
         marker={
             "color": "rgba(0,0,0,0)",
             "line": {"color": "#5b6470", "width": 1},
@@ -244,10 +251,10 @@ def fig_store_trend(trend: StoreTrend, as_of: Any = None) -> go.Figure:
         showlegend=True,
     )
     fig.update_yaxes(
-        tickvals=list(range(n)),
-        ticktext=[esc(s) for s in trend.stores],
+        type="category",
+        categoryorder="array",
+        categoryarray=rows,
         autorange="reversed",
-        range=None,
         showgrid=False,
         zeroline=False,
         tickfont={"size": 11},
@@ -293,4 +300,4 @@ def fig_org_totals(totals: pd.DataFrame) -> go.Figure:
 
 def row_labels(fig: dict[str, Any]) -> Sequence[str]:
     """The store labels of a drawn heatmap (plotly JSON), top to bottom."""
-    return list((fig.get("layout", {}).get("yaxis") or {}).get("ticktext") or [])
+    return list((fig.get("layout", {}).get("yaxis") or {}).get("categoryarray") or [])

@@ -66,7 +66,8 @@ def test_stores_come_worst_first_and_every_store_has_a_row() -> None:
     assert overdue[8] == 0 and overdue[9] == 1 and overdue[18] == 1 and overdue[19] == 0
     assert trend.down == (("D", START + 4 * H, None),)
     top = st.store_trend(entries, ["A", "B", "C", "D", "E"], periods, START + 24 * H, rows=2)
-    assert top.stores == ("C", "B") and top.hidden == 3 and top.down == ()
+    # the two worst, and the store that was down: its outage is drawn on its row
+    assert top.stores == ("C", "B", "D") and top.hidden == 2 and top.down == (("D", START + 4 * H, None),)
 
 
 def test_bins_keep_the_cells_under_the_mark_limit() -> None:
@@ -100,10 +101,12 @@ def test_the_heatmap_at_200_stores_has_a_distinct_label_per_store_and_no_repeate
     # three traces in all (cells, overdue stretches, outages), each named: no style repeats
     assert [t.get("name") for t in fig["data"]] == ["open entries", st.OVERDUE_NAME, st.DOWN_NAME]
     down = fig["data"][2]
-    assert list(down["y"]) == [labels.index("PF0100")]
-    # the default view: the worst 40, in the same order
+    assert list(down["y"]) == ["PF0100"]
+    # the default view: the worst 40 and the store that was down, in the same order
     top = st.store_trend(entries, stores, periods, START + 7 * 24 * H)
-    assert top.stores == trend.stores[: st.ROWS] and top.hidden == 160
+    assert "PF0100" not in trend.stores[: st.ROWS]
+    assert top.stores == tuple(s for s in trend.stores if s in trend.stores[: st.ROWS] or s == "PF0100")
+    assert top.hidden == 159
 
 
 def test_markup_in_a_store_name_is_text_on_the_chart() -> None:
