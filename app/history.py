@@ -18,7 +18,7 @@ from pfscope.app.figures import effects as fx
 from pfscope.app.figures import incidents as inc
 from pfscope.app.figures import mail
 
-TRANSIT_COLUMNS = ["sender", "recipient", "transit_s"]
+TRANSIT_COLUMNS = ["sender", "recipient", "longest_transit_s"]
 
 
 def entries_overdue(data: RunData) -> pd.DataFrame:
@@ -60,24 +60,41 @@ def changed_lists(data: RunData) -> pd.DataFrame:
     return data.memo("changed_lists", (), compute).copy()
 
 
-def mail_flow(data: RunData) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def mail_flow(data: RunData) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One scan of ``messages``: (the deliveries never processed by the as-of: msg, fid, sender,
-    type, sent_at, recipient; per sender and recipient, the longest transit of the deliveries it
-    processed, in seconds: sender, recipient, transit_s; the deliveries sent to a store while it
-    was down, processed or not: msg, recipient, sent_at, processed_at)."""
+    type, sent_at, recipient; the deliveries sent to a store while it was down, processed or not:
+    msg, recipient, sent_at, processed_at)."""
 
-    def compute() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    def compute() -> tuple[pd.DataFrame, pd.DataFrame]:
         cols = ["msg", "fid", "sender", "type", "sent_at", "recipient", "processed_at"]
         path = data.run.table_path("messages")
         if not path.exists():
-            return (
-                empty_frame("messages", cols[:-1]),
-                pd.DataFrame({c: pd.Series(dtype=object) for c in TRANSIT_COLUMNS}),
-                empty_frame("messages", HELD_COLUMNS),
-            )
+            return empty_frame("messages", cols[:-1]), empty_frame("messages", HELD_COLUMNS)
         arrow = ds.dataset(str(path), format="parquet").to_table(columns=cols)
-        done = arrow.filter(pc.is_valid(arrow["processed_at"]))
-        unit = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}[arrow.schema.field("sent_at").type.unit]
+        never = arrow.filter(pc.is_null(arrow["processed_at"])).drop_columns(["processed_at"]).to_pandas()
+        never["sent_at"] = pd.to_datetime(never["sent_at"], utc=True)
+        return never, _held(arrow, data.store_periods())
+
+    never, held = data.memo("mail_flow", (), compute)
+    return never.copy(), held.copy()
+
+
+def pair_transits(data: RunData) -> pd.DataFrame:
+    """Each sender and recipient's longest transit (sender, recipient, longest_transit_s): the
+    published ``transits``, or for a run published before it, the same taken from ``messages``
+    (the longest ``processed_at - sent_at`` of what the recipient processed from the sender)."""
+    if "transits" not in data.missing():
+        return data.transits()
+
+    def compute() -> pd.DataFrame:
+        path = data.run.table_path("messages")
+        if not path.exists():
+            return pd.DataFrame({c: pd.Series(dtype=object) for c in TRANSIT_COLUMNS})
+        done = ds.dataset(str(path), format="parquet").to_table(
+            columns=["sender", "recipient", "sent_at", "processed_at"],
+            filter=pc.field("processed_at").is_valid(),
+        )
+        unit = {"s": 1.0, "ms": 1e3, "us": 1e6, "ns": 1e9}[done.schema.field("sent_at").type.unit]
         took = pc.subtract(done["processed_at"].cast(pa.int64()), done["sent_at"].cast(pa.int64()))
         pairs = (
             pa.table({"sender": done["sender"], "recipient": done["recipient"], "transit": took})
@@ -85,20 +102,16 @@ def mail_flow(data: RunData) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
             .aggregate([("transit", "max")])
             .to_pandas()
         )
-        transits = pd.DataFrame(
+        return pd.DataFrame(
             {
                 "sender": pairs["sender"],
                 "recipient": pairs["recipient"],
-                "transit_s": pairs["transit_max"].astype("float64") / unit,
+                "longest_transit_s": pairs["transit_max"].astype("float64") / unit,
             },
             columns=TRANSIT_COLUMNS,
         )
-        never = arrow.filter(pc.is_null(arrow["processed_at"])).drop_columns(["processed_at"]).to_pandas()
-        never["sent_at"] = pd.to_datetime(never["sent_at"], utc=True)
-        return never, transits, _held(arrow, data.store_periods())
 
-    never, transits, held = data.memo("mail_flow", (), compute)
-    return never.copy(), transits.copy(), held.copy()
+    return data.memo("pair_transits", (), compute).copy()
 
 
 HELD_COLUMNS = ["msg", "recipient", "sent_at", "processed_at"]
@@ -128,8 +141,8 @@ def mail_states(data: RunData) -> pd.DataFrame:
     """Every delivery never processed, with its state at the as-of (in transit, queued, expired)."""
 
     def compute() -> pd.DataFrame:
-        never, transits, _ = mail_flow(data)
-        return mail.mail_states(never, transits, data.summary().get("as_of"))
+        never, _ = mail_flow(data)
+        return mail.mail_states(never, pair_transits(data), data.summary().get("as_of"))
 
     return data.memo("mail_states", (), compute).copy()
 
@@ -151,14 +164,18 @@ def outage_effects(data: RunData, store: str | None = None) -> list[fx.OutageEff
             .groupby(replicas["store"])
             .sum()
         )
+        missing = data.missing()
         return fx.outage_effects(
             periods,
             data.summary().get("as_of"),
             request_sources(data),
             returning,
-            mail_flow(data)[2],
-            {str(k): int(v) for k, v in at_risk.items()},
+            mail_flow(data)[1],
+            None
+            if "at_risk_count" in missing.get("replicas", [])
+            else {str(k): int(v) for k, v in at_risk.items()},
             data.next_requests(),
+            mail_known="messages" not in missing,
         )
 
     return data.memo("outage_effects", (store,), compute)
@@ -185,6 +202,8 @@ def incidents(data: RunData) -> inc.Incidents:
             "mail": deliveries,
             "overdue": int(entries["overdue_at"].notna().sum()),
         }
-        return inc.timeline([*outages, *lists, *lost, *overdue], events)
+        absent = [t for tables in inc.KIND_TABLES.values() for t in tables if t in data.missing()]
+        unknown = inc.unknown_kinds(t for t in absent if not data.run.table_path(t).exists())
+        return inc.timeline([*outages, *lists, *lost, *overdue], events, unknown)
 
     return data.memo("incidents", (), compute)

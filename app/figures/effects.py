@@ -35,7 +35,9 @@ class OutageEffects:
     waiting: int  # still down: its own open entries, whose requests wait for it to be back
     reopened: int  # entries it opened once back, on mail sent while it was down
     expired: int  # messages sent to it while it was down that expired before it came back
-    at_risk: int | None  # still down: CNs only it holds (None: it is back)
+    at_risk: int | None  # still down: CNs only it holds (None: it is back, or unknown)
+    mail_known: bool = True  # False: a run published without ``messages`` (reopened, expired unknown)
+    risk_known: bool = True  # False: a run published without the content at risk
 
     @property
     def caused(self) -> str:
@@ -57,13 +59,17 @@ class OutageEffects:
             parts.append(
                 f"{plural(self.expired, 'message')} sent to it while it was down expired (48 h queue expiry)"
             )
-        if not parts:
+        if not self.mail_known:
+            parts.append("the mail held for it is unknown (this run has no messages)")
+        elif not parts:
             parts.append(
                 "no entry asked it, no mail sent to it while it is down has expired yet"
                 if self.up_at is None
                 else "no entry asked it, it opened none on mail held for it, no mail to it expired"
             )
-        if self.at_risk is not None:
+        if self.up_at is None and not self.risk_known:
+            parts.append("its content at risk is unknown (this run has no content at risk)")
+        elif self.at_risk is not None:
             parts.append(
                 f"content at risk: {plural(self.at_risk, 'CN')} only it holds"
                 if self.at_risk
@@ -97,12 +103,14 @@ def outage_effects(
     held: pd.DataFrame,
     at_risk: dict[str, int] | None = None,
     next_requests: pd.DataFrame | None = None,
+    mail_known: bool = True,
 ) -> list[OutageEffects]:
     """Per down period (``store``, ``down_at``, ``up_at``), newest first. ``requests``:
     entry_id, observer, source, at (``backfill_requests``); ``entries``: entry_id, observer,
     opened_at, opened_by; ``held``: msg, recipient, sent_at, processed_at (the deliveries sent to
     a store while it was down); ``at_risk``: store -> CNs only it holds; ``next_requests``:
-    entry_id, observer, source (``next_requests``)."""
+    entry_id, observer, source (``next_requests``); ``at_risk`` None, ``mail_known`` False: the run
+    has not those figures (they read as unknown, never as zero)."""
     ref = _utc(as_of)
     req_at = pd.to_datetime(requests["at"], utc=True)
     opened = pd.to_datetime(entries["opened_at"], utc=True)
@@ -149,7 +157,9 @@ def outage_effects(
                 waiting=waiting,
                 reopened=reopened,
                 expired=expired,
-                at_risk=int((at_risk or {}).get(store, 0)) if end is None else None,
+                at_risk=int(at_risk.get(store, 0)) if end is None and at_risk is not None else None,
+                mail_known=mail_known,
+                risk_known=at_risk is not None,
             )
         )
     return sorted(out, key=lambda e: (e.down_at, e.store), reverse=True)

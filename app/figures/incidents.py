@@ -82,14 +82,24 @@ class Incidents:
 
     items: tuple[Incident, ...] = ()
     events: dict[str, int] = field(default_factory=dict)  # kind -> events grouped into its incidents
+    unknown: tuple[str, ...] = ()  # kinds the run cannot tell (published without their tables)
 
     def newest_first(self) -> list[Incident]:
         return sorted(self.items, key=lambda x: (x.start, x.kind), reverse=True)
 
     def summary(self) -> str:
-        """``12 incidents, grouped from 1,532 events: 2 outages, 1 replica-list change (4 folders), ...``."""
+        """``12 incidents, grouped from 1,532 events: 2 outages, 1 replica-list change (4 folders), ...``;
+        and what the run cannot tell, said as unknown (never as "nothing")."""
+        unknown = (
+            " Unknown for this run (published by an earlier pfscope, without the tables): "
+            + ", ".join(KINDS[k][0] for k in self.unknown)
+            + "."
+            if self.unknown
+            else ""
+        )
         if not self.items:
-            return "Nothing happened in the log, up to the as-of: no outage, no replica-list change, no mail lost."
+            told = [NONE[k] for k in KINDS if k not in self.unknown]
+            return "Nothing happened in the log, up to the as-of: " + ", ".join(told) + "." + unknown
         by_kind = Counter(x.kind for x in self.items)
         parts = []
         for kind, (one, many, event_one, event_many) in NOUNS.items():
@@ -106,7 +116,32 @@ class Incidents:
             f"{plural(len(self.items), 'incident')}, grouped from {plural(total, 'event')}: "
             + ", ".join(parts)
             + "."
+            + unknown
         )
+
+
+#: per kind, that none happened
+NONE: dict[str, str] = {
+    "outage": "no store was down",
+    "lists": "no replica list changed",
+    "mail": "every message was processed",
+    "overdue": "no entry became overdue",
+}
+
+#: the published tables each kind is read from
+KIND_TABLES: dict[str, tuple[str, ...]] = {
+    "outage": ("store_periods",),
+    "lists": ("replica_lists",),
+    "mail": ("messages",),
+    "overdue": ("backfill_entries", "backfill_requests"),
+}
+
+
+def unknown_kinds(absent: Iterable[str]) -> tuple[str, ...]:
+    """The kinds a run cannot tell: one of their tables is ``absent`` from it (a run published
+    by an earlier pfscope)."""
+    gone = set(absent)
+    return tuple(k for k, tables in KIND_TABLES.items() if gone.intersection(tables))
 
 
 #: per kind: the incident (one, many) and the event it groups (one, many)
@@ -409,8 +444,8 @@ def first_request_sources(requests: pd.DataFrame) -> pd.DataFrame:
     return first[["entry_id", "source"]].drop_duplicates().reset_index(drop=True)
 
 
-def timeline(items: Iterable[Incident], events: dict[str, int]) -> Incidents:
-    """The incidents in time order (start, then kind)."""
+def timeline(items: Iterable[Incident], events: dict[str, int], unknown: Sequence[str] = ()) -> Incidents:
+    """The incidents in time order (start, then kind); ``unknown``: the kinds the run cannot tell."""
     order = {k: i for i, k in enumerate(KINDS)}
     ordered = sorted(items, key=lambda x: (x.start, order[x.kind], x.text))
-    return Incidents(tuple(ordered), {k: v for k, v in events.items() if v})
+    return Incidents(tuple(ordered), {k: v for k, v in events.items() if v}, tuple(unknown))

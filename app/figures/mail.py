@@ -1,10 +1,11 @@
 """Mail never processed: what became of it by the model's rule, and its bursts as incidents.
 
-A message no recipient processed is, at the as-of (docs/replication-model, "What a store
-believes, and what is so"): **in transit** while younger than the pair's usual transit (the
-longest transit the recipient has seen from the sender, or an hour with none), then **queued**
-until 48 hours after it was sent (Exchange's queue expiry, ``QUEUE_EXPIRY``), then **expired**.
-Here each delivery (message and recipient) the recipient never processed gets its state; the
+A delivery (a message and one recipient) the recipient had not processed by the as-of is, by
+the model's rule (``spark_jobs/model/rules/transit.py``, :func:`message_state`): **in transit**
+while younger than the pair's usual transit (the longest the recipient took for the sender's
+mail, from the published ``transits``; an hour when it never processed one) and than the queue
+expiry, then **queued** until 48 hours after it was sent (Exchange's queue expiry,
+``QUEUE_EXPIRY``), then **expired**. :func:`mail_states` is that rule over a frame. The
 deliveries to one recipient close in time are a burst, and bursts at the same time one incident.
 """
 
@@ -27,13 +28,12 @@ from pfscope.app.figures.incidents import (
 from pfscope.app.figures.outages import short_time, span_text
 from pfscope.app.figures.text import plural
 from pfscope.spark_jobs.model.rules.timeouts import QUEUE_EXPIRY
+from pfscope.spark_jobs.model.rules.transit import EXPIRED, IN_TRANSIT, NO_TRANSIT_SEEN, QUEUED
+from pfscope.spark_jobs.model.timeutil import SECOND
 
-IN_TRANSIT, QUEUED, EXPIRED = "in transit", "queued", "expired"
 STATES = (EXPIRED, QUEUED, IN_TRANSIT)
 #: Exchange's queue expiry: mail not delivered this long after it was sent is dropped
 EXPIRY = pd.Timedelta(microseconds=QUEUE_EXPIRY)
-#: a pair that never delivered a message: its usual transit is taken as an hour
-DEFAULT_TRANSIT = pd.Timedelta(hours=1)
 #: deliveries to one recipient make a burst from this many on; fewer are scattered losses
 BURST_MIN = 3
 
@@ -42,21 +42,22 @@ STATE_COLUMNS = ["msg", "fid", "sender", "type", "sent_at", "recipient", "transi
 
 def mail_states(never: pd.DataFrame, transits: pd.DataFrame, as_of: Any) -> pd.DataFrame:
     """``never`` (msg, fid, sender, type, sent_at, recipient: deliveries never processed) with the
-    pair's usual transit (``transits``: sender, recipient, transit_s, the longest it delivered),
-    the state at ``as_of`` and when it expires (expired: when it did)."""
+    pair's usual transit (``transits``: sender, recipient, longest_transit_s), the state at
+    ``as_of`` by the model's rule and when it expires (expired: when it did)."""
     if never.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in STATE_COLUMNS})
     usual = (
-        transits.set_index(["sender", "recipient"])["transit_s"]
+        transits.set_index(["sender", "recipient"])["longest_transit_s"].astype("float64")
         if not transits.empty
         else pd.Series(dtype="float64")
     )
     keys = pd.MultiIndex.from_arrays([never["sender"].astype(str), never["recipient"].astype(str)])
     seconds = usual.reindex(keys).to_numpy(dtype="float64") if len(usual) else np.full(len(never), np.nan)
-    seconds = np.where(np.isnan(seconds), DEFAULT_TRANSIT.total_seconds(), seconds)
+    seconds = np.where(np.isnan(seconds), NO_TRANSIT_SEEN / SECOND, np.maximum(seconds, 0.0))
     sent = pd.to_datetime(never["sent_at"], utc=True)
     age = (pd.Timestamp(as_of).tz_convert("UTC") - sent).dt.total_seconds().to_numpy()
-    state = np.where(age < seconds, IN_TRANSIT, np.where(age < EXPIRY.total_seconds(), QUEUED, EXPIRED))
+    expiry = QUEUE_EXPIRY / SECOND
+    state = np.where((age < seconds) & (age < expiry), IN_TRANSIT, np.where(age < expiry, QUEUED, EXPIRED))
     out = never.assign(sent_at=sent, transit_s=seconds, state=state, expires_at=sent + EXPIRY)
     return out[STATE_COLUMNS].reset_index(drop=True)
 

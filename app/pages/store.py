@@ -60,7 +60,12 @@ def outages_view(data: RunData, name: str, as_of: Any) -> html.Section:
             className="pf-outages",
         )
         if effects
-        else html.P("Never down in the log, up to the as-of.", id="pf-store-outages")
+        else html.P(
+            "Unknown: this run was published by an earlier pfscope, without the periods stores were down."
+            if "store_periods" in data.missing()
+            else "Never down in the log, up to the as-of.",
+            id="pf-store-outages",
+        )
     )
     return c.section(
         "Down periods",

@@ -102,3 +102,17 @@ def test_entries_it_opened_stop_at_its_next_outage() -> None:
     first = next(e for e in effects if e.store == "SIN2" and e.down_at == DOWN)
     assert first.reopened == 2
     assert [e.store for e in effects] == ["JNB2", "SIN2", "SIN2"]  # newest first
+
+
+def test_what_a_run_cannot_tell_reads_as_unknown_never_as_none() -> None:
+    jnb, sin = fx.outage_effects(
+        PERIODS, AS_OF, _requests(), _entries(), _held().iloc[0:0], None, mail_known=False
+    )
+    assert sin.caused == (
+        "2 entries at other stores sent it requests while it was down, "
+        "the mail held for it is unknown (this run has no messages)"
+    )
+    assert jnb.caused == (
+        "the mail held for it is unknown (this run has no messages), "
+        "its content at risk is unknown (this run has no content at risk)"
+    )

@@ -110,4 +110,23 @@ def test_a_run_published_before_the_tables_still_tells_what_it_can(demo: Path, t
     data = RunData(require_run(old))
     found = history.incidents(data)
     assert {x.kind for x in found.items} == {"overdue"}
+    assert found.unknown == ("outage", "lists", "mail")
+    assert found.summary().endswith(
+        "Unknown for this run (published by an earlier pfscope, without the tables): store down, replica lists "
+        "changed, mail never processed."
+    )
     assert history.outage_effects(data) == []
+
+
+def test_a_run_without_transits_takes_the_longest_from_the_messages(
+    demo: Path, run: RunData, tmp_path: Path
+) -> None:
+    latest = json.loads((demo / "LATEST").read_text())
+    old = tmp_path / "old"
+    shutil.copytree(demo / latest["path"], old / "runs" / "OLD")
+    (old / "LATEST").write_text(json.dumps({"run_id": "OLD", "path": "runs/OLD"}))
+    shutil.rmtree(old / "runs" / "OLD" / "transits")
+    taken = history.pair_transits(RunData(require_run(old))).set_index(["sender", "recipient"])
+    published = run.transits().set_index(["sender", "recipient"])
+    assert len(published) > 10 and sorted(taken.index) == sorted(published.index)
+    assert (taken["longest_transit_s"] - published.loc[taken.index, "longest_transit_s"]).abs().max() < 1e-6

@@ -210,7 +210,19 @@ def test_the_summary_counts_incidents_and_what_they_group() -> None:
     assert found.summary() == (
         "2 incidents, grouped from 41 events: 1 outage, 1 burst of mail never processed (40 deliveries)."
     )
-    assert inc.timeline([], {}).summary().startswith("Nothing happened in the log")
+    assert inc.timeline([], {}).summary() == (
+        "Nothing happened in the log, up to the as-of: no store was down, no replica list changed, every message "
+        "was processed, no entry became overdue."
+    )
+
+
+def test_what_a_run_cannot_tell_is_said_unknown_not_nothing() -> None:
+    unknown = inc.unknown_kinds(["store_periods", "messages"])
+    assert unknown == ("outage", "mail")
+    assert inc.timeline([], {}, unknown).summary() == (
+        "Nothing happened in the log, up to the as-of: no replica list changed, no entry became overdue. Unknown "
+        "for this run (published by an earlier pfscope, without the tables): store down, mail never processed."
+    )
 
 
 def _week_of_200_stores(seed: int = 7) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -250,7 +262,9 @@ def _week_of_200_stores(seed: int = 7) -> tuple[pd.DataFrame, pd.DataFrame, pd.D
 def test_a_200_store_week_reads_in_tens_of_lines_and_says_how_many_it_groups() -> None:
     never, entries, periods = _week_of_200_stores()
     as_of = T("2026-10-08T00:00Z")
-    states = mail.mail_states(never, pd.DataFrame(columns=["sender", "recipient", "transit_s"]), as_of)
+    states = mail.mail_states(
+        never, pd.DataFrame(columns=["sender", "recipient", "longest_transit_s"]), as_of
+    )
     lost, deliveries = mail.mail_incidents(states, periods)
     overdue = inc.overdue_incidents(entries)
     found = inc.timeline(
