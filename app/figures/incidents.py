@@ -305,22 +305,23 @@ def list_changes(lists: pd.DataFrame) -> pd.DataFrame:
         ["fid", "_first", "_at", "seq"], ascending=[True, False, True, True], kind="stable"
     )
     rows = []
-    for fid, part in frame.groupby("fid", sort=True):
-        before: set[str] | None = None
-        for at, replicas in zip(part["_at"], part["replicas"], strict=True):
-            now = {str(s) for s in (replicas if replicas is not None else [])}
-            if not pd.isna(at) and before is not None and now != before:
-                rows.append(
-                    {
-                        "fid": str(fid),
-                        "at": at,
-                        "added": sorted(now - before),
-                        "removed": sorted(before - now),
-                    }
-                )
-            elif not pd.isna(at) and before is None:
-                rows.append({"fid": str(fid), "at": at, "added": sorted(now), "removed": []})
-            before = now
+    current: Any = None
+    before: set[str] | None = None
+    # one pass over the rows in order (a groupby per folder costs seconds at 100,000 folders)
+    for fid, at, replicas in zip(frame["fid"], frame["_at"], frame["replicas"], strict=True):
+        if fid != current:
+            current, before = fid, None
+        now = {str(s) for s in (replicas if replicas is not None else [])}
+        if not pd.isna(at) and (before is None or now != before):
+            rows.append(
+                {
+                    "fid": str(fid),
+                    "at": at,
+                    "added": sorted(now - (before or set())),
+                    "removed": sorted((before or set()) - now),
+                }
+            )
+        before = now
     out = pd.DataFrame(rows, columns=cols)
     return out.sort_values(["at", "fid"], kind="stable").reset_index(drop=True)
 

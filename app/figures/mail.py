@@ -65,15 +65,24 @@ def mail_states(never: pd.DataFrame, transits: pd.DataFrame, as_of: Any) -> pd.D
 def states_text(states: pd.Series, expires: pd.Series | None = None) -> str:
     """``30 expired, 7 queued (expire by Tue 11-10 23:51), 2 in transit``."""
     counts = Counter(states)
+    last = expires[states == QUEUED].max() if expires is not None and counts.get(QUEUED) else None
+    return counts_text(counts, last)
+
+
+def counts_text(counts: Counter[str] | dict[str, int], last_queued: Any = None) -> str:
+    """:func:`states_text` from the counts per state and when the last queued one expires."""
     parts = []
     for s in STATES:
-        n = counts.get(s, 0)
+        n = int(counts.get(s, 0))
         if not n:
             continue
         text = f"{n:,} {s}"
-        if s == QUEUED and expires is not None:
-            last = expires[states == QUEUED].max()
-            text += f" (expire by {short_time(last)})" if n > 1 else f" (expires {short_time(last)})"
+        if s == QUEUED and last_queued is not None and not pd.isna(last_queued):
+            text += (
+                f" (expire by {short_time(last_queued)})"
+                if n > 1
+                else f" (expires {short_time(last_queued)})"
+            )
         parts.append(text)
     return ", ".join(parts)
 
@@ -94,11 +103,11 @@ def mail_incidents(states: pd.DataFrame, periods: pd.DataFrame | None = None) ->
             start=("sent_at", "min"), end=("sent_at", "max"), recipient=("recipient", "first")
         )
         spans = spans.assign(group=merge_spans(spans, RUN_GAP))
-        by_burst = dict(tuple(bursts.groupby("_burst", sort=False)))
+        lines = _burst_lines(bursts, spans)
         for _, group in spans.groupby("group", sort=True):
             ordered = group.sort_values(["start", "recipient"]).index
-            lines = tuple(_burst_line(by_burst[b]) for b in ordered)
-            out.append(_incident(pd.concat([by_burst[b] for b in ordered]), lines, scattered=False))
+            part = bursts[bursts["_burst"].isin(ordered)]
+            out.append(_incident(part, tuple(lines[b] for b in ordered), scattered=False))
     if not scattered.empty:
         for _, part in scattered.groupby(scattered["sent_at"].dt.floor("D"), sort=True):
             out.append(_incident(part, (), scattered=True))
@@ -120,12 +129,20 @@ def _sent_while_down(states: pd.DataFrame, periods: pd.DataFrame | None) -> np.n
     return down
 
 
-def _burst_line(rows: pd.DataFrame) -> str:
-    recipient = str(rows["recipient"].iloc[0])
-    return (
-        f"{recipient}: {plural(len(rows), 'message')}, {span_text(rows['sent_at'].min(), rows['sent_at'].max())}"
-        f": {states_text(rows['state'], rows['expires_at'])}"
-    )
+def _burst_lines(bursts: pd.DataFrame, spans: pd.DataFrame) -> dict[Any, str]:
+    """``PFSIN02: 33 messages, Tue 11-03 05:50 to 07:51: 33 expired`` per burst, from aggregates
+    (one line per store of an incident: hundreds at 200 stores)."""
+    counts = pd.crosstab(bursts["_burst"], bursts["state"])
+    queued = bursts[bursts["state"] == QUEUED].groupby("_burst")["expires_at"].max()
+    out = {}
+    for b, r in spans.iterrows():
+        mine = counts.loc[b]
+        n = int(mine.sum())
+        out[b] = (
+            f"{r['recipient']}: {plural(n, 'message')}, {span_text(r['start'], r['end'])}: "
+            f"{counts_text(mine.to_dict(), queued.get(b))}"
+        )
+    return out
 
 
 def _incident(rows: pd.DataFrame, parts: tuple[str, ...], scattered: bool) -> Incident:
