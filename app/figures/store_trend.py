@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 
 from pfscope.app.figures.backfill import backfill_trend
 from pfscope.app.figures.layout import MAX_MARKS, base_layout, empty_figure
-from pfscope.app.figures.palette import BLUE, VERMILLION
+from pfscope.app.figures.palette import BLUE, OPEN_SCALE, VERMILLION
 from pfscope.app.figures.text import esc
 
 #: the rows the overview draws before "show all": the worst stores
@@ -28,8 +28,6 @@ ROWS = 40
 ROW_PX = 18
 #: the longest the time axis is cut into (fewer with many stores: cells stay under MAX_MARKS)
 MAX_BINS = 240
-#: open entries: pale to dark blue, monotonic in lightness (readable with colour vision deficiencies)
-OPEN_SCALE: list[list[Any]] = [[0.0, "#deebf7"], [0.3, "#6baed6"], [0.7, "#2171b5"], [1.0, "#08306b"]]
 OVERDUE_NAME, DOWN_NAME = "overdue entries (bar under the row)", "store down (hatched)"
 
 

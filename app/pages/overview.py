@@ -160,7 +160,10 @@ def incident_item(x: inc.Incident, as_of: Any) -> html.Li:
     if x.parts:
         body.append(
             html.Details(
-                [html.Summary(f"{len(x.parts):,} groups in it"), html.Ul([html.Li(p) for p in x.parts])],
+                [
+                    html.Summary(f"{len(x.parts):,} lines in it, by store"),
+                    html.Ul([html.Li(p) for p in x.parts]),
+                ],
                 className="pf-incident-parts",
             )
         )

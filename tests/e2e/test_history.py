@@ -86,7 +86,7 @@ def test_the_overview_tells_what_happened_this_week_newest_first(demo_server: Se
     )
     # a grouped line folds the groups it merges
     grouped = page.locator("#pf-incidents > li:has(details)").first
-    assert grouped.locator("summary").inner_text().endswith("groups in it")
+    assert grouped.locator("summary").inner_text().endswith(" lines in it, by store")
     grouped.locator("summary").click()
     assert grouped.locator("details li").count() >= 2
     # the incidents' chart: a bar per incident, by kind
