@@ -151,3 +151,32 @@ def published(scenario: str) -> Path:
     _pfscope("compute", "--topology", str(topology), "--events", str(events), "--out", str(out))
     _published[scenario] = out
     return out
+
+
+#: the 200-store organisation of the history tests: every store a row of the per-store chart
+SCALE_200 = ("--stores", "200", "--sites", "8", "--folders", "1000", "--days", "3")
+
+
+def published_scale(name: str, flags: tuple[str, ...]) -> Path:
+    """A ``scale`` organisation sized by ``flags`` (``pfscope simulate --scenario scale``),
+    computed once per session like :func:`published` (``name``: its folder)."""
+    if name in _published:
+        return _published[name]
+    work = _base() / name
+    out = work / "runs"
+    if (out / "LATEST").exists() and os.environ.get("PFSCOPE_E2E_REUSE"):
+        _published[name] = out
+        return out
+    shutil.rmtree(work, ignore_errors=True)
+    _pfscope("simulate", "--scenario", "scale", *flags, "--out", str(work), "--no-progress")
+    _pfscope(
+        "compute",
+        "--topology",
+        str(work / "topology.json"),
+        "--events",
+        str(work / "events.jsonl"),
+        "--out",
+        str(out),
+    )
+    _published[name] = out
+    return out

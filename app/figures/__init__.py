@@ -8,7 +8,8 @@ alone. No figure carries more than :data:`MAX_MARKS` marks: callers get a ``trun
 One module per job (:mod:`.text`, :mod:`.glossary`, :mod:`.palette`, :mod:`.layout`,
 :mod:`.overview`, :mod:`.matrix`, :mod:`.replay`, :mod:`.backfill`, :mod:`.candidates`,
 :mod:`.stores`, :mod:`.paging`, :mod:`.slider`, :mod:`.belief`, :mod:`.outages`); this package re-exports their public names, so
-``from app import figures as f`` then ``f.name`` keeps working.
+``from app import figures as f`` then ``f.name`` keeps working. What happened (:mod:`.incidents`,
+:mod:`.mail`, :mod:`.effects`, :mod:`.timeline`, :mod:`.store_trend`) is imported by module.
 """
 
 from pfscope.app.figures.backfill import (
@@ -69,6 +70,7 @@ from pfscope.app.figures.outages import (
     outage_rows,
     outage_text,
     short_time,
+    span_text,
 )
 from pfscope.app.figures.overview import (
     AT_RISK_HREF,
@@ -253,6 +255,7 @@ __all__ = [
     "slider_labels",
     "slider_mark_indices",
     "slider_positions",
+    "span_text",
     "step_changes",
     "stores_by_site",
     "sync_suffix",

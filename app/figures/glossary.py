@@ -28,6 +28,25 @@ GLOSSARY: dict[str, tuple[str, str]] = {
         "store long after it came back (the store page, the overview's "
         '"what happened").',
     ),
+    "incident": (
+        "incident (what happened)",
+        'A line of the overview\'s "what happened": a period a store was down (with what it caused: the '
+        "entries of other stores whose requests went to it while it was down, the entries it opened once "
+        "back on mail held for it, the mail sent to it while it was down that expired), replica-list "
+        "changes, mail never processed, or entries that became overdue. Events of one kind close in time "
+        "are one incident (changes within an hour, a store's overdue entries within six hours, its "
+        "deliveries within an hour; at most a day), and those of several stores at the same time too; "
+        "each line says how many events it groups. From every store's log: what is so, not a store's belief.",
+    ),
+    "never-processed": (
+        "mail never processed (in transit, queued, expired)",
+        "A delivery (a message and one of its recipients) the recipient had not processed by the as-of. "
+        "By the model's rule it is in transit while younger than the pair's usual transit (the longest "
+        "the recipient took for the sender's mail, or an hour), then queued until 48 hours after it was "
+        "sent, then expired: Exchange drops queued replication mail after 48 hours. Deliveries to one "
+        "store within an hour of each other, three or more, are a burst; fewer are scattered losses, "
+        "told one line a day.",
+    ),
     "hierarchy": (
         "hierarchy (1-1)",
         "The folder 1-1 is the public folder hierarchy itself; every store is a "

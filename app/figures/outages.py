@@ -30,6 +30,17 @@ def short_time(value: Any) -> str:
     return "" if ts is None else ts.strftime("%a %m-%d %H:%M")
 
 
+def span_text(start: Any, end: Any) -> str:
+    """``Tue 11-03 06:00 to Thu 11-05 08:00``; ``Sun 11-08 00:15 to 05:46`` within a day; one time
+    when both are the same minute (UTC)."""
+    a, b = _ts(start), _ts(end)
+    if a is None:
+        return ""
+    if b is None or short_time(a) == short_time(b):
+        return short_time(a)
+    return f"{short_time(a)} to {b.strftime('%H:%M') if a.date() == b.date() else short_time(b)}"
+
+
 def outage_duration(seconds: float | None) -> str:
     """An outage's length in hours, as operators count them: ``50 h``, ``2 h 30 min``, ``40 min``."""
     if seconds is None or pd.isna(seconds):

@@ -54,3 +54,7 @@ LAG_ABSOLUTE_SCALE: list[list[Any]] = [
 YELLOW = "#867d0b"
 TREND_PALETTE: tuple[str, ...] = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, GREY, YELLOW)
 TREND_DASHES: tuple[str, ...] = ("solid", "dot", "dash", "dashdot")
+
+#: the per-store heatmap's open entries: pale to dark blue, monotonic in lightness (readable with
+#: colour vision deficiencies, and apart from the vermillion of overdue and outages)
+OPEN_SCALE: list[list[Any]] = [[0.0, "#deebf7"], [0.3, "#6baed6"], [0.7, "#2171b5"], [1.0, "#08306b"]]

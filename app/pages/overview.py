@@ -16,7 +16,11 @@ from dash import Input, Output, callback, dcc, html
 
 from pfscope.app import components as c
 from pfscope.app import figures as f
+from pfscope.app import history
 from pfscope.app.data import RunData
+from pfscope.app.figures import incidents as inc
+from pfscope.app.figures import store_trend as st
+from pfscope.app.figures import timeline as tl
 from pfscope.app.runtime import current_data, settings
 
 dash.register_page(__name__, path="/", name="Overview", title="pfscope · overview")
@@ -82,40 +86,88 @@ def causes_section(data: RunData, summary: dict[str, Any], _query: dict[str, Any
     )
 
 
-#: outages the overview lists (newest first); the store pages have every one
-OUTAGE_ROWS = 10
+#: incidents the overview lists (newest first) before "show all"
+INCIDENT_ROWS = 25
 
 
-def happened_section(data: RunData, summary: dict[str, Any], _query: dict[str, Any]) -> Any:
-    """What happened: the stores' down periods from ``store_periods``, newest first, those that are
-    over too (a store's status says only how it is at the as-of)."""
-    rows = data.memo("outage_rows", (), lambda: f.outage_rows(data.store_periods(), summary.get("as_of")))
-    if rows.empty:
-        body: list[Any] = [html.P("No store was down in the log, up to the as-of.", id="pf-outages")]
-    else:
-        more = len(rows) - OUTAGE_ROWS
-        body = [
-            c.table(
-                rows,
-                [("store", "store"), ("from", "down from"), ("to", "back up"), ("down_for", "down for")],
-                {"store": c.link_store},
-                id="pf-outages",
-                limit=OUTAGE_ROWS,
-            ),
-            html.P(
-                f"The {OUTAGE_ROWS} newest of {len(rows):,}; each store's page lists all of its own.",
-                className="pf-muted",
-            )
-            if more > 0
-            else "",
-        ]
+def happened_section(data: RunData, summary: dict[str, Any], query: dict[str, Any]) -> Any:
+    """What happened: the organisation's incidents (outages and what they caused, replica-list
+    changes, mail never processed, entries overdue), as a timeline chart and a list, newest first,
+    those that are over too (a store's status says only how it is at the as-of)."""
+    found = history.incidents(data)
+    as_of = summary.get("as_of")
+    if not found.items:
+        return c.section(
+            "What happened",
+            html.P(found.summary(), id="pf-incidents-summary"),
+            id="pf-happened",
+            term="down-period",
+        )
+    fig = data.memo(
+        "fig_incidents",
+        (),
+        lambda: tl.fig_incident_timeline(list(found.items), as_of).to_plotly_json(),
+    )
+    every = found.newest_first()
+    rows = len(every) if query.get("incidents") == "all" else INCIDENT_ROWS
+    shown = every[:rows]
+    more = len(every) - len(shown)
     return c.section(
-        "What happened: stores down",
-        *body,
+        "What happened",
+        html.P(found.summary(), id="pf-incidents-summary", className="pf-count"),
+        dcc.Graph(id="pf-incidents-fig", figure=fig, config={"displaylogo": False}, className="pf-figure"),
+        html.Ul(
+            [incident_item(x, as_of) for x in shown], id="pf-incidents", className="pf-verdict pf-incidents"
+        ),
+        html.P(
+            [
+                f"The {len(shown):,} newest of {len(every):,}. ",
+                dcc.Link(
+                    f"Show all {len(every):,}", href="/?incidents=all#pf-happened", id="pf-incidents-all"
+                ),
+            ],
+            className="pf-muted",
+        )
+        if more > 0
+        else "",
         id="pf-happened",
-        help="Every period a store was down, newest first, up to the as-of (UTC).",
+        help="From every store's log, up to the as-of (UTC), newest first: each period a store was down "
+        "and what it caused, replica-list changes, mail no recipient processed (in transit, queued until "
+        "the 48 h expiry, or expired) and entries that became overdue. Events close in time are one line, "
+        "which says how many it groups.",
         term="down-period",
     )
+
+
+#: what an incident's link opens, per kind
+_LINKS = {"outage": "its store", "lists": "the folder", "mail": "its store", "overdue": "the entries"}
+
+
+def incident_item(x: inc.Incident, as_of: Any) -> html.Li:
+    """One incident: when, what kind, what happened (a link to where it shows), and the groups it
+    merges, folded."""
+    when = f.span_text(x.start, x.end) if x.end is not None else f"{f.short_time(x.start)}, ongoing"
+    label, term = inc.KINDS[x.kind]
+    body: list[Any] = [
+        html.Span(when, className="pf-incident-when"),
+        " · ",
+        html.Span([label, " ", c.term_link(term)], className="pf-incident-kind"),
+        ": ",
+        html.Span(x.text, className="pf-incident-text"),
+    ]
+    if x.href:
+        body += [" ", dcc.Link(_LINKS.get(x.kind, "details"), href=x.href, className="pf-incident-link")]
+    if x.parts:
+        body.append(
+            html.Details(
+                [
+                    html.Summary(f"{len(x.parts):,} lines in it, by store"),
+                    html.Ul([html.Li(p) for p in x.parts]),
+                ],
+                className="pf-incident-parts",
+            )
+        )
+    return html.Li(body, className=f"pf-incident pf-verdict-{x.tier}", **c.html_attrs({"data-kind": x.kind}))
 
 
 def rejects_banner_section(_data: RunData, summary: dict[str, Any], _query: dict[str, Any]) -> Any:
@@ -195,17 +247,54 @@ def health_section(data: RunData, _summary: dict[str, Any], _query: dict[str, An
     )
 
 
-def trend_section(data: RunData, _summary: dict[str, Any], _query: dict[str, Any]) -> Any:
-    """Open and overdue backfill entries per store over the run: better or worse, at a glance."""
-    fig = data.memo(
-        "fig_backfill_trend", (), lambda: f.fig_backfill_trend(data.backfill_trend()).to_plotly_json()
-    )
+def trend_section(data: RunData, summary: dict[str, Any], query: dict[str, Any]) -> Any:
+    """Open and overdue backfill entries over the run: the organisation's totals, annotated with
+    what happened, then a store × time heatmap, worst stores first (readable at 200 stores)."""
+    as_of = summary.get("as_of")
+    every = query.get("trend") == "all"
+
+    def totals_fig() -> dict[str, Any]:
+        entries = history.entries_overdue(data)
+        fig = st.fig_org_totals(st.org_totals(entries, as_of))
+        return tl.annotate(fig, history.incidents(data).items, as_of).to_plotly_json()
+
+    def stores_fig() -> tuple[dict[str, Any], int, int]:
+        trend = st.store_trend(
+            history.entries_overdue(data),
+            data.stores()["store"].tolist(),
+            data.store_periods(),
+            as_of,
+            rows=None if every else st.ROWS,
+        )
+        fig = tl.annotate(st.fig_store_trend(trend, as_of), history.incidents(data).items, as_of, bands=False)
+        return fig.to_plotly_json(), len(trend.stores), trend.hidden
+
+    heat, drawn, hidden = data.memo("fig_store_trend", (every,), stores_fig)
     return c.section(
         "Backfill entries over time",
-        _graph(fig, "pf-trend-fig"),
+        _graph(data.memo("fig_org_trend", (), totals_fig), "pf-trend-fig"),
+        html.H3("Per store, worst first"),
+        html.P(
+            [
+                f"{drawn:,} of {drawn + hidden:,} stores: the {st.ROWS} worst (the most entries overdue at once, "
+                "then the most open at once) and every store that was down, worst first. ",
+                dcc.Link(
+                    f"Show all {drawn + hidden:,}", href="/?trend=all#pf-trend", id="pf-store-trend-all"
+                ),
+            ]
+            if hidden
+            else f"Every store ({drawn:,}), the worst first: the most entries overdue at once, then the most open "
+            "at once.",
+            id="pf-store-trend-count",
+            className="pf-muted",
+        ),
+        dcc.Graph(id="pf-store-trend-fig", figure=heat, config={"displaylogo": False}, className="pf-figure"),
         id="pf-trend",
-        help="Per store (as observer), its open backfill entries and, below, those overdue (two requests or "
-        "more: the first did not fill them), from the first entry opened to the as-of time.",
+        help="Each store's own backfill entries (as observer), from the first entry opened to the as-of: above, "
+        "all stores' open entries and the overdue among them (two requests or more: the first did not fill them), "
+        "with the outages shaded and the replica-list changes as dashed lines; below, a row per store, its cells "
+        "the most entries open at once in each time bin, its overdue stretches as a bar under the row and its "
+        "down periods hatched.",
         term="overdue",
     )
 

@@ -13,6 +13,7 @@ from dash import dcc, html
 
 from pfscope.app import components as c
 from pfscope.app import figures as f
+from pfscope.app import history
 from pfscope.app.data import RunData
 from pfscope.app.runtime import current_data, settings
 from pfscope.spark_jobs.model.rules.health import entry_overdue
@@ -38,19 +39,43 @@ def layout(name: str | None = None, **_query: Any) -> html.Main:
 
 
 def outages_view(data: RunData, name: str, as_of: Any) -> html.Section:
-    """Every period the store was down, newest first, long after it came back."""
-    rows = f.outage_rows(data.store_periods(store=name), as_of)
+    """Every period the store was down, newest first, long after it came back, each with what
+    it caused (entries at other stores that asked it, entries it opened on mail held for it, mail
+    to it that expired; while it is still down, the content at risk)."""
+    effects = history.outage_effects(data, name)
     body: Any = (
-        html.Ul([html.Li(t) for t in rows["text"]], id="pf-store-outages")
-        if not rows.empty
-        else html.P("Never down in the log, up to the as-of.", id="pf-store-outages")
+        html.Ul(
+            [
+                html.Li(
+                    [
+                        html.Span(f.outage_text(e.down_at, e.up_at, as_of), className="pf-outage-when"),
+                        ": ",
+                        html.Span(e.caused, className="pf-outage-caused"),
+                    ],
+                    **c.html_attrs({"data-down-at": f.ts_text(e.down_at)}),
+                )
+                for e in effects
+            ],
+            id="pf-store-outages",
+            className="pf-outages",
+        )
+        if effects
+        else html.P(
+            "Unknown: this run was published by an earlier pfscope, without the periods stores were down."
+            if "store_periods" in data.missing()
+            else "Never down in the log, up to the as-of.",
+            id="pf-store-outages",
+        )
     )
     return c.section(
         "Down periods",
         body,
         id="pf-store-outages-section",
         term="down-period",
-        help="From the log: every period this store was down, newest first (UTC).",
+        help="From the log: every period this store was down, newest first (UTC), and what followed from it: "
+        "the entries at other stores whose requests went to it while it was down, the entries it opened once "
+        "back on mail held for it, the mail sent to it while it was down that expired (Exchange drops queued "
+        "replication mail after 48 h), and while it is still down, what only it holds.",
     )
 
 

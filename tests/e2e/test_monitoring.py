@@ -190,20 +190,31 @@ def test_overview_draws_open_and_overdue_entries_over_time(demo_server: Server, 
     assert section.locator("h2").inner_text() == "Backfill entries over time"
     traces = page.evaluate(
         "() => document.querySelector('#pf-trend-fig .js-plotly-plot').data.map("
-        "t => ({name: t.name, axis: t.yaxis || 'y', x: t.x, y: t.y}))"
+        "t => ({name: t.name, x: t.x, y: t.y}))"
     )
     screenshot(page, "demo-overview-trend")
     entries = table(demo_server.data, "backfill_entries")
     open_entries = entries[entries["state"] == "open"]
     as_of = table(demo_server.data, "summary")["as_of"].iloc[0]
-    stores = sorted(table(demo_server.data, "stores")["store"])
-    assert sorted({t["name"] for t in traces}) == stores and len(traces) == 2 * len(stores)
-    for t in traces:
+    # the organisation's totals: every store's open entries, and the overdue among them
+    lines = {t["name"]: t for t in traces if t["name"] != "annotations"}
+    assert sorted(lines) == ["open entries, all stores", "overdue entries, all stores"]
+    for t in lines.values():
         t["x"], t["y"] = values(t["x"]), values(t["y"])  # plotly may send arrays base64-encoded
         assert pd.Timestamp(t["x"][-1], tz="UTC") == as_of
-        mine = open_entries[open_entries["observer"] == t["name"]]
-        want = len(mine) if t["axis"] == "y" else int((mine["requests"] >= 2).sum())
-        assert t["y"][-1] == want, t["name"]
+    assert lines["open entries, all stores"]["y"][-1] == len(open_entries)
+    assert lines["overdue entries, all stores"]["y"][-1] == int((open_entries["requests"] >= 2).sum())
+    # per store: a row each (the demo's ten), the last time bin at least its entries open at the as-of
+    heat = page.evaluate(
+        "() => { const p = document.querySelector('#pf-store-trend-fig .js-plotly-plot');"
+        " return {rows: p.layout.yaxis.categoryarray,"
+        " z: Array.from(p._fullData[0].z, r => Array.from(r, v => Number.isNaN(v) ? 0 : v))}; }"
+    )
+    stores = sorted(table(demo_server.data, "stores")["store"])
+    assert sorted(heat["rows"]) == stores
+    for store, row in zip(heat["rows"], heat["z"], strict=True):
+        last = row[-1] or 0
+        assert last >= int((open_entries["observer"] == store).sum()), store
 
 
 def test_metrics_before_and_after_a_run_is_published(demo_data: Path, tmp_path: Path) -> None:
