@@ -46,6 +46,10 @@ METRIC_NAMES: tuple[str, ...] = (
     "pfscope_input_lines",
     "pfscope_run_incremental",
     "pfscope_run_lines_new",
+    "pfscope_forecast_replicas_lacking",
+    "pfscope_forecast_blocked_replicas",
+    "pfscope_forecast_in_sync_timestamp_seconds",
+    "pfscope_forecast_latest_in_sync_timestamp_seconds",
 )
 #: said only by an incremental run
 REFRESH_METRIC_NAMES: tuple[str, ...] = (
@@ -83,6 +87,7 @@ def snapshot(data: RunData) -> dict[str, Any]:
     requests = entries["requests"].fillna(0).astype("int64")
     open_n = entries.groupby("observer").size()
     overdue_n = entries[requests >= OVERDUE_REQUESTS].groupby("observer").size()
+    forecast = data.table("forecast", ["store", "in_sync_at", "latest_in_sync_at"])
     nxt = data.table("next_requests", ["entry_id", "observer", "waiting"])
     waiting_n = nxt[nxt["waiting"].fillna(False).astype(bool)].groupby("observer")["entry_id"].nunique()
     return {
@@ -101,6 +106,7 @@ def snapshot(data: RunData) -> dict[str, Any]:
         "overdue": {s: int(overdue_n.get(s, 0)) for s in names},
         "at_risk": {s: int(at_risk.get(s, 0)) for s in names},
         "waiting": {s: int(waiting_n.get(s, 0)) for s in names},
+        "forecast": forecast_by_store(forecast, names),
         "refresh": {
             "incremental": 1 if summary.get("refresh") == "incremental" else 0,
             "lines_new": summary.get("lines_new"),
@@ -109,6 +115,25 @@ def snapshot(data: RunData) -> dict[str, Any]:
             "lines_rejudged": summary.get("lines_rejudged"),
         },
     }
+
+
+def forecast_by_store(
+    forecast: pd.DataFrame, names: list[str]
+) -> dict[str, tuple[int, int, float | None, float | None]]:
+    """Per store, from the run's forecast: its replicas that lack CNs, those of them the forecast
+    says will not catch up within its horizon, and when the last of the others is in sync (as the
+    world is assumed, and at the latest: the bound); None when none of them will."""
+    out: dict[str, tuple[int, int, float | None, float | None]] = {}
+    for store in names:
+        mine = forecast[forecast["store"] == store]
+        blocked = int(mine["in_sync_at"].isna().sum())
+        out[store] = (
+            len(mine),
+            blocked,
+            _epoch(mine["in_sync_at"].max()),
+            _epoch(mine["latest_in_sync_at"].max()),
+        )
+    return out
 
 
 class RunCollector(Collector):
@@ -159,6 +184,7 @@ class RunCollector(Collector):
             for store, n in snap[key].items():
                 g.add_metric([store], n)
             yield g
+        yield from _forecast_gauges(snap["forecast"])
         g = GaugeMetricFamily(
             "pfscope_store_up",
             "1 when the store's last status is up, else 0",
@@ -213,6 +239,41 @@ class RunCollector(Collector):
         ):
             if r.get(key) is not None:
                 yield GaugeMetricFamily(name, text, value=int(r[key]))
+
+
+def _forecast_gauges(
+    forecast: dict[str, tuple[int, int, float | None, float | None]],
+) -> Iterator[GaugeMetricFamily]:
+    lacking = GaugeMetricFamily(
+        "pfscope_forecast_replicas_lacking",
+        "Replicas of the store that lack CNs at the as-of (what is so), which the forecast plays forward",
+        labels=["store"],
+    )
+    blocked = GaugeMetricFamily(
+        "pfscope_forecast_blocked_replicas",
+        "Replicas of the store that the forecast says will not be in sync within its horizon (14 days): a "
+        "store that is down holds what they lack, nothing will tell them of it, or the store itself is down",
+        labels=["store"],
+    )
+    in_sync = GaugeMetricFamily(
+        "pfscope_forecast_in_sync_timestamp_seconds",
+        "When the last of the store's replicas that will catch up is in sync, as the forecast plays the "
+        "rules forward (no series: none lacks CNs or none will catch up)",
+        labels=["store"],
+    )
+    latest = GaugeMetricFamily(
+        "pfscope_forecast_latest_in_sync_timestamp_seconds",
+        "The same, if the first backfill reply of each entry is lost: the bound to plan with",
+        labels=["store"],
+    )
+    for store, (n, stuck, at, bound) in forecast.items():
+        lacking.add_metric([store], n)
+        blocked.add_metric([store], stuck)
+        if at is not None:
+            in_sync.add_metric([store], at)
+        if bound is not None:
+            latest.add_metric([store], bound)
+    yield from (lacking, blocked, in_sync, latest)
 
 
 def exposition(data: RunData | None, now: pd.Timestamp | None = None) -> bytes:

@@ -169,3 +169,28 @@ def test_waiting_requests_are_the_entries_whose_next_request_waits_for_a_down_st
     }
     down = set(stores.loc[stores["status"] == "down", "store"])
     assert set(waiting.index) <= down and sum(waiting) > 0  # only a store that is down waits
+
+
+def test_forecast_gauges_equal_the_forecast_table(demo: Path, demo_metrics) -> None:  # type: ignore[no-untyped-def]
+    """Per store: replicas lacking CNs, those the forecast says will not catch up, and when the last
+    of the others is in sync (and at the latest), from the published ``forecast`` table."""
+    stores = sorted(parquet(demo, "stores")["store"])
+    forecast = parquet(demo, "forecast")
+    lacking = forecast.groupby("store").size()
+    blocked = forecast[forecast["in_sync_at"].isna()].groupby("store").size()
+    assert by_store(demo_metrics["pfscope_forecast_replicas_lacking"]) == {
+        s: int(lacking.get(s, 0)) for s in stores
+    }
+    assert by_store(demo_metrics["pfscope_forecast_blocked_replicas"]) == {
+        s: int(blocked.get(s, 0)) for s in stores
+    }
+    # the demo's PFJNB02 is down till the end: its replicas that lack CNs never catch up
+    assert by_store(demo_metrics["pfscope_forecast_blocked_replicas"])["PFJNB02"] > 0
+    last = forecast.dropna(subset=["in_sync_at"]).groupby("store")["in_sync_at"].max()
+    got = {
+        dict(labels)["store"]: v
+        for labels, v in demo_metrics["pfscope_forecast_in_sync_timestamp_seconds"].items()
+    }
+    assert got == {s: pd.Timestamp(t).timestamp() for s, t in last.items()} and got
+    bound = demo_metrics["pfscope_forecast_latest_in_sync_timestamp_seconds"]
+    assert all(v >= got[dict(labels)["store"]] for labels, v in bound.items())
