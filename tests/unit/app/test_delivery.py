@@ -67,3 +67,13 @@ def test_words_for_the_rest() -> None:
     ]
     assert dl.micros(None) is None and dl.micros(pd.NaT) is None
     assert dl.micros(pd.Timestamp("1970-01-01T00:00:01")) == SECOND  # naive: UTC
+
+
+def test_the_glossary_says_the_rule() -> None:
+    from pfscope.app.figures.glossary import GLOSSARY
+
+    assert GLOSSARY["in-transit"][0] == IN_TRANSIT
+    assert GLOSSARY["queued"][0] == QUEUED
+    assert GLOSSARY["expired"][0] == EXPIRED
+    assert "an hour" in GLOSSARY["in-transit"][1] and "longest" in GLOSSARY["in-transit"][1]
+    assert dl.EXPIRY_TEXT in GLOSSARY["queued"][1] and dl.EXPIRY_TEXT in GLOSSARY["expired"][1]
