@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from pfscope.app.figures.delivery import NOT_PROCESSED
 from pfscope.app.figures.layout import MAX_MARKS, base_layout, empty_figure
 from pfscope.app.figures.palette import (
     BLUE,
@@ -23,12 +24,10 @@ from pfscope.app.figures.palette import (
 )
 from pfscope.app.figures.text import esc, fmt_age, fmt_time, folder_label, health_text, yes_no
 from pfscope.spark_jobs.model.rules.health import OVERDUE_REQUESTS, entry_overdue
-from pfscope.spark_jobs.model.rules.transit import EXPIRED, IN_TRANSIT, PROCESSED, QUEUED
+from pfscope.spark_jobs.model.rules.transit import PROCESSED
 
 #: an observed request whose source had not processed it by the as-of (its kind in the marks)
 UNPROCESSED = "unprocessed"
-#: what became of a request for its source, by the rule (``figures.requests.with_reached``)
-NOT_PROCESSED_STATES = (IN_TRANSIT, QUEUED, EXPIRED)
 
 
 def entry_timeline_marks(entries: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
@@ -96,7 +95,7 @@ def entry_timeline_marks(entries: pd.DataFrame, requests: pd.DataFrame) -> pd.Da
             continue
         base = {"entry_id": r["entry_id"], "observer": r["observer"], "locality": e.get("locality")}
         reached = r.get("reached")
-        lost = r["kind"] == "observed" and reached in NOT_PROCESSED_STATES
+        lost = r["kind"] == "observed" and reached in NOT_PROCESSED
         how = r.get("reached_text") if isinstance(r.get("reached_text"), str) else ""
         usual = r.get("usual") if lost and isinstance(r.get("usual"), str) else None
         if lost:

@@ -28,6 +28,10 @@ from pfscope.spark_jobs.model.timeutil import HOUR, SECOND
 
 #: Exchange's queue expiry in words
 EXPIRY_TEXT = f"{QUEUE_EXPIRY // HOUR} hours" if QUEUE_EXPIRY % HOUR == 0 else fmt_age(QUEUE_EXPIRY / SECOND)
+#: a run published without ``transits`` (an earlier pfscope): mail not processed and younger than
+#: the queue expiry is in transit or queued, which the run cannot tell
+PENDING = "in transit or queued"
+NO_TRANSITS = "this run has no transits table (an earlier pfscope): its usual transit is unknown"
 #: a store a message was not addressed to
 NOT_SENT = "not sent to it"
 #: a request the model expects but the log has no message for
@@ -38,9 +42,12 @@ EXPECTED_TEXT = "expected by the rules; no such message in the log"
 Usual = dict[tuple[str, str], int]
 
 
-def usual_transits(transits: pd.DataFrame) -> Usual:
-    """The published ``transits`` as a look-up of each pair's longest transit (microseconds)."""
-    if transits is None or transits.empty or "longest_transit_s" not in transits.columns:
+def usual_transits(transits: pd.DataFrame | None) -> Usual | None:
+    """The published ``transits`` as a look-up of each pair's longest transit (microseconds);
+    None for a run published without the table (pass None then)."""
+    if transits is None:
+        return None
+    if transits.empty or "longest_transit_s" not in transits.columns:
         return {}
     return {
         (str(s), str(r)): round(float(t) * SECOND)
@@ -81,8 +88,11 @@ def duration(us: int) -> str:
     return fmt_age(max(us, SECOND) / SECOND).removesuffix(" 0 min")
 
 
-def usual_text(sender: str, recipient: str, usual: Usual) -> str:
-    """``PFDUB01 usually processes PFRED01's mail within 40 min`` (or that it never did)."""
+def usual_text(sender: str, recipient: str, usual: Usual | None) -> str:
+    """``PFDUB01 usually processes PFRED01's mail within 40 min`` (or that it never did, or that
+    the run cannot say)."""
+    if usual is None:
+        return NO_TRANSITS
     longest = usual.get((sender, recipient))
     if longest is None:
         return (
@@ -93,13 +103,15 @@ def usual_text(sender: str, recipient: str, usual: Usual) -> str:
 
 
 def delivery(
-    sender: str, recipient: str, sent_at: Any, processed_at: Any, as_of: Any, usual: Usual
+    sender: str, recipient: str, sent_at: Any, processed_at: Any, as_of: Any, usual: Usual | None
 ) -> Delivery:
     """The rule for one message and recipient, in words (``sent_at``, ``processed_at``, ``as_of``:
-    times; ``processed_at`` None when the recipient had not processed it by the as-of)."""
+    times; ``processed_at`` None when the recipient had not processed it by the as-of; ``usual``
+    None: the run has no ``transits``, so in transit and queued are one :data:`PENDING`)."""
     sent, done, now = micros(sent_at), micros(processed_at), micros(as_of)
     assert sent is not None and now is not None, "a message's send time and the run's as-of"
-    got = message_state(sent, done, now, usual_transit(usual.get((sender, recipient))))
+    longest = usual.get((sender, recipient)) if usual is not None else 0
+    got = message_state(sent, done, now, usual_transit(longest))
     if got.state == PROCESSED:
         return Delivery(PROCESSED, f"processed at {fmt_time(stamp(done))}", stamp(done), None)
     words = usual_text(sender, recipient, usual)
@@ -107,6 +119,8 @@ def delivery(
         return Delivery(IN_TRANSIT, IN_TRANSIT, None, None, words)
     if got.state == QUEUED:
         at = stamp(got.expires_at)
+        if usual is None:  # a usual transit of 0 made it queued: the run cannot tell which
+            return Delivery(PENDING, f"{PENDING} (expires {fmt_time(at)})", None, at, words)
         return Delivery(QUEUED, f"queued (expires {fmt_time(at)})", None, at, words)
     at = stamp(sent + QUEUE_EXPIRY)
     return Delivery(EXPIRED, f"expired (at {fmt_time(at)})", None, at, words)
@@ -122,3 +136,5 @@ def expected() -> Delivery:
 
 
 STATES = (PROCESSED, IN_TRANSIT, QUEUED, EXPIRED)
+#: a message its recipient has not processed, by the rule (or the run cannot split the first two)
+NOT_PROCESSED = (IN_TRANSIT, QUEUED, EXPIRED, PENDING)

@@ -28,7 +28,7 @@ from pfscope.app.figures.delivery import (
 )
 from pfscope.app.figures.text import fmt_time, plural
 from pfscope.spark_jobs.model.cnset import CNSet, union_all
-from pfscope.spark_jobs.model.rules.answers import Asked, Reply, answers, is_reply
+from pfscope.spark_jobs.model.rules.answers import REPLY_TYPE, Asked, Reply, answers, is_reply
 from pfscope.spark_jobs.model.rules.transit import PROCESSED
 
 #: an observed request whose message the published ``messages`` table has not (an older run)
@@ -54,7 +54,7 @@ class Mail:
     """One folder's messages indexed for tracing, with the run's as-of and the usual transits."""
 
     as_of: Any
-    usual: Usual
+    usual: Usual | None
     sent: dict[str, Sent] = field(default_factory=dict)
     by_send: dict[tuple[str, str, int], list[str]] = field(default_factory=dict)
     _answers: dict[tuple[str, str, str], dict[str, tuple[str, ...]]] = field(default_factory=dict)
@@ -85,7 +85,7 @@ class Mail:
         return tuple(self.sent[r] for r in self._answers[key].get(msg, ()))
 
 
-def index(messages: pd.DataFrame, as_of: Any, usual: Usual) -> Mail:
+def index(messages: pd.DataFrame, as_of: Any, usual: Usual | None) -> Mail:
     """``messages`` (one folder's rows) as a :class:`Mail`."""
     mail = Mail(as_of, usual)
     if messages is None or messages.empty:
@@ -220,12 +220,15 @@ def with_reached(requests: pd.DataFrame, mail: Mail) -> pd.DataFrame:
 
 
 def folder_requests(
-    requests: pd.DataFrame, messages: pd.DataFrame, transits: pd.DataFrame, as_of: Any
+    requests: pd.DataFrame, messages: pd.DataFrame, transits: pd.DataFrame | None, as_of: Any
 ) -> pd.DataFrame:
     """One folder's ``backfill_requests`` with what became of each for its source
-    (:func:`with_reached`), from its ``messages`` and the published ``transits``."""
+    (:func:`with_reached`), from its ``messages`` and the published ``transits`` (None: the run
+    has no such table)."""
     if as_of is None or pd.isna(as_of):
         return requests.assign(reached=None, reached_text=None, usual=None, answered=None)
+    if not messages.empty:  # only requests and their answers matter here
+        messages = messages[messages["type"].isin(["backfill_request", REPLY_TYPE["backfill_request"]])]
     return with_reached(requests, index(messages, as_of, usual_transits(transits)))
 
 

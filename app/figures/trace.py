@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from pfscope.app.figures.delivery import NOT_SENT, Delivery, Usual, delivery, not_sent
+from pfscope.app.figures.delivery import NOT_SENT, PENDING, Delivery, Usual, delivery, not_sent
 from pfscope.app.figures.text import fmt_time, plural
 from pfscope.spark_jobs.model.cnset import CNSet
 from pfscope.spark_jobs.model.rules.transit import EXPIRED, IN_TRANSIT, PROCESSED, QUEUED
@@ -82,7 +82,7 @@ def carriers(messages: pd.DataFrame, asked: CNSet) -> tuple[str, pd.DataFrame]:
     return "", messages.iloc[0:0].assign(carried=pd.Series(dtype=object))
 
 
-def trace(messages: pd.DataFrame, asked: CNSet, store: str, as_of: Any, usual: Usual) -> Trace:
+def trace(messages: pd.DataFrame, asked: CNSet, store: str, as_of: Any, usual: Usual | None) -> Trace:
     """Every message that carried any of ``asked`` (sent to anyone), in time order, with what
     became of it for each recipient by the model's rule (``usual``: the pairs' usual transits,
     :func:`figures.delivery.usual_transits`) and for ``store``; and the one-line summary."""
@@ -129,13 +129,12 @@ def fates_text(never: list[Carrier]) -> str:
     if len(never) == 1:
         m = never[0]
         return "it is still in transit" if m.state == IN_TRANSIT else f"it is {m.status}"
-    counts = {s: [m for m in never if m.state == s] for s in (EXPIRED, QUEUED, IN_TRANSIT)}
+    counts = {s: [m for m in never if m.state == s] for s in (EXPIRED, QUEUED, PENDING, IN_TRANSIT)}
     if len([s for s, ms in counts.items() if ms]) == 1:
         only = next(s for s, ms in counts.items() if ms)
-        if only == QUEUED:
-            return (
-                f"all queued (the last expires {fmt_time(max(m.expires_at for m in never if m.expires_at))})"
-            )
+        if only in (QUEUED, PENDING):
+            last = max(m.expires_at for m in never if m.expires_at)
+            return f"all {only} (the last expires {fmt_time(last)})"
         return "all still in transit" if only == IN_TRANSIT else "all expired"
     parts = []
     if counts[EXPIRED]:
@@ -144,6 +143,10 @@ def fates_text(never: list[Carrier]) -> str:
         last = max(m.expires_at for m in counts[QUEUED] if m.expires_at)
         word = "expires" if len(counts[QUEUED]) == 1 else "the last expires"
         parts.append(f"{len(counts[QUEUED])} queued ({word} {fmt_time(last)})")
+    if counts[PENDING]:
+        last = max(m.expires_at for m in counts[PENDING] if m.expires_at)
+        word = "expires" if len(counts[PENDING]) == 1 else "the last expires"
+        parts.append(f"{len(counts[PENDING])} {PENDING} ({word} {fmt_time(last)})")
     if counts[IN_TRANSIT]:
         parts.append(f"{len(counts[IN_TRANSIT])} still in transit")
     return ", ".join(parts)
@@ -171,7 +174,7 @@ def summary_line(store: str, asked: str, basis: str, found: list[Carrier]) -> st
     also = f"; it processed {plural(processed, 'other message')}" if processed else ""
     # the pair's usual transit says why mail not processed is late (one sender: one pair)
     senders = {m.sender for m in never}
-    late = [m for m in never if m.state in (QUEUED, IN_TRANSIT)]
+    late = [m for m in never if m.state in (QUEUED, PENDING, IN_TRANSIT)]
     usual = f"; {late[0].usual}" if late and len(senders) == 1 and late[0].usual else ""
     return (
         f"{head}: carried{how} by {plural(len(never), 'message')} it never processed, the last sent "

@@ -242,9 +242,16 @@ def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, 
 def folder_requests(data: RunData, fid: str) -> pd.DataFrame:
     """The folder's backfill requests with what became of each for its source (the model's
     rule): the timeline marks those its source never processed, the request list says."""
-    return rq.folder_requests(
-        data.backfill_requests(fid=fid), data.messages(fid), data.transits(), data.summary().get("as_of")
-    )
+    return data.memo(
+        "folder_requests",
+        (fid,),
+        lambda: rq.folder_requests(
+            data.backfill_requests(fid=fid),
+            data.messages(fid),
+            None if "transits" in data.missing() else data.transits(),
+            data.summary().get("as_of"),
+        ),
+    ).copy()
 
 
 def time_strip(times: list[pd.Timestamp], end: Any, index: int) -> html.Div:

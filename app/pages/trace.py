@@ -92,7 +92,7 @@ def trace_page(data: RunData, fid: str, store: str, cns: str) -> html.Main:
         )
 
     as_of = data.summary().get("as_of")
-    usual = dl.usual_transits(data.transits())
+    usual = dl.usual_transits(None if "transits" in data.missing() else data.transits())
     messages = data.messages(fid)
     result = tr.trace(messages, asked, store, as_of, usual)
     mail = rq.index(messages, as_of, usual)

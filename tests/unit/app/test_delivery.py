@@ -77,3 +77,14 @@ def test_the_glossary_says_the_rule() -> None:
     assert GLOSSARY["expired"][0] == EXPIRED
     assert "an hour" in GLOSSARY["in-transit"][1] and "longest" in GLOSSARY["in-transit"][1]
     assert dl.EXPIRY_TEXT in GLOSSARY["queued"][1] and dl.EXPIRY_TEXT in GLOSSARY["expired"][1]
+
+
+def test_a_run_without_transits_cannot_tell_in_transit_from_queued() -> None:
+    """An earlier pfscope published no ``transits``: the usual transit is unknown, not an hour."""
+    assert dl.usual_transits(None) is None
+    d = dl.delivery("PFS1", "PFS2", SENT, None, SENT + pd.Timedelta(minutes=5), None)
+    assert (d.state, d.text) == (dl.PENDING, "in transit or queued (expires 2026-11-09 12:00:00Z)")
+    assert d.usual == dl.NO_TRANSITS
+    assert dl.delivery("PFS1", "PFS2", SENT, None, SENT + pd.Timedelta(hours=48), None).state == EXPIRED
+    done = dl.delivery("PFS1", "PFS2", SENT, SENT, SENT + pd.Timedelta(hours=1), None)
+    assert done.state == PROCESSED

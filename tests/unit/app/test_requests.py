@@ -248,3 +248,16 @@ def test_an_older_run_without_messages() -> None:
     got = rq.folder_requests(REQUESTS, MESSAGES.iloc[0:0], pd.DataFrame(), AS_OF)
     assert got["reached"].tolist() == [rq.UNKNOWN] * 4 + ["expected"]
     assert not (f.entry_timeline_marks(ENTRIES, got)["kind"] == UNPROCESSED).any()
+
+
+def test_a_run_without_transits_still_marks_what_its_source_has_not_processed() -> None:
+    got = rq.folder_requests(REQUESTS, MESSAGES, None, AS_OF)
+    assert got["reached"].tolist() == [
+        PROCESSED,
+        "in transit or queued",
+        "in transit or queued",
+        EXPIRED,
+        "expected",
+    ]
+    marks = f.entry_timeline_marks(ENTRIES, got)
+    assert (marks["kind"] == UNPROCESSED).sum() == 3

@@ -196,3 +196,13 @@ def test_matrix_cells_that_lack_cns_link_to_their_trace() -> None:
     assert links({**base, "state": "current"}) == []
     assert links({**base, "state": "not_told"}, fid=None) == []  # the standalone report: no links
     assert c.trace_href("1-1", "P<1>", "A:1;B:2") == "/trace?fid=1-1&store=P%3C1%3E&cns=A%3A1%3BB%3A2"
+
+
+def test_a_run_without_transits_says_so() -> None:
+    got = tr.trace(MESSAGES, CNSet.parse("PFDUB03:117-119"), "PFRED01", AS_OF, None)
+    assert [m.status for m in got.carriers] == [
+        "in transit or queued (expires 2026-11-10 16:03:00Z)",
+        "in transit or queued (expires 2026-11-11 08:00:00Z)",
+    ]
+    assert "all in transit or queued (the last expires 2026-11-11 08:00:00Z)" in got.summary
+    assert got.summary.endswith("its usual transit is unknown.")
