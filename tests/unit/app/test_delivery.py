@@ -88,3 +88,35 @@ def test_a_run_without_transits_cannot_tell_in_transit_from_queued() -> None:
     assert dl.delivery("PFS1", "PFS2", SENT, None, SENT + pd.Timedelta(hours=48), None).state == EXPIRED
     done = dl.delivery("PFS1", "PFS2", SENT, SENT, SENT + pd.Timedelta(hours=1), None)
     assert done.state == PROCESSED
+
+
+def test_the_incidents_vectorised_states_agree_with_the_rule() -> None:
+    """``figures.mail.mail_states`` restates the rule over many deliveries at once (the
+    overview's incidents); on every side of each boundary it must say what the trace says."""
+    from pfscope.app.figures.mail import mail_states
+
+    transits = pd.DataFrame(
+        {"sender": ["PFS1", "PFS3"], "recipient": ["PFS2", "PFS2"], "longest_transit_s": [2400.0, -5.0]}
+    )
+    usual = dl.usual_transits(transits.assign(messages=1, median_transit_s=1.0))
+    as_of = SENT + pd.Timedelta(hours=50)
+    ages = [
+        pd.Timedelta(minutes=m) for m in (0, 39, 40, 41, 59, 60, 61, 47 * 60, 48 * 60 - 1, 48 * 60, 49 * 60)
+    ]
+    never = pd.DataFrame(
+        [
+            {
+                "msg": f"<{s}{i}>",
+                "fid": "1-1",
+                "sender": s,
+                "type": "content",
+                "sent_at": as_of - a,
+                "recipient": "PFS2",
+            }
+            for s in ("PFS1", "PFS3", "PFS4")
+            for i, a in enumerate(ages)
+        ]
+    )
+    got = mail_states(never, transits, as_of)
+    want = [dl.delivery(r.sender, "PFS2", r.sent_at, None, as_of, usual).state for r in never.itertuples()]
+    assert got["state"].tolist() == want
