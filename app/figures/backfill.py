@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from pfscope.app.figures.delivery import NOT_PROCESSED
 from pfscope.app.figures.layout import MAX_MARKS, base_layout, empty_figure
 from pfscope.app.figures.palette import (
     BLUE,
@@ -19,15 +20,36 @@ from pfscope.app.figures.palette import (
     TREND_DASHES,
     TREND_PALETTE,
     VERMILLION,
+    YELLOW,
 )
 from pfscope.app.figures.text import esc, fmt_age, fmt_time, folder_label, health_text, yes_no
 from pfscope.spark_jobs.model.rules.health import OVERDUE_REQUESTS, entry_overdue
+from pfscope.spark_jobs.model.rules.transit import PROCESSED
+
+#: an observed request whose source had not processed it by the as-of (its kind in the marks)
+UNPROCESSED = "unprocessed"
 
 
 def entry_timeline_marks(entries: pd.DataFrame, requests: pd.DataFrame) -> pd.DataFrame:
     """Tidy marks, one row per thing that happened to an entry: opened, each request (expected or
-    observed, with its due time), satisfied or abandoned, and the next due time of an open one."""
-    cols = ["entry_id", "observer", "locality", "event", "at", "kind", "attempt", "source", "cnset"]
+    observed, with its due time), satisfied or abandoned, and the next due time of an open one.
+
+    ``requests`` with ``reached``/``reached_text``/``usual`` (:func:`figures.requests.with_reached`):
+    an observed request its source had not processed by the as-of is of kind
+    :data:`UNPROCESSED`, its ``reached`` saying in transit, queued or expired."""
+    cols = [
+        "entry_id",
+        "observer",
+        "locality",
+        "event",
+        "at",
+        "kind",
+        "attempt",
+        "source",
+        "cnset",
+        "reached",
+        "usual",
+    ]
     rows: list[dict[str, Any]] = []
     for e in entries.to_dict("records"):
         base = {"entry_id": e["entry_id"], "observer": e["observer"], "locality": e.get("locality")}
@@ -72,15 +94,25 @@ def entry_timeline_marks(entries: pd.DataFrame, requests: pd.DataFrame) -> pd.Da
         if e is None:
             continue
         base = {"entry_id": r["entry_id"], "observer": r["observer"], "locality": e.get("locality")}
+        reached = r.get("reached")
+        lost = r["kind"] == "observed" and reached in NOT_PROCESSED
+        how = r.get("reached_text") if isinstance(r.get("reached_text"), str) else ""
+        usual = r.get("usual") if lost and isinstance(r.get("usual"), str) else None
+        if lost:
+            how = f"not processed by {r['source']} as of the run: {how}"
+        elif reached == PROCESSED:
+            how = f"{r['source']} {how}"
         rows.append(
             {
                 **base,
                 "event": "request",
                 "at": r["at"],
-                "kind": r["kind"],
+                "kind": UNPROCESSED if lost else r["kind"],
                 "attempt": r["attempt"],
                 "source": r["source"],
                 "cnset": r["cnset"],
+                "reached": how or None,
+                "usual": usual or None,
             }
         )
         due = r.get("due_at")
@@ -111,6 +143,7 @@ _MARKERS: dict[tuple[str, str | None], tuple[str, str, str]] = {
     ("opened", None): ("circle", BLUE, "opened"),
     ("request", "expected"): ("diamond-open", ORANGE, "request (expected)"),
     ("request", "observed"): ("diamond", VERMILLION, "request (observed)"),
+    ("request", UNPROCESSED): ("diamond-x-open", YELLOW, "request not processed by its source"),
     ("due", "expected"): ("line-ns-open", GREY, "due"),
     ("due", "observed"): ("line-ns-open", GREY, "due"),
     ("next due", "expected"): ("triangle-right-open", ORANGE, "next due"),
@@ -165,6 +198,8 @@ def fig_entry_timeline(marks: pd.DataFrame, max_marks: int = MAX_MARKS) -> tuple
             + (f" → {esc(r.source)}" if isinstance(r.source, str) and r.source else "")
             + (f"<br>{esc(r.cnset)}" if isinstance(r.cnset, str) and r.cnset else "")
             + f"<br>{fmt_time(r.at)}"
+            + (f"<br>{esc(r.reached)}" if isinstance(r.reached, str) and r.reached else "")
+            + (f"<br>{esc(r.usual)}" if isinstance(r.usual, str) and r.usual else "")
             for r in part.itertuples(index=False)
         ]
         fig.add_scatter(

@@ -256,6 +256,24 @@ GLOSSARY: dict[str, tuple[str, str]] = {
         "next status",
         "When the replica's status message is due (the first 00:15 or 12:15 UTC 24 h after its last change).",
     ),
+    "in-transit": (
+        "in transit",
+        "A message its recipient has not processed, younger than the pair's usual "
+        "transit: the longest the recipient took to process a message from the "
+        "sender, or an hour when it never processed one. Not late yet.",
+    ),
+    "queued": (
+        "queued",
+        "A message its recipient has not processed, older than the pair's usual "
+        "transit: late, waiting in a queue (the recipient may be down or "
+        "unreachable) until 48 hours after it was sent, when Exchange expires it.",
+    ),
+    "expired": (
+        "expired",
+        "A message its recipient never processed, sent 48 hours or more before the "
+        "as-of: Exchange has expired it. What it carried arrives only by a later "
+        "message or a backfill request.",
+    ),
     "rejected-line": (
         "rejected line",
         "An input line the run could not use; kept with its file, line number, reason and verbatim text.",

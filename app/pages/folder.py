@@ -20,6 +20,8 @@ from dash import Input, Output, State, callback, clientside_callback, dcc, html
 from pfscope.app import components as c
 from pfscope.app import figures as f
 from pfscope.app.data import RunData
+from pfscope.app.figures import requests as rq
+from pfscope.app.figures.backfill import UNPROCESSED
 from pfscope.app.figures.text import ts_text
 from pfscope.app.frozen import frozen
 from pfscope.app.pages._folder_parts import (
@@ -175,7 +177,7 @@ def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, 
     """Every section that follows the slider, at ``at`` (None: as of the run): replicas, backfill
     entries, the step's line, the entry timeline with a cursor at ``at``, delete-pending replicas."""
     entries = data.backfill_entries(fid=fid)
-    requests = data.backfill_requests(fid=fid)
+    requests = folder_requests(data, fid)
     replicas = data.replicas(fid=fid)
     history = data.state_history(fid)
     whole = False  # a past step replayed whole (the run publishes replica_lists and replica_history)
@@ -235,6 +237,21 @@ def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, 
         timeline_children,
         pending_view,
     )
+
+
+def folder_requests(data: RunData, fid: str) -> pd.DataFrame:
+    """The folder's backfill requests with what became of each for its source (the model's
+    rule): the timeline marks those its source never processed, the request list says."""
+    return data.memo(
+        "folder_requests",
+        (fid,),
+        lambda: rq.folder_requests(
+            data.backfill_requests(fid=fid),
+            data.messages(fid),
+            None if "transits" in data.missing() else data.transits(),
+            data.summary().get("as_of"),
+        ),
+    ).copy()
 
 
 def time_strip(times: list[pd.Timestamp], end: Any, index: int) -> html.Div:
@@ -306,7 +323,7 @@ def folder_page(
         f.history_times(data.state_history(fid)),
         matrix_mode(data, fid, view),
     )
-    requests = data.backfill_requests(fid=fid)
+    requests = folder_requests(data, fid)
     replicas_view, entries_view, step, timeline_view, pending_view = replay(data, fid, at_ts)
     return html.Main(
         className="pf-page",
@@ -466,6 +483,12 @@ def _timelines_section(timeline_view: Any, marks: pd.DataFrame) -> html.Section:
         "open diamond: expected (the model's)."
         + (" Grey ticks: due times." if "due" in events else "")
         + (" Triangle: next due." if "next due" in events else "")
+        + (
+            " Crossed diamond: an observed request its source had not processed by the as-of "
+            "(in transit, queued or expired: see the hover)."
+            if (marks["kind"] == UNPROCESSED).any()
+            else ""
+        )
         + " A red line marks the slider's step.",
     )
 
@@ -506,6 +529,7 @@ def _requests_section(page: Page, requests: pd.DataFrame, request: str | None) -
                 ("algorithm", "algorithm"),
                 ("source", "source"),
                 ("cnset", "asked for"),
+                ("reached_text", "did the source process it?"),
                 ("due_at", "due"),
                 ("model_chose", "model's choice"),
                 ("explain", ""),

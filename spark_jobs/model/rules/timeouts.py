@@ -13,7 +13,7 @@ _LATER = (24 * HOUR, 48 * HOUR)  # every later request, after the previous
 _NEW_REPLICA_FIRST = (15 * MINUTE, 12 * HOUR)
 
 #: Exchange expires replication mail still queued this long after it was sent (the simulator
-#: drops it then; the trace page calls older unprocessed mail lost or expired)
+#: drops it then; rules.transit calls older unprocessed mail expired)
 QUEUE_EXPIRY = 48 * HOUR
 
 
