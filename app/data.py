@@ -348,6 +348,15 @@ class RunData:
         before the table existed)."""
         return self.table("messages", filters={"fid": fid})
 
+    def forecast(self, fid: str | None = None, store: str | None = None) -> pd.DataFrame:
+        """Each replica that lacks CNs at the as-of, played forward: when it will be in sync, at
+        the latest, or what blocks it (empty for a run published before the table)."""
+        return self.table("forecast", filters=_given(fid=fid, store=store))
+
+    def forecast_requests(self, fid: str) -> pd.DataFrame:
+        """The requests of a folder's forecast, each with its answer or why there is none."""
+        return self.table("forecast_requests", filters={"fid": fid})
+
     def transits(self) -> pd.DataFrame:
         """Per sender and recipient, the messages it processed and their median and longest
         transit (empty for a run published before the table): a message's state reads from it."""

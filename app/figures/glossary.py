@@ -116,6 +116,19 @@ GLOSSARY: dict[str, tuple[str, str]] = {
         "and it does not own: what its backfill entries are for. The part of what "
         "it lacks that it knows of.",
     ),
+    "forecast": (
+        "forecast (in sync by, at the latest)",
+        "When a replica that lacks CNs at the as-of will hold them: the model's own rules played "
+        "forward from every store's state at the as-of (the same due requests, source choices, "
+        "answers and status messages), assuming no new changes, no replica-list changes, no store "
+        "going down or coming back, and that mail between two stores takes the pair's median "
+        "transit (mail for a store that is down waits, and expires after 48 hours). Mail already on "
+        'its way arrives first. "At the latest" plays it again with the first backfill reply of '
+        "each entry lost, the common failure: the next request, at its time-out, goes where the "
+        "rules then send it. A replica that will not catch up within 14 days says why: its store is "
+        "down, only stores that are down hold what it lacks, or nothing will tell it of them (as in "
+        "Exchange, it waits for the folder's next change).",
+    ),
     "lacks": (
         "lacks: known missing and not told yet",
         "What is so: the CNs the stores on a folder's replica "

@@ -17,6 +17,7 @@ from pfscope.app.figures.belief import (
     held_alone_text,
     not_told_text,
 )
+from pfscope.app.figures.forecast import forecast_by_store, forecast_text
 from pfscope.app.figures.text import down_text, fmt_time, plural
 from pfscope.spark_jobs.model.rules.health import entry_overdue
 
@@ -67,12 +68,15 @@ def folder_verdicts(
     next_requests: pd.DataFrame,
     stores: pd.DataFrame,
     as_of: Any,
+    forecast: pd.DataFrame | None = None,
 ) -> list[Verdict]:
     """One :class:`Verdict` per replica that is not in sync, lacks CNs (known missing or not told
     yet) or whose store is down, most urgent first. ``entries``: the folder's backfill entries;
     ``next_requests``: its next requests. What is at risk and what a replica lacks are what is so;
-    what a store believes only it holds is said to be its belief."""
+    what a store believes only it holds is said to be its belief. Each line ends with the
+    replica's forecast (``forecast``: the folder's rows), when it has one."""
     status = stores.set_index("store") if not stores.empty else pd.DataFrame()
+    ahead = forecast_by_store(forecast) if forecast is not None else {}
     out: list[Verdict] = []
     for r in replicas.sort_values("store").to_dict("records"):
         store = str(r["store"])
@@ -135,6 +139,7 @@ def folder_verdicts(
                 parts.append(held_alone_text(store, at_risk, r.get("at_risk_cnset"), "while it is down"))
                 if belief:
                     parts.append(belief + ("" if at_risk else ": nothing here is at risk"))
+        parts.append(forecast_text(ahead.get(store)))
         out.append(Verdict(store, tier, f"{store}: " + "; ".join(p for p in parts if p) + ".", lacks.cnset))
     out.sort(key=lambda v: (TIERS.index(v.tier), v.store))
     return out

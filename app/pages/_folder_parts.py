@@ -53,6 +53,7 @@ def verdict_view(data: RunData, fid: str) -> html.Section:
         data.next_requests(fid=fid),
         data.stores(),
         data.summary().get("as_of"),
+        data.forecast(fid=fid),
     )
     if not verdicts:
         body: Any = html.P("Every replica is in sync, as of the run.", className="pf-verdict-ok")
@@ -68,7 +69,12 @@ def verdict_view(data: RunData, fid: str) -> html.Section:
             ]
         )
     return html.Section(
-        [html.H2(["Verdict ", c.term_link("overdue"), " ", c.term_link("lacks")]), body],
+        [
+            html.H2(
+                ["Verdict ", c.term_link("overdue"), " ", c.term_link("lacks"), " ", c.term_link("forecast")]
+            ),
+            body,
+        ],
         id="pf-verdict",
         className="pf-verdict",
         **c.html_attrs({"aria-label": "verdict, as of the run"}),

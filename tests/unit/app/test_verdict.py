@@ -214,3 +214,47 @@ def test_no_holder_means_no_request_and_a_down_requester_waits() -> None:
     stores.loc[stores["store"] == "PFRED01", ["status", "down_since"]] = ["down", T("2026-11-08T00:00:00Z")]
     v = {x.store: x.text for x in folder_verdicts(replicas, entries, nxt, stores, AS_OF)}
     assert "its next request (to PFDUB03) waits until PFRED01 comes back up" in v["PFRED01"]
+
+
+def test_each_line_ends_with_the_replicas_forecast() -> None:
+    """In sync by when, via whom, and the bound; or why it will not catch up; nothing for a
+    replica the forecast has no row for (it lacks nothing)."""
+    replicas, entries, nxt, stores = frames()
+    forecast = pd.DataFrame(
+        [
+            {
+                "store": "PFRED01",
+                "in_sync_at": T("2026-11-09T08:05:00Z"),
+                "latest_in_sync_at": T("2026-11-10T08:20:00Z"),
+                "sources": ["PFDUB03"],
+                "blocked_by": None,
+            },
+            {
+                "store": "PFSIN01",
+                "in_sync_at": T("2026-11-09T00:10:00Z"),
+                "latest_in_sync_at": T("2026-11-09T00:10:00Z"),
+                "sources": ["PFRED01"],
+                "blocked_by": None,
+            },
+            {
+                "store": "PFDUB01",
+                "in_sync_at": None,
+                "latest_in_sync_at": None,
+                "sources": [],
+                "blocked_by": "only PFJNB02 holds PFDUB02:5-11: down since 2026-11-07T00:00:00Z",
+            },
+        ]
+    )
+    lines = {v.store: v.text for v in folder_verdicts(replicas, entries, nxt, stores, AS_OF, forecast)}
+    assert lines["PFRED01"].endswith(
+        "; forecast: in sync by ~Mon 11-09 08:05 via PFDUB03, Tue 11-10 08:20 at the latest if a reply is lost."
+    )
+    assert lines["PFSIN01"].endswith(
+        "forecast: in sync by ~Mon 11-09 00:10 via PFRED01 (a lost reply would not delay it)."
+    )
+    assert lines["PFDUB01"].endswith(
+        "forecast: will not catch up within 14 days: only PFJNB02 holds PFDUB02:5-11: down since 2026-11-07T00:00:00Z."
+    )
+    assert "forecast" not in lines["PFJNB02"]  # down, but lacks nothing: no forecast row
+    # without the table (an older run), no forecast is said
+    assert all("forecast" not in v.text for v in folder_verdicts(replicas, entries, nxt, stores, AS_OF))

@@ -1,0 +1,51 @@
+"""The forecast in words (the published ``forecast`` table: the model's rules played forward from
+the as-of): when a replica will hold what it lacks, the bound to plan with, or what blocks it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from pfscope.app.figures.outages import short_time
+
+#: what the forecast assumes, said once wherever a forecast is shown (the glossary says more)
+ASSUMES = (
+    "the model's rules played forward from the as-of, assuming no new changes, no replica-list "
+    "changes, no store going down or coming back, and each pair's median transit"
+)
+
+
+def _when(value: Any) -> str | None:
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    return short_time(value)
+
+
+def forecast_text(row: Mapping[str, Any] | None) -> str:
+    """``forecast: in sync by ~Fri 11-06 14:05 via PFS1, Sat 11-07 02:10 at the latest if a reply is
+    lost`` or ``forecast: will not catch up within 14 days: only PFJNB02 holds …``; empty without a
+    row (the replica lacks nothing, or the run has no forecast)."""
+    if row is None:
+        return ""
+    at, latest = _when(row.get("in_sync_at")), _when(row.get("latest_in_sync_at"))
+    if at is None:
+        blocked = row.get("blocked_by")
+        why = f": {blocked}" if isinstance(blocked, str) and blocked else ""
+        return f"forecast: will not catch up within 14 days{why}"
+    raw_sources = row.get("sources")
+    sources = [str(s) for s in raw_sources] if raw_sources is not None and len(raw_sources) else []
+    via = f" via {', '.join(sources)}" if sources else ""
+    if latest is None:
+        bound = ", and not within 14 days if a reply is lost"
+    elif latest == at:
+        bound = " (a lost reply would not delay it)"
+    else:
+        bound = f", {latest} at the latest if a reply is lost"
+    return f"forecast: in sync by ~{at}{via}{bound}"
+
+
+def forecast_by_store(forecast: pd.DataFrame) -> dict[str, dict[str, Any]]:
+    """A folder's forecast rows by store."""
+    return {str(r["store"]): r for r in forecast.to_dict("records")} if not forecast.empty else {}
