@@ -223,6 +223,7 @@ def _report_pruning(p: Pruning, keep: int) -> None:
 
 def _run(args: JobSettings) -> dict[str, Any]:
     started = time.perf_counter()
+    code_version()  # the running code's digest, before an upgrade could rewrite its files
     topo = load_topology(args.topology)
     as_of = parse_ts(args.as_of) if args.as_of else None
     conf = parse_conf(list(args.conf))

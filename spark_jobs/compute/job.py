@@ -261,13 +261,13 @@ def fold_groups(
 
 def collected_transits(
     spark: SparkSession, messages: DataFrame
-) -> tuple[DataFrame, list[tuple[str, str, int]]]:
+) -> tuple[DataFrame, list[tuple[str, str, int, int]]]:
     """Each pair's transits (``traffic.transits_table``), computed before the fold: the table to
-    write, held by the driver (a pair per sender and recipient), and the medians in microseconds
-    the fold's forecast reads (as ``forecast.Transits.from_rows`` reads the replay's)."""
+    write, held by the driver (a pair per sender and recipient), and the median and longest in
+    microseconds the fold's forecast reads (as ``forecast.Transits.from_rows`` reads the replay's)."""
     rows = [tuple(r) for r in transits_table(messages).collect()]
     frame = local_frame(spark, rows, dict(TABLES["transits"]))
-    return frame, [(str(r[0]), str(r[1]), round(float(r[3]) * US)) for r in rows]
+    return frame, [(str(r[0]), str(r[1]), round(float(r[3]) * US), round(float(r[4]) * US)) for r in rows]
 
 
 def fold_table(folded: DataFrame, table: str) -> DataFrame:

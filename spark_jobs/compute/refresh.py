@@ -221,7 +221,7 @@ class _Traffic:
 
     messages: DataFrame
     transits: DataFrame
-    medians: list[tuple[str, str, int]]
+    medians: list[tuple[str, str, int, int]]
 
 
 def _traffic(ctx: _Context, events: _Events) -> _Traffic:
@@ -286,7 +286,7 @@ def _fold(
     tally: Tally,
     as_of: int,
     partitions: int | None,
-    medians: list[tuple[str, str, int]],
+    medians: list[tuple[str, str, int, int]],
 ) -> _Fold:
     """The folders the new as-of can change, each from its state with its fresh events. A folder
     with no fresh event and no open entry has nothing that depends on the as-of but its replicas'

@@ -19,6 +19,7 @@ Plain Python: no Spark import.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -106,8 +107,12 @@ def _open_tail(path: str, size: int) -> bool:
         return fh.read(1) != b"\n"
 
 
+@functools.cache
 def code_version() -> str:
-    """A digest of the source of everything that makes or reads a state: the model and the job."""
+    """A digest of the source of everything that makes or reads a state: the model and the job.
+    Taken once per process, at the start of a run (``entry._run``): the code running is the code
+    imported then, even if an upgrade rewrites the files while the run goes on (a digest taken when
+    the manifest is written named new code for a state the old code had pickled)."""
     import pfscope.spark_jobs.compute as compute
     import pfscope.spark_jobs.model as model
 

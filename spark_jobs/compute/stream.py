@@ -243,12 +243,12 @@ def stream_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[StreamRow]:
 def org_payload(
     topology_json: dict[str, Any],
     status: list[tuple[str, int, int, bool]],
-    transits: list[tuple[str, str, int]] | None = None,
+    transits: list[tuple[str, str, int, int]] | None = None,
 ) -> str:
     """What every task needs of the organisation, as one string to ship with the task (the
     closure holds only it: a 43,000-folder topology pickled as objects was 7 MB, 0.43 s to
-    unpickle in each task): the up/down timeline, each pair's median transit (microseconds, for
-    the forecast) and the topology."""
+    unpickle in each task): the up/down timeline, each pair's median and longest transit
+    (microseconds, for the forecast) and the topology."""
     # JSON texts hold no raw newline
     return json.dumps(status) + "\n" + json.dumps(transits or []) + "\n" + json.dumps(topology_json)
 
@@ -257,8 +257,10 @@ def organisation(payload: str) -> tuple[Topology, list[list[Any]], Transits]:
     """The topology, the up/down timeline and the pairs' transits of an ``org_payload``; the
     topology is parsed once per Python worker (``topology_from_text``)."""
     status, transits, topology = payload.split("\n", 2)
-    medians = {(a, b): int(us) for a, b, us in json.loads(transits)}
-    return topology_from_text(topology), json.loads(status), Transits(medians)
+    pairs = json.loads(transits)
+    medians = {(a, b): int(median) for a, b, median, _ in pairs}
+    longest = {(a, b): int(most) for a, b, _, most in pairs}
+    return topology_from_text(topology), json.loads(status), Transits(medians, longest)
 
 
 @contextmanager

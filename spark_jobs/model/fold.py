@@ -137,6 +137,7 @@ class FolderFold:
         self.owned: CNSet = EMPTY
         self.owned_derived = False  # some owned CN came by a derived change line or changes set
         self.last_sent_cn: int | None = None
+        self.sent_own: CNSet = EMPTY  # its own CNs a message it sent carried (the rest wait for a cycle)
         self.last_change_at: int | None = None
         self.subjects: dict[str, SubjectRow] = {}
         self.unavailable: set[str] = set()
@@ -289,6 +290,10 @@ class FolderFold:
             self._open_entry(ts, m.msg, m.cnset)
 
     def _on_send(self, ts: int, m: Message) -> None:
+        if m.changes:
+            mine = m.changes.ranges(self.observer)
+            if mine:
+                self.sent_own = self.sent_own.union(CNSet({self.observer: mine}))
         if m.type == "backfill_request":
             self._observed_request(ts, m)
         elif m.type == "status_request":

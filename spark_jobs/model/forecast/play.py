@@ -13,12 +13,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
-from pfscope.spark_jobs.model.engine import SentRequest, Simulator
+from pfscope.spark_jobs.model.engine import CONTENT_INTERVAL, HIERARCHY_INTERVAL, SentRequest, Simulator
 from pfscope.spark_jobs.model.events import Event, Message
 from pfscope.spark_jobs.model.fold import FolderFold, Rows
 from pfscope.spark_jobs.model.forecast.world import HORIZON, Transits, TypicalMail
 from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.rules.status import status_due
+from pfscope.spark_jobs.model.topology import HIERARCHY_FID
 
 
 @dataclass
@@ -53,6 +54,12 @@ def copy_folds(folds: Mapping[str, FolderFold], org: OrgContext) -> dict[str, Fo
     return out
 
 
+def unsent_changes(fold: FolderFold) -> CNSet:
+    """The store's own CNs of the folder that no message it sent carried yet."""
+    own = fold.owned.ranges(fold.observer)
+    return CNSet({fold.observer: own}).difference(fold.sent_own) if own else EMPTY
+
+
 def copy_org(org: OrgContext) -> OrgContext:
     return OrgContext(
         org.topology,
@@ -62,8 +69,9 @@ def copy_org(org: OrgContext) -> OrgContext:
 
 
 class Play(Simulator):
-    """The engine from one folder's folds at ``as_of``, for ``HORIZON``; ``lose_first_reply``:
-    the replies to the first request of every entry that gets one are lost on the way."""
+    """The engine from one folder's folds at ``as_of``, for ``HORIZON``; ``lose_first_reply`` (the
+    bound): the replies to the first request of every entry that gets one are lost on the way, and
+    mail takes each pair's longest transit."""
 
     def __init__(
         self,
@@ -79,7 +87,12 @@ class Play(Simulator):
         org = copy_org(org)
         topo = org.topology
         super().__init__(
-            topo, None, start=as_of, end=as_of + HORIZON, network=TypicalMail(topo, transits), org=org
+            topo,
+            None,
+            start=as_of,
+            end=as_of + HORIZON,
+            network=TypicalMail(topo, transits, lose_first_reply),
+            org=org,
         )
         self.fid = fid
         self.now = as_of
@@ -108,12 +121,29 @@ class Play(Simulator):
                 self._schedule_status(store, fid)
         for m, dst in in_flight:
             self.at(max(self.now, m.sent_at + self.net.transit(m.sender, dst)), self._deliver, m, dst)
+        for (store, fid), fold in sorted(self.folds.items()):
+            unsent = unsent_changes(fold)
+            if unsent:
+                self.at(self.now + self._cycle, self._replicate, store, fid, unsent)
         self.run(ticks=False)
         self.result.requests = [r for r in self.sent_requests if r.fid == self.fid]
         self.result.held = {s: cns for (s, _), cns in self.held.items()}
         self.result.missing = {s: f.missing() for (s, _), f in self.folds.items()}
         self.result.up = dict(self.up)
         return self.result
+
+    @property
+    def _cycle(self) -> int:
+        """How long until a store's next replication cycle, at the most (seed 003's intervals)."""
+        return HIERARCHY_INTERVAL if self.fid == HIERARCHY_FID else CONTENT_INTERVAL
+
+    def _replicate(self, store: str, fid: str, unsent: CNSet) -> None:
+        """A store's own changes no message carried yet go to the other replicas in its next cycle
+        (as one message: the engine's packing limits would only split it into messages that travel
+        together); a store off the list sends them by status requests, not here."""
+        others = [s for s in self.replicas.get(fid, ()) if s != store]
+        if store in self.replicas.get(fid, ()):
+            self._send(store, "hierarchy" if fid == HIERARCHY_FID else "content", fid, others, changes=unsent)
 
     # -- the engine's hooks ---------------------------------------------------------------------
     def _answer_backfill(self, store: str, m: Message) -> None:

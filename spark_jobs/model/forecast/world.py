@@ -20,39 +20,51 @@ HORIZON = 14 * DAY
 @dataclass
 class Transits:
     """Each pair's typical transit (microseconds): the median of the transits of the messages the
-    recipient processed from the sender; for a pair with none, the median of the medians of the
-    pairs at the same site cost, or of all pairs, or an hour when the log has no transit at all."""
+    recipient processed from the sender (``longest``: the longest, for the bound); for a pair with
+    none, the lower median of those of the pairs at the same site cost, or of all pairs, or an hour
+    when the log has no transit at all."""
 
     medians: Mapping[tuple[str, str], int]
-    _by_cost: dict[int | None, int] = field(default_factory=dict, repr=False)
+    longest: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    _by_cost: dict[tuple[bool, int | None], int] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_rows(cls, rows: Iterable[Mapping[str, Any]]) -> Transits:
         """From the published ``transits`` rows (seconds, as the job and the replay write them)."""
-        return cls({(r["sender"], r["recipient"]): round(r["median_transit_s"] * US) for r in rows})
+        rows = list(rows)
+        return cls(
+            {(r["sender"], r["recipient"]): round(r["median_transit_s"] * US) for r in rows},
+            {(r["sender"], r["recipient"]): round(r["longest_transit_s"] * US) for r in rows},
+        )
 
-    def typical(self, topo: Topology, sender: str, recipient: str) -> int:
-        known = self.medians.get((sender, recipient))
+    def as_payload(self) -> list[tuple[str, str, int, int]]:
+        return [(s, r, m, self.longest.get((s, r), m)) for (s, r), m in sorted(self.medians.items())]
+
+    def typical(self, topo: Topology, sender: str, recipient: str, *, longest: bool = False) -> int:
+        table = self.longest if longest else self.medians
+        known = table.get((sender, recipient))
         if known is not None:
             return max(known, 0)
         cost = topo.cost(sender, recipient)
-        if cost not in self._by_cost:
-            alike = [v for (s, r), v in sorted(self.medians.items()) if topo.cost(s, r) == cost]
-            pool = alike or sorted(self.medians.values())
-            self._by_cost[cost] = max(median_transit(pool), 0) if pool else NO_TRANSIT_SEEN
-        return self._by_cost[cost]
+        if (longest, cost) not in self._by_cost:
+            alike = [v for (s, r), v in sorted(table.items()) if topo.cost(s, r) == cost]
+            pool = alike or sorted(table.values())
+            self._by_cost[(longest, cost)] = max(median_transit(pool), 0) if pool else NO_TRANSIT_SEEN
+        return self._by_cost[(longest, cost)]
 
 
 @dataclass
 class TypicalMail:
-    """The engine's ``Mail`` of the forecast: every message takes its pair's typical transit; none
-    is lost on the way (the bound's lost replies are dropped by the play itself)."""
+    """The engine's ``Mail`` of the forecast: every message takes its pair's median transit (the
+    bound: its longest); none is lost on the way (the bound's lost replies are dropped by the play
+    itself)."""
 
     topo: Topology
     transits: Transits
+    longest: bool = False  # the bound's: each pair's longest transit
 
     def transit(self, src: str, dst: str) -> int:
-        return self.transits.typical(self.topo, src, dst)
+        return self.transits.typical(self.topo, src, dst, longest=self.longest)
 
     def lost(self, t: int, src: str, dst: str) -> bool:
         return False

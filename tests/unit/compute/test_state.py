@@ -145,3 +145,13 @@ def test_a_file_read_before_whole_grown_reads_only_the_new_bytes(share: list[Pat
     assert nb == NewBytes(0, str(a), size, size + 8, 6)
     lines, read = read_new_lines(nb)
     assert lines == [(6, '{"d": 4}')] and read.open_tail
+
+
+def test_the_code_version_is_taken_once_per_process(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An upgrade that rewrites the sources while a run goes on does not change the version the run
+    writes in its manifest: the state it pickled is the old code's."""
+    import pfscope.spark_jobs.compute.state as state
+
+    first = state.code_version()
+    monkeypatch.setattr(state, "source_digest", lambda *a, **k: "rewritten")
+    assert state.code_version() == first

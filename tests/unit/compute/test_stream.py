@@ -26,8 +26,8 @@ from pfscope.spark_jobs.compute.stream import (
     org_payload,
     row_columns,
 )
+from pfscope.spark_jobs.model.forecast import Transits
 from pfscope.spark_jobs.model.replay import replay
-from pfscope.spark_jobs.model.timeutil import US
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID
 from pfscope.spark_jobs.simulator import build, run_scenario
 from tests.logbuilder import event_log_from_lines
@@ -176,7 +176,9 @@ def test_stream_equals_replay(demo, batch: int, moment: str) -> None:  # type: i
     out = pa.Table.from_batches(out_batches).to_pandas()
     assert list(out.columns) == list(FOLDED_COLUMNS)
     assert set(out["table"]) == {t for t in OUT_TABLES if expected[t]}
-    assert moment != "middle" or set(out["table"]) == set(OUT_TABLES)
+    # in the middle of things every table has rows (the forecast may need no request: replicas
+    # catch up by the content on its way)
+    assert moment != "middle" or set(out["table"]) >= set(OUT_TABLES) - {"forecast_requests"}
     for table in OUT_TABLES:
         mine = out[out["table"] == table]
         if table == HISTORY:
@@ -236,8 +238,7 @@ def payload(topo, log, as_of: int, transits: list[dict[str, Any]]) -> str:  # ty
         for e in log.in_time_order()
         if e.kind == "store_status" and e.ts <= as_of
     ]
-    medians = [(r["sender"], r["recipient"], round(r["median_transit_s"] * US)) for r in transits]
-    return org_payload(topo.to_json(), status, medians)
+    return org_payload(topo.to_json(), status, Transits.from_rows(transits).as_payload())
 
 
 def _fold(topo, log, frame, as_of, keep_state=False):  # type: ignore[no-untyped-def]

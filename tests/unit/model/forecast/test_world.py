@@ -15,7 +15,9 @@ TOPO = topology(
 
 
 def test_a_pair_seen_takes_its_own_median() -> None:
-    t = Transits.from_rows([{"sender": "A1", "recipient": "A2", "median_transit_s": 90.0}])
+    t = Transits.from_rows(
+        [{"sender": "A1", "recipient": "A2", "median_transit_s": 90.0, "longest_transit_s": 95.0}]
+    )
     assert t.typical(TOPO, "A1", "A2") == 90 * 1_000_000
 
 
@@ -35,3 +37,14 @@ def test_a_pair_never_seen_takes_the_pairs_at_its_cost_then_all_pairs_then_an_ho
     assert TypicalMail(TOPO, t).transit("A1", "A2") == 2 * MINUTE and not TypicalMail(TOPO, t).lost(
         0, "A1", "A2"
     )
+
+
+def test_the_bound_takes_each_pairs_longest_transit() -> None:
+    t = Transits.from_rows(
+        [{"sender": "A1", "recipient": "A2", "median_transit_s": 60.0, "longest_transit_s": 600.0}]
+    )
+    assert t.typical(TOPO, "A1", "A2") == 60 * 1_000_000
+    assert t.typical(TOPO, "A1", "A2", longest=True) == 600 * 1_000_000
+    assert t.typical(TOPO, "A2", "A1", longest=True) == 600 * 1_000_000  # same cost: that pair's longest
+    assert TypicalMail(TOPO, t, longest=True).transit("A1", "A2") == 600 * 1_000_000
+    assert t.as_payload() == [("A1", "A2", 60 * 1_000_000, 600 * 1_000_000)]
