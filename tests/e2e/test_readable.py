@@ -300,30 +300,33 @@ def test_phone_paths_break_at_separators_not_mid_word(demo_server: Server, conte
 
 
 def test_phone_backfill_grid_shows_fid_path_store_overdue(demo_server: Server, context_for) -> None:  # type: ignore[no-untyped-def]
+    """A phone sees each open entry as a card (one column, the screen's width): FID, store,
+    overdue and path in full, not columns cut to "1-2…" (tests/e2e/test_layout_defects.py
+    measures every value's text)."""
     pg = context_for("light", 390, 844, phone=True)
     open_page(pg, demo_server.base + "/backfill")
     pg.wait_for_selector("#backfill-grid .ag-row")
     fits = """() => {
       const grid = document.querySelector('#backfill-grid').getBoundingClientRect();
       const right = Math.min(grid.right, window.innerWidth);
-      return ['fid', 'path', 'observer', 'overdue'].map(c => {
-        const h = document.querySelector('#backfill-grid .ag-header-cell[col-id=' + c + ']');
-        const r = h ? h.getBoundingClientRect() : null;
-        return {col: c, x: r && r.x, right: r && r.right, visible: !!r && r.x >= grid.x - 0.5 && r.right <= right + 0.5
-                && r.width >= 50};
-      });
+      const heads = Array.from(document.querySelectorAll('#backfill-grid .ag-header-row-column .ag-header-cell'));
+      return heads.map(h => { const r = h.getBoundingClientRect();
+        return {col: h.getAttribute('col-id'), x: r.x, right: r.right,
+                visible: r.x >= grid.x - 0.5 && r.right <= right + 0.5 && r.width >= 300}; });
     }"""
-    with contextlib.suppress(Exception):  # the assertion below says what is off screen
-        pg.wait_for_function(f"() => ({fits})().every(c => c.visible)", timeout=10_000)
-    cols = pg.evaluate(fits)
-    assert all(c["visible"] for c in cols), cols
-    # the path column shows some of the path, not a sliver
-    assert (
-        pg.locator("#backfill-grid .ag-row[row-index='0'] [col-id=path]").first.evaluate(
-            "e => e.getBoundingClientRect().width"
+    with contextlib.suppress(Exception):  # the assertion below says what is shown
+        pg.wait_for_function(
+            f"() => {{ const c = ({fits})(); return c.length === 1 && c[0].visible; }}", timeout=10_000
         )
-        >= 80
-    )
+    cols = pg.evaluate(fits)
+    assert [c["col"] for c in cols] == ["card"] and cols[0]["visible"], cols
+    first = pg.evaluate("() => dash_ag_grid.getApi('backfill-grid').getDisplayedRowAtIndex(0).data")
+    card = pg.locator("#backfill-grid .ag-row[row-index='0'] .pf-entry-card")
+    assert card.locator(".pf-ec-fid").inner_text() == first["fid"]
+    assert card.locator(".pf-ec-store").inner_text() == first["observer"]
+    assert card.locator(".pf-ec-path").inner_text().replace("\n", "") == first["path"]
+    assert (card.locator(".pf-ec-overdue").count() == 1) == (first["overdue"] == "yes")
+    assert card.evaluate("e => e.getBoundingClientRect().width") >= 300
 
 
 # -- 5. the standalone report: dark, readable, its matrix coloured as the dashboard's ---------------
