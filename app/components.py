@@ -268,6 +268,32 @@ def as_health_lacks(value: Any, row: dict[str, Any]) -> Any:
     return html.Span([as_health(value, row), suffix]) if suffix else as_health(value, row)
 
 
+def as_time(value: Any, _row: dict[str, Any]) -> Any:
+    """A time that may wrap between its date and its time, never inside either (a table of many
+    columns fits its box without breaking "2026-11-" from "07")."""
+    text = _plain(value)
+    if not isinstance(text, str) or " " not in text:
+        return text
+    date, clock = text.split(" ", 1)
+    return html.Span([html.Span(date, className="pf-nowrap"), " ", html.Span(clock, className="pf-nowrap")])
+
+
+def as_breakable(value: Any, _row: dict[str, Any]) -> Any:
+    """An id that may wrap after each ``/`` and ``@`` (an entry ``PFJNB02/1-2BE4/8``, a message
+    ``<00001B59@EXDUB02>``), never inside one of its parts."""
+    text = _plain(value)
+    if not isinstance(text, str) or not text:
+        return text
+    parts: list[Any] = []
+    piece = ""
+    for ch in text:
+        piece += ch
+        if ch in "/@":
+            parts += [html.Span(piece, className="pf-nowrap"), html.Wbr()]
+            piece = ""
+    return html.Span([*parts, html.Span(piece, className="pf-nowrap")] if piece else parts)
+
+
 def as_yes_no(value: Any, _row: dict[str, Any]) -> Any:
     from pfscope.app.figures import yes_no
 

@@ -214,3 +214,52 @@ def test_backfill_on_a_phone_shows_fids_and_stores_whole(demo_server: Server, co
     # nothing scrolls sideways
     assert pg.evaluate("() => document.documentElement.scrollWidth") <= 390
     screenshot(pg, "layout-backfill-390")
+
+
+# -- 3. the folder page's backfill entries at 1440 px ------------------------------------------
+
+#: each column of the entries table whose header or cells end right of what its box shows
+ENTRIES_CUT_JS = """
+() => {
+  const t = document.querySelector('#pf-entries');
+  let box = t.parentElement;
+  while (box && !['auto', 'scroll', 'hidden', 'clip'].includes(getComputedStyle(box).overflowX)) box = box.parentElement;
+  const right = Math.min(box ? box.getBoundingClientRect().right : Infinity, window.innerWidth);
+  const heads = Array.from(t.querySelectorAll('thead th')).map(h => h.innerText.replace('?', '').trim());
+  const cut = [];
+  for (const row of t.querySelectorAll('tr')) {
+    Array.from(row.children).forEach((c, i) => {
+      if (c.getBoundingClientRect().right > right + 0.5) cut.push(heads[i]);
+    });
+  }
+  return {heads: heads, cut: Array.from(new Set(cut)), scrolls: box ? box.scrollWidth > box.clientWidth + 0.5 : false};
+}
+"""
+
+
+def test_folder_entries_table_shows_every_column_at_1440(demo_server: Server, context_for) -> None:  # type: ignore[no-untyped-def]
+    entries = table(demo_server.data, "backfill_entries")
+    # the folders whose tables are widest: an open entry (next due, next request) and a closed one
+    # ("closed"), with the longest CN sets
+    both = entries.groupby("fid")["state"].agg(lambda s: {"open", "satisfied"} <= set(s))
+    widest = (
+        entries[entries["fid"].isin(both[both].index)]
+        .assign(chars=lambda e: e["cnset_opened"].str.len())
+        .groupby("fid")["chars"]
+        .max()
+        .sort_values(ascending=False, kind="stable")
+        .index[:8]
+    )
+    assert len(widest) == 8
+    pg = context_for(1440, 900)
+    for fid in widest:
+        open_page(pg, demo_server.base + f"/folder/{fid}")
+        got = pg.evaluate(ENTRIES_CUT_JS)
+        assert {"next due", "next request", "closed"} <= set(got["heads"]), got["heads"]
+        assert got["cut"] == [] and not got["scrolls"], (fid, got)
+        # a closed entry's closing time is on screen, whole
+        closed = pg.locator("#pf-entries td.pf-col-closed_at").filter(has_text="Z").first
+        assert closed.evaluate(
+            "e => e.scrollWidth <= e.clientWidth + 1 && e.getBoundingClientRect().right <= 1440"
+        )
+    screenshot(pg, "layout-folder-entries-1440")
