@@ -25,6 +25,7 @@ from pfscope.app.figures import (
     HEALTH_TERMS,
     Headline,
     Lacks,
+    cell_label,
     fmt_time,
     glossary_href,
     health_text,
@@ -409,7 +410,7 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None, counts_only: bool 
             last_text = (
                 "" if last is None or pd.isna(last) else f" · last sent CN {cell['subject']}:{int(last)}"
             )
-            parts.append(html.Div(["owned", html.Span(last_text)], className="pf-cell-label"))
+            parts.append(html.Div([cell_label("owned"), html.Span(last_text)], className="pf-cell-label"))
         if not counts_only:
             parts.append(cnset_text(cell.get("cnset")))
         if derived:
@@ -429,7 +430,7 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None, counts_only: bool 
             parts.append(
                 html.Div(
                     [
-                        "not told yet ",
+                        cell_label("not_told") + " ",
                         term_link("not-told"),
                         ": ",
                         *behind,
@@ -441,7 +442,12 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None, counts_only: bool 
         elif state == "told_later":
             parts.append(
                 html.Div(
-                    ["not told, holds them ", term_link("told-later"), ": ", cns(cell.get("lag_cnset"), lag)],
+                    [
+                        cell_label("told_later") + " ",
+                        term_link("told-later"),
+                        ": ",
+                        cns(cell.get("lag_cnset"), lag),
+                    ],
                     className="pf-cell-lag pf-cell-harmless",
                 )
             )
@@ -449,7 +455,7 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None, counts_only: bool 
             parts.append(
                 html.Div(
                     [
-                        "subject really lacks ",
+                        f"subject {cell_label('lacks')} ",
                         term_link("really-lacks"),
                         ": ",
                         cns(cell.get("lacks_cnset"), cell.get("lacks_count")),
@@ -470,7 +476,7 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None, counts_only: bool 
                 )
             )
         elif state == "current":
-            parts.append(html.Div("current", className="pf-cell-ok"))
+            parts.append(html.Div(cell_label("current"), className="pf-cell-ok"))
     title = CELL_STATES.get(state, "") + (f"; {DERIVED_HELP}" if derived else "")
     return html.Td(
         parts,

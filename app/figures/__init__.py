@@ -45,8 +45,10 @@ from pfscope.app.figures.candidates import (
 )
 from pfscope.app.figures.causes import Cause, causes
 from pfscope.app.figures.glossary import (
+    CELL_LABELS,
     GLOSSARY,
     HEALTH_TERMS,
+    cell_label,
     glossary_href,
 )
 from pfscope.app.figures.layout import (
@@ -54,7 +56,6 @@ from pfscope.app.figures.layout import (
     empty_figure,
 )
 from pfscope.app.figures.matrix import (
-    CELL_LABELS,
     CELL_STATES,
     DERIVED_HELP,
     DERIVED_MARK,
@@ -204,6 +205,7 @@ __all__ = [
     "backfill_trend",
     "believed_unique_text",
     "causes",
+    "cell_label",
     "cells_at",
     "cells_now",
     "down_stores",

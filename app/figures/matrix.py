@@ -8,6 +8,7 @@ from typing import Any
 import pandas as pd
 import plotly.graph_objects as go
 
+from pfscope.app.figures.glossary import cell_label
 from pfscope.app.figures.layout import base_layout, empty_figure
 from pfscope.app.figures.palette import (
     CELL_COLOURS,
@@ -40,17 +41,6 @@ CELL_STATES: dict[str, str] = {
     "owned": "the observer's own row (owned set, last sent CN)",
     "unknown": "the observer never heard from this subject",
 }
-#: a cell state's name on screen, and its glossary anchor
-CELL_LABELS: dict[str, tuple[str, str | None]] = {
-    "current": ("current", "current"),
-    "not_told": ("not told yet", "not-told"),
-    "told_later": ("not told, holds them", "told-later"),
-    "lacks": ("really lacks", "really-lacks"),
-    "owned": ("owned", "owned"),
-    "unknown": ("no row", None),
-}
-
-
 #: the mark of a cell whose CN set rests on knowledge ingest derived (``derived`` column)
 DERIVED_MARK = "≥"
 DERIVED_NOTE = "≥ lower bound (derived from Exchange logs)"
@@ -231,10 +221,9 @@ def fig_who_knows_what(matrix: pd.DataFrame) -> go.Figure:
             if c["state"] == "owned":
                 label = f"owned: {label}<br>last sent {esc(s)}:{c['last_sent_cn']}"
             elif c["state"] in ("not_told", "told_later"):
-                words = "not told yet" if c["state"] == "not_told" else "not told, holds them"
-                label = f"{label}<br>{words}: {esc(c['lag_cnset'])}"
+                label = f"{label}<br>{cell_label(c['state'])}: {esc(c['lag_cnset'])}"
             elif c["state"] == "lacks":
-                label = f"{label}<br>really lacks: {esc(c['lacks_cnset'])}"
+                label = f"{label}<br>{cell_label('lacks')}: {esc(c['lacks_cnset'])}"
             if c.get("derived"):
                 label = f"{label}<br>{DERIVED_NOTE}"
             tr.append(label)

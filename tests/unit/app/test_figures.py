@@ -507,3 +507,11 @@ def test_an_older_runs_notice_names_the_figures_it_lacks_first_and_other_columns
     assert figures[-1] == "other columns (summary.refresh)"
     notice = older_run_notice({"store_periods": ["store", "down_at", "up_at"]})
     assert notice is not None and "the periods stores were down" in notice
+
+
+def test_cell_states_have_one_wording_in_the_glossary_and_everywhere() -> None:
+    anchors = {state: anchor for state, (_, anchor) in f.CELL_LABELS.items() if anchor}
+    for state, anchor in anchors.items():
+        assert f.GLOSSARY[anchor][0] == f.cell_label(state)
+    assert f.cell_label("told_later") == "not told, holds them" and f.cell_label("not_told") == "not told yet"
+    assert f.cell_label("something_new") == "something new"
