@@ -62,7 +62,6 @@ from pfscope.app.figures.matrix import (
     DERIVED_NOTE,
     cells_at,
     cells_now,
-    fig_who_knows_what,
     history_times,
     who_knows_what,
 )
@@ -220,7 +219,6 @@ __all__ = [
     "fig_health_by_store",
     "fig_lag_heatmap",
     "fig_requests_by_source",
-    "fig_who_knows_what",
     "fmt_age",
     "fmt_time",
     "folder_label",

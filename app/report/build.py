@@ -43,6 +43,7 @@ from pfscope.app.report.cells import section as _section
 from pfscope.app.report.cells import time_text as _time
 from pfscope.app.report.document import Document
 from pfscope.app.report.html import Html, join, plotly_text, table, tag
+from pfscope.app.report.matrix import matrix_grid
 from pfscope.app.report.reality import at_risk_section, outages_section, replicas_section
 from pfscope.spark_jobs.model.errors import OperatorError
 from pfscope.spark_jobs.model.timeutil import TimeError, parse_ts
@@ -640,14 +641,14 @@ def _matrix_section(
             "matrix", f"Who knows what, {when}", tag("p", "No state table row for this folder at that time.")
         )
     matrix, n_stores = _bound_matrix(matrix, lim.matrix_stores)
-    fig = _titled(f.fig_who_knows_what(matrix), f"Who knows what: {fid} {path}".rstrip())
+    grid = matrix_grid(matrix, f"Who knows what: {fid} {path}".rstrip(), lim.cnset_chars)
     m = matrix.sort_values(["observer", "subject"])
     rows = _rows(
         m,
         [
             lambda r: r["observer"],
             lambda r: r["subject"],
-            lambda r: r["state"].replace("_", " "),
+            lambda r: f.cell_label(r["state"]),
             lambda r: cn_text(r["cnset"], r["cnset_count"], lim.cnset_chars),
             lambda r: _int(r["cnset_count"]),
             lambda r: f.DERIVED_NOTE if r["derived"] else "",
@@ -667,7 +668,7 @@ def _matrix_section(
             "and what it believes every other replica holds. " + legend + ".",
             class_="note",
         ),
-        doc.figure(fig, f"Who knows what matrix of folder {fid}"),
+        grid,
         left_out(len(set(m["observer"]) | set(m["subject"])), n_stores, "stores", "most lag first"),
         table(
             [
@@ -682,7 +683,7 @@ def _matrix_section(
             ],
             rows,
             numeric=[4],
-            caption="The matrix as text (what the chart's cells hold)",
+            caption="The matrix as a list, one row per cell (its CN sets in full)",
         ),
     )
 
