@@ -28,6 +28,7 @@ import plotly.graph_objects as go
 from pfscope.app import figures as f
 from pfscope.app.data import RunData, matrix_frame
 from pfscope.app.figures.text import ts_text
+from pfscope.app.report.attention import worst_section
 from pfscope.app.report.cells import (
     Limits,
     cn_text,
@@ -193,7 +194,7 @@ def organisation_report(data: RunData, lim: Limits) -> str:
     doc.body.append(_summary_section(data, s, stores, replicas, open_entries))
     doc.body.append(_accounting_section(data, s, lim))
     doc.body.append(_stores_section(doc, stores, replicas))
-    doc.body.append(_worst_section(replicas, open_entries, s.get("as_of"), lim))
+    doc.body.append(worst_section(replicas, open_entries, s.get("as_of"), lim))
     doc.body.append(_open_entries_section(data, open_entries, lim))
     doc.body.append(_trend_section(doc, data))
     doc.body.append(_lag_section(doc, data, stores, lim))
@@ -347,54 +348,6 @@ def _stores_section(doc: Document, stores: pd.DataFrame, replicas: pd.DataFrame)
     fig = f.fig_health_by_store(counts)
     parts.append(doc.figure(fig, "Replicas per store, stacked by health"))
     return _section("stores", "Stores by site", *parts)
-
-
-def _worst_section(replicas: pd.DataFrame, open_entries: pd.DataFrame, as_of: Any, lim: Limits) -> Html:
-    every = f.worst_folders(replicas, open_entries, as_of, limit=len(replicas) + 1)
-    shown = every.head(lim.worst_folders)
-    rows = _rows(
-        shown,
-        [
-            lambda r: r["fid"],
-            lambda r: folder_path(r["path"]),
-            lambda r: _int(r["at_risk_count"]),
-            lambda r: _int(r["overdue"]),
-            lambda r: _int(r["missing_count"]),
-            lambda r: _int(r["open_entries"]),
-            lambda r: _time(r["oldest_open_at"]),
-            lambda r: f.fmt_age(r["oldest_open_age_s"]),
-        ],
-    )
-    body: list[Any] = [
-        tag(
-            "p",
-            "Content at risk first (what is so: CNs no other replica on the list holds, of a delete-pending "
-            "replica or of a store that is down), then overdue replicas, then the CNs the replicas know they "
-            "are missing, then the oldest open backfill entry.",
-            class_="note",
-        ),
-    ]
-    if every.empty:
-        body.append(tag("p", "No folder needs attention: every replica is in sync."))
-    else:
-        body += [
-            table(
-                [
-                    "FID",
-                    "path",
-                    "content at risk (CNs)",
-                    "overdue replicas",
-                    "known missing CNs",
-                    "open entries",
-                    "oldest open entry",
-                    "open for",
-                ],
-                rows,
-                numeric=[2, 3, 4, 5],
-            ),
-            left_out(len(shown), len(every), "folders needing attention", "worst first"),
-        ]
-    return _section("worst", "Folders needing attention", *body)
 
 
 Chosen = tuple[int, list[tuple[str, Any]]]

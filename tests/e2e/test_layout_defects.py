@@ -11,12 +11,17 @@ of a value (a DOM Range), elements whose content is wider than their box. Waits 
 from __future__ import annotations
 
 import contextlib
+import re
+import urllib.request
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pfscope.app.figures import CELL_LABELS, cell_label
 from tests.e2e.conftest import Server, screenshot
-from tests.e2e.test_dashboard import open_page, table
+from tests.e2e.test_dashboard import busiest_folder, open_page, table
+from tests.e2e.test_readable import COLOUR_JS
 
 pytestmark = pytest.mark.e2e
 
@@ -263,3 +268,135 @@ def test_folder_entries_table_shows_every_column_at_1440(demo_server: Server, co
             "e => e.scrollWidth <= e.clientWidth + 1 && e.getBoundingClientRect().right <= 1440"
         )
     screenshot(pg, "layout-folder-entries-1440")
+
+
+# -- 4. the reports' matrix: readable cells ------------------------------------------------------
+
+#: every text drawn in the cells of a report's who-knows-what matrix, HTML or SVG (a heatmap's cell
+#: labels): its size, and its contrast against what is behind it (WCAG; for an SVG label, the
+#: heatmap's pixel under its centre)
+MATRIX_TEXTS_JS = """
+async () => {
+  const C = window.pfColour, out = [];
+  for (const el of document.querySelectorAll('#matrix table.matrix td *, #matrix table.matrix td')) {
+    const own = Array.from(el.childNodes).filter(n => n.nodeType === 3).map(n => n.textContent).join('').trim();
+    const r = el.getBoundingClientRect();
+    if (!own || r.width <= 1 || r.height <= 1) continue;
+    const s = getComputedStyle(el), bg = C.background(el);
+    const seen = C.over(C.parse(s.color), bg);
+    out.push({text: own.slice(0, 30), size: parseFloat(s.fontSize), ratio: C.ratio(seen, bg)});
+  }
+  for (const image of document.querySelectorAll('#matrix .heatmaplayer image')) {
+    const img = new Image();
+    img.src = image.getAttribute('href') || image.getAttribute('xlink:href');
+    await img.decode();
+    const canvas = document.createElement('canvas');
+    canvas.width = img.naturalWidth; canvas.height = img.naturalHeight;
+    const ctx = canvas.getContext('2d');
+    ctx.drawImage(img, 0, 0);
+    const box = image.getBoundingClientRect();
+    for (const t of image.closest('.heatmaplayer').querySelectorAll('text')) {
+      if (!t.textContent.trim()) continue;
+      const r = t.getBoundingClientRect();
+      const x = Math.floor((r.x + r.width / 2 - box.x) / box.width * canvas.width);
+      const y = Math.floor((r.y + r.height / 2 - box.y) / box.height * canvas.height);
+      const p = ctx.getImageData(Math.max(0, Math.min(canvas.width - 1, x)), Math.max(0, Math.min(canvas.height - 1, y)), 1, 1).data;
+      const bg = [p[0], p[1], p[2], 1];
+      const fill = C.parse(getComputedStyle(t).fill);
+      out.push({text: t.textContent.slice(0, 30), size: parseFloat(getComputedStyle(t).fontSize),
+                ratio: C.ratio(C.over(fill, bg), bg)});
+    }
+  }
+  return out;
+}
+"""
+
+
+def _report_file(server: Server, fid: str, tmp: Path) -> Path:
+    """The dashboard's "Download report" of a folder (the bytes ``pfscope report`` writes)."""
+    with urllib.request.urlopen(f"{server.base}/report?fid={fid}", timeout=300) as r:
+        path = tmp / f"report-{fid}.html"
+        path.write_bytes(r.read())
+    return path
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_report_matrix_cells_are_readable(scheme: str, demo_server: Server, browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    context = browser.new_context(color_scheme=scheme, viewport={"width": 1400, "height": 1000})
+    try:
+        pg = context.new_page()
+        pg.set_default_timeout(20_000)
+        # the busiest folder (3 stores: CN sets in the cells) and the hierarchy (10 stores)
+        for fid in (busiest_folder(demo_server.data), "1-1"):
+            pg.goto(_report_file(demo_server, fid, tmp_path).as_uri())
+            figures = pg.locator("figure .chart").count()
+            pg.wait_for_function(
+                f"() => document.querySelectorAll('figure .chart .main-svg').length >= {figures}"
+            )
+            pg.evaluate(COLOUR_JS)
+            texts = pg.evaluate(MATRIX_TEXTS_JS)
+            assert len(texts) >= 9, (fid, texts)  # every cell says something
+            small = [t for t in texts if t["size"] < 12]
+            assert small == [], (scheme, fid, small[:5])
+            faint = [t for t in texts if t["ratio"] < 4.5]
+            assert faint == [], (scheme, fid, faint[:5])
+            if fid == "1-1":
+                screenshot(pg, f"layout-report-matrix-{scheme}")
+    finally:
+        context.close()
+
+
+# -- 6. one wording for the CNs an observer has not been told of ----------------------------------
+
+
+def test_dashboard_report_and_glossary_say_the_same_words(demo_server: Server, page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    fid = busiest_folder(demo_server.data)
+    open_page(page, demo_server.base + f"/folder/{fid}")
+    dashboard = page.evaluate(
+        "() => Array.from(document.querySelectorAll('#pf-matrix td.pf-cell'))"
+        ".map(e => [e.dataset.state, e.innerText])"
+    )
+    report_path = _report_file(demo_server, fid, tmp_path)
+    page.goto(report_path.as_uri())
+    grid = page.evaluate(
+        "() => Array.from(document.querySelectorAll('#matrix td.cell')).map(e => [e.dataset.state, e.innerText])"
+    )
+    listed = page.locator("#matrix table.data tbody td:nth-child(3)").all_inner_texts()
+    report_text = page.locator("body").inner_text()
+    states = {s for s, _ in dashboard}
+    assert {"told_later", "not_told"} <= states, states  # the demo's busiest folder has both
+    for state in ("told_later", "not_told", "current", "owned"):
+        words = cell_label(state)
+        assert all(words in text for s, text in dashboard if s == state), (state, words)
+        assert all(text.startswith(words) for s, text in grid if s == state), (state, words)
+    assert set(listed) <= {cell_label(s) for s in CELL_LABELS} and cell_label("told_later") in listed
+    assert "told later" not in report_text.lower()
+    open_page(page, demo_server.base + "/glossary")
+    assert page.locator("#told-later").inner_text().strip() == cell_label("told_later")
+    assert page.locator("#not-told").inner_text().strip() == cell_label("not_told")
+
+
+# -- 5. the organisation report's folders needing attention --------------------------------------
+
+
+def test_report_says_how_many_folders_need_attention_as_the_dashboard_does(
+    demo_server: Server, page, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    open_page(page, demo_server.base + "/?worst=all")
+    count = page.locator("#pf-worst-count").inner_text()
+    total = int(re.match(r"([\d,]+) folders? needs? attention", count).group(1).replace(",", ""))  # type: ignore[union-attr]
+    dashboard = page.locator("#pf-worst td.pf-col-fid").all_inner_texts()
+    assert len(dashboard) == total > 25  # the demo has more than the report's table holds
+    with urllib.request.urlopen(demo_server.base + "/report", timeout=300) as r:
+        (tmp_path / "org.html").write_bytes(r.read())
+    page.goto((tmp_path / "org.html").as_uri())
+    said = page.locator("#worst-count").inner_text()
+    assert said.startswith(f"{total:,} folders need attention: the 25 worst of {total:,} are listed below"), (
+        said
+    )
+    listed = page.locator("#worst table tbody tr td:first-child").all_inner_texts()
+    rest = page.locator("#worst-rest").inner_text()
+    assert rest.startswith(f"The other {total - 25:,}, worst first: ")
+    named = rest.split(": ", 1)[1].rstrip(".").split(", ")
+    # the table and the names after it are the dashboard's list, in its order
+    assert listed + named == dashboard
