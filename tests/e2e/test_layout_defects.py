@@ -21,7 +21,7 @@ import pytest
 from pfscope.app.figures import CELL_LABELS, cell_label
 from tests.e2e.conftest import Server, screenshot
 from tests.e2e.test_dashboard import busiest_folder, open_page, table
-from tests.e2e.test_readable import COLOUR_JS
+from tests.e2e.test_readable import COLOUR_JS, low_contrast
 
 pytestmark = pytest.mark.e2e
 
@@ -400,3 +400,23 @@ def test_report_says_how_many_folders_need_attention_as_the_dashboard_does(
     named = rest.split(": ", 1)[1].rstrip(".").split(", ")
     # the table and the names after it are the dashboard's list, in its order
     assert listed + named == dashboard
+
+
+@pytest.mark.parametrize(
+    ("scheme", "width"), [("light", 1440), ("dark", 1440), ("light", 390), ("dark", 390)]
+)
+def test_backfill_texts_reach_aa_contrast(scheme: str, width: int, demo_server: Server, browser) -> None:  # type: ignore[no-untyped-def]
+    """The grid's new texts (the entry's muted lines, the cards' labels) and the page's chips read
+    4.5:1 or more, light and dark, wide and on a phone."""
+    context = browser.new_context(
+        color_scheme=scheme, viewport={"width": width, "height": 900}, is_mobile=width < 640
+    )
+    try:
+        pg = context.new_page()
+        open_grid(pg, demo_server.base + "/backfill")
+        drawn = ".pf-entry-card" if width < 640 else ".pf-entry-kind"
+        pg.wait_for_selector(f"#backfill-grid {drawn}")
+        bad = low_contrast(pg)
+        assert bad == [], (scheme, width, bad[:5])
+    finally:
+        context.close()
