@@ -25,6 +25,7 @@ from pfscope.app.figures import (
     HEALTH_TERMS,
     Headline,
     Lacks,
+    cell_label,
     fmt_time,
     glossary_href,
     health_text,
@@ -268,6 +269,32 @@ def as_health_lacks(value: Any, row: dict[str, Any]) -> Any:
     return html.Span([as_health(value, row), suffix]) if suffix else as_health(value, row)
 
 
+def as_time(value: Any, _row: dict[str, Any]) -> Any:
+    """A time that may wrap between its date and its time, never inside either (a table of many
+    columns fits its box without breaking "2026-11-" from "07")."""
+    text = _plain(value)
+    if not isinstance(text, str) or " " not in text:
+        return text
+    date, clock = text.split(" ", 1)
+    return html.Span([html.Span(date, className="pf-nowrap"), " ", html.Span(clock, className="pf-nowrap")])
+
+
+def as_breakable(value: Any, _row: dict[str, Any]) -> Any:
+    """An id that may wrap after each ``/`` and ``@`` (an entry ``PFJNB02/1-2BE4/8``, a message
+    ``<00001B59@EXDUB02>``), never inside one of its parts."""
+    text = _plain(value)
+    if not isinstance(text, str) or not text:
+        return text
+    parts: list[Any] = []
+    piece = ""
+    for ch in text:
+        piece += ch
+        if ch in "/@":
+            parts += [html.Span(piece, className="pf-nowrap"), html.Wbr()]
+            piece = ""
+    return html.Span([*parts, html.Span(piece, className="pf-nowrap")] if piece else parts)
+
+
 def as_yes_no(value: Any, _row: dict[str, Any]) -> Any:
     from pfscope.app.figures import yes_no
 
@@ -383,7 +410,7 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None, counts_only: bool 
             last_text = (
                 "" if last is None or pd.isna(last) else f" · last sent CN {cell['subject']}:{int(last)}"
             )
-            parts.append(html.Div(["owned", html.Span(last_text)], className="pf-cell-label"))
+            parts.append(html.Div([cell_label("owned"), html.Span(last_text)], className="pf-cell-label"))
         if not counts_only:
             parts.append(cnset_text(cell.get("cnset")))
         if derived:
@@ -403,7 +430,7 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None, counts_only: bool 
             parts.append(
                 html.Div(
                     [
-                        "not told yet ",
+                        cell_label("not_told") + " ",
                         term_link("not-told"),
                         ": ",
                         *behind,
@@ -415,7 +442,12 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None, counts_only: bool 
         elif state == "told_later":
             parts.append(
                 html.Div(
-                    ["not told, holds them ", term_link("told-later"), ": ", cns(cell.get("lag_cnset"), lag)],
+                    [
+                        cell_label("told_later") + " ",
+                        term_link("told-later"),
+                        ": ",
+                        cns(cell.get("lag_cnset"), lag),
+                    ],
                     className="pf-cell-lag pf-cell-harmless",
                 )
             )
@@ -423,7 +455,7 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None, counts_only: bool 
             parts.append(
                 html.Div(
                     [
-                        "subject really lacks ",
+                        f"subject {cell_label('lacks')} ",
                         term_link("really-lacks"),
                         ": ",
                         cns(cell.get("lacks_cnset"), cell.get("lacks_count")),
@@ -444,7 +476,7 @@ def matrix_cell(cell: dict[str, Any], fid: str | None = None, counts_only: bool 
                 )
             )
         elif state == "current":
-            parts.append(html.Div("current", className="pf-cell-ok"))
+            parts.append(html.Div(cell_label("current"), className="pf-cell-ok"))
     title = CELL_STATES.get(state, "") + (f"; {DERIVED_HELP}" if derived else "")
     return html.Td(
         parts,

@@ -21,34 +21,26 @@ dagfuncs.PfNatural = function (a, b) {
     String(b === null || b === undefined ? '' : b), undefined, {numeric: true});
 };
 
-/* On a phone (640 px or less) the first columns shrink so that FID, path, store and overdue fit
-   the screen (FID stays pinned; the others scroll sideways); wider again, they get their widths
-   back. Applied to every grid of class pf-grid when it is drawn and when the window is resized.
-   The column definitions are read back from the grid, so the user's sort, filter and order stay. */
-var PF_PHONE_COLUMNS = {fid: {width: 72, minWidth: 60}, path: {width: 110, minWidth: 96, flex: null},
-                        observer: {width: 80, minWidth: 64}, overdue: {width: 94, minWidth: 80}};
+/* On a phone (640 px or less) the grid shows one column: each entry as a card (PfEntryCard)
+   with every value in full, as a column of a table would cut them ("1-2…", "PFD…"); wider again,
+   the columns come back. The wide columns are those whose definition is not hidden; the card
+   column (colId "card") is hidden by definition. Applied to every grid of class pf-grid when it
+   is drawn and when the window is resized; the user's sort and filters stay. */
+var PF_CARD = 'card';
 dagfuncs.PfPhoneColumns = function (params) {
   var api = params.api;
   var narrow = window.matchMedia('(max-width: 640px)').matches;
   if (!api || api.__pfNarrow === narrow) { return; }
+  var cols = api.getColumns() || [];
+  if (!cols.some(function (c) { return c.getColId() === PF_CARD; })) { return; }  // a grid without cards
   api.__pfNarrow = narrow;
-  var defs = api.getColumnDefs();
-  if (!api.__pfWide) {
-    api.__pfWide = {};
-    defs.forEach(function (d) {
-      if (PF_PHONE_COLUMNS[d.field]) {
-        api.__pfWide[d.field] = {width: d.width, minWidth: d.minWidth, flex: d.flex === undefined ? null : d.flex};
-      }
-    });
-  }
-  var use = narrow ? PF_PHONE_COLUMNS : api.__pfWide;
-  api.setGridOption('columnDefs', defs.map(function (d) {
-    var w = use[d.field];
-    if (!w) { return d; }
-    var out = Object.assign({}, d, w);
-    if (out.flex === null) { delete out.flex; }
-    return out;
-  }));
+  var wide = cols.filter(function (c) { return c.getColId() !== PF_CARD && !c.getColDef().hide; })
+                 .map(function (c) { return c.getColId(); });
+  api.setColumnsVisible(wide, !narrow);
+  api.setColumnsVisible([PF_CARD], narrow);
+  api.setGridOption('floatingFiltersHeight', narrow ? 0 : undefined);  // the cards have no filter row
+  var root = document.getElementById(api.__pfId || '');
+  if (root) { root.classList.toggle('pf-grid-cards', narrow); }
 };
 
 (function () {
@@ -58,7 +50,7 @@ dagfuncs.PfPhoneColumns = function (params) {
     document.querySelectorAll('.pf-grid[id]').forEach(function (el) {
       if (!el.querySelector('.ag-root-wrapper') || pending[el.id] === el) { return; }
       pending[el.id] = el;  // once per drawn grid (a new page draws a new element)
-      window.dash_ag_grid.getApiAsync(el.id).then(function (api) { dagfuncs.PfPhoneColumns({api: api}); },
+      window.dash_ag_grid.getApiAsync(el.id).then(function (api) { api.__pfId = el.id; dagfuncs.PfPhoneColumns({api: api}); },
                                                  function () { delete pending[el.id]; });
     });
   }
@@ -66,7 +58,7 @@ dagfuncs.PfPhoneColumns = function (params) {
   window.addEventListener('resize', function () {
     if (!window.dash_ag_grid || !window.dash_ag_grid.getApi) { return; }
     document.querySelectorAll('.pf-grid[id]').forEach(function (el) {
-      try { dagfuncs.PfPhoneColumns({api: window.dash_ag_grid.getApi(el.id)}); } catch (e) { /* not drawn yet */ }
+      try { var api = window.dash_ag_grid.getApi(el.id); api.__pfId = el.id; dagfuncs.PfPhoneColumns({api: api}); } catch (e) { /* not drawn yet */ }
     });
   });
 })();

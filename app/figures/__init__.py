@@ -45,8 +45,10 @@ from pfscope.app.figures.candidates import (
 )
 from pfscope.app.figures.causes import Cause, causes
 from pfscope.app.figures.glossary import (
+    CELL_LABELS,
     GLOSSARY,
     HEALTH_TERMS,
+    cell_label,
     glossary_href,
 )
 from pfscope.app.figures.layout import (
@@ -54,14 +56,12 @@ from pfscope.app.figures.layout import (
     empty_figure,
 )
 from pfscope.app.figures.matrix import (
-    CELL_LABELS,
     CELL_STATES,
     DERIVED_HELP,
     DERIVED_MARK,
     DERIVED_NOTE,
     cells_at,
     cells_now,
-    fig_who_knows_what,
     history_times,
     who_knows_what,
 )
@@ -204,6 +204,7 @@ __all__ = [
     "backfill_trend",
     "believed_unique_text",
     "causes",
+    "cell_label",
     "cells_at",
     "cells_now",
     "down_stores",
@@ -218,7 +219,6 @@ __all__ = [
     "fig_health_by_store",
     "fig_lag_heatmap",
     "fig_requests_by_source",
-    "fig_who_knows_what",
     "fmt_age",
     "fmt_time",
     "folder_label",

@@ -2,6 +2,23 @@
 
 from __future__ import annotations
 
+#: a cell state's name, and its glossary anchor: the one wording of the dashboard's matrix, the
+#: reports' matrix and the glossary's terms (:func:`cell_label`); never "told later" or "not told"
+CELL_LABELS: dict[str, tuple[str, str | None]] = {
+    "current": ("current", "current"),
+    "not_told": ("not told yet", "not-told"),
+    "told_later": ("not told, holds them", "told-later"),
+    "lacks": ("really lacks", "really-lacks"),
+    "owned": ("owned", "owned"),
+    "unknown": ("no row", None),
+}
+
+
+def cell_label(state: str) -> str:
+    """A who-knows-what cell state in words, the same wherever it is shown (``CELL_LABELS``)."""
+    return CELL_LABELS[state][0] if state in CELL_LABELS else state.replace("_", " ")
+
+
 #: The glossary (``/glossary``): anchor -> (term, meaning), in reading order. Meanings follow
 #: docs/replication-model; every "?" link of the dashboard points at one of these anchors.
 GLOSSARY: dict[str, tuple[str, str]] = {
@@ -60,7 +77,7 @@ GLOSSARY: dict[str, tuple[str, str]] = {
     ),
     "cn-set": ("CN set", "A set of CNs, per origin as ranges: PFS1:1-11,17;PFS2:1-20. ∅ is the empty set."),
     "owned": (
-        "owned",
+        cell_label("owned"),
         "The row of a store about itself in its replication state table: every CN it holds. "
         "The CN it last assigned is its last sent CN.",
     ),
@@ -79,7 +96,7 @@ GLOSSARY: dict[str, tuple[str, str]] = {
         "The CNs a subject really owns that the observer's believed row lacks, both as of the same time.",
     ),
     "not-told": (
-        "not told yet",
+        cell_label("not_told"),
         "A who-knows-what cell whose observer lags: the subject holds CNs the observer "
         "has not heard of yet (knowledge lag), and the observer itself lacks some of "
         "them: it does not know this subject could backfill it (amber). Of what a "
@@ -87,7 +104,7 @@ GLOSSARY: dict[str, tuple[str, str]] = {
         "(see lacks).",
     ),
     "told-later": (
-        "not told, holds them",
+        cell_label("told_later"),
         "A who-knows-what cell whose observer lags (knowledge lag), but holds "
         "every CN it was not told of itself: nothing is missing. The usual "
         "state between status messages, above all in the hierarchy 1-1, "
@@ -95,12 +112,12 @@ GLOSSARY: dict[str, tuple[str, str]] = {
         "message (shown healthy).",
     ),
     "really-lacks": (
-        "really lacks",
+        cell_label("lacks"),
         "A who-knows-what cell whose observer is current, while the subject really "
         "lacks CNs some other replica holds.",
     ),
     "current": (
-        "current",
+        cell_label("current"),
         "The observer's believed row equals the subject's owned set, and the subject lacks "
         "nothing another replica holds.",
     ),

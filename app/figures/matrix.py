@@ -1,4 +1,5 @@
-"""The who-knows-what matrix: a folder's state-table cells at a time, their states, and its heatmap."""
+"""The who-knows-what matrix: a folder's state-table cells at a time and their states (drawn by the
+dashboard, app/components.py, and the folder report, app/report/matrix.py)."""
 
 from __future__ import annotations
 
@@ -6,29 +7,8 @@ from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
 
-from pfscope.app.figures.layout import base_layout, empty_figure
-from pfscope.app.figures.palette import (
-    CELL_COLOURS,
-)
-from pfscope.app.figures.text import esc
 from pfscope.spark_jobs.model.cnset import CNSet, union_all
-
-#: the heatmap's cell states, in the order of their colour bands (see :func:`state_colour_scale`)
-STATE_ORDER: tuple[str, ...] = ("owned", "current", "told_later", "not_told", "lacks", "unknown")
-
-
-def state_colour_scale() -> list[list[Any]]:
-    """A stepped colour scale: cell state ``STATE_ORDER[k]`` (z = k) in its colour, the same
-    family as the dashboard's matrix (assets/pfscope.css ``.pf-cell-<state>``): green current (and
-    harmless told-later), orange not told yet, vermillion really lacks, blue owned, grey no row."""
-    n = len(STATE_ORDER)
-    scale: list[list[Any]] = []
-    for k, state in enumerate(STATE_ORDER):
-        scale += [[k / n, CELL_COLOURS[state]], [(k + 1) / n, CELL_COLOURS[state]]]
-    return scale
-
 
 #: who-knows-what cell states (see :func:`who_knows_what`)
 CELL_STATES: dict[str, str] = {
@@ -40,17 +20,6 @@ CELL_STATES: dict[str, str] = {
     "owned": "the observer's own row (owned set, last sent CN)",
     "unknown": "the observer never heard from this subject",
 }
-#: a cell state's name on screen, and its glossary anchor
-CELL_LABELS: dict[str, tuple[str, str | None]] = {
-    "current": ("current", "current"),
-    "not_told": ("not told yet", "not-told"),
-    "told_later": ("not told, holds them", "told-later"),
-    "lacks": ("really lacks", "really-lacks"),
-    "owned": ("owned", "owned"),
-    "unknown": ("no row", None),
-}
-
-
 #: the mark of a cell whose CN set rests on knowledge ingest derived (``derived`` column)
 DERIVED_MARK = "≥"
 DERIVED_NOTE = "≥ lower bound (derived from Exchange logs)"
@@ -205,62 +174,3 @@ def who_knows_what(cells: pd.DataFrame, observers: Iterable[str] | None = None) 
     for col in ("cnset_count", "last_sent_cn", "lag_count", "lacks_count"):
         out[col] = out[col].astype("Int64")
     return out
-
-
-def fig_who_knows_what(matrix: pd.DataFrame) -> go.Figure:
-    """The matrix as a heatmap (columns: observers, rows: subjects), coloured by knowledge lag."""
-    if matrix.empty:
-        return empty_figure("No state table rows for this folder")
-    observers = sorted(matrix["observer"].unique())
-    subjects = sorted(matrix["subject"].unique())
-    idx = matrix.set_index(["subject", "observer"])
-    z, text = [], []
-    for s in subjects:
-        zr: list[int | None] = []
-        tr: list[str] = []
-        for o in observers:
-            if (s, o) not in idx.index:
-                zr.append(None)
-                tr.append("")
-                continue
-            c = idx.loc[(s, o)]
-            zr.append(STATE_ORDER.index(c["state"]))
-            label = esc(c["cnset"]) or "∅"
-            if c.get("derived"):
-                label = f"{DERIVED_MARK} {label}"
-            if c["state"] == "owned":
-                label = f"owned: {label}<br>last sent {esc(s)}:{c['last_sent_cn']}"
-            elif c["state"] in ("not_told", "told_later"):
-                words = "not told yet" if c["state"] == "not_told" else "not told, holds them"
-                label = f"{label}<br>{words}: {esc(c['lag_cnset'])}"
-            elif c["state"] == "lacks":
-                label = f"{label}<br>really lacks: {esc(c['lacks_cnset'])}"
-            if c.get("derived"):
-                label = f"{label}<br>{DERIVED_NOTE}"
-            tr.append(label)
-        z.append(zr)
-        text.append(tr)
-    fig = go.Figure(
-        go.Heatmap(
-            # coloured by state as on the dashboard (a cell's words say the rest): the report and the
-            # dashboard mean the same by the same colour
-            z=z,
-            x=observers,
-            y=subjects,
-            text=text,
-            texttemplate="%{text}",
-            colorscale=state_colour_scale(),
-            zmin=-0.5,
-            zmax=len(STATE_ORDER) - 0.5,
-            showscale=False,
-            hoverongaps=False,
-            customdata=[
-                [str(idx.loc[(s, o)]["state"]) if (s, o) in idx.index else "" for o in observers]
-                for s in subjects
-            ],
-            hovertemplate="observer %{x}, subject %{y}<br>%{text}<extra></extra>",
-        )
-    )
-    fig.update_xaxes(title="observer (whose state table)", side="top")
-    fig.update_yaxes(title="subject", autorange="reversed")
-    return base_layout(fig, height=max(260, 90 * len(subjects) + 100))

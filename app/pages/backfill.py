@@ -18,29 +18,50 @@ dash.register_page(__name__, path="/backfill", name="Backfill", title="pfscope Â
 
 #: rows sent to the browser at most (the grid pages them; the CSV is the rows shown)
 MAX_ROWS = 50_000
+#: the id of the phone's card column (not a field of the rows)
+CARD = "card"
 
+#: a column's text wraps and its row grows to hold it (nothing is cut off with an ellipsis)
+WRAP: dict[str, Any] = {"wrapText": True, "autoHeight": True}
+
+#: the wide grid (a desktop): every shown column fits 1440 px. Flex columns share the width left
+#: over; their ``minWidth`` values add up to less than the grid's width at 1440 px, so nothing is
+#: pushed off screen. The folder's path keeps its own name in view (``PfPath``: the start of the
+#: path is elided, never the end). Columns with ``hide`` are not shown but go to the CSV export.
 COLUMNS: list[dict[str, Any]] = [
     {
         "field": "fid",
         "headerName": "FID",
         "cellRenderer": "PfLink",
         "cellRendererParams": {"base": "/folder/"},
-        "minWidth": 90,
-        "width": 100,
+        "minWidth": 84,
+        "width": 88,
         "pinned": "left",
     },
-    {"field": "path", "headerName": "path", "flex": 2, "minWidth": 200, "tooltipField": "path"},
+    {
+        "field": "path",
+        "headerName": "path",
+        "flex": 2.4,
+        "minWidth": 170,
+        "cellRenderer": "PfPath",
+        "tooltipField": "path",
+        "headerTooltip": "the folder's path; a long one loses its start, never the folder's own name "
+        "(the whole path on hover)",
+        **WRAP,
+    },
     {
         "field": "observer",
         "headerName": "store",
         "cellRenderer": "PfLink",
         "cellRendererParams": {"base": "/store/"},
-        "width": 110,
+        "minWidth": 84,
+        "flex": 0.7,
     },
     {
         "field": "overdue",
         "headerName": "overdue",
-        "width": 140,
+        "minWidth": 124,
+        "flex": 0.7,
         "sort": "desc",
         "sortIndex": 0,
         "headerTooltip": "overdue: retried (two requests or more), its first request did not fill it",
@@ -49,18 +70,22 @@ COLUMNS: list[dict[str, Any]] = [
     {
         "field": "health",
         "headerName": "health",
-        "width": 200,
+        "minWidth": 120,
+        "flex": 1,
         "cellRenderer": "PfHealth",
         "headerTooltip": "the replica's health; on a down store, as last known",
+        **WRAP,
     },
     {
         "field": "open_for",
         "headerName": "open for",
-        "width": 150,
+        "minWidth": 112,
+        "flex": 0.8,
         "sort": "desc",
         "sortIndex": 1,
         "comparator": {"function": "PfOpenFor"},
         "headerTooltip": "time from opening to the run's as-of; sorts as a duration",
+        **WRAP,
     },
     {
         "field": "open_for_s",
@@ -68,37 +93,71 @@ COLUMNS: list[dict[str, Any]] = [
         "hide": True,
         "headerTooltip": "open for, in seconds (the CSV export's sortable duration)",
     },
-    {"field": "requests", "headerName": "requests", "filter": "agNumberColumnFilter", "width": 110},
+    {
+        "field": "requests",
+        "headerName": "requests",
+        "filter": "agNumberColumnFilter",
+        "minWidth": 84,
+        "flex": 0.6,
+    },
     {
         "field": "cnset_remaining_count",
         "headerName": "CNs remaining",
         "filter": "agNumberColumnFilter",
-        "width": 130,
+        "minWidth": 130,
+        "flex": 1.4,
+        "cellRenderer": "PfRemaining",
+        "tooltipField": "cnset_remaining",
+        "headerTooltip": "how many CNs the entry still waits for, and which (sorts and filters by the count)",
+        **WRAP,
     },
-    {"field": "next_due_at", "headerName": "next due (UTC)", "width": 175},
+    {"field": "next_due_at", "headerName": "next due (UTC)", "minWidth": 100, "flex": 0.8, **WRAP},
     {
         "field": "next_request",
         "headerName": "next request",
-        "flex": 2,
-        "minWidth": 220,
+        "flex": 2.4,
+        "minWidth": 150,
         "tooltipField": "next_request",
         "headerTooltip": "where the next backfill request will go (the model's source rules as of the run); "
         "it waits while its store is down",
+        **WRAP,
     },
-    {"field": "entry_id", "headerName": "entry", "width": 170, "comparator": {"function": "PfNatural"}},
-    {"field": "locality", "headerName": "locality", "width": 100},
-    {"field": "new_replica", "headerName": "new replica", "width": 110},
-    {"field": "opened_at", "headerName": "opened (UTC)", "width": 175},
     {
-        "field": "cnset_remaining",
-        "headerName": "remaining",
-        "flex": 2,
-        "minWidth": 200,
-        "tooltipField": "cnset_remaining",
+        "field": "entry_id",
+        "headerName": "entry",
+        "minWidth": 160,
+        "flex": 1.4,
+        "comparator": {"function": "PfNatural"},
+        "cellRenderer": "PfEntry",
+        "headerTooltip": "the backfill entry (store/folder/number), whether it is local or remote, "
+        "whether it was opened for a new replica, and when it was opened (UTC)",
+        **WRAP,
+    },
+    {"field": "locality", "headerName": "locality", "hide": True},
+    {"field": "new_replica", "headerName": "new replica", "hide": True},
+    # shown in the entry column (PfEntry): "remote, opened 2026-11-06 12:47:50Z"
+    {"field": "opened_at", "headerName": "opened (UTC)", "hide": True},
+    {"field": "cnset_remaining", "headerName": "remaining", "hide": True},
+    {
+        # a phone's one column (assets/dashAgGridFunctions.js, PfPhoneColumns): each entry as a
+        # card with every value in full; hidden on a wider screen, never exported
+        "colId": CARD,
+        "headerName": "open entries: overdue first, then the longest open",
+        "hide": True,
+        "flex": 1,
+        "sortable": False,
+        "filter": False,
+        "floatingFilter": False,
+        "resizable": False,
+        "cellRenderer": "PfEntryCard",
+        "cellClass": "pf-entry-card-cell",
+        **WRAP,
     },
 ]
 #: fields sent to the browser but not shown (sort keys); hidden columns are still exported to CSV
 HIDDEN: list[str] = []
+#: the rows' fields, in the grid's order (the CSV export's columns)
+FIELDS: list[str] = [col["field"] for col in COLUMNS if "field" in col]
 
 
 def grid_rows(
@@ -110,7 +169,7 @@ def grid_rows(
 ) -> pd.DataFrame:
     """The grid's columns of :func:`app.figures.backfill_rows` (attention first)."""
     rows = f.backfill_rows(entries, folders, as_of, replicas, stores)
-    return rows[[col["field"] for col in COLUMNS] + HIDDEN]
+    return rows[FIELDS + HIDDEN]
 
 
 def layout(observer: str | None = None, overdue: str | None = None, **_query: Any) -> html.Main:
@@ -198,6 +257,8 @@ def layout(observer: str | None = None, overdue: str | None = None, **_query: An
                     "floatingFilter": True,
                     "minWidth": 80,
                     "cellDataType": False,
+                    "wrapHeaderText": True,  # "CNs remaining", "next due (UTC)": on two lines, not cut
+                    "autoHeaderHeight": True,
                 },
                 dashGridOptions={
                     "pagination": True,
@@ -207,11 +268,11 @@ def layout(observer: str | None = None, overdue: str | None = None, **_query: An
                     "tooltipShowDelay": 300,
                 },
                 csvExportParams={
-                    "allColumns": True,
+                    "columnKeys": FIELDS,  # hidden columns too; not the phone's card column
                     "fileName": f"pfscope-backfill{'-' + observer if observer else ''}"
                     f"{'-overdue' if only_overdue else ''}.csv",
                 },
-                # a phone sees FID, path, store and overdue: assets/dashAgGridFunctions.js, PfPhoneColumns
+                # a phone sees one column of cards: assets/dashAgGridFunctions.js, PfPhoneColumns
                 className="ag-theme-quartz pf-grid",
                 style={"height": "70vh"},
             ),

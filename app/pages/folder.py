@@ -129,10 +129,16 @@ def _entries_section(entries: pd.DataFrame) -> html.Div:
             ("closed_at", "closed"),
         ],
         {
+            "entry_id": c.as_breakable,
             "observer": c.link_store,
+            "opened_at": c.as_time,
+            "opened_by": c.as_breakable,
             "cnset_opened": c.as_cnset,
             "cnset_remaining": c.as_cnset,
             "new_replica": c.as_yes_no,
+            "last_request_at": c.as_time,
+            "next_due_at": c.as_time,
+            "closed_at": c.as_time,
         },
         id="pf-entries",
     )

@@ -28,6 +28,7 @@ import plotly.graph_objects as go
 from pfscope.app import figures as f
 from pfscope.app.data import RunData, matrix_frame
 from pfscope.app.figures.text import ts_text
+from pfscope.app.report.attention import worst_section
 from pfscope.app.report.cells import (
     Limits,
     cn_text,
@@ -43,6 +44,7 @@ from pfscope.app.report.cells import section as _section
 from pfscope.app.report.cells import time_text as _time
 from pfscope.app.report.document import Document
 from pfscope.app.report.html import Html, join, plotly_text, table, tag
+from pfscope.app.report.matrix import matrix_grid
 from pfscope.app.report.reality import at_risk_section, outages_section, replicas_section
 from pfscope.spark_jobs.model.errors import OperatorError
 from pfscope.spark_jobs.model.timeutil import TimeError, parse_ts
@@ -192,7 +194,7 @@ def organisation_report(data: RunData, lim: Limits) -> str:
     doc.body.append(_summary_section(data, s, stores, replicas, open_entries))
     doc.body.append(_accounting_section(data, s, lim))
     doc.body.append(_stores_section(doc, stores, replicas))
-    doc.body.append(_worst_section(replicas, open_entries, s.get("as_of"), lim))
+    doc.body.append(worst_section(replicas, open_entries, s.get("as_of"), lim))
     doc.body.append(_open_entries_section(data, open_entries, lim))
     doc.body.append(_trend_section(doc, data))
     doc.body.append(_lag_section(doc, data, stores, lim))
@@ -346,54 +348,6 @@ def _stores_section(doc: Document, stores: pd.DataFrame, replicas: pd.DataFrame)
     fig = f.fig_health_by_store(counts)
     parts.append(doc.figure(fig, "Replicas per store, stacked by health"))
     return _section("stores", "Stores by site", *parts)
-
-
-def _worst_section(replicas: pd.DataFrame, open_entries: pd.DataFrame, as_of: Any, lim: Limits) -> Html:
-    every = f.worst_folders(replicas, open_entries, as_of, limit=len(replicas) + 1)
-    shown = every.head(lim.worst_folders)
-    rows = _rows(
-        shown,
-        [
-            lambda r: r["fid"],
-            lambda r: folder_path(r["path"]),
-            lambda r: _int(r["at_risk_count"]),
-            lambda r: _int(r["overdue"]),
-            lambda r: _int(r["missing_count"]),
-            lambda r: _int(r["open_entries"]),
-            lambda r: _time(r["oldest_open_at"]),
-            lambda r: f.fmt_age(r["oldest_open_age_s"]),
-        ],
-    )
-    body: list[Any] = [
-        tag(
-            "p",
-            "Content at risk first (what is so: CNs no other replica on the list holds, of a delete-pending "
-            "replica or of a store that is down), then overdue replicas, then the CNs the replicas know they "
-            "are missing, then the oldest open backfill entry.",
-            class_="note",
-        ),
-    ]
-    if every.empty:
-        body.append(tag("p", "No folder needs attention: every replica is in sync."))
-    else:
-        body += [
-            table(
-                [
-                    "FID",
-                    "path",
-                    "content at risk (CNs)",
-                    "overdue replicas",
-                    "known missing CNs",
-                    "open entries",
-                    "oldest open entry",
-                    "open for",
-                ],
-                rows,
-                numeric=[2, 3, 4, 5],
-            ),
-            left_out(len(shown), len(every), "folders needing attention", "worst first"),
-        ]
-    return _section("worst", "Folders needing attention", *body)
 
 
 Chosen = tuple[int, list[tuple[str, Any]]]
@@ -640,14 +594,14 @@ def _matrix_section(
             "matrix", f"Who knows what, {when}", tag("p", "No state table row for this folder at that time.")
         )
     matrix, n_stores = _bound_matrix(matrix, lim.matrix_stores)
-    fig = _titled(f.fig_who_knows_what(matrix), f"Who knows what: {fid} {path}".rstrip())
+    grid = matrix_grid(matrix, f"Who knows what: {fid} {path}".rstrip(), lim.cnset_chars)
     m = matrix.sort_values(["observer", "subject"])
     rows = _rows(
         m,
         [
             lambda r: r["observer"],
             lambda r: r["subject"],
-            lambda r: r["state"].replace("_", " "),
+            lambda r: f.cell_label(r["state"]),
             lambda r: cn_text(r["cnset"], r["cnset_count"], lim.cnset_chars),
             lambda r: _int(r["cnset_count"]),
             lambda r: f.DERIVED_NOTE if r["derived"] else "",
@@ -667,7 +621,7 @@ def _matrix_section(
             "and what it believes every other replica holds. " + legend + ".",
             class_="note",
         ),
-        doc.figure(fig, f"Who knows what matrix of folder {fid}"),
+        grid,
         left_out(len(set(m["observer"]) | set(m["subject"])), n_stores, "stores", "most lag first"),
         table(
             [
@@ -682,7 +636,7 @@ def _matrix_section(
             ],
             rows,
             numeric=[4],
-            caption="The matrix as text (what the chart's cells hold)",
+            caption="The matrix as a list, one row per cell (its CN sets in full)",
         ),
     )
 

@@ -19,6 +19,7 @@ class Limits:
     """The most rows each list of a report shows (the rest is counted, not shown)."""
 
     worst_folders: int = 25
+    rest_fids: int = 1000  # the worst folders the table leaves out, named by FID after it
     open_entries: int = 500
     at_risk: int = 200
     lag_stores: int = 60

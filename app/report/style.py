@@ -6,7 +6,10 @@ dashboard. Print: black on white, no toolbars, tables not cut mid-row, charts si
 
 from __future__ import annotations
 
-CSS = """
+from pfscope.app.report.matrix import matrix_css
+
+CSS = (
+    """
 /* the health badges: white text on the dashboard's health hues (Okabe-Ito), darkened to 5.2:1
    or more (the dashboard's text colours for them, assets/pfscope.css) */
 :root { --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --bg: #ffffff; --band: #f6f8fa;
@@ -67,6 +70,7 @@ ul.plain li { margin: 0; white-space: nowrap; }
 td.nowrap { white-space: nowrap; }
 .chart { width: 100%; min-height: 120px; }
 .left-out { color: var(--muted); font-style: italic; font-size: 12px; }
+p.count { font-weight: 600; }
 nav.toc { font-size: 13px; }
 nav.toc a { margin-right: 12px; }
 footer.report { margin-top: 32px; border-top: 1px solid var(--line); color: var(--muted); font-size: 12px; }
@@ -82,6 +86,9 @@ li.tier-critical .tier { color: var(--critical-text); }
 li.tier-warning .tier { color: var(--warning-text); }
 li.tier-info .tier { color: var(--info-text); }
 
+"""
+    + matrix_css()
+    + """
 @media print {
   @page { size: A4 landscape; margin: 12mm; }
   html { font-size: 10pt; background: #fff; color: #000; }
@@ -94,7 +101,11 @@ li.tier-info .tier { color: var(--info-text); }
   table.data tr, .chart, figure { break-inside: avoid; page-break-inside: avoid; }
   table.data thead { display: table-header-group; }
   .health { color: #000; border: 1px solid #000; background: none !important; }
+  .matrix-wrap { overflow: visible; }
+  table.matrix { font-size: 8.5pt; }
+  table.matrix tr { break-inside: avoid; page-break-inside: avoid; }
   li.tier-critical .tier, li.tier-warning .tier, li.tier-info .tier { color: #000; }
   a { color: #000; text-decoration: none; }
 }
 """
+)

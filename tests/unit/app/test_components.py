@@ -128,3 +128,25 @@ def test_the_matrix_keeps_the_folders_observers_and_subjects_at_an_early_step() 
     empty = c.matrix_table(early.iloc[0:0], observers=["A", "B"], subjects=["A", "B"])
     assert empty.children[0].id == "pf-matrix"
     assert c.matrix_table(early.iloc[0:0]).className == "pf-muted"
+
+
+def test_times_wrap_between_date_and_time_only() -> None:
+    got = c.as_time("2026-11-07 00:47:50Z", {})
+    parts = got.children
+    assert [p.children for p in parts[::2]] == ["2026-11-07", "00:47:50Z"] and parts[1] == " "
+    assert all(p.className == "pf-nowrap" for p in parts[::2])
+    assert c.as_time(None, {}) == "" and c.as_time("", {}) == ""
+
+
+def test_ids_wrap_after_their_separators_only() -> None:
+    got = c.as_breakable("PFJNB02/1-2BE4/8", {})
+    assert "".join(_texts(got)) == "PFJNB02/1-2BE4/8"
+    nowrap = [p.children for p in got.children if getattr(p, "className", None) == "pf-nowrap"]
+    assert nowrap == ["PFJNB02/", "1-2BE4/", "8"]
+    assert sum(type(p).__name__ == "Wbr" for p in got.children) == 2
+    message = c.as_breakable("<00001B59@EXDUB02>", {})
+    assert [p.children for p in message.children if getattr(p, "className", None)] == [
+        "<00001B59@",
+        "EXDUB02>",
+    ]
+    assert c.as_breakable(None, {}) == ""
