@@ -211,7 +211,7 @@ _READ_BY = {
     "sent_at": ("receive",),
     "msg_seq": ("receive",),
     "to": ("send",),
-    "changes": ("receive",),
+    "changes": ("receive", "send"),  # a send's: the fold keeps the own CNs its sends carried
     "requested": ("send",),
     "source": ("send",),
     "responders": ("send",),
@@ -222,7 +222,7 @@ _READ_BY = {
 
 
 #: the columns of a send the forecast reads when the send is recent (``group_stream``)
-_CARRIED = ("changes", "cnset", "derived")
+_CARRIED = ("cnset", "derived")
 
 
 def _only_where_read(column: str, recent: str = "false") -> str:

@@ -9,6 +9,7 @@ import html as htmllib
 import re
 import urllib.request
 
+import pandas as pd
 import pytest
 
 from tests.e2e.conftest import Server, screenshot
@@ -109,8 +110,11 @@ def test_lacks_in_two_parts_known_missing_and_not_told_yet(demo_server: Server, 
     assert "next request " in text
     assert (
         "4 it has not been told of (PFDUB01:68-70,72): they arrive, or PFDUB02 learns of them, with the next "
-        "message from a store that holds them."
+        "message from a store that holds them; forecast: in sync by ~"
     ) in text
+    # the line ends with the replica's forecast, from the published table
+    ahead = table(demo_server.data, "forecast").set_index(["store", "fid"]).loc[("PFDUB02", "1-2AB2")]
+    assert pd.notna(ahead["in_sync_at"]) and " via " + ", ".join(ahead["sources"]) in text
     # the trace of what it lacks, one click away
     assert line.locator("a.pf-trace-link").get_attribute("href") == (
         "/trace?fid=1-2AB2&store=PFDUB02&cns=PFDUB01%3A61%2C67-72"
