@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from pfscope.app.figures.mail import EXPIRY
-from pfscope.app.figures.outages import outage_text
+from pfscope.app.figures.outages import outage_text, utc_time
 from pfscope.app.figures.text import plural
 
 
@@ -82,15 +82,6 @@ class OutageEffects:
         return f"{outage_text(self.down_at, self.up_at, as_of)}: {self.caused}"
 
 
-def _utc(value: Any) -> pd.Timestamp | None:
-    if value is None:
-        return None
-    ts = pd.Timestamp(value)
-    if pd.isna(ts):
-        return None
-    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
-
-
 def _between(times: pd.Series, start: pd.Timestamp, stop: pd.Timestamp | None) -> pd.Series:
     return (times >= start) & ((times < stop) if stop is not None else True)
 
@@ -111,17 +102,17 @@ def outage_effects(
     a store while it was down); ``at_risk``: store -> CNs only it holds; ``next_requests``:
     entry_id, observer, source (``next_requests``); ``at_risk`` None, ``mail_known`` False: the run
     has not those figures (they read as unknown, never as zero)."""
-    ref = _utc(as_of)
+    ref = utc_time(as_of)
     req_at = pd.to_datetime(requests["at"], utc=True)
     opened = pd.to_datetime(entries["opened_at"], utc=True)
     held_at = pd.to_datetime(held["sent_at"], utc=True)
     downs: dict[str, list[pd.Timestamp]] = {}
     for s, d in zip(periods["store"], periods["down_at"], strict=True):
-        if (t := _utc(d)) is not None:
+        if (t := utc_time(d)) is not None:
             downs.setdefault(str(s), []).append(t)
     out = []
     for r in periods.to_dict("records"):
-        store, start, end = str(r["store"]), _utc(r.get("down_at")), _utc(r.get("up_at"))
+        store, start, end = str(r["store"]), utc_time(r.get("down_at")), utc_time(r.get("up_at"))
         if start is None:
             continue
         stop = end if end is not None else ref

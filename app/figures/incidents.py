@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pfscope.app.figures.outages import outage_duration, short_time, span_text
+from pfscope.app.figures.outages import outage_duration, short_time, span_text, utc_time
 from pfscope.app.figures.text import folder_label, plural
 
 #: the kinds, in the order the timeline chart stacks them (label, glossary anchor)
@@ -153,15 +153,6 @@ NOUNS: dict[str, tuple[str, str, str, str]] = {
 }
 
 
-def _utc(value: Any) -> pd.Timestamp | None:
-    if value is None:
-        return None
-    ts = pd.Timestamp(value)
-    if pd.isna(ts):
-        return None
-    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
-
-
 def _run_numbers(keys: np.ndarray, ns: np.ndarray, gap: int, span: int) -> np.ndarray:
     """Run numbers over rows sorted by key then time (see :func:`runs`)."""
     out = np.zeros(len(ns), dtype="int64")
@@ -242,12 +233,12 @@ def outage_incidents(
 ) -> list[Incident]:
     """One incident per down period (``store``, ``down_at``, ``up_at``), or per outages that
     start together; ``effects``: (store, down_at) -> what the period caused, in words."""
-    ref = _utc(as_of)
+    ref = utc_time(as_of)
     rows = []
     for r in periods.to_dict("records"):
-        start = _utc(r.get("down_at"))
+        start = utc_time(r.get("down_at"))
         if start is not None:
-            rows.append((start, _utc(r.get("up_at")), str(r["store"])))
+            rows.append((start, utc_time(r.get("up_at")), str(r["store"])))
     rows.sort(key=lambda x: (x[0], x[2]))
     out: list[Incident] = []
     i = 0

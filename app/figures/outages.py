@@ -15,7 +15,8 @@ from pfscope.app.figures.text import fmt_age, fmt_time
 OUTAGE_COLUMNS = ["store", "down_at", "up_at", "down_for_s", "still_down", "from", "to", "down_for", "text"]
 
 
-def _ts(value: Any) -> pd.Timestamp | None:
+def utc_time(value: Any) -> pd.Timestamp | None:
+    """A published time as a UTC timestamp; None for a null (None, NaT)."""
     if value is None:
         return None
     ts = pd.Timestamp(value)
@@ -26,14 +27,14 @@ def _ts(value: Any) -> pd.Timestamp | None:
 
 def short_time(value: Any) -> str:
     """``Tue 11-03 06:00``: a time within a run's span, as an operator says it (UTC)."""
-    ts = _ts(value)
+    ts = utc_time(value)
     return "" if ts is None else ts.strftime("%a %m-%d %H:%M")
 
 
 def span_text(start: Any, end: Any) -> str:
     """``Tue 11-03 06:00 to Thu 11-05 08:00``; ``Sun 11-08 00:15 to 05:46`` within a day; one time
     when both are the same minute (UTC)."""
-    a, b = _ts(start), _ts(end)
+    a, b = utc_time(start), utc_time(end)
     if a is None:
         return ""
     if b is None or short_time(a) == short_time(b):
@@ -56,7 +57,7 @@ def outage_duration(seconds: float | None) -> str:
 def outage_text(down_at: Any, up_at: Any, as_of: Any) -> str:
     """``down 50 h, Tue 11-03 06:00 to Thu 11-05 08:00 (UTC)``, or for a store still down at the
     as-of ``down since Sat 11-07 00:00 (UTC), still down at the as-of (47 h 59 min)``."""
-    start, end, ref = _ts(down_at), _ts(up_at), _ts(as_of)
+    start, end, ref = utc_time(down_at), utc_time(up_at), utc_time(as_of)
     if start is None:
         return ""
     if end is None:
@@ -72,10 +73,10 @@ def outage_rows(periods: pd.DataFrame, as_of: Any) -> pd.DataFrame:
     and the line :func:`outage_text` says."""
     if periods.empty:
         return pd.DataFrame(columns=OUTAGE_COLUMNS)
-    ref = _ts(as_of)
+    ref = utc_time(as_of)
     rows = []
     for r in periods.to_dict("records"):
-        start, end = _ts(r.get("down_at")), _ts(r.get("up_at"))
+        start, end = utc_time(r.get("down_at")), utc_time(r.get("up_at"))
         if start is None:
             continue
         stop = end if end is not None else ref
