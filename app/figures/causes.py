@@ -11,9 +11,11 @@ from typing import Any
 
 import pandas as pd
 
+from pfscope.app.figures.backfill import NO_SOURCE, next_request_texts
 from pfscope.app.figures.belief import believed_unique_text, count, held_alone_text
 from pfscope.app.figures.text import down_text, fmt_time, plural
 from pfscope.app.figures.verdict import TIERS
+from pfscope.spark_jobs.model.rules.health import entry_overdue
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,40 @@ def _leaving(r: dict[str, Any]) -> str:
     return f"{store} in {r['fid']}: " + "; ".join(p for p in parts if p)
 
 
+def most_overdue(entries: pd.DataFrame, store: str, fid: str) -> pd.DataFrame:
+    """A replica's overdue open entries (two requests or more), the one a cause speaks of first:
+    the longest open, as the /backfill grid orders them (overdue first, then the longest open)."""
+    if entries.empty or "requests" not in entries.columns:
+        return entries.iloc[0:0]
+    mine = entries[(entries["observer"] == store) & (entries["fid"] == fid)]
+    mine = mine[[entry_overdue(int(n or 0)) for n in mine["requests"].fillna(0)]]
+    return mine.sort_values(["opened_at", "entry_id"], kind="stable")
+
+
+def overdue_line(store: str, fid: str, entries: pd.DataFrame, next_requests: pd.DataFrame) -> str:
+    """One overdue replica in words: its longest-open overdue entry, named, with that entry's own
+    next request (due time and stores, the grid's words), never another entry's of the folder."""
+    mine = most_overdue(entries, store, fid)
+    if mine.empty:
+        return f"{fid}: overdue, but none of its open entries is"
+    e = mine.iloc[0].to_dict()
+    which = (
+        f"its overdue entry {e['entry_id']}"
+        if len(mine) == 1
+        else f"the longest open of its {len(mine):,} overdue entries, {e['entry_id']}"
+    )
+    asks = (
+        next_request_texts(next_requests[next_requests["entry_id"] == e["entry_id"]])
+        if len(next_requests)
+        else {}
+    )
+    where = asks.get(str(e["entry_id"]), NO_SOURCE)
+    return (
+        f"{fid}: {which} (opened {fmt_time(e['opened_at'])}, {plural(int(e['requests']), 'request')}: the "
+        f"first did not fill it); next request {fmt_time(e.get('next_due_at'))}: {where}"
+    )
+
+
 def causes(
     stores: pd.DataFrame,
     replicas: pd.DataFrame,
@@ -129,21 +165,10 @@ def causes(
         )
     overdue = replicas[(replicas["health"] == "overdue") & ~replicas["store"].isin(down_names)]
     for store, group in overdue.groupby("store", sort=True):
-        lines = []
-        for r in group.sort_values("fid").to_dict("records"):
-            nxt = (
-                next_requests[(next_requests["observer"] == store) & (next_requests["fid"] == r["fid"])]
-                if not next_requests.empty
-                else next_requests
-            )
-            if nxt.empty:
-                lines.append(f"{r['fid']}: no replica is believed to hold what it lacks")
-            else:
-                first = nxt.sort_values(["due_at", "rank"]).iloc[0]
-                lines.append(
-                    f"{r['fid']}: its first request did not fill it; next request "
-                    f"{fmt_time(first['due_at'])} to {first['source']}"
-                )
+        lines = [
+            overdue_line(str(store), str(fid), entries, next_requests)
+            for fid in sorted(group["fid"].astype(str))
+        ]
         out.append(
             Cause(
                 "warning",

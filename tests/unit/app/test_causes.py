@@ -74,29 +74,47 @@ REPLICAS = pd.DataFrame(
         },
     ]
 )
+
+
+def _entry(entry_id: str, opened: str, requests: int, due: str) -> dict[str, object]:
+    observer, fid, _n = entry_id.split("/")
+    return {
+        "entry_id": entry_id,
+        "observer": observer,
+        "fid": fid,
+        "opened_at": T(opened),
+        "requests": requests,
+        "next_due_at": T(due),
+    }
+
+
 ENTRIES = pd.DataFrame(
     [
-        {"observer": "PFJNB02", "fid": "1-2B", "opened_at": T("2026-11-06T00:00:00Z")},
-        {"observer": "PFDUB01", "fid": "1-2C", "opened_at": T("2026-11-08T01:00:00Z")},
-        {"observer": "PFRED01", "fid": "1-2E", "opened_at": T("2026-11-08T20:00:00Z")},
+        _entry("PFJNB02/1-2B/1", "2026-11-06T00:00:00Z", 1, "2026-11-06T06:00:00Z"),
+        _entry("PFDUB01/1-2C/1", "2026-11-08T01:00:00Z", 2, "2026-11-09T01:00:00Z"),
+        _entry("PFRED01/1-2E/1", "2026-11-08T20:00:00Z", 0, "2026-11-09T02:00:00Z"),
     ]
 )
+
+
+def _next(entry_id: str, due: str, source: str, cnset: str) -> dict[str, object]:
+    observer, fid, _n = entry_id.split("/")
+    return {
+        "entry_id": entry_id,
+        "observer": observer,
+        "fid": fid,
+        "due_at": T(due),
+        "rank": 1,
+        "source": source,
+        "cnset": cnset,
+        "waiting": False,
+    }
+
+
 NEXT = pd.DataFrame(
     [
-        {
-            "observer": "PFDUB01",
-            "fid": "1-2C",
-            "due_at": T("2026-11-09T01:00:00Z"),
-            "rank": 1,
-            "source": "PFDUB02",
-        },
-        {
-            "observer": "PFRED01",
-            "fid": "1-2E",
-            "due_at": T("2026-11-09T02:00:00Z"),
-            "rank": 1,
-            "source": "PFJNB02",
-        },
+        _next("PFDUB01/1-2C/1", "2026-11-09T01:00:00Z", "PFDUB02", "PFRED01:4"),
+        _next("PFRED01/1-2E/1", "2026-11-09T02:00:00Z", "PFJNB02", "PFDUB01:7"),
     ]
 )
 
@@ -124,7 +142,8 @@ def test_each_cause_groups_its_consequences_most_urgent_first() -> None:
         "replicas; it is deleted once it believes none is"
     ]
     assert got[2].consequences == [
-        "1-2C: its first request did not fill it; next request 2026-11-09 01:00:00Z to PFDUB02"
+        "1-2C: its overdue entry PFDUB01/1-2C/1 (opened 2026-11-08 01:00:00Z, 2 requests: the first did not "
+        "fill it); next request 2026-11-09 01:00:00Z: PFDUB02 for PFRED01:4"
     ]
     assert got[3].consequences == [
         "PFSIN01 in 1-2F: nothing only it holds; PFSIN01 believes 2 CNs are only there; "
@@ -152,3 +171,34 @@ def test_content_at_risk_is_what_is_so_never_a_belief() -> None:
     assert heads["open-entries"].tier == "info" and heads["overdue"].tier == "warning"
     # a run published before the column: nothing counted, never the belief instead
     assert at_risk_cns(REPLICAS.drop(columns="at_risk_count")).tolist() == [0] * len(REPLICAS)
+
+
+def test_an_overdue_cause_speaks_of_the_longest_open_overdue_entry_and_its_own_next_request() -> None:
+    """The demo's trap: a younger entry of the same replica is due first; the cause must not give
+    its time. It names the longest-open overdue entry, as the /backfill grid lists it first."""
+    entries = pd.concat(
+        [
+            ENTRIES,
+            pd.DataFrame(
+                [
+                    _entry("PFDUB01/1-2C/2", "2026-11-08T03:00:00Z", 3, "2026-11-09T05:00:00Z"),
+                    _entry("PFDUB01/1-2C/3", "2026-11-08T22:00:00Z", 0, "2026-11-08T23:00:00Z"),
+                ]
+            ),
+        ],
+        ignore_index=True,
+    )
+    nxt = pd.concat(
+        [NEXT, pd.DataFrame([_next("PFDUB01/1-2C/3", "2026-11-08T23:00:00Z", "PFRED01", "PFRED01:9")])],
+        ignore_index=True,
+    )
+    overdue = next(c for c in causes(STORES, REPLICAS, entries, nxt, AS_OF) if c.tier == "warning")
+    assert overdue.href == "/backfill?observer=PFDUB01&overdue=1"
+    assert overdue.consequences == [
+        "1-2C: the longest open of its 2 overdue entries, PFDUB01/1-2C/1 (opened 2026-11-08 01:00:00Z, "
+        "2 requests: the first did not fill it); next request 2026-11-09 01:00:00Z: PFDUB02 for PFRED01:4"
+    ]
+    # an overdue entry no store is believed to hold the CNs of says so, never another entry's request
+    alone = causes(STORES, REPLICAS, entries, nxt[nxt["entry_id"] != "PFDUB01/1-2C/1"], AS_OF)
+    line = next(c for c in alone if c.tier == "warning").consequences[0]
+    assert line.endswith("next request 2026-11-09 01:00:00Z: none: no replica is believed to hold these CNs")
