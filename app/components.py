@@ -640,8 +640,19 @@ def section(
     return html.Section([*head, *children], className="pf-section", **html_attrs({"id": id} if id else {}))
 
 
-def health_legend() -> html.Ul:
-    return html.Ul(
-        [html.Li([health_badge(h), " ", term_link(HEALTH_TERMS[h])]) for h in HEALTH_ORDER],
-        className="pf-legend",
-    )
+def health_legend(store_down: bool = False) -> html.Ul:
+    """The health badges, each to its glossary entry; with ``store_down``, the bars' "store down"
+    too (a down store's replicas are out of reach, whatever their last known health)."""
+    items = [html.Li([health_badge(h), " ", term_link(HEALTH_TERMS[h])]) for h in HEALTH_ORDER]
+    if store_down:
+        items.append(
+            html.Li(
+                [
+                    html.Span("store down: out of reach", className="pf-badge pf-health-store_down"),
+                    " ",
+                    term_link("down"),
+                ],
+                id="pf-legend-store-down",
+            )
+        )
+    return html.Ul(items, className="pf-legend")

@@ -36,7 +36,8 @@ GLOSSARY: dict[str, tuple[str, str]] = {
         "down",
         "A store is down while its last store status event says down. Its replicas keep the health "
         "they last had: the model does not pause time-outs for a down store, and nothing it holds "
-        "can be verified until it is back.",
+        'can be verified until it is back. The overview draws them as out of reach ("store down", '
+        "their last known health in the hover) and marks the store (down) on the lag heatmap.",
     ),
     "down-period": (
         "down period (outage)",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +15,10 @@ from pfscope.app.figures.palette import (
     HEALTH_ORDER,
     LAG_ABSOLUTE_SCALE,
     LAG_ALARM,
+    STORE_DOWN_COLOUR,
+    STORE_DOWN_PATTERN,
 )
+from pfscope.app.figures.text import esc
 
 
 def stores_by_site(stores: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -34,14 +37,30 @@ def health_by_store(replicas: pd.DataFrame, stores: pd.DataFrame | None = None) 
     return pd.DataFrame(rows, columns=["store", "health", "replicas"])
 
 
-def fig_health_by_store(counts: pd.DataFrame) -> go.Figure:
-    """Per store, its replicas stacked by health (horizontal bars, one trace per health)."""
+#: the legend's name of a down store's replicas on the overview's bars
+STORE_DOWN_LABEL = "store down: out of reach"
+
+
+def down_label(store: str, down: Collection[str]) -> str:
+    """A store's axis label for the overview's charts: its name, marked when it is down (escaped:
+    plotly reads tags in labels)."""
+    return esc(store) + (" <b>(down)</b>" if store in down else "")
+
+
+def fig_health_by_store(counts: pd.DataFrame, down: Collection[str] = ()) -> go.Figure:
+    """Per store, its replicas stacked by health (horizontal bars, one trace per health).
+
+    A store in ``down`` is out of reach: its replicas (but the deleted) are one crossed grey bar,
+    "store down", with their last known health in its hover, never drawn as that health (a
+    down store's "in sync" is what it was when it went down); its axis label says "(down)"."""
     if counts.empty:
         return empty_figure("No replicas in this run")
     stores = sorted(counts["store"].unique(), reverse=True)
+    down = set(down) & set(stores)
+    unreachable = counts["store"].isin(down) & (counts["health"] != "deleted")
     fig = go.Figure()
     for health in HEALTH_ORDER:
-        part = counts[counts["health"] == health].set_index("store").reindex(stores)
+        part = counts[(counts["health"] == health) & ~unreachable].set_index("store").reindex(stores)
         fig.add_bar(
             y=stores,
             x=part["replicas"].fillna(0).tolist(),
@@ -50,7 +69,38 @@ def fig_health_by_store(counts: pd.DataFrame) -> go.Figure:
             marker_color=HEALTH_COLOURS[health],
             hovertemplate="%{y}: %{x} " + health.replace("_", " ") + "<extra></extra>",
         )
+    if down:
+        last = counts[unreachable & (counts["replicas"] > 0)]
+        known = {
+            s: ", ".join(
+                f"{n:,} {h.replace('_', ' ')}" for h, n in zip(g["health"], g["replicas"], strict=True)
+            )
+            for s, g in last.groupby("store")
+        }
+        totals = last.groupby("store")["replicas"].sum()
+        fig.add_bar(
+            y=stores,
+            x=[int(totals.get(s, 0)) for s in stores],
+            name=STORE_DOWN_LABEL,
+            orientation="h",
+            marker={
+                "color": STORE_DOWN_COLOUR,
+                "pattern": {"shape": STORE_DOWN_PATTERN, "fgcolor": "#ffffff", "solidity": 0.3},
+            },
+            text=["store down" if s in down else "" for s in stores],
+            textposition="inside",
+            insidetextanchor="middle",
+            hovertext=[
+                f"{esc(s)} is down: {int(totals.get(s, 0)):,} replicas out of reach; last known: "
+                f"{known.get(s, 'none')}"
+                if s in down
+                else ""
+                for s in stores
+            ],
+            hovertemplate="%{hovertext}<extra></extra>",
+        )
     fig.update_layout(barmode="stack", xaxis_title="replicas")
+    fig.update_yaxes(tickmode="array", tickvals=stores, ticktext=[down_label(s, down) for s in stores])
     fig = base_layout(fig, height=max(220, 28 * len(stores) + 80))
     fig.update_layout(legend_traceorder="normal")
     return fig
@@ -127,21 +177,28 @@ def lag_heatmap_frame(lag_pairs: pd.DataFrame, stores: Sequence[str]) -> pd.Data
     return pivot.reindex(index=names, columns=names).rename_axis(index="observer", columns="subject")
 
 
-def fig_lag_heatmap(matrix: pd.DataFrame, max_marks: int = MAX_MARKS) -> go.Figure:
+def fig_lag_heatmap(
+    matrix: pd.DataFrame, max_marks: int = MAX_MARKS, down: Collection[str] = ()
+) -> go.Figure:
     """The store × store knowledge-lag heatmap on an absolute scale (see :data:`LAG_ALARM`): a
     healthy organisation's small lag stays pale. The diagonal says "self"; a blank cell: no
     shared folder. Each cell carries its (observer, subject) as customdata, for clicks.
 
+    A store in ``down`` is labelled "(down)" as row and column, and its cells' hover says what
+    that means (its row: what it knew when it went down; its column: a store out of reach).
+
     More than ``sqrt(max_marks)`` stores: only the stores with the most lag (as observer or
-    subject) are drawn, and the title says so.
+    subject) are drawn, the down stores first, and the title says so.
     """
     if matrix.empty:
         return empty_figure("No stores")
     side = int(max_marks**0.5)
     title = None
+    down = set(down) & set(matrix.index)
     if len(matrix.index) > side:
         totals = matrix.fillna(0).sum(axis=1) + matrix.fillna(0).sum(axis=0).reindex(matrix.index).fillna(0)
-        keep = sorted(totals.sort_values(ascending=False, kind="stable").index[:side])
+        ranked = totals.sort_values(ascending=False, kind="stable").index
+        keep = sorted(([s for s in ranked if s in down] + [s for s in ranked if s not in down])[:side])
         title = f"The {side} stores with the most lag, of {len(matrix.index)}"
         matrix = matrix.loc[keep, keep]
     z = matrix.to_numpy(dtype="float64")
@@ -150,7 +207,7 @@ def fig_lag_heatmap(matrix: pd.DataFrame, max_marks: int = MAX_MARKS) -> go.Figu
         ["self" if o == s else "" if pd.isna(v) else f"{int(v):,}" for s, v in zip(cols, row, strict=True)]
         for o, row in zip(rows, z, strict=True)
     ]
-    custom = [[[o, s] for s in cols] for o in rows]
+    custom = [[[o, s, _down_note(o, s, down)] for s in cols] for o in rows]
     ticks = [0, LAG_ALARM // 10, LAG_ALARM // 4, LAG_ALARM // 2, LAG_ALARM]
     fig = go.Figure(
         go.Heatmap(
@@ -180,7 +237,8 @@ def fig_lag_heatmap(matrix: pd.DataFrame, max_marks: int = MAX_MARKS) -> go.Figu
                 "thickness": 12,
             },
             textfont={"size": 12},
-            hovertemplate="%{y}'s knowledge of %{x} lags %{x}'s real state by %{z:,} CNs<extra></extra>",
+            hovertemplate="%{y}'s knowledge of %{x} lags %{x}'s real state by %{z:,} CNs%{customdata[2]}"
+            "<extra></extra>",
         )
     )
     # the diagonal: a store about itself has no lag; drawn grey with "self", not left blank
@@ -200,9 +258,31 @@ def fig_lag_heatmap(matrix: pd.DataFrame, max_marks: int = MAX_MARKS) -> go.Figu
             name="self",
         )
     )
-    fig.update_xaxes(title="subject (the store believed about)", side="top")
-    fig.update_yaxes(title="observer", autorange="reversed")
+    fig.update_xaxes(
+        title="subject (the store believed about)",
+        side="top",
+        tickmode="array",
+        tickvals=cols,
+        ticktext=[down_label(str(s), down) for s in cols],
+    )
+    fig.update_yaxes(
+        title="observer",
+        autorange="reversed",
+        tickmode="array",
+        tickvals=rows,
+        ticktext=[down_label(str(o), down) for o in rows],
+    )
     return base_layout(fig, title=title, height=max(300, 34 * len(matrix.index) + 190))
+
+
+def _down_note(observer: str, subject: str, down: Collection[str]) -> str:
+    """The hover's last line for a heatmap cell of a down store: whose view is frozen, or out of reach."""
+    notes = []
+    if observer in down:
+        notes.append(f"{esc(observer)} is down: this is what it knew when it went down")
+    if subject in down:
+        notes.append(f"{esc(subject)} is down: out of reach, it sends nothing")
+    return "".join("<br>" + n for n in notes)
 
 
 #: a lag heatmap column narrower than this (px) would not hold its numbers: below it the chart scrolls

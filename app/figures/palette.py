@@ -13,6 +13,11 @@ HEALTH_COLOURS: dict[str, str] = {
     "deleted": "#999999",
 }
 
+#: a down store's replicas on the overview's bars: out of reach, not their last known health; a
+#: dark grey (distinct from "deleted") crossed with white, and labelled "store down" in the legend
+STORE_DOWN_COLOUR = "#4d4d4d"
+STORE_DOWN_PATTERN = "x"
+
 
 CELL_COLOURS: dict[str, str] = {
     "current": "#009e73",

@@ -233,17 +233,21 @@ def stores_section(data: RunData, summary: dict[str, Any], query: dict[str, Any]
 
 
 def health_section(data: RunData, _summary: dict[str, Any], _query: dict[str, Any]) -> Any:
+    """Each store's replicas by health; a down store's are out of reach, drawn as such."""
+    down = f.down_stores(data.stores())
+
     def health_fig() -> dict[str, Any]:
         return f.fig_health_by_store(
-            f.health_by_store(data.replica_summary(), data.stores())
+            f.health_by_store(data.replica_summary(), data.stores()), down
         ).to_plotly_json()
 
     return c.section(
         "Replicas by health",
-        c.health_legend(),
+        c.health_legend(store_down=bool(down)),
         _graph(data.memo("fig_health", (), health_fig), "pf-health-fig"),
         id="pf-health",
-        help="Click a bar to open its store.",
+        help="Click a bar to open its store. A store that is down: its replicas are out of reach, one "
+        "crossed grey bar (their last known health in its hover).",
     )
 
 
@@ -353,7 +357,8 @@ def worst_section(data: RunData, summary: dict[str, Any], query: dict[str, Any])
 def lag_section(data: RunData, _summary: dict[str, Any], _query: dict[str, Any]) -> Any:
     def lag_fig() -> dict[str, Any]:
         return f.fig_lag_heatmap(
-            f.lag_heatmap_frame(data.lag_pairs(), data.stores()["store"].tolist())
+            f.lag_heatmap_frame(data.lag_pairs(), data.stores()["store"].tolist()),
+            down=f.down_stores(data.stores()),
         ).to_plotly_json()
 
     # as narrow as its columns stay readable (a phone fits ten stores); narrower, the chart alone scrolls
@@ -368,7 +373,8 @@ def lag_section(data: RunData, _summary: dict[str, Any], _query: dict[str, Any])
         id="pf-lag",
         help=f"For each observer (row) and subject (column): CNs the subject really holds that the observer's "
         f"state table does not yet know, summed over their shared folders. Absolute scale: {f.LAG_ALARM:,} CNs "
-        f"or more is the darkest. Blank: no shared folder. Click a cell to open the observer's store.",
+        f"or more is the darkest. Blank: no shared folder. A store marked (down) is down: its row is what it knew "
+        f"when it went down. Click a cell to open the observer's store.",
         term="lag",
     )
 

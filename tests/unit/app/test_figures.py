@@ -6,6 +6,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from pfscope.app import figures as f
+from pfscope.app.figures.overview import down_label
 
 
 def ts(text: str) -> pd.Timestamp:
@@ -29,6 +30,53 @@ def test_health_by_store_counts_every_store_and_health() -> None:
     fig = f.fig_health_by_store(counts)
     assert [t.name for t in fig.data] == [h.replace("_", " ") for h in f.HEALTH_ORDER]
     assert fig.data[0].marker.color == f.HEALTH_COLOURS["in_sync"]
+
+
+def test_a_down_stores_replicas_are_one_bar_out_of_reach_with_their_last_known_health() -> None:
+    replicas = pd.DataFrame(
+        {
+            "store": ["A", "A", "A", "B"],
+            "fid": ["1-2", "1-3", "1-4", "1-2"],
+            "health": ["in_sync", "backfilling", "deleted", "in_sync"],
+        }
+    )
+    counts = f.health_by_store(replicas, pd.DataFrame({"store": ["A", "B"]}))
+    fig = f.fig_health_by_store(counts, down={"A"})
+    x = {t.name: dict(zip(t.y, t.x, strict=True)) for t in fig.data}
+    assert x["in sync"] == {"B": 1, "A": 0} and x["backfilling"]["A"] == 0
+    assert x["deleted"]["A"] == 1  # a deleted replica is deleted, down or not
+    down = fig.data[-1]
+    assert down.name == "store down: out of reach" and x[down.name] == {"B": 0, "A": 2}
+    assert down.marker.color not in {t.marker.color for t in fig.data[:-1]} and down.marker.pattern.shape
+    assert (
+        down.hovertext[list(down.y).index("A")]
+        == "A is down: 2 replicas out of reach; last known: 1 in sync, 1 backfilling"
+    )
+    assert dict(zip(fig.layout.yaxis.tickvals, fig.layout.yaxis.ticktext, strict=True)) == {
+        "A": "A <b>(down)</b>",
+        "B": "B",
+    }
+    # no store down: no such bar, plain labels
+    assert [t.name for t in f.fig_health_by_store(counts).data] == [
+        h.replace("_", " ") for h in f.HEALTH_ORDER
+    ]
+    # a store's name is text, never markup
+    assert down_label("<b>x</b>", {"<b>x</b>"}) == "&lt;b&gt;x&lt;/b&gt; <b>(down)</b>"
+
+
+def test_the_lag_heatmap_marks_a_down_store_and_keeps_it_when_it_draws_a_few() -> None:
+    pairs = pd.DataFrame({"observer": ["A", "B", "C"], "subject": ["B", "C", "A"], "lag_count": [3, 9, 0]})
+    fig = f.fig_lag_heatmap(f.lag_heatmap_frame(pairs, ["A", "B", "C"]), down={"C"})
+    assert list(fig.layout.xaxis.ticktext) == list(fig.layout.yaxis.ticktext) == ["A", "B", "C <b>(down)</b>"]
+    custom = fig.data[0].customdata
+    assert custom[2][0][2] == "<br>C is down: this is what it knew when it went down"
+    assert custom[0][2][2] == "<br>C is down: out of reach, it sends nothing" and custom[0][1][2] == ""
+    # four stores, room for two: the down store is drawn though it has the least lag
+    four = f.lag_heatmap_frame(
+        pd.DataFrame({"observer": ["A", "B", "D"], "subject": ["B", "A", "A"], "lag_count": [50, 40, 30]}),
+        ["A", "B", "C", "D"],
+    )
+    assert list(f.fig_lag_heatmap(four, max_marks=4, down={"C"}).data[0].x) == ["A", "C"]
 
 
 def test_worst_folders_puts_content_at_risk_then_overdue_then_missing() -> None:
