@@ -68,6 +68,9 @@ def test_the_lag_heatmap_marks_a_down_store_and_keeps_it_when_it_draws_a_few() -
     pairs = pd.DataFrame({"observer": ["A", "B", "C"], "subject": ["B", "C", "A"], "lag_count": [3, 9, 0]})
     fig = f.fig_lag_heatmap(f.lag_heatmap_frame(pairs, ["A", "B", "C"]), down={"C"})
     assert list(fig.layout.xaxis.ticktext) == list(fig.layout.yaxis.ticktext) == ["A", "B", "C <b>(down)</b>"]
+    # the diagonal's own layer labels only the diagonal (the numbers show through its gaps: each
+    # label is a text node plotly.js measures; the whole grid twice cost half the chart's drawing)
+    assert [list(r) for r in fig.data[1].text] == [["self", "", ""], ["", "self", ""], ["", "", "self"]]
     custom = fig.data[0].customdata
     assert custom[2][0][2] == "<br>C is down: this is what it knew when it went down"
     assert custom[0][2][2] == "<br>C is down: out of reach, it sends nothing" and custom[0][1][2] == ""
