@@ -21,6 +21,8 @@ from pfscope.app.data import RunData
 from pfscope.app.figures import incidents as inc
 from pfscope.app.figures import store_trend as st
 from pfscope.app.figures import timeline as tl
+from pfscope.app.lazy_figure import graph_id as lazy_graph_id
+from pfscope.app.lazy_figure import lazy_graph
 from pfscope.app.runtime import current_data, settings
 
 dash.register_page(__name__, path="/", name="Overview", title="pfscope · overview")
@@ -31,10 +33,10 @@ WORST_ROWS = 15
 Section = Callable[[RunData, dict[str, Any], dict[str, Any]], Any]
 
 
-def _graph(fig: dict[str, Any], id: str, **props: Any) -> dcc.Graph:
-    return dcc.Graph(
-        id=id, figure=fig, config={"displaylogo": False}, className="pf-figure pf-clickable", **props
-    )
+def _graph(fig: dict[str, Any], id: str, **props: Any) -> html.Div:
+    """A chart of the overview, drawn when it is about to be seen (all are below the fold; the
+    first screen does not wait for them): ``div#id`` holding the graph ``lazy_graph_id(id)``."""
+    return lazy_graph(fig, id, "pf-figure pf-clickable", config={"displaylogo": False}, **props)
 
 
 def headline_section(data: RunData, summary: dict[str, Any], _query: dict[str, Any]) -> Any:
@@ -429,18 +431,18 @@ def layout(**query: Any) -> html.Main:
 
 @callback(
     Output("pf-nav-location", "href", allow_duplicate=True),
-    Input("pf-lag-fig", "clickData"),
-    Input("pf-health-fig", "clickData"),
+    Input(lazy_graph_id("pf-lag-fig"), "clickData"),
+    Input(lazy_graph_id("pf-health-fig"), "clickData"),
     prevent_initial_call=True,
 )
 def open_clicked(lag: dict[str, Any] | None, health: dict[str, Any] | None) -> str | dash.NoUpdate:
     """A click on a heatmap cell or a health bar opens that store."""
-    trigger = dash.ctx.triggered_id
-    click = lag if trigger == "pf-lag-fig" else health
+    on_lag = dash.ctx.triggered_id == lazy_graph_id("pf-lag-fig")
+    click = lag if on_lag else health
     point = (click or {}).get("points", [None])[0]
     target = (
         f.lag_click_target(point)
-        if trigger == "pf-lag-fig"
+        if on_lag
         else (c.store_href(point["y"]) if point and point.get("y") else None)
     )
     return target or dash.no_update

@@ -47,6 +47,20 @@ def open_page(pg, url: str) -> None:  # type: ignore[no-untyped-def]
         pg.wait_for_function(
             f"() => document.querySelectorAll('main .pf-figure .main-svg').length >= {figures}"
         )
+    draw_lazy_charts(pg)
+
+
+def draw_lazy_charts(pg) -> None:  # type: ignore[no-untyped-def]
+    """Scroll to each chart drawn when it is about to be seen (app/lazy_figure.py: the overview's),
+    wait until it is drawn, then back to where the page was."""
+    charts = pg.locator("main [data-lazy]").all()
+    if not charts:
+        return
+    y = pg.evaluate("() => window.scrollY")
+    for chart in charts:
+        chart.scroll_into_view_if_needed()
+        pg.wait_for_function("el => el.hasAttribute('data-drawn')", arg=chart.element_handle())
+    pg.evaluate(f"() => window.scrollTo(0, {y})")
 
 
 def matrix_cells(pg) -> dict[tuple[str, str], str]:  # type: ignore[no-untyped-def]

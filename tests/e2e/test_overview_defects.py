@@ -98,3 +98,40 @@ def test_the_lag_heatmap_marks_the_down_store(demo_server: Server, page) -> None
         "gd => { const t = gd._fullData[0]; const i = t.y.indexOf('PFJNB02'); return t.customdata[i][0][2]; }"
     )
     assert "PFJNB02 is down: this is what it knew when it went down" in hover
+
+
+def test_the_overviews_charts_are_drawn_when_they_are_about_to_be_seen(demo_server: Server, browser) -> None:  # type: ignore[no-untyped-def]
+    """The first screen does not wait for the charts below the fold (issue 35: the 40-store
+    overview took 2.2-3.6 s to be usable, drawing them all at once); each is drawn when scrolled
+    near, and still opens a store when clicked."""
+    context = browser.new_context(viewport={"width": 1440, "height": 900})
+    try:
+        pg = context.new_page()
+        errors: list[str] = []
+        pg.on("pageerror", lambda e: errors.append(str(e)))
+        pg.goto(demo_server.base + "/")
+        pg.wait_for_selector("main h1")
+        pg.wait_for_load_state("networkidle")
+        lag = pg.locator("#pf-lag-fig")
+        assert lag.get_attribute("data-lazy") == "pf-lag-fig"
+        # far below the first screen: the placeholder only, of the chart's own height
+        pg.wait_for_function("() => !!document.querySelector('#pf-lag-fig .js-plotly-plot .main-svg')")
+        state = lag.evaluate(
+            "el => ({drawn: el.hasAttribute('data-drawn'), traces: el.querySelector('.js-plotly-plot').data.length,"
+            " height: el.querySelector('.js-plotly-plot')._fullLayout.height})"
+        )
+        assert state["drawn"] is False and state["traces"] == 0 and state["height"] >= 300, state
+        lag.scroll_into_view_if_needed()
+        pg.wait_for_function("() => document.querySelector('#pf-lag-fig').hasAttribute('data-drawn')")
+        assert lag.evaluate("el => el.querySelector('.js-plotly-plot').data.length") == 2
+        # drawn, a cell still opens the observer's store
+        point = lag.locator(".js-plotly-plot").evaluate(
+            "gd => { const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, r = gd.getBoundingClientRect();"
+            " return {x: r.x + xa._offset + xa.d2p(0), y: r.y + ya._offset + ya.d2p(1), y1: gd.data[0].y[1]}; }"
+        )
+        pg.mouse.move(point["x"], point["y"])
+        pg.mouse.click(point["x"], point["y"])
+        pg.wait_for_url(f"**/store/{point['y1']}#pf-behind-section")
+        assert errors == []
+    finally:
+        context.close()
