@@ -345,7 +345,7 @@ def _stores_section(doc: Document, stores: pd.DataFrame, replicas: pd.DataFrame)
                 numeric=range(5, 5 + 1 + len(HEALTH)),
             )
         )
-    fig = f.fig_health_by_store(counts)
+    fig = f.fig_health_by_store(counts, f.down_stores(stores))  # a down store's replicas: out of reach
     parts.append(doc.figure(fig, "Replicas per store, stacked by health"))
     return _section("stores", "Stores by site", *parts)
 
@@ -478,7 +478,7 @@ def _lag_section(doc: Document, data: RunData, stores: pd.DataFrame, lim: Limits
         names = [n for n in names if n in keep]
         pairs = pairs[pairs["observer"].isin(keep) & pairs["subject"].isin(keep)]
         note = left_out(len(names), len(stores), "stores", "most lag as observer or subject first")
-    fig = f.fig_lag_heatmap(f.lag_heatmap_frame(pairs, names))
+    fig = f.fig_lag_heatmap(f.lag_heatmap_frame(pairs, names), down=f.down_stores(stores))
     return _section(
         "lag",
         "Knowledge lag, store × store",

@@ -26,6 +26,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from pfscope.app.data import RunData, require_run
+from pfscope.app.figures.overview import STORE_DOWN_LABEL
 from pfscope.app.report import (
     Limits,
     ReportError,
@@ -866,3 +867,16 @@ def test_org_report_names_the_line_a_reject_conflicts_with(we: Path, we_org: str
         }
         for row in named.itertuples()
     ]
+
+
+def test_org_report_draws_a_down_stores_replicas_out_of_reach(demo: Path, demo_run: RunData) -> None:
+    """As on the overview: a down store's replicas are one "store down" bar, never drawn in the
+    health they last had (PFJNB02, down till the demo's end, last had them "in sync")."""
+    r = read_report(build_report(demo_run))
+    bars = [v for v in r.figures.values() if v["data"] and v["data"][0]["type"] == "bar"]
+    (fig,) = [b for b in bars if any(t.get("name") == STORE_DOWN_LABEL for t in b["data"])]
+    down = set(parquet(demo, "stores").query("status == 'down'")["store"])
+    assert down == {"PFJNB02"}
+    shown = {t["name"]: {s for s, x in zip(t["y"], values(t["x"]), strict=True) if x} for t in fig["data"]}
+    assert down <= shown[STORE_DOWN_LABEL]
+    assert not down & shown.get("in sync", set())
