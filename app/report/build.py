@@ -26,7 +26,10 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from pfscope.app import figures as f
+from pfscope.app import history
 from pfscope.app.data import RunData, matrix_frame
+from pfscope.app.figures import store_trend as st
+from pfscope.app.figures import timeline as tl
 from pfscope.app.figures.text import ts_text
 from pfscope.app.report.attention import worst_section
 from pfscope.app.report.cells import (
@@ -449,19 +452,35 @@ def _open_entries_section(data: RunData, entries: pd.DataFrame, lim: Limits) -> 
 
 
 def _trend_section(doc: Document, data: RunData) -> Html:
+    """As the overview draws it: the organisation's totals annotated with what happened, then a
+    store x time heatmap, worst stores first (readable at 200 stores; one line per store was not)."""
+    as_of = data.summary().get("as_of")
+    entries = history.entries_overdue(data)
+    items = history.incidents(data).items
+    totals = tl.annotate(st.fig_org_totals(st.org_totals(entries, as_of)), items, as_of)
+    trend = st.store_trend(
+        entries, data.stores()["store"].tolist(), data.store_periods(), as_of, rows=st.ROWS
+    )
+    heat = tl.annotate(st.fig_store_trend(trend, as_of), items, as_of, bands=False)
+    drawn = len(trend.stores)
     return _section(
         "trend",
         "Backfill entries over time",
         tag(
             "p",
-            "Per store (as observer), its open backfill entries and, below, those overdue (two requests or "
-            "more: the first did not fill them), from the first entry opened to the as-of time.",
+            "The organisation's open backfill entries and, of them, those overdue (two requests or more: the "
+            "first did not fill them), from the first entry opened to the as-of time, with the outages (shaded, "
+            "named by their store) and replica-list changes (dashed).",
             class_="note",
         ),
-        doc.figure(
-            f.fig_backfill_trend(data.backfill_trend()),
-            "Open and overdue backfill entries per store over time",
+        doc.figure(totals, "Open and overdue backfill entries over time, with what happened"),
+        tag(
+            "p",
+            f"Per store (as observer), worst first: {drawn:,} of {drawn + trend.hidden:,} stores, the {st.ROWS} "
+            "worst (the most entries overdue at once, then the most open at once) and every store that was down.",
+            class_="note",
         ),
+        doc.figure(heat, "Open backfill entries per store over time, worst stores first"),
     )
 
 

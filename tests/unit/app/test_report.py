@@ -370,9 +370,10 @@ def test_org_report_content_at_risk_and_worst_folders(demo: Path, demo_run: RunD
 
 def test_org_report_lag_heatmap_holds_the_summed_lag(demo: Path, demo_run: RunData) -> None:
     r = read_report(build_report(demo_run))
-    figs = [v for v in r.figures.values() if v["data"] and v["data"][0]["type"] == "heatmap"]
+    heatmaps = [v["data"][0] for v in r.figures.values() if v["data"] and v["data"][0]["type"] == "heatmap"]
+    figs = [h for h in heatmaps if h.get("x") == h.get("y")]  # store x store (the other: store x time)
     assert len(figs) == 1
-    hm = figs[0]["data"][0]
+    hm = figs[0]
     st = parquet(demo, "state_table")
     st = st[~st["is_self"]]
     lag = st.groupby(["observer", "subject"])["lag_count"].sum()
@@ -559,7 +560,11 @@ def test_long_lists_are_bounded_and_say_what_was_left_out(demo: Path, demo_run: 
     worst_text = " ".join(r.section_text["worst"])
     assert re.search(r"the 2 worst of ([\d,]+) are listed below", worst_text)
     assert "The other " in worst_text and "worst first: " in worst_text
-    hm = next(v for v in r.figures.values() if v["data"] and v["data"][0]["type"] == "heatmap")["data"][0]
+    hm = next(
+        v["data"][0]
+        for v in r.figures.values()
+        if v["data"] and v["data"][0]["type"] == "heatmap" and v["data"][0]["x"] == v["data"][0]["y"]
+    )
     assert len(hm["x"]) == 4 and "of 10 stores" in " ".join(r.section_text["lag"])
     f = read_report(build_report(demo_run, fid="1-1", limits=small))
     cells = records(f.sections["matrix"][-1])
@@ -721,32 +726,25 @@ def test_folder_replicas_worst_first_and_bounded(demo: Path, demo_run: RunData) 
 
 
 def test_org_report_backfill_trend_counts_the_entries_of_the_tables(demo: Path, demo_run: RunData) -> None:
+    """The organisation's totals over time: every point counts the entries opened by then and not
+    yet closed (all stores); the last point the open entries and the overdue among them."""
     r = read_report(build_report(demo_run))
     figs = [v for k, v in r.figures.items() if r.figure_section.get(k) == "trend"]
-    assert len(figs) == 1
-    traces = figs[0]["data"]
+    assert len(figs) == 2  # the totals, then the store x time heatmap
+    lines = {t["name"]: t for t in figs[0]["data"] if t.get("mode") == "lines"}
     entries = parquet(demo, "backfill_entries")
-    stores = sorted(parquet(demo, "stores")["store"])
-    assert [t["name"] for t in traces if t.get("showlegend", True)] == stores
     for col in ("opened_at", "closed_at"):
         entries[col] = pd.to_datetime(entries[col], utc=True)
     as_of = pd.to_datetime(parquet(demo, "summary")["as_of"], utc=True).iloc[0]
     open_now = entries[entries["state"] == "open"]
-    for t in traces:
-        mine = entries[entries["observer"] == t["name"]]
-        at = list(pd.to_datetime(pd.Series(values(t["x"])), utc=True))
-        y = [int(v) for v in values(t["y"])]
-        assert at[-1] == as_of
-        if t["yaxis"] == "y":  # open: every point counts the entries opened by then and not yet closed
-            want = [int(((mine["opened_at"] <= x) & ~(mine["closed_at"] <= x)).sum()) for x in at]
-            assert y == want
-            assert y[-1] == int((open_now["observer"] == t["name"]).sum())
-        else:  # overdue, as of the run: open entries with two requests or more
-            mine_open = open_now[open_now["observer"] == t["name"]]
-            assert y[-1] == int((mine_open["requests"] >= 2).sum())
-    assert any(
-        int(values(t["y"])[-1]) > 0 for t in traces if t["yaxis"] == "y2"
-    )  # the demo has overdue entries
+    opened = lines["open entries, all stores"]
+    at = list(pd.to_datetime(pd.Series(values(opened["x"])), utc=True))
+    y = [int(v) for v in values(opened["y"])]
+    assert at[-1] == as_of and len(at) > 10
+    assert y == [int(((entries["opened_at"] <= x) & ~(entries["closed_at"] <= x)).sum()) for x in at]
+    assert y[-1] == len(open_now)
+    overdue = [int(v) for v in values(lines["overdue entries, all stores"]["y"])]
+    assert overdue[-1] == int((open_now["requests"] >= 2).sum()) > 0  # the demo has overdue entries
 
 
 def test_an_unknown_report_fid_answers_404_with_close_matches(we_run: RunData) -> None:
@@ -880,3 +878,20 @@ def test_org_report_draws_a_down_stores_replicas_out_of_reach(demo: Path, demo_r
     shown = {t["name"]: {s for s, x in zip(t["y"], values(t["x"]), strict=True) if x} for t in fig["data"]}
     assert down <= shown[STORE_DOWN_LABEL]
     assert not down & shown.get("in sync", set())
+
+
+def test_org_report_per_store_trend_is_a_heatmap_worst_first_every_down_store_in_it(
+    demo: Path, demo_run: RunData
+) -> None:
+    """Backfill over time per store as the overview draws it: one heatmap row per store (labels
+    distinct, no line styles to repeat), every store that was down among them."""
+    r = read_report(build_report(demo_run))
+    heatmaps = [v["data"][0] for v in r.figures.values() if v["data"] and v["data"][0]["type"] == "heatmap"]
+    (trend,) = [h for h in heatmaps if h.get("x") != h.get("y")]
+    stores = set(parquet(demo, "stores")["store"])
+    labels = [str(y).split(" ")[0] for y in trend["y"]]
+    assert len(labels) == len(set(labels)) and set(labels) <= stores
+    assert set(parquet(demo, "store_periods")["store"]) <= set(labels)
+    assert not any(
+        v["data"] and v["data"][0]["type"] == "scatter" and len(v["data"]) > 20 for v in r.figures.values()
+    )
