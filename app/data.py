@@ -29,7 +29,7 @@ import pyarrow.dataset as ds
 
 from pfscope.app import figures as f
 from pfscope.spark_jobs.model.errors import OperatorError
-from pfscope.spark_jobs.model.tables import TABLES
+from pfscope.spark_jobs.model.tables import PUBLISHED
 from pfscope.spark_jobs.published.runs import read_latest
 
 T = TypeVar("T")
@@ -102,14 +102,14 @@ def _expression(filters: Filters | None) -> ds.Expression | None:
 
 def empty_frame(table: str, columns: Sequence[str] | None = None) -> pd.DataFrame:
     """A frame with the table's declared columns and no rows."""
-    names = list(columns) if columns is not None else [n for n, _ in TABLES[table]]
+    names = list(columns) if columns is not None else [n for n, _ in PUBLISHED[table]]
     frame = pd.DataFrame({n: pd.Series(dtype="object") for n in names})
     return _typed(table, frame)
 
 
 def _typed(table: str, frame: pd.DataFrame) -> pd.DataFrame:
     """Times as tz-aware UTC timestamps, whatever unit the Parquet writer chose."""
-    for name, kind in TABLES.get(table, ()):
+    for name, kind in PUBLISHED.get(table, ()):
         if kind == "timestamp" and name in frame.columns:
             col = frame[name]
             if getattr(col.dtype, "tz", None) is None:
@@ -128,7 +128,7 @@ def read_table(
     where: ds.Expression | None = None,
 ) -> pd.DataFrame:
     """One published table, only ``columns`` and only the rows ``filters`` (and ``where``) keep."""
-    if table not in TABLES:
+    if table not in PUBLISHED:
         raise KeyError(f"unknown table {table!r}")
     path = run.table_path(table)
     if not path.exists():
@@ -138,7 +138,7 @@ def read_table(
     if where is not None:
         expr = where if expr is None else expr & where
     # a run published before a column was declared: the column reads as nulls
-    wanted = list(columns) if columns is not None else [n for n, _ in TABLES[table]]
+    wanted = list(columns) if columns is not None else [n for n, _ in PUBLISHED[table]]
     present = set(dataset.schema.names)
     extra = [n for n in dataset.schema.names if n not in wanted] if columns is None else []
     arrow: pa.Table = dataset.to_table(columns=[n for n in wanted if n in present] + extra, filter=expr)
@@ -155,7 +155,7 @@ def missing_from(run: RunRef) -> dict[str, list[str]]:
     """What a run published by an earlier pfscope lacks: per table, the declared columns it has
     not (every one when the table is absent). Readers fill them with nulls; the dashboard says so."""
     out: dict[str, list[str]] = {}
-    for table, columns in TABLES.items():
+    for table, columns in PUBLISHED.items():
         path = run.table_path(table)
         declared = [n for n, _ in columns]
         if not path.exists():
@@ -356,6 +356,11 @@ class RunData:
     def forecast_requests(self, fid: str) -> pd.DataFrame:
         """The requests of a folder's forecast, each with its answer or why there is none."""
         return self.table("forecast_requests", filters={"fid": fid})
+
+    def forecast_record(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """How the forecasts of the last 7 days' runs came true, as this run judges them (empty
+        for a first run, or one published before the table)."""
+        return self.table("forecast_record", columns)
 
     def transits(self) -> pd.DataFrame:
         """Per sender and recipient, the messages it processed and their median and longest

@@ -9,6 +9,14 @@ from typing import Any
 import pandas as pd
 
 from pfscope.app.figures.outages import short_time
+from pfscope.spark_jobs.model.forecast.outcome import (
+    CAUGHT_UP,
+    LATE,
+    NOT_YET,
+    STILL_LACKING,
+    WITHIN,
+    cause_kind,
+)
 
 #: what the forecast assumes, said once wherever a forecast is shown (the glossary says more)
 ASSUMES = (
@@ -49,3 +57,26 @@ def forecast_text(row: Mapping[str, Any] | None) -> str:
 def forecast_by_store(forecast: pd.DataFrame) -> dict[str, dict[str, Any]]:
     """A folder's forecast rows by store."""
     return {str(r["store"]): r for r in forecast.to_dict("records")} if not forecast.empty else {}
+
+
+def record_text(record: pd.DataFrame) -> str:
+    """``forecasts of the last 7 days: 46 of 50 within their bounds (3 not yet due); the 4 that
+    missed: a store went down (3), slower than its bound (1)``: how far to trust the forecast, from
+    the run's ``forecast_record``."""
+    if record.empty:
+        return (
+            "forecasts of the last 7 days: none judged yet (the record starts with the run after the first)"
+        )
+    outcomes = record["outcome"].value_counts()
+    within = int(outcomes.get(WITHIN, 0) + outcomes.get(STILL_LACKING, 0))
+    missed = record[record["outcome"].isin([LATE, CAUGHT_UP])]
+    judged = within + len(missed)
+    waiting = int(outcomes.get(NOT_YET, 0))
+    text = f"forecasts of the last 7 days: {within} of {judged} within their bounds"
+    if waiting:
+        text += f" ({waiting} not yet due)"
+    if len(missed):
+        kinds = missed["cause"].dropna().map(cause_kind).value_counts()
+        why = ", ".join(f"{kind} ({n})" for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+        text += f"; the {len(missed)} that missed: {why}"
+    return text

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
 
+from pfscope.spark_jobs.compute.record import RECORD, write_forecast_record
 from pfscope.spark_jobs.compute.state import (
     MANIFEST,
     STATE_DIR,
@@ -301,13 +302,14 @@ def _run(args: JobSettings) -> dict[str, Any]:
                     full_reason=reason,
                 )
             write_tables(result, run.table_path, pool, started_writes)
+        write_forecast_record(previous, run.path, result.as_of)
         _write_manifest(run.path, result, files, before, local, topo, previous)
     except BaseException:
         abandon(run)
         raise
     counts = result.counts
     last_ts = counts.get("last_ts")
-    tables = sorted({p.table for p in result.pieces} | set(result.carry))
+    tables = sorted({p.table for p in result.pieces} | set(result.carry) | {RECORD})
     info = {
         "as_of": format_ts(result.as_of),
         "tables": [t for t in tables if not t.startswith("_")],

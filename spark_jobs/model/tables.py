@@ -231,6 +231,11 @@ TABLES: dict[str, Columns] = {
         ("requests", "long"),
         ("sources", "array<string>"),
         ("blocked_by", "string"),
+        # blocked by stores that are down: those stores, and how long after the last of them is
+        # back the replica is in sync (as assumed, and the bound); null when not so blocked
+        ("waits_for", "array<string>"),
+        ("after_back_s", "double"),
+        ("latest_after_back_s", "double"),
     ),
     # per request of the forecast's play (as the world is assumed) and source
     "forecast_requests": (
@@ -273,6 +278,35 @@ TABLES: dict[str, Columns] = {
 }
 
 #: each table's natural key: one row per key, the order rows are compared and published in
+
+#: tables a run writes from its previous run once the job's tables are written (not the job's own:
+#: the replay of one log has no previous run)
+RECORD_TABLES: dict[str, Columns] = {
+    # every forecast the runs of the last 7 days made (a replica's forecast once while it does not
+    # move), judged as of this run: how it came true (``model.forecast.record``)
+    "forecast_record": (
+        ("made_at", "timestamp"),
+        ("store", "string"),
+        ("fid", "string"),
+        ("lacks_cnset", "string"),
+        ("lacks_count", "long"),
+        ("in_sync_at", "timestamp"),
+        ("latest_in_sync_at", "timestamp"),
+        ("blocked_by", "string"),
+        ("waits_for", "array<string>"),
+        ("after_back_s", "double"),
+        ("latest_after_back_s", "double"),
+        ("back_at", "timestamp"),
+        ("due_at", "timestamp"),
+        ("actual_in_sync_at", "timestamp"),
+        ("outcome", "string"),
+        ("cause", "string"),
+    ),
+}
+
+#: every table a published run holds
+PUBLISHED: dict[str, Columns] = {**TABLES, **RECORD_TABLES}
+
 KEYS: dict[str, tuple[str, ...]] = {
     "stores": ("store",),
     "store_periods": ("store", "down_at"),
@@ -292,6 +326,7 @@ KEYS: dict[str, tuple[str, ...]] = {
     "transits": ("sender", "recipient"),
     "forecast": ("store", "fid"),
     "forecast_requests": ("entry_id", "attempt", "source"),
+    "forecast_record": ("made_at", "store", "fid"),
     "rejects": ("source", "line"),
     "summary": ("run_id",),
 }

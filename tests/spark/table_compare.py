@@ -4,6 +4,7 @@ row, after putting both sides in the declared types and key order. Shared by the
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 import pyarrow.parquet as pq
 
 from pfscope.spark_jobs.model.events import read_event_log
+from pfscope.spark_jobs.model.forecast.record import Happened, carried, judged
 from pfscope.spark_jobs.model.replay import replay
-from pfscope.spark_jobs.model.tables import KEYS, TABLES
+from pfscope.spark_jobs.model.tables import KEYS, PUBLISHED, TABLES
 from pfscope.spark_jobs.model.topology import load_topology
 from pfscope.spark_jobs.published.runs import read_latest
 
@@ -22,7 +24,7 @@ if TYPE_CHECKING:
 
 def normalise(table: str, row: dict[str, Any]) -> tuple[Any, ...]:
     out = []
-    for name, kind in TABLES[table]:
+    for name, kind in PUBLISHED[table]:
         v = row.get(name)
         if isinstance(v, datetime):
             v = v.replace(tzinfo=UTC) if v.tzinfo is None else v.astimezone(UTC)
@@ -52,7 +54,7 @@ def ordered(table: str, rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
         "folders_carried",
         "lines_rejudged",
     }
-    cols = [n for n, _ in TABLES[table]]
+    cols = [n for n, _ in PUBLISHED[table]]
     keep = [i for i, n in enumerate(cols) if n not in skip]
     rows_n = [normalise(table, r) for r in rows]
     key_idx = [cols.index(k) for k in KEYS[table] if k in cols]
@@ -75,6 +77,34 @@ def assert_published_equals_replay(
         assert got.column_names == [n for n, _ in TABLES[table]], table
         assert ordered(table, got.to_pylist()) == ordered(table, expected[table]), table
     return expected
+
+
+@dataclass
+class RecordOracle:
+    """The ``forecast_record`` a chain of runs should publish, run after run, from the replays of
+    the log as each run saw it (the oracle never reads what the job published before)."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    forecast: list[dict[str, Any]] = field(default_factory=list)
+    as_of: int | None = None
+
+    def check(self, out: Path, expected: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+        """The run ``out/LATEST`` points at holds the record judged from the previous step's
+        forecast and record (``expected``: the replay's tables of this step); returns it."""
+        latest = read_latest(out)
+        assert latest is not None
+        as_of = expected["summary"][0]["as_of"]
+        happened = Happened.from_rows(
+            [r for r in expected["state_history"] if r["observer"] == r["subject"]],
+            expected["store_periods"],
+            expected["folders"],
+        )
+        rows = judged(carried(self.rows, self.forecast, self.as_of, as_of), happened, as_of)
+        got = pq.read_table(out / latest["path"] / "forecast_record")
+        assert got.column_names == [n for n, _ in PUBLISHED["forecast_record"]]
+        assert ordered("forecast_record", got.to_pylist()) == ordered("forecast_record", rows)
+        self.rows, self.forecast, self.as_of = rows, expected["forecast"], as_of
+        return rows
 
 
 def rows_of(df: DataFrame) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pfscope.app.cli import main
-from pfscope.spark_jobs.model.tables import TABLES
+from pfscope.spark_jobs.model.tables import PUBLISHED
 from pfscope.spark_jobs.published.runs import read_latest
 from pfscope.spark_jobs.runtime import class_archive
 
@@ -46,10 +46,10 @@ def test_publishes_every_table_then_keeps_it_when_a_run_fails(
     out = tmp_path / "runs"
     assert compute(worked, out) == 0
     latest = read_latest(out)
-    assert latest is not None and set(latest["tables"]) == set(TABLES)
-    for table in TABLES:
+    assert latest is not None and set(latest["tables"]) == set(PUBLISHED)
+    for table in PUBLISHED:
         frame = pq.read_table(out / latest["path"] / table)
-        assert frame.column_names == [n for n, _ in TABLES[table]], table
+        assert frame.column_names == [n for n, _ in PUBLISHED[table]], table
     entries = pq.read_table(out / latest["path"] / "backfill_entries").to_pylist()
     assert [(e["observer"], e["cnset_opened"], e["state"]) for e in entries] == [
         ("PFS3", "PFS1:12-16;PFS2:21-28", "satisfied")

@@ -17,6 +17,7 @@ import json
 import random
 import re
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 
@@ -26,9 +27,10 @@ from pfscope.app.metrics import exposition
 from pfscope.spark_jobs.compute import writing
 from pfscope.spark_jobs.compute.refresh import open_entries
 from pfscope.spark_jobs.model.events import R_CN_NOT_INCREASING
+from pfscope.spark_jobs.model.forecast.outcome import WITHIN
 from pfscope.spark_jobs.model.timeutil import DAY, format_ts, parse_ts
 from pfscope.spark_jobs.published.runs import read_latest
-from tests.spark.table_compare import assert_published_equals_replay
+from tests.spark.table_compare import RecordOracle, assert_published_equals_replay
 
 SMALL = [
     "--stores",
@@ -197,6 +199,8 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
         (None, {}, ["--as-of", format_ts(times[-1] + 3 * DAY)]),
     ]
     said = []
+    record = RecordOracle()
+    judged_rows: list[dict[str, Any]] = []
     for step, (cut, hold, extra) in enumerate(steps):
         if cut is not None:
             share.grow(cut, hold=hold)
@@ -206,7 +210,8 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
             first.write_bytes(text[:10] + (b"X" if text[10:11] != b"X" else b"Y") + text[11:])
         said.append(compute(data, share.root, out, capsys, *extra))
         as_of = middle if step == 1 else parse_ts(extra[1]) if extra else None
-        assert_published_equals_replay(out, data, share.root, as_of)
+        expected = assert_published_equals_replay(out, data, share.root, as_of)
+        judged_rows = record.check(out, expected)  # the previous run's forecast, judged by this one
         if step == 7:  # the figures of its one line are the summary's and /metrics'
             figures = said_figures(said[-1])
             summary = RunData(require_run(out)).summary()
@@ -234,6 +239,9 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
     ], said
     latest = read_latest(out)
     assert latest is not None and latest["refresh"] == said[-1]
+    # the record is not vacuous: forecasts of several runs, judged, some of them come true
+    assert len({r["made_at"] for r in judged_rows}) >= 3, judged_rows
+    assert {r["outcome"] for r in judged_rows} >= {WITHIN}, judged_rows
 
 
 def said_figures(line: str) -> dict[str, int]:

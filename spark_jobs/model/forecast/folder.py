@@ -19,7 +19,7 @@ from pfscope.spark_jobs.model.forecast.world import Transits
 from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.rules.health import DELETED
 from pfscope.spark_jobs.model.rules.reality import lacks
-from pfscope.spark_jobs.model.timeutil import format_ts
+from pfscope.spark_jobs.model.timeutil import US, format_ts
 
 
 @dataclass
@@ -57,25 +57,39 @@ def forecast_folder(
     mail = sorted(in_flight, key=lambda pair: (pair[0].sent_at, pair[0].seq, pair[1]))
     base = Play(org, fid, folds, targets, as_of, transits).play(mail)
     bound = Play(org, fid, folds, targets, as_of, transits, lose_first_reply=True).play(mail)
+    waits = {s: waits_for(s, t, folds, base) for s, t in targets.items() if s not in base.in_sync_at}
+    back = sorted({s for stores in waits.values() for s in stores})
+    if back:  # what the down stores' return would do: the same plays with them back at the as-of
+        back_base = Play(org, fid, folds, targets, as_of, transits, back=back).play(mail)
+        back_bound = Play(org, fid, folds, targets, as_of, transits, lose_first_reply=True, back=back).play(
+            mail
+        )
     out = FolderForecast()
     for store, target in targets.items():
         done = base.in_sync_at.get(store)
         asked = [r for r in base.requests if r.store == store and (done is None or r.at <= done)]
-        out.forecast.append(
-            {
-                "store": store,
-                "fid": fid,
-                "lacks_cnset": target.text(),
-                "lacks_count": target.count(),
-                "in_sync_at": done,
-                "latest_in_sync_at": bound.in_sync_at.get(store),
-                "requests": len(asked),
-                "sources": sorted(base.sources[store]),
-                "blocked_by": None
-                if done is not None
-                else blocked_by(store, target, folds, base, org, as_of),
-            }
-        )
+        row: dict[str, Any] = {
+            "store": store,
+            "fid": fid,
+            "lacks_cnset": target.text(),
+            "lacks_count": target.count(),
+            "in_sync_at": done,
+            "latest_in_sync_at": bound.in_sync_at.get(store),
+            "requests": len(asked),
+            "sources": sorted(base.sources[store]),
+            "blocked_by": None,
+            "waits_for": None,
+            "after_back_s": None,
+            "latest_after_back_s": None,
+        }
+        if done is None:
+            row["blocked_by"] = blocked_by(store, target, folds, base, org, as_of)
+            if waits.get(store):
+                row["waits_for"] = waits[store]
+                row["after_back_s"] = _seconds_after(back_base.in_sync_at.get(store), as_of)
+                row["latest_after_back_s"] = _seconds_after(back_bound.in_sync_at.get(store), as_of)
+                row["blocked_by"] += "; " + unblock_text(row)
+        out.forecast.append(row)
     out.requests = [request_row(r, base) for r in base.requests]
     return out
 
@@ -156,6 +170,54 @@ def blocked_by(
                 f"nothing on its way tells {store} of {untold.text()} (no change, status message or reply is due)"
             )
     return "; ".join(parts) if parts else f"{store} still lacks {remaining.text()} at the horizon"
+
+
+def waits_for(store: str, target: CNSet, folds: Mapping[str, FolderFold], play: PlayResult) -> list[str]:
+    """The stores down at the as-of whose return a replica not in sync waits for: its own, and
+    those holding CNs it still lacks."""
+    remaining = target.difference(play.held.get(store, EMPTY))
+    return sorted(
+        s
+        for s, fold in folds.items()
+        if not play.up.get(s, True) and (s == store or fold.owned.intersection(remaining))
+    )
+
+
+def unblock_text(row: Mapping[str, Any]) -> str:
+    """``in sync ~2 h after PFJNB02 is back, 14 h at the latest if its queued mail expires first or
+    a reply is lost``."""
+    stores = list(row["waits_for"])
+    who = stores[0] if len(stores) == 1 else ", ".join(stores[:-1]) + f" and {stores[-1]}"
+    verb = "is" if len(stores) == 1 else "are"
+    after, latest = row["after_back_s"], row["latest_after_back_s"]
+    if after is None:
+        return f"still not in sync within 14 days once {who} {verb} back"
+    lost = "if its queued mail expires first or a reply is lost"
+    if latest is None:
+        bound = f", and not within 14 days {lost}"
+    elif latest - after < 60:
+        bound = " (a lost reply would not delay it)"
+    else:
+        bound = f", {duration(latest)} at the latest {lost}"
+    if after < 60:
+        return f"in sync as soon as {who} {verb} back{bound}"
+    return f"in sync ~{duration(after)} after {who} {verb} back{bound}"
+
+
+def duration(seconds: float) -> str:
+    """``5 min``, ``2 h``, ``2 h 30 min``, ``3 d 4 h``: how long, as an operator reads it."""
+    minutes = max(round(seconds / 60), 0)
+    days, rest = divmod(minutes, 24 * 60)
+    hours, mins = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours} h" if hours else f"{days} d"
+    if hours:
+        return f"{hours} h {mins} min" if mins else f"{hours} h"
+    return f"{mins} min"
+
+
+def _seconds_after(at: int | None, as_of: int) -> float | None:
+    return None if at is None else (at - as_of) / US
 
 
 def _since(org: OrgContext, store: str, as_of: int) -> str:

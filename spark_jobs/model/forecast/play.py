@@ -41,6 +41,7 @@ class PlayResult:
     held: dict[str, CNSet] = field(default_factory=dict)  # each store's holding at the play's end
     missing: dict[str, CNSet] = field(default_factory=dict)  # what each store knows it lacks then
     up: dict[str, bool] = field(default_factory=dict)
+    overdue: int = 0  # the bound: messages on their way at the as-of it takes as lost
 
 
 def copy_folds(folds: Mapping[str, FolderFold], org: OrgContext) -> dict[str, FolderFold]:
@@ -70,8 +71,11 @@ def copy_org(org: OrgContext) -> OrgContext:
 
 class Play(Simulator):
     """The engine from one folder's folds at ``as_of``, for ``HORIZON``; ``lose_first_reply`` (the
-    bound): the replies to the first request of every entry that gets one are lost on the way, and
-    mail takes each pair's longest transit."""
+    bound): the replies to the first request of every entry that gets one are lost on the way, mail
+    takes each pair's longest transit, and mail on its way that is already older than that, to a
+    store that is up, is lost (the message-state rule calls it queued, not in transit); ``back``:
+    stores that are down at the as-of and come back at it (what their return would do; in the
+    bound, the mail queued for them is lost: it may expire before they are back)."""
 
     def __init__(
         self,
@@ -83,6 +87,7 @@ class Play(Simulator):
         transits: Transits,
         *,
         lose_first_reply: bool = False,
+        back: Iterable[str] = (),
     ):
         org = copy_org(org)
         topo = org.topology
@@ -106,6 +111,7 @@ class Play(Simulator):
         self.replicas = {fid: next(iter(mine.values())).replicas} if mine else {}
         self.targets = dict(targets)
         self.lose_first_reply = lose_first_reply
+        self.back = sorted(s for s in back if not self.up.get(s, True))
         self.result = PlayResult(sources={s: set() for s in targets})
         self._credited: dict[str, CNSet] = {s: EMPTY for s in targets}
         self._answering: Message | None = None
@@ -115,12 +121,23 @@ class Play(Simulator):
 
     def play(self, in_flight: Iterable[tuple[Message, str]]) -> PlayResult:
         """Schedule what is due (requests, status messages) and the mail on its way; play."""
+        for store in self.back:
+            self.at(self.now, self.store_status, store, True)
         for (store, fid), fold in sorted(self.folds.items()):
             self._schedule_due(store, fid, fold)
             if fold.last_change_at is not None and status_due(fold.last_change_at) > self.now:
                 self._schedule_status(store, fid)
         for m, dst in in_flight:
-            self.at(max(self.now, m.sent_at + self.net.transit(m.sender, dst)), self._deliver, m, dst)
+            transit = self.net.transit(m.sender, dst)
+            arrives = m.sent_at + transit
+            if self.lose_first_reply and (
+                dst in self.back or (arrives < self.now and self.up.get(dst, True))
+            ):
+                # the bound: overdue mail to a store that is up is lost, and so is mail queued for
+                # a store that comes back (it may have expired by the time it is back)
+                self.result.overdue += 1
+                continue
+            self.at(max(self.now, arrives), self._deliver, m, dst)
         for (store, fid), fold in sorted(self.folds.items()):
             unsent = unsent_changes(fold)
             if unsent:

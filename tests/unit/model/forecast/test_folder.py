@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pfscope.spark_jobs.model.forecast.folder import duration, unblock_text
 from pfscope.spark_jobs.model.forecast.tables import forecast_tables, in_flight
 from pfscope.spark_jobs.model.forecast.world import Transits
 from pfscope.spark_jobs.model.org import OrgContext
@@ -99,8 +100,48 @@ def test_content_only_a_down_store_holds_blocks_until_it_is_back() -> None:
     assert {r["store"] for r in rows} == {"P2", "P3"}
     for r in rows:
         assert r["in_sync_at"] is None and r["latest_in_sync_at"] is None
-        assert r["blocked_by"] == f"only P1 holds P1:1-3: down since {format_ts(at(10 * H))}"
+        # nothing would tell them of P1:1-3 once P1 is back either: its mail expired long ago
+        assert r["blocked_by"] == (
+            f"only P1 holds P1:1-3: down since {format_ts(at(10 * H))}; "
+            "still not in sync within 14 days once P1 is back"
+        )
+        assert (r["waits_for"], r["after_back_s"], r["latest_after_back_s"]) == (["P1"], None, None)
     assert requests == []
+
+
+def test_a_replica_waiting_for_a_down_source_says_how_long_after_its_return() -> None:
+    """P1's content mail is lost; its status message (00:15 the next day, 5 min) tells P2 and P3
+    that P1 holds P1:1-3: they file entries; P1 goes down. With P1 back at the as-of, the entries'
+    next requests go to it and are answered one round trip (5 + 5 min) later."""
+    log = Log(topology(STORES, folders={FID: ["P1", "P2", "P3"]}))
+    log.changes(0, "P1", FID, [1, 2, 3])
+    log.send(15 * M, "P1", "content", FID, to=["P2", "P3"], changes="P1:1-3", cnset="P1:1-3")
+    told = 24 * H + 15 * M
+    log.message(told, "P1", "status", FID, received={"P2": told + 5 * M, "P3": told + 5 * M}, cnset="P1:1-3")
+    log.status(25 * H, "P1", "down")
+    result, rows, _ = forecast(log, 50 * H)
+    assert {r["store"] for r in rows} == {"P2", "P3"}
+    for r in rows:
+        due = one(result, "backfill_entries", observer=r["store"], fid=FID)["next_due_at"]
+        assert r["in_sync_at"] is None and r["waits_for"] == ["P1"]
+        assert r["after_back_s"] == (due + 10 * M - result.as_of) / 1e6
+        assert r["latest_after_back_s"] > r["after_back_s"]  # the bound: its first reply lost
+        assert r["blocked_by"] == (
+            f"only P1 holds P1:1-3: down since {format_ts(at(25 * H))}; " + unblock_text(r)
+        )
+        assert unblock_text(r).startswith(f"in sync ~{duration(r['after_back_s'])} after P1 is back, ")
+        assert unblock_text(r).endswith(" at the latest if its queued mail expires first or a reply is lost")
+
+
+def test_duration_reads_as_an_operator_says_it() -> None:
+    assert [duration(s) for s in (20, 300, 7200, 9000, 86400, 3 * 86400 + 4 * 3600 + 59)] == [
+        "0 min",
+        "5 min",
+        "2 h",
+        "2 h 30 min",
+        "1 d",
+        "3 d 4 h",
+    ]
 
 
 def test_content_nobody_will_tell_of_blocks_with_that_said() -> None:
@@ -134,6 +175,14 @@ def test_a_replica_on_a_down_store_catches_up_with_nothing() -> None:
     (row,) = rows
     assert row["store"] == "P3" and row["in_sync_at"] is None
     assert row["blocked_by"].startswith(f"P3 is down since {format_ts(at(H))}: it processes nothing")
+    # its mail waits in its queue: in sync the moment it is back; the bound, should that mail
+    # expire first: the next status message tells it, and it backfills
+    assert (row["waits_for"], row["after_back_s"]) == (["P3"], 0.0)
+    assert row["latest_after_back_s"] > 24 * 3600
+    assert row["blocked_by"].endswith(
+        f"; in sync as soon as P3 is back, {duration(row['latest_after_back_s'])} at the latest "
+        "if its queued mail expires first or a reply is lost"
+    )
 
 
 def test_a_replica_that_lacks_nothing_has_no_forecast() -> None:

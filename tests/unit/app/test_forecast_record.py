@@ -1,0 +1,35 @@
+"""The record's line: how far to trust the forecast, from ``forecast_record``."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from pfscope.app.figures.forecast import record_text
+from pfscope.spark_jobs.model.forecast.outcome import CAUGHT_UP, LATE, NOT_YET, SLOWER, STILL_LACKING, WITHIN
+
+
+def test_the_record_in_one_line_with_the_misses_by_cause() -> None:
+    record = pd.DataFrame(
+        {
+            "outcome": [WITHIN] * 3 + [STILL_LACKING, NOT_YET, LATE, LATE, CAUGHT_UP],
+            "cause": [None] * 5
+            + [
+                "PFS2 went down at 2026-11-03T06:00:00Z (the forecast assumes no store changes status)",
+                SLOWER,
+                "new changes in the folder from 2026-11-03T07:00:00Z (the forecast assumes none)",
+            ],
+        }
+    )
+    assert record_text(record) == (
+        "forecasts of the last 7 days: 4 of 7 within their bounds (1 not yet due); the 3 that missed: "
+        "a store went down (1), new changes in the folder (1), slower than its bound (1)"
+    )
+
+
+def test_all_within_and_none_yet() -> None:
+    assert record_text(pd.DataFrame({"outcome": [WITHIN, WITHIN], "cause": [None, None]})) == (
+        "forecasts of the last 7 days: 2 of 2 within their bounds"
+    )
+    assert record_text(pd.DataFrame({"outcome": [], "cause": []})).startswith(
+        "forecasts of the last 7 days: none judged yet"
+    )
