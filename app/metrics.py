@@ -22,6 +22,7 @@ from prometheus_client.registry import Collector
 from pfscope.app.data import RunData
 from pfscope.app.figures import at_risk_cns
 from pfscope.app.runtime import current_data
+from pfscope.spark_jobs.model.forecast.outcome import OUTCOMES
 from pfscope.spark_jobs.model.rules.health import HEALTH_STATES, OVERDUE_REQUESTS
 
 #: the ``outcome`` label of ``pfscope_input_lines`` and the summary column it reads
@@ -50,6 +51,7 @@ METRIC_NAMES: tuple[str, ...] = (
     "pfscope_forecast_blocked_replicas",
     "pfscope_forecast_in_sync_timestamp_seconds",
     "pfscope_forecast_latest_in_sync_timestamp_seconds",
+    "pfscope_forecast_record_forecasts",
 )
 #: said only by an incremental run
 REFRESH_METRIC_NAMES: tuple[str, ...] = (
@@ -107,6 +109,9 @@ def snapshot(data: RunData) -> dict[str, Any]:
         "at_risk": {s: int(at_risk.get(s, 0)) for s in names},
         "waiting": {s: int(waiting_n.get(s, 0)) for s in names},
         "forecast": forecast_by_store(forecast, names),
+        "record": {
+            str(k): int(n) for k, n in data.forecast_record(["outcome"])["outcome"].value_counts().items()
+        },
         "refresh": {
             "incremental": 1 if summary.get("refresh") == "incremental" else 0,
             "lines_new": summary.get("lines_new"),
@@ -185,6 +190,16 @@ class RunCollector(Collector):
                 g.add_metric([store], n)
             yield g
         yield from _forecast_gauges(snap["forecast"])
+        g = GaugeMetricFamily(
+            "pfscope_forecast_record_forecasts",
+            "Forecasts the runs of the last 7 days made, by how they came true as this run judges them "
+            "(forecast_record): within its bounds, late, not yet due, still lacking as forecast, caught up "
+            "though forecast not to",
+            labels=["outcome"],
+        )
+        for outcome in OUTCOMES:
+            g.add_metric([outcome], snap["record"].get(outcome, 0))
+        yield g
         g = GaugeMetricFamily(
             "pfscope_store_up",
             "1 when the store's last status is up, else 0",

@@ -41,6 +41,11 @@ def forecast_text(row: Mapping[str, Any] | None) -> str:
     if at is None:
         blocked = row.get("blocked_by")
         why = f": {blocked}" if isinstance(blocked, str) and blocked else ""
+        waits = _stores(row.get("waits_for"))
+        back = row.get("after_back_s")
+        if waits and back is not None and not pd.isna(back):
+            who = waits[0] if len(waits) == 1 else ", ".join(waits[:-1]) + f" and {waits[-1]}"
+            return f"forecast: not in sync until {who} {'is' if len(waits) == 1 else 'are'} back{why}"
         return f"forecast: will not catch up within 14 days{why}"
     raw_sources = row.get("sources")
     sources = [str(s) for s in raw_sources] if raw_sources is not None and len(raw_sources) else []
@@ -52,6 +57,13 @@ def forecast_text(row: Mapping[str, Any] | None) -> str:
     else:
         bound = f", {latest} at the latest if a reply is lost"
     return f"forecast: in sync by ~{at}{via}{bound}"
+
+
+def _stores(value: Any) -> list[str]:
+    """A list column's stores (a Parquet list reads as an array; null as None or NaN)."""
+    if value is None or isinstance(value, float):
+        return []
+    return [str(v) for v in value]
 
 
 def forecast_by_store(forecast: pd.DataFrame) -> dict[str, dict[str, Any]]:

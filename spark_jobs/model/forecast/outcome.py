@@ -24,6 +24,9 @@ NOT_YET = "not yet due"
 STILL_LACKING = "still lacking, as forecast"
 CAUGHT_UP = "caught up, though forecast not to"
 
+#: every outcome, in the order they are said
+OUTCOMES = (WITHIN, LATE, NOT_YET, STILL_LACKING, CAUGHT_UP)
+
 #: outcomes a later run can still change (the replica has not caught up yet)
 OPEN = frozenset({NOT_YET, STILL_LACKING})
 

@@ -12,6 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from pfscope.app.data import RunData, require_run
 from pfscope.app.metrics import METRIC_NAMES, exposition
+from pfscope.spark_jobs.model.forecast.outcome import NOT_YET, OUTCOMES, STILL_LACKING
 from tests.published_runs import published
 from tests.unit.app.test_report import parquet
 
@@ -194,3 +195,28 @@ def test_forecast_gauges_equal_the_forecast_table(demo: Path, demo_metrics) -> N
     assert got == {s: pd.Timestamp(t).timestamp() for s, t in last.items()} and got
     bound = demo_metrics["pfscope_forecast_latest_in_sync_timestamp_seconds"]
     assert all(v >= got[dict(labels)["store"]] for labels, v in bound.items())
+
+
+def test_the_record_by_outcome_equals_the_forecast_record(demo: Path, tmp_path: Path) -> None:
+    """A run judging the demo run's forecast (the record the next run writes): one series per
+    outcome, each the record's count, zeros included."""
+    import shutil
+
+    from pfscope.spark_jobs.compute.record import write_forecast_record
+
+    before = require_run(demo)
+    copy = tmp_path / "published"
+    shutil.copytree(demo, copy, symlinks=True)
+    after = require_run(copy)
+    shutil.rmtree(after.table_path("forecast_record"), ignore_errors=True)
+    as_of = int(pd.Timestamp(RunData(before).summary()["as_of"]).value // 1000)
+    written = write_forecast_record(before.table_path("x").parent, after.table_path("x").parent, as_of + 1)
+    record = parquet(copy, "forecast_record")
+    assert written == len(record) == len(parquet(demo, "forecast")) > 0
+    got = samples(exposition(RunData(after)))["pfscope_forecast_record_forecasts"]
+    counts = record["outcome"].value_counts()
+    assert {dict(labels)["outcome"]: int(v) for labels, v in got.items()} == {
+        o: int(counts.get(o, 0)) for o in OUTCOMES
+    }
+    # judged a microsecond after it was made: the blocked are still lacking, the others not yet due
+    assert set(counts.index) <= {NOT_YET, STILL_LACKING} and counts.get(NOT_YET, 0) > 0

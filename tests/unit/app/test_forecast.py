@@ -1,10 +1,10 @@
-"""The record's line: how far to trust the forecast, from ``forecast_record``."""
+"""The forecast in words: a replica's line, and the record's (how far to trust it)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from pfscope.app.figures.forecast import record_text
+from pfscope.app.figures.forecast import forecast_text, record_text
 from pfscope.spark_jobs.model.forecast.outcome import CAUGHT_UP, LATE, NOT_YET, SLOWER, STILL_LACKING, WITHIN
 
 
@@ -33,3 +33,19 @@ def test_all_within_and_none_yet() -> None:
     assert record_text(pd.DataFrame({"outcome": [], "cause": []})).startswith(
         "forecasts of the last 7 days: none judged yet"
     )
+
+
+def test_a_replica_waiting_for_a_store_says_so_first() -> None:
+    row = {
+        "in_sync_at": None,
+        "latest_in_sync_at": None,
+        "blocked_by": "PFS2 is down since …: it processes nothing until it is back; in sync as soon as PFS2 is back",
+        "waits_for": ["PFS2"],
+        "after_back_s": 0.0,
+    }
+    assert forecast_text(row) == f"forecast: not in sync until PFS2 is back: {row['blocked_by']}"
+    # not within 14 days even once back: it says so as before
+    assert forecast_text({**row, "after_back_s": float("nan")}).startswith(
+        "forecast: will not catch up within 14 days"
+    )
+    assert forecast_text({**row, "waits_for": None}).startswith("forecast: will not catch up within 14 days")
