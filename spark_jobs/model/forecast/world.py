@@ -5,7 +5,7 @@ typical transit; queued mail expires as Exchange's does; the play looks 14 days 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +17,27 @@ from pfscope.spark_jobs.model.topology import Topology
 HORIZON = 14 * DAY
 
 
+#: where a pair's typical transit comes from: its own messages, else the pairs at its site cost,
+#: else all pairs, else an hour (the log has no transit at all)
+OWN, SAME_COST, ALL_PAIRS, NONE_SEEN = "own", "same cost", "all pairs", "none seen"
+RULES = (OWN, SAME_COST, ALL_PAIRS, NONE_SEEN)
+
+
+def fallback_transit(
+    table: Mapping[tuple[str, str], int], cost_of: Callable[[str, str], int | None], cost: int | None
+) -> tuple[int, str]:
+    """The transit of a pair with none of its own, at site cost ``cost`` (None: no affinity): the
+    lower median of the pairs of ``table`` at that cost (``cost_of``), else of all pairs, else
+    :data:`NO_TRANSIT_SEEN`; with the rule that gave it. The one statement of the rule: the play
+    and the dashboard's explanation of a forecast both call it."""
+    alike = [v for (s, r), v in sorted(table.items()) if cost_of(s, r) == cost]
+    if alike:
+        return max(median_transit(alike), 0), SAME_COST
+    if table:
+        return max(median_transit(sorted(table.values())), 0), ALL_PAIRS
+    return NO_TRANSIT_SEEN, NONE_SEEN
+
+
 @dataclass
 class Transits:
     """Each pair's typical transit (microseconds): the median of the transits of the messages the
@@ -26,7 +47,7 @@ class Transits:
 
     medians: Mapping[tuple[str, str], int]
     longest: Mapping[tuple[str, str], int] = field(default_factory=dict)
-    _by_cost: dict[tuple[bool, int | None], int] = field(default_factory=dict, repr=False)
+    _by_cost: dict[tuple[bool, int | None], tuple[int, str]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def from_rows(cls, rows: Iterable[Mapping[str, Any]]) -> Transits:
@@ -45,11 +66,20 @@ class Transits:
         known = table.get((sender, recipient))
         if known is not None:
             return max(known, 0)
-        cost = topo.cost(sender, recipient)
+        return self._fallback(topo, topo.cost(sender, recipient), longest)[0]
+
+    def used(self, topo: Topology, sender: str, recipient: str, *, longest: bool = False) -> tuple[int, str]:
+        """What :meth:`typical` takes for the pair, and by which rule (one of :data:`RULES`): the
+        forecast's explanation says where each transit it used came from."""
+        known = (self.longest if longest else self.medians).get((sender, recipient))
+        if known is not None:
+            return max(known, 0), OWN
+        return self._fallback(topo, topo.cost(sender, recipient), longest)
+
+    def _fallback(self, topo: Topology, cost: int | None, longest: bool) -> tuple[int, str]:
         if (longest, cost) not in self._by_cost:
-            alike = [v for (s, r), v in sorted(table.items()) if topo.cost(s, r) == cost]
-            pool = alike or sorted(table.values())
-            self._by_cost[(longest, cost)] = max(median_transit(pool), 0) if pool else NO_TRANSIT_SEEN
+            table = self.longest if longest else self.medians
+            self._by_cost[(longest, cost)] = fallback_transit(table, topo.cost, cost)
         return self._by_cost[(longest, cost)]
 
 
