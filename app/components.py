@@ -64,6 +64,12 @@ def trace_href(fid: str, store: str, cns: str) -> str:
     return "/trace?" + urlencode({"fid": str(fid), "store": str(store), "cns": str(cns)})
 
 
+def forecast_href(fid: str, store: str) -> str:
+    """The explanation of ``store``'s forecast on folder ``fid`` (``/forecast``): its requests,
+    sources and the transit times it used."""
+    return "/forecast?" + urlencode({"fid": str(fid), "store": str(store)})
+
+
 def trace_link(fid: str | None, store: Any, cns: Any) -> list[Any]:
     """`` · trace``: a plain link (it works inside a frozen matrix) to the trace of lacking CNs;
     nothing without a folder (the standalone report) or a CN set."""

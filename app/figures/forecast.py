@@ -23,6 +23,11 @@ ASSUMES = (
     "the model's rules played forward from the as-of, assuming no new changes, no replica-list "
     "changes, no store going down or coming back, and each pair's median transit"
 )
+#: what the bound (``latest_in_sync_at``) assumes besides: the common failure, and slow mail
+BOUND_ASSUMES = (
+    "the first reply to each entry's request lost (the entry's next request, at its time-out, goes "
+    "where the rules then send it) and every message taking its pair's longest transit"
+)
 
 
 def _when(value: Any) -> str | None:
