@@ -33,6 +33,14 @@ class Verdict:
     text: str
     #: the CNs the replica lacks (what is so), for a link to their trace; empty when none
     lacks_cnset: str = ""
+    #: the forecast the line ends with (before its full stop), for a link to its explanation;
+    #: empty when the replica has none
+    forecast: str = ""
+
+    def head(self) -> str:
+        """The line up to its forecast (the whole line when it has none)."""
+        tail = self.forecast + "."
+        return self.text[: -len(tail)] if self.forecast and self.text.endswith(tail) else self.text
 
 
 def _next_line(store: str, nxt: pd.DataFrame, down: bool) -> str:
@@ -139,7 +147,12 @@ def folder_verdicts(
                 parts.append(held_alone_text(store, at_risk, r.get("at_risk_cnset"), "while it is down"))
                 if belief:
                     parts.append(belief + ("" if at_risk else ": nothing here is at risk"))
-        parts.append(forecast_text(ahead.get(store)))
-        out.append(Verdict(store, tier, f"{store}: " + "; ".join(p for p in parts if p) + ".", lacks.cnset))
+        ahead_text = forecast_text(ahead.get(store))
+        parts.append(ahead_text)
+        out.append(
+            Verdict(
+                store, tier, f"{store}: " + "; ".join(p for p in parts if p) + ".", lacks.cnset, ahead_text
+            )
+        )
     out.sort(key=lambda v: (TIERS.index(v.tier), v.store))
     return out

@@ -45,6 +45,22 @@ class Page:
         return self.at if self.at_ts is not None else None
 
 
+def verdict_line(fid: str, v: f.Verdict) -> list[Any]:
+    """A verdict's words, its forecast a link to the forecast's explanation (``/forecast``)."""
+    if not v.forecast:
+        return [v.text]
+    return [
+        v.head(),
+        dcc.Link(
+            v.forecast,
+            href=c.forecast_href(fid, v.store),
+            className="pf-forecast-link",
+            title=f"Why? {v.store}'s forecast explained: its requests, sources and transit times",
+        ),
+        ".",
+    ]
+
+
 def verdict_view(data: RunData, fid: str) -> html.Section:
     """The verdict first: each unhealthy replica in one line, as of the run, most urgent first."""
     verdicts = f.folder_verdicts(
@@ -61,7 +77,7 @@ def verdict_view(data: RunData, fid: str) -> html.Section:
         body = html.Ul(
             [
                 html.Li(
-                    [v.text, *c.trace_link(fid, v.store, v.lacks_cnset)],
+                    [*verdict_line(fid, v), *c.trace_link(fid, v.store, v.lacks_cnset)],
                     className=f"pf-verdict-{v.tier}",
                     **c.html_attrs({"data-store": v.store}),
                 )

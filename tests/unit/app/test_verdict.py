@@ -258,3 +258,28 @@ def test_each_line_ends_with_the_replicas_forecast() -> None:
     assert "forecast" not in lines["PFJNB02"]  # down, but lacks nothing: no forecast row
     # without the table (an older run), no forecast is said
     assert all("forecast" not in v.text for v in folder_verdicts(replicas, entries, nxt, stores, AS_OF))
+
+
+def test_a_verdict_keeps_its_forecast_apart_for_the_link_to_its_explanation() -> None:
+    """The folder page makes a line's forecast a link: the verdict says which words it is, and the
+    rest of the line before it; a line without a forecast is its own head."""
+    replicas, entries, nxt, stores = frames()
+    forecast = pd.DataFrame(
+        [
+            {
+                "store": "PFRED01",
+                "in_sync_at": T("2026-11-09T08:05:00Z"),
+                "latest_in_sync_at": T("2026-11-10T08:20:00Z"),
+                "sources": ["PFDUB03"],
+                "blocked_by": None,
+            }
+        ]
+    )
+    by_store = {v.store: v for v in folder_verdicts(replicas, entries, nxt, stores, AS_OF, forecast)}
+    red = by_store["PFRED01"]
+    assert red.forecast == (
+        "forecast: in sync by ~Mon 11-09 08:05 via PFDUB03, Tue 11-10 08:20 at the latest if a reply is lost"
+    )
+    assert red.head() + red.forecast + "." == red.text and red.head().endswith("; ")
+    dub = by_store["PFDUB01"]
+    assert dub.forecast == "" and dub.head() == dub.text
