@@ -20,6 +20,7 @@ from dash import Input, Output, State, callback, clientside_callback, dcc, html
 from pfscope.app import components as c
 from pfscope.app import figures as f
 from pfscope.app.data import RunData
+from pfscope.app.figures import forecast_timeline as ft
 from pfscope.app.figures import requests as rq
 from pfscope.app.figures.backfill import UNPROCESSED
 from pfscope.app.figures.text import ts_text
@@ -214,6 +215,14 @@ def replay(data: RunData, fid: str, at: pd.Timestamp | None) -> tuple[Any, Any, 
             )
         down = set()  # the stores' status is published as of the run only
     timeline, left_off = f.fig_entry_timeline(marks)
+    if at is None:  # the forecast after the as-of, as of the run only (never replayed)
+        ahead = ft.with_forecast(
+            None if marks.empty else timeline,
+            data.forecast(fid=fid),
+            data.forecast_requests(fid),
+            data.summary().get("as_of"),
+        )
+        timeline = ahead if ahead is not None else timeline
     if at is not None and not marks.empty:
         timeline.add_vline(x=at, line={"color": f.VERMILLION, "width": 2}, name="step")
         timeline.add_annotation(x=at, y=1, yref="paper", text="step", showarrow=False, yanchor="bottom")
@@ -298,10 +307,10 @@ def layout(
         return c.no_run(str(settings().data_dir))
     fid = fid or ""
     # the page is a function of the run and the URL: built once, then served from the shared cache
-    # (the names changed with the slider placed by time: a shared cache kept across an upgrade
-    # holds pages and sections of the old shape under the old names)
+    # (the names changed with the forecast on the verdict and the timeline: a shared cache kept
+    # across an upgrade holds pages and sections of the old shape under the old names)
     return data.memo(
-        "folder_page_by_time",
+        "folder_page_with_forecast",
         (fid, at or "", request or "", view or ""),
         lambda: folder_page(data, fid, at, request, view),
     )
@@ -357,7 +366,9 @@ def folder_page(
                 "made by then.",
             ),
             _timelines_section(
-                timeline_view, f.entry_timeline_marks(data.backfill_entries(fid=fid), requests)
+                timeline_view,
+                f.entry_timeline_marks(data.backfill_entries(fid=fid), requests),
+                forecast=not data.forecast(fid=fid).empty,
             ),
             _requests_section(page, requests, request),
             _responders_section(data, fid),
@@ -479,7 +490,7 @@ def _slider(page: Page, step: html.Div) -> html.Div:
     )
 
 
-def _timelines_section(timeline_view: Any, marks: pd.DataFrame) -> html.Section:
+def _timelines_section(timeline_view: Any, marks: pd.DataFrame, forecast: bool = False) -> html.Section:
     """The entries' timelines; the help names only the marks they draw."""
     events = set(marks["event"])
     return c.section(
@@ -495,7 +506,15 @@ def _timelines_section(timeline_view: Any, marks: pd.DataFrame) -> html.Section:
             if (marks["kind"] == UNPROCESSED).any()
             else ""
         )
-        + " A red line marks the slider's step.",
+        + " A red line marks the slider's step."
+        + (
+            " As of the run, after the as-of (grey dashed line), the forecast in hollow grey: its "
+            "requests (tall diamond, on their entry's row), their replies (circle) and each lacking "
+            "replica's in-sync time (star) and its bound (bar); the forecast's explanation is linked "
+            "from each verdict line."
+            if forecast
+            else ""
+        ),
     )
 
 
@@ -633,7 +652,7 @@ def replay_matrix(
     mode = mode if mode in ("counts", "full") else "full"
     matrix = data.memo("folder_matrix_framed", (fid, label, mode), lambda: matrix_view(data, fid, at, mode))
     replicas, entries, step, timeline, pending = data.memo(
-        "folder_replay_sections", (fid, label), lambda: replay(data, fid, at)
+        "folder_replay_with_forecast", (fid, label), lambda: replay(data, fid, at)
     )
     strip = time_strip(moments, data.summary().get("as_of"), i).children
     return (
