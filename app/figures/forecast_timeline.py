@@ -117,6 +117,16 @@ def _rows(fig: go.Figure) -> list[str]:
     return list(out)
 
 
+def _late(fig: go.Figure, ref: pd.Timestamp) -> bool:
+    """Whether ``ref`` falls in the later half of the times the figure's traces reach."""
+    times = [_at(x) for trace in fig.data for x in (trace.x if trace.x is not None else []) if x is not None]
+    known = [t for t in times if t is not None]
+    if not known:
+        return False
+    first, last = min(known), max(known)
+    return ref > first + (last - first) / 2
+
+
 def with_forecast(
     fig: go.Figure | None, forecast: pd.DataFrame, requests: pd.DataFrame, as_of: Any
 ) -> go.Figure | None:
@@ -184,8 +194,10 @@ def with_forecast(
             yref="paper",
             text="as-of: forecast after it",
             showarrow=False,
-            xanchor="left",
-            yanchor="bottom",
+            # beside the line, on the side with room (not cut at the chart's right edge)
+            xanchor="right" if _late(fig, ref) else "left",
+            xshift=-4 if _late(fig, ref) else 4,
+            yanchor="top",  # inside the plot, under the legend
             font={"size": 11},
         )
     fig.update_layout(

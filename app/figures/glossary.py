@@ -140,12 +140,18 @@ GLOSSARY: dict[str, tuple[str, str]] = {
         "forward from every store's state at the as-of (the same due requests, source choices, "
         "answers and status messages), assuming no new changes, no replica-list changes, no store "
         "going down or coming back, and that mail between two stores takes the pair's median "
-        "transit (mail for a store that is down waits, and expires after 48 hours). Mail already on "
-        'its way arrives first. "At the latest" plays it again with the first backfill reply of '
-        "each entry lost, the common failure: the next request, at its time-out, goes where the "
-        "rules then send it. A replica that will not catch up within 14 days says why: its store is "
-        "down, only stores that are down hold what it lacks, or nothing will tell it of them (as in "
-        "Exchange, it waits for the folder's next change).",
+        "transit (a pair with no message of its own: the lower middle of the pairs at the same site "
+        "cost, else of all pairs, else an hour; mail for a store that is down waits, and expires after "
+        '48 hours). Mail already on its way arrives first. "At the latest" plays it again with the '
+        "first backfill reply of each entry lost, the common failure (the next request, at its "
+        "time-out, goes where the rules then send it), and every message taking its pair's longest "
+        "transit. A replica that will not catch up within 14 days says why: its store is down, only "
+        "stores that are down hold what it lacks, or nothing will tell it of them (as in Exchange, it "
+        "waits for the folder's next change). Each forecast on a folder's verdict links to its "
+        "explanation (/forecast?fid=<FID>&store=<store>): what the replica lacks, the requests of the "
+        "play in order with the transit times each used and where they came from, the stores that "
+        "supply the CNs, and for a replica that will not catch up what blocks it and what would "
+        "unblock it.",
     ),
     "lacks": (
         "lacks: known missing and not told yet",

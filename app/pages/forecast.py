@@ -219,7 +219,10 @@ def _summary_section(
     """The verdict line as the folder page says it, then the forecast in sentences; a blocked
     replica's blocks, each with what would unblock it."""
     children: list[Any] = [
-        html.P(verdict.text if verdict else "", id="pf-forecast-verdict", className="pf-verdict-line"),
+        html.P(
+            [html.Strong("Verdict, as the folder page says it: "), verdict.text] if verdict else [],
+            id="pf-forecast-verdict",
+        ),
         html.Div(
             [html.P(line) for line in fx.summary_lines(row, store, fid, as_of)], id="pf-forecast-summary"
         ),

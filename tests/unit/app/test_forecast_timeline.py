@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pandas as pd
+import plotly.graph_objects as go
 
 from pfscope.app.figures import entry_timeline_marks, fig_entry_timeline
 from pfscope.app.figures import forecast_timeline as ft
@@ -108,3 +109,19 @@ def test_a_folder_without_entries_gets_a_timeline_of_its_forecast_alone() -> Non
     assert fig.layout.yaxis.autorange == "reversed"
     # nothing to draw: nothing is made
     assert ft.with_forecast(None, FORECAST.iloc[0:0], REQUESTS.iloc[0:0], AS_OF) is None
+
+
+def test_the_as_of_label_reads_on_the_side_with_room() -> None:
+    """Left of its line when the as-of is late in the chart (else cut at the right edge), right of
+    it when early."""
+    early = ft.with_forecast(None, FORECAST, REQUESTS, AS_OF)
+    assert early is not None
+    (label,) = [a for a in early.layout.annotations if a.text == "as-of: forecast after it"]
+    assert label.xanchor == "left" and label.xshift > 0
+    soon = FORECAST.iloc[[1]].assign(in_sync_at=[AS_OF + pd.Timedelta(minutes=30)])
+    late = go.Figure()
+    late.add_scatter(x=[T("2026-11-02T00:00:00Z")], y=["PFDUB01 · PFDUB01/1-2A43/1"])
+    drawn = ft.with_forecast(late, soon, REQUESTS.iloc[0:0], AS_OF)
+    assert drawn is not None
+    (label,) = [a for a in drawn.layout.annotations if a.text == "as-of: forecast after it"]
+    assert label.xanchor == "right" and label.xshift < 0
