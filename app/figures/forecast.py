@@ -26,7 +26,8 @@ ASSUMES = (
 #: what the bound (``latest_in_sync_at``) assumes besides: the common failure, and slow mail
 BOUND_ASSUMES = (
     "the first reply to each entry's request lost (the entry's next request, at its time-out, goes "
-    "where the rules then send it) and every message taking its pair's longest transit"
+    "where the rules then send it), every message taking its pair's longest transit, and mail on its "
+    "way at the as-of that is already older than that, to a store that is up, lost"
 )
 
 

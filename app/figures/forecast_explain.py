@@ -15,6 +15,7 @@ import pandas as pd
 
 from pfscope.app.figures.outages import short_time
 from pfscope.app.figures.text import fmt_age, plural
+from pfscope.spark_jobs.model.forecast.folder import unblock_text
 from pfscope.spark_jobs.model.forecast.world import ALL_PAIRS, OWN, SAME_COST, Transits
 from pfscope.spark_jobs.model.timeutil import US
 from pfscope.spark_jobs.model.topology import Store, Topology
@@ -262,13 +263,44 @@ _UNBLOCK: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-def blocks(blocked_by: Any) -> list[tuple[str, str]]:
-    """``blocked_by`` in its parts (joined by ``; `` by the play), each with what would unblock
-    it (empty where the wording is not one the dashboard knows)."""
-    if not isinstance(blocked_by, str) or not blocked_by:
+def back_text(row: Mapping[str, Any]) -> str:
+    """What the return of the stores a blocked replica waits for would do, in the play's own
+    words (``model.forecast.folder.unblock_text`` on the row: "in sync ~2 h after PFJNB02 is back,
+    …"); empty when it waits for none."""
+    stores = row.get("waits_for")
+    if stores is None or isinstance(stores, str) or not len(stores):
+        return ""
+
+    def seconds(name: str) -> float | None:
+        value = row.get(name)
+        return None if value is None or _missing(value) else float(value)
+
+    return unblock_text(
+        {
+            "waits_for": [str(s) for s in stores],
+            "after_back_s": seconds("after_back_s"),
+            "latest_after_back_s": seconds("latest_after_back_s"),
+        }
+    )
+
+
+def block_parts(row: Mapping[str, Any]) -> list[str]:
+    """What blocks the replica: ``blocked_by`` in its parts (joined by ``; `` by the play), less
+    the closing words on the stores' return (:func:`back_text`), which say what would unblock it."""
+    text = row.get("blocked_by")
+    if not isinstance(text, str) or not text:
         return []
+    back = back_text(row)
+    if back and text.endswith("; " + back):
+        text = text[: -len(back) - 2]
+    return text.split("; ")
+
+
+def blocks(row: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What blocks the replica (:func:`block_parts`), each part with what would unblock it (empty
+    where the wording is not one the dashboard knows)."""
     out = []
-    for part in blocked_by.split("; "):
+    for part in block_parts(row):
         remedy = ""
         for pattern, text in _UNBLOCK:
             m = pattern.match(part)
@@ -305,8 +337,13 @@ def summary_lines(row: Mapping[str, Any], store: str, fid: str, as_of: Any) -> l
     at, latest = row.get("in_sync_at"), row.get("latest_in_sync_at")
     if _missing(at):
         lines.append(
-            f"It will not catch up within 14 days, by the forecast: {row.get('blocked_by') or 'blocked'}."
+            "It will not catch up within 14 days, by the forecast: "
+            + ("; ".join(block_parts(row)) or "blocked")
+            + "."
         )
+        back = back_text(row)
+        if back:
+            lines.append(f"What would unblock it, by the forecast: {back}.")
         return lines
     sources = sources_of(row)
     n = int(row.get("requests") or 0)

@@ -227,7 +227,7 @@ def _summary_section(
             [html.P(line) for line in fx.summary_lines(row, store, fid, as_of)], id="pf-forecast-summary"
         ),
     ]
-    parts = fx.blocks(row.get("blocked_by"))
+    parts = fx.blocks(row)
     if parts:
         frame = pd.DataFrame(parts, columns=["blocks", "unblocks"])
         frame["unblocks"] = [u or "(the play does not say)" for u in frame["unblocks"]]
@@ -254,6 +254,11 @@ def _assumes_section() -> html.Section:
             [
                 html.Li(f"In sync by: {ASSUMES}."),
                 html.Li(f"At the latest: the same, with {BOUND_ASSUMES}."),
+                html.Li(
+                    "A replica waiting for stores that are down: the same plays with those stores back "
+                    "at the as-of say how long after the last of them is back it is in sync (in the "
+                    "bound, the mail queued for them is lost: it may expire before they are back)."
+                ),
                 html.Li(
                     "It looks 14 days ahead: a replica not in sync by then will not catch up, by the forecast."
                 ),

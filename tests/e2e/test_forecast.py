@@ -98,6 +98,28 @@ def test_the_explanation_lists_the_requests_the_transits_they_used_and_the_sourc
     screenshot(page, "demo-forecast-explained")
 
 
+def test_a_blocked_replica_says_what_blocks_it_and_what_would_unblock_it(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    ahead = table(demo_server.data, "forecast")
+    waiting = ahead[ahead["waits_for"].notna() & (ahead["fid"] != "1-1")].sort_values(["fid", "store"])
+    assert not waiting.empty  # the demo: PFJNB02 is down at the as-of
+    r = waiting.iloc[0]
+    fid, store, (down, back) = str(r["fid"]), str(r["store"]), str(r["blocked_by"]).rsplit("; ", 1)
+    assert back.startswith("in sync ")
+    open_page(page, url(demo_server, fid, store))
+    when = page.locator("#pf-forecast-summary").inner_text()
+    assert f"It will not catch up within 14 days, by the forecast: {down}." in when
+    assert f"What would unblock it, by the forecast: {back}." in when
+    blocks = rows(page, "pf-forecast-blocks", ["blocks", "unblocks"])
+    assert [b["blocks"] for b in blocks] == down.split("; ")
+    assert all(b["unblocks"] and b["unblocks"] != "(the play does not say)" for b in blocks)
+    assert any(b["unblocks"].startswith(f"{w} coming back up") for b in blocks for w in r["waits_for"])
+    # its verdict line links here too
+    open_page(page, demo_server.base + f"/folder/{fid}")
+    link = page.locator(f'#pf-verdict li[data-store="{store}"] a.pf-forecast-link')
+    assert link.inner_text().startswith("forecast: will not catch up within 14 days: ")
+    assert link.get_attribute("href") == f"/forecast?fid={fid}&store={store}"
+
+
 def test_the_verdicts_forecast_links_to_its_explanation(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
     fid, store = with_requests(demo_server.data)
     open_page(page, demo_server.base + f"/folder/{fid}")

@@ -168,7 +168,11 @@ def test_each_block_the_play_writes_has_what_would_unblock_it() -> None:
     lost = _blocked("PFRED01", "PFS9:1-2", {}, {})
     never = _blocked("PFRED01", "PFDUB01:5", {"PFDUB01": "PFDUB01:5"}, {}, missing="PFDUB01:5")
     untold = _blocked("PFRED01", "PFDUB01:5", {"PFDUB01": "PFDUB01:5"}, {})
-    said = {part: remedy for text in (down, only, lost, never, untold) for part, remedy in fx.blocks(text)}
+    said = {
+        part: remedy
+        for text in (down, only, lost, never, untold)
+        for part, remedy in fx.blocks({"blocked_by": text})
+    }
     assert said == {
         "PFJNB02 is down since 2026-11-07T00:00:00Z: it processes nothing until it is back": (
             "PFJNB02 coming back up: it then processes the mail held for it (what waited over 48 hours has "
@@ -191,7 +195,7 @@ def test_each_block_the_play_writes_has_what_would_unblock_it() -> None:
         ),
     }
     # parts joined by "; " (a CN set's own ";" has no space), and a wording the dashboard does not know
-    both = fx.blocks("only PFJNB02 holds PFJNB02:1-3;PFS1:4: down; something new")
+    both = fx.blocks({"blocked_by": "only PFJNB02 holds PFJNB02:1-3;PFS1:4: down; something new"})
     assert both == [
         (
             "only PFJNB02 holds PFJNB02:1-3;PFS1:4: down",
@@ -199,7 +203,42 @@ def test_each_block_the_play_writes_has_what_would_unblock_it() -> None:
         ),
         ("something new", ""),
     ]
-    assert fx.blocks(None) == [] and fx.blocks("") == []
+    assert fx.blocks({"blocked_by": None}) == [] and fx.blocks({"blocked_by": ""}) == []
+
+
+def test_a_replica_waiting_for_a_store_says_what_its_return_would_do_in_the_plays_words() -> None:
+    """The play ends ``blocked_by`` with what the return of the stores it waits for would do
+    (``unblock_text``): that is what would unblock it, not one more block; read from the row as
+    Parquet gives it (an array, NaN for none)."""
+    import numpy as np
+
+    from pfscope.spark_jobs.model.forecast.folder import unblock_text
+
+    waiting = {"waits_for": ["PFJNB02"], "after_back_s": 2779.0, "latest_after_back_s": 276250.0}
+    back = unblock_text(waiting)
+    assert back == (
+        "in sync ~46 min after PFJNB02 is back, 3 d 4 h at the latest if its queued mail expires first "
+        "or a reply is lost"
+    )
+    down = "PFJNB02 is down since 2026-11-07T00:00:00Z: it processes nothing until it is back"
+    row = {**waiting, "waits_for": np.array(["PFJNB02"]), "blocked_by": f"{down}; {back}"}
+    assert fx.back_text(row) == back
+    assert fx.block_parts(row) == [down]
+    assert [part for part, _ in fx.blocks(row)] == [down]
+    lines = fx.summary_lines(
+        {**row, "lacks_count": 3, "lacks_cnset": "PFRED01:1-3", "in_sync_at": None},
+        "PFJNB02",
+        "1-2A46",
+        AS_OF,
+    )
+    assert lines[1:] == [
+        f"It will not catch up within 14 days, by the forecast: {down}.",
+        f"What would unblock it, by the forecast: {back}.",
+    ]
+    # not within the horizon even once back; and a row that waits for none has no such words
+    never = {**row, "after_back_s": np.nan, "latest_after_back_s": np.nan}
+    assert fx.back_text(never) == "still not in sync within 14 days once PFJNB02 is back"
+    assert fx.back_text({"waits_for": None}) == "" and fx.back_text({"waits_for": np.array([])}) == ""
 
 
 def test_the_summary_says_what_it_lacks_when_it_holds_it_and_the_bound() -> None:
