@@ -336,12 +336,18 @@ def summary_lines(row: Mapping[str, Any], store: str, fid: str, as_of: Any) -> l
     ]
     at, latest = row.get("in_sync_at"), row.get("latest_in_sync_at")
     if _missing(at):
-        lines.append(
-            "It will not catch up within 14 days, by the forecast: "
-            + ("; ".join(block_parts(row)) or "blocked")
-            + "."
-        )
         back = back_text(row)
+        waits = [str(w) for w in row.get("waits_for")] if back else []  # type: ignore[union-attr]
+        if waits and not back.startswith("still not in sync"):
+            who = waits[0] if len(waits) == 1 else ", ".join(waits[:-1]) + f" and {waits[-1]}"
+            verb = "is" if len(waits) == 1 else "are"
+            until = (
+                f"It will not be in sync until {who} {verb} back, by the forecast (which assumes no "
+                "store comes back)"
+            )
+        else:
+            until = "It will not catch up within 14 days, by the forecast"
+        lines.append(f"{until}: " + ("; ".join(block_parts(row)) or "blocked") + ".")
         if back:
             lines.append(f"What would unblock it, by the forecast: {back}.")
         return lines

@@ -107,7 +107,11 @@ def test_a_blocked_replica_says_what_blocks_it_and_what_would_unblock_it(demo_se
     assert back.startswith("in sync ")
     open_page(page, url(demo_server, fid, store))
     when = page.locator("#pf-forecast-summary").inner_text()
-    assert f"It will not catch up within 14 days, by the forecast: {down}." in when
+    waits = " and ".join(r["waits_for"])
+    assert (
+        f"It will not be in sync until {waits} {'is' if len(r['waits_for']) == 1 else 'are'} back, by the "
+        f"forecast (which assumes no store comes back): {down}."
+    ) in when
     assert f"What would unblock it, by the forecast: {back}." in when
     blocks = rows(page, "pf-forecast-blocks", ["blocks", "unblocks"])
     assert [b["blocks"] for b in blocks] == down.split("; ")
@@ -116,7 +120,7 @@ def test_a_blocked_replica_says_what_blocks_it_and_what_would_unblock_it(demo_se
     # its verdict line links here too
     open_page(page, demo_server.base + f"/folder/{fid}")
     link = page.locator(f'#pf-verdict li[data-store="{store}"] a.pf-forecast-link')
-    assert link.inner_text().startswith("forecast: will not catch up within 14 days: ")
+    assert link.inner_text().startswith(f"forecast: not in sync until {waits} ")
     assert link.get_attribute("href") == f"/forecast?fid={fid}&store={store}"
 
 

@@ -232,12 +232,15 @@ def test_a_replica_waiting_for_a_store_says_what_its_return_would_do_in_the_play
         AS_OF,
     )
     assert lines[1:] == [
-        f"It will not catch up within 14 days, by the forecast: {down}.",
+        "It will not be in sync until PFJNB02 is back, by the forecast (which assumes no store comes "
+        f"back): {down}.",
         f"What would unblock it, by the forecast: {back}.",
     ]
     # not within the horizon even once back; and a row that waits for none has no such words
     never = {**row, "after_back_s": np.nan, "latest_after_back_s": np.nan}
     assert fx.back_text(never) == "still not in sync within 14 days once PFJNB02 is back"
+    blocked = fx.summary_lines({**never, "lacks_count": 3, "in_sync_at": None}, "PFJNB02", "1-2A46", AS_OF)
+    assert blocked[1].startswith("It will not catch up within 14 days, by the forecast: ")
     assert fx.back_text({"waits_for": None}) == "" and fx.back_text({"waits_for": np.array([])}) == ""
 
 
