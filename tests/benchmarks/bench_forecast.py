@@ -35,7 +35,6 @@ from pfscope.spark_jobs.model.forecast.outcome import (  # noqa: E402
     SLOWER,
     STILL_LACKING,
     WITHIN,
-    Period,
     actual_in_sync,
     back_at,
     came_true,
@@ -44,6 +43,7 @@ from pfscope.spark_jobs.model.forecast.outcome import (  # noqa: E402
     first_change_after,
     miss_cause,
 )
+from pfscope.spark_jobs.model.forecast.record import Happened  # noqa: E402
 from pfscope.spark_jobs.model.replay import replay  # noqa: E402
 from pfscope.spark_jobs.model.timeutil import HOUR  # noqa: E402
 from pfscope.spark_jobs.simulator import build, run_scenario  # noqa: E402
@@ -87,14 +87,12 @@ def backtest(name: str, seed: int, cuts: int) -> Backtest:
     run_scenario(scenario, buf, seed)
     log = event_log_from_lines(buf.getvalue().splitlines(), scenario.topology)
     full = replay(scenario.topology, log)
-    owned: dict[str, dict[str, list[tuple[int, CNSet]]]] = {}
-    for r in sorted(full.tables["state_history"], key=lambda r: r["at"]):
-        if r["observer"] == r["subject"]:
-            owned.setdefault(r["fid"], {}).setdefault(r["observer"], []).append(
-                (r["at"], CNSet.parse(r["cnset"]))
-            )
-    periods = [Period(r["store"], r["down_at"], r["up_at"]) for r in full.tables["store_periods"]]
-    members = {r["fid"]: list(r["replicas"] or ()) for r in full.tables["folders"]}
+    happened = Happened.from_rows(
+        (r for r in full.tables["state_history"] if r["observer"] == r["subject"]),
+        full.tables["store_periods"],
+        full.tables["folders"],
+    )
+    periods, members = happened.periods, happened.members
     first, last = log.events[0].ts, log.last_ts()
     out = Backtest()
     for i in range(cuts):
@@ -104,8 +102,8 @@ def backtest(name: str, seed: int, cuts: int) -> Backtest:
         out.cpu.append(time.process_time() - started)
         for row in result.tables["forecast"]:
             lacked = CNSet.parse(row["lacks_cnset"])
-            mine = owned.get(row["fid"], {})
-            actual = actual_in_sync(lacked, mine.get(row["store"], []), as_of)
+            mine = happened.owned.get(row["fid"], {})
+            actual = actual_in_sync(lacked, mine.get(row["store"]), as_of)
             back = back_at(row["waits_for"], periods, as_of)
             due = due_by(row, as_of, back)
             kind = came_true(due, actual, last, as_of)

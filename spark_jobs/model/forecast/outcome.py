@@ -10,7 +10,8 @@ was back, by its ``latest_after_back_s``; a forecast not to catch up is judged a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,11 +43,46 @@ class Period:
     up_at: int | None
 
 
-def actual_in_sync(lacked: CNSet, owned: Iterable[tuple[int, CNSet]], after: int) -> int | None:
-    """The first time after ``after`` that the store's owned set (its self row's changes, ``(at,
-    cnset)`` in time order) holds every CN of ``lacked``; None when it never does."""
-    for at, cns in owned:
-        if at > after and lacked.issubset(cns):
+class History:
+    """A store's own rows of one folder (``state_history`` where observer is subject), in time
+    order, as ``(at, cnset text)``: a judge reads few of them, so a CN set is parsed when read."""
+
+    def __init__(self, rows: Iterable[tuple[int, str]]):
+        ordered = sorted(rows, key=lambda r: r[0])
+        self.ats = [at for at, _ in ordered]
+        self.texts = [text for _, text in ordered]
+        self._sets: dict[int, CNSet] = {}
+
+    def cns(self, i: int) -> CNSet:
+        got = self._sets.get(i)
+        if got is None:
+            got = self._sets[i] = CNSet.parse_canonical(self.texts[i])
+        return got
+
+    def after(self, t: int) -> Iterator[tuple[int, CNSet]]:
+        """The rows after ``t``, in time order."""
+        for i in range(bisect_right(self.ats, t), len(self.ats)):
+            yield self.ats[i], self.cns(i)
+
+    def own_high(self, origin: str, after: int) -> tuple[int, list[tuple[int, int]]]:
+        """The highest CN of ``origin``'s own (``origin``: the store) at ``after``, and each later
+        row's (at, highest) while it does not rise above it, then the first that does."""
+        i = bisect_right(self.ats, after)
+        before = self.cns(i - 1).max_cn(origin) or 0 if i else 0
+        later = []
+        for j in range(i, len(self.ats)):
+            high = self.cns(j).max_cn(origin) or 0
+            later.append((self.ats[j], high))
+            if high > before:
+                break
+        return before, later
+
+
+def actual_in_sync(lacked: CNSet, owned: History | None, after: int) -> int | None:
+    """The first time after ``after`` that the store's owned set holds every CN of ``lacked``;
+    None when it never does (or the store has no rows)."""
+    for at, cns in owned.after(after) if owned is not None else ():
+        if lacked.issubset(cns):
             return at
     return None
 
@@ -122,14 +158,14 @@ def miss_cause(
     return SLOWER if outcome == LATE else "caught up by a message the forecast did not play"
 
 
-def first_change_after(owned: Mapping[str, Sequence[tuple[int, CNSet]]], made_at: int) -> int | None:
+def first_change_after(owned: Mapping[str, History], made_at: int) -> int | None:
     """The first time after ``made_at`` that a store made a change in the folder: its own rows
-    (``owned``: each store's self rows, ``(at, cnset)`` in time order) gain a CN of its own."""
+    (``owned``: each store's) gain a CN of its own."""
     first: int | None = None
     for store, rows in owned.items():
-        before = max((cns.max_cn(store) or 0 for at, cns in rows if at <= made_at), default=0)
-        for at, cns in rows:
-            if at > made_at and (cns.max_cn(store) or 0) > before:
+        before, later = rows.own_high(store, made_at)
+        for at, high in later:
+            if high > before:
                 first = at if first is None else min(first, at)
                 break
     return first

@@ -16,6 +16,7 @@ from typing import Any
 
 from pfscope.spark_jobs.model.cnset import CNSet
 from pfscope.spark_jobs.model.forecast.outcome import (
+    History,
     Period,
     actual_in_sync,
     back_at,
@@ -51,7 +52,7 @@ class Happened:
     folder (``owned[fid][store]``: ``(at, cnset)`` in time order, from ``state_history``), the
     stores' down periods (``store_periods``) and each folder's replica list (``folders``)."""
 
-    owned: Mapping[str, Mapping[str, Sequence[tuple[int, CNSet]]]]
+    owned: Mapping[str, Mapping[str, History]]
     periods: Sequence[Period] = ()
     members: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
@@ -64,13 +65,11 @@ class Happened:
     ) -> Happened:
         """From rows of ``state_history`` (the self rows: observer is subject), ``store_periods``
         and ``folders`` (times in microseconds)."""
-        owned: dict[str, dict[str, list[tuple[int, CNSet]]]] = {}
-        for r in sorted(self_rows, key=lambda r: (r["fid"], r["observer"], r["at"])):
-            owned.setdefault(r["fid"], {}).setdefault(r["observer"], []).append(
-                (r["at"], CNSet.parse(r["cnset"]))
-            )
+        rows: dict[str, dict[str, list[tuple[int, str]]]] = {}
+        for r in self_rows:
+            rows.setdefault(r["fid"], {}).setdefault(r["observer"], []).append((r["at"], r["cnset"]))
         return cls(
-            owned,
+            {fid: {store: History(h) for store, h in by_store.items()} for fid, by_store in rows.items()},
             [Period(p["store"], p["down_at"], p["up_at"]) for p in periods],
             {f["fid"]: list(f["replicas"] or ()) for f in folders},
         )
@@ -99,11 +98,18 @@ def carried(
 def judged(rows: Iterable[Mapping[str, Any]], happened: Happened, as_of: int) -> list[dict[str, Any]]:
     """Every row of the record judged as of ``as_of``: ``back_at``, ``due_at`` (its bound),
     ``actual_in_sync_at``, ``outcome`` and ``cause`` (a miss's)."""
+    changes: dict[tuple[str, int], int | None] = {}
+
+    def changed(fid: str, made_at: int) -> int | None:
+        if (fid, made_at) not in changes:
+            changes[(fid, made_at)] = first_change_after(happened.owned.get(fid, {}), made_at)
+        return changes[(fid, made_at)]
+
     out = []
     for row in rows:
         made_at = row["made_at"]
         mine = happened.owned.get(row["fid"], {})
-        actual = actual_in_sync(CNSet.parse(row["lacks_cnset"]), mine.get(row["store"], ()), made_at)
+        actual = actual_in_sync(CNSet.parse(row["lacks_cnset"]), mine.get(row["store"]), made_at)
         back = back_at(row.get("waits_for"), happened.periods, made_at)
         due = due_by(row, made_at, back)
         outcome = came_true(due, actual, as_of, made_at)
@@ -114,7 +120,7 @@ def judged(rows: Iterable[Mapping[str, Any]], happened: Happened, as_of: int) ->
             actual if actual is not None else as_of,
             happened.members.get(row["fid"], ()),
             happened.periods,
-            first_change_after(mine, made_at),
+            changed(row["fid"], made_at),
         )
         out.append(
             {

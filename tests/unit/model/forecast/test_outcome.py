@@ -11,6 +11,7 @@ from pfscope.spark_jobs.model.forecast.outcome import (
     SLOWER,
     STILL_LACKING,
     WITHIN,
+    History,
     Period,
     actual_in_sync,
     back_at,
@@ -27,10 +28,11 @@ P = CNSet.parse
 
 
 def test_the_first_owned_set_after_the_as_of_that_holds_them_all() -> None:
-    owned = [(5, P("P1:1")), (10, P("P1:1-2")), (20, P("P1:1-3")), (30, P("P1:1-4"))]
+    owned = History([(20, "P1:1-3"), (5, "P1:1"), (10, "P1:1-2"), (30, "P1:1-4")])  # any order
     assert actual_in_sync(P("P1:2-3"), owned, after=0) == 20
     assert actual_in_sync(P("P1:2"), owned, after=10) == 20  # only times after the forecast's as-of
     assert actual_in_sync(P("P1:9"), owned, after=0) is None
+    assert actual_in_sync(P("P1:1"), None, after=0) is None  # the store has no rows
 
 
 def test_within_late_not_yet_and_the_blocked_ones() -> None:
@@ -82,8 +84,8 @@ def test_a_miss_names_what_the_forecast_assumed_away_first() -> None:
 
 def test_a_change_is_a_store_gaining_a_cn_of_its_own() -> None:
     owned = {
-        "P1": [(5, P("P1:1")), (40, P("P1:1;P2:1")), (60, P("P1:1-2;P2:1"))],
-        "P2": [(7, P("P2:1")), (50, P("P1:1;P2:1"))],
+        "P1": History([(5, "P1:1"), (40, "P1:1;P2:1"), (60, "P1:1-2;P2:1")]),
+        "P2": History([(7, "P2:1"), (50, "P1:1;P2:1")]),
     }
     assert first_change_after(owned, 10) == 60  # P1's own P1:2; receiving P2:1 is no change
     assert first_change_after(owned, 60) is None
