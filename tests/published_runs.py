@@ -148,9 +148,29 @@ def published(scenario: str) -> Path:
         if scenario == "worked-example":
             make_hostile(work)
         topology, events = work / "topology.json", work / "events.jsonl"
+    if scenario == "demo":  # as scripts/demo: a day before the end first, so the record has forecasts
+        _pfscope(
+            "compute",
+            "--topology",
+            str(topology),
+            "--events",
+            str(events),
+            "--out",
+            str(out),
+            "--as-of",
+            day_before(events),
+        )
     _pfscope("compute", "--topology", str(topology), "--events", str(events), "--out", str(out))
     _published[scenario] = out
     return out
+
+
+def day_before(events: Path) -> str:
+    """A day before the log's last event (the demo's first run, as ``scripts/demo`` makes it)."""
+    from pfscope.spark_jobs.model.timeutil import DAY, format_ts, parse_ts
+
+    with events.open(encoding="utf-8") as fh:
+        return format_ts(max(parse_ts(json.loads(line)["ts"]) for line in fh) - DAY)
 
 
 #: the 200-store organisation of the history tests: every store a row of the per-store chart

@@ -98,3 +98,26 @@ def record_text(record: pd.DataFrame) -> str:
         why = ", ".join(f"{kind} ({n})" for kind, n in sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0])))
         text += f"; the {len(missed)} that missed: {why}"
     return text
+
+
+def replica_record(record: pd.DataFrame, store: str, fid: str) -> list[dict[str, str]]:
+    """One replica's earlier forecasts on record, newest first, as lines of a table: when made,
+    what it said (in sync by, at the latest), when it really was, and how it came true."""
+    if record.empty:
+        return []
+    mine = record[(record["store"] == store) & (record["fid"] == fid)].sort_values("made_at", ascending=False)
+    out = []
+    for r in mine.to_dict("records"):
+        said = _when(r.get("in_sync_at"))
+        cause = r.get("cause")
+        out.append(
+            {
+                "made": _when(r.get("made_at")) or "",
+                "said": f"~{said}" if said else "not within 14 days",
+                "due": _when(r.get("due_at")) or "none",
+                "actual": _when(r.get("actual_in_sync_at")) or "not yet",
+                "outcome": str(r.get("outcome") or "")
+                + (f": {cause}" if isinstance(cause, str) and cause else ""),
+            }
+        )
+    return out

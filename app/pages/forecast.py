@@ -18,7 +18,7 @@ from pfscope.app import components as c
 from pfscope.app import figures as f
 from pfscope.app.data import RunData
 from pfscope.app.figures import forecast_explain as fx
-from pfscope.app.figures.forecast import ASSUMES, BOUND_ASSUMES
+from pfscope.app.figures.forecast import ASSUMES, BOUND_ASSUMES, record_text, replica_record
 from pfscope.app.runtime import current_data, settings
 from pfscope.spark_jobs.model.topology import Topology
 
@@ -178,6 +178,7 @@ def forecast_page(data: RunData, fid: str, store: str) -> html.Main:
             ),
             _summary_section(row, store, fid, as_of, verdict),
             _assumes_section(),
+            _trust_section(data, store, fid),
             _requests_section(fx.request_rows(all_requests, store, used), row),
             c.section(
                 "Transit times used",
@@ -244,6 +245,38 @@ def _summary_section(
         id="pf-forecast-when",
         help="By the model's own rules played forward from every store's state at the as-of.",
         term="forecast",
+    )
+
+
+def _trust_section(data: RunData, store: str, fid: str) -> html.Section:
+    """How far to trust it: the record of the last 7 days' forecasts, and this replica's own."""
+    record = data.forecast_record()
+    mine = replica_record(record, store, fid)
+    heads = ("made", "said in sync by", "at the latest", "in sync", "how it came true")
+    table = (
+        html.Table(
+            [
+                html.Thead(html.Tr([html.Th(h) for h in heads])),
+                html.Tbody(
+                    [
+                        html.Tr([html.Td(r[k]) for k in ("made", "said", "due", "actual", "outcome")])
+                        for r in mine
+                    ]
+                ),
+            ],
+            className="pf-table",
+            id="pf-forecast-record-replica",
+        )
+        if mine
+        else html.P("No earlier forecast of this replica is on record.", className="pf-muted")
+    )
+    return c.section(
+        "How far to trust it",
+        html.P(record_text(record), id="pf-forecast-record"),
+        table,
+        id="pf-forecast-trust",
+        help="Each run judges the forecasts of the last 7 days' runs against what then happened "
+        "(forecast_record): in sync by the bound, or still lacking when it said so.",
     )
 
 

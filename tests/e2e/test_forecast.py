@@ -11,7 +11,9 @@ import re
 import pandas as pd
 import pytest
 
+from pfscope.app.figures.forecast import record_text
 from pfscope.app.figures.text import fmt_age
+from pfscope.spark_jobs.model.forecast.outcome import WITHIN
 from tests.e2e.conftest import Server, screenshot
 from tests.e2e.test_attention import luminance
 from tests.e2e.test_dashboard import open_page, table
@@ -246,3 +248,26 @@ def test_the_explanation_on_a_phone_and_in_the_dark(demo_server: Server, browser
     finally:
         dark.close()
     assert errors == []
+
+
+def test_the_explanation_says_how_far_to_trust_it(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    """The demo is published as two runs (a day before the end, then to the end): the second
+    judges the first's forecasts. The page gives the record in one line, as the table counts it,
+    and the replica's own earlier forecasts with how each came true."""
+    data = demo_server.data
+    record = table(data, "forecast_record")
+    judged = record[record["outcome"] == WITHIN]
+    assert len(judged) > 0  # not vacuous: some forecasts of the first run came true
+    ahead = table(data, "forecast")
+    both = judged.merge(ahead[["fid", "store"]], on=["fid", "store"])
+    r = (both if not both.empty else judged).sort_values(["fid", "store"]).iloc[0]
+    fid, store = str(r["fid"]), str(r["store"])
+    if both.empty:  # caught up since: no forecast to explain now; any replica with one shows the record
+        fid, store = with_requests(data)
+    open_page(page, url(demo_server, fid, store))
+    assert page.locator("#pf-forecast-record").inner_text() == record_text(record)
+    mine = record[(record["fid"] == fid) & (record["store"] == store)]
+    rows_shown = page.locator("#pf-forecast-record-replica tbody tr")
+    assert rows_shown.count() == len(mine)
+    if len(mine):
+        assert str(mine.sort_values("made_at").iloc[-1]["outcome"]) in rows_shown.first.inner_text()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from pfscope.app.figures.forecast import forecast_text, record_text
+from pfscope.app.figures.forecast import forecast_text, record_text, replica_record
 from pfscope.spark_jobs.model.forecast.outcome import CAUGHT_UP, LATE, NOT_YET, SLOWER, STILL_LACKING, WITHIN
 
 
@@ -49,3 +49,30 @@ def test_a_replica_waiting_for_a_store_says_so_first() -> None:
         "forecast: will not catch up within 14 days"
     )
     assert forecast_text({**row, "waits_for": None}).startswith("forecast: will not catch up within 14 days")
+
+
+def test_a_replicas_record_newest_first_with_how_each_came_true() -> None:
+    t = pd.Timestamp
+    record = pd.DataFrame(
+        {
+            "made_at": [t("2026-11-05T10:00Z"), t("2026-11-06T10:00Z"), t("2026-11-06T10:00Z")],
+            "store": ["PFS2", "PFS2", "PFS3"],
+            "fid": ["1-123"] * 3,
+            "in_sync_at": [t("2026-11-05T12:00Z"), None, t("2026-11-06T11:00Z")],
+            "due_at": [t("2026-11-05T14:00Z"), None, t("2026-11-06T12:00Z")],
+            "actual_in_sync_at": [t("2026-11-05T15:00Z"), None, None],
+            "outcome": [LATE, STILL_LACKING, NOT_YET],
+            "cause": [SLOWER, None, None],
+        }
+    )
+    rows = replica_record(record, "PFS2", "1-123")
+    assert [r["made"] for r in rows] == ["Fri 11-06 10:00", "Thu 11-05 10:00"]
+    assert rows[0] == {
+        "made": "Fri 11-06 10:00",
+        "said": "not within 14 days",
+        "due": "none",
+        "actual": "not yet",
+        "outcome": STILL_LACKING,
+    }
+    assert rows[1]["said"] == "~Thu 11-05 12:00" and rows[1]["outcome"] == f"{LATE}: {SLOWER}"
+    assert replica_record(record.iloc[0:0], "PFS2", "1-123") == []
