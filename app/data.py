@@ -353,6 +353,14 @@ class RunData:
         the latest, or what blocks it (empty for a run published before the table)."""
         return self.table("forecast", filters=_given(fid=fid, store=store))
 
+    def forecast_summary(self) -> pd.DataFrame:
+        """Every replica's forecast without its CN set (the overview's causes and recovery chart,
+        the grid, the reports): when, at the latest, via which stores, or what blocks it."""
+        return self.table(
+            "forecast",
+            ["store", "fid", "lacks_count", "in_sync_at", "latest_in_sync_at", "sources", "blocked_by"],
+        )
+
     def forecast_requests(self, fid: str) -> pd.DataFrame:
         """The requests of a folder's forecast, each with its answer or why there is none."""
         return self.table("forecast_requests", filters={"fid": fid})
