@@ -13,6 +13,7 @@ import pandas as pd
 
 from pfscope.app.figures.backfill import NO_SOURCE, next_request_texts
 from pfscope.app.figures.belief import believed_unique_text, count, held_alone_text
+from pfscope.app.figures.recovery import forecast_summary
 from pfscope.app.figures.text import down_text, fmt_time, plural
 from pfscope.app.figures.verdict import TIERS
 from pfscope.spark_jobs.model.rules.health import entry_overdue
@@ -39,6 +40,7 @@ def _store_down(
     entries: pd.DataFrame,
     next_requests: pd.DataFrame,
     as_of: Any,
+    forecast: pd.DataFrame,
 ) -> Cause:
     mine = replicas[(replicas["store"] == store) & (replicas["health"] != "deleted")]
     risk, believed, really = (
@@ -69,10 +71,35 @@ def _store_down(
         f"{plural(waiting, 'open entry', 'open entries')} of its own wait for it (a store that is down sends "
         "nothing)",
     ]
+    lacking = forecast[forecast["store"] == store] if not forecast.empty else forecast
+    if len(lacking):
+        out.append(
+            f"{plural(len(lacking), 'replica')} of its own lack{'s' if len(lacking) == 1 else ''} CNs; "
+            + forecast_summary(lacking)
+        )
     if len(waiters):
-        out.append(f"{plural(len(waiters), 'replica')} elsewhere will ask it next")
+        out.append(
+            _with(
+                f"{plural(len(waiters), 'replica')} elsewhere will ask it next",
+                _of(forecast, waiters, "observer"),
+            )
+        )
     since = down_text(row.get("down_since"), as_of)
     return Cause("critical", f"{store} down" + (f" {since}" if since else ""), f"/store/{store}", out)
+
+
+def _of(forecast: pd.DataFrame, replicas: pd.DataFrame, store: str = "store") -> pd.DataFrame:
+    """The forecast's rows of ``replicas`` (``store`` names its store column, with ``fid``)."""
+    if forecast.empty or replicas.empty:
+        return forecast.iloc[0:0]
+    keys = replicas[[store, "fid"]].drop_duplicates().rename(columns={store: "store"})
+    return forecast.merge(keys, on=["store", "fid"], how="inner")
+
+
+def _with(line: str, forecast: pd.DataFrame) -> str:
+    """A cause's line about replicas that lack CNs, ending with their forecast (when they have one)."""
+    said = forecast_summary(forecast)
+    return f"{line}; {said}" if said else line
 
 
 def _leaving(r: dict[str, Any]) -> str:
@@ -101,9 +128,23 @@ def most_overdue(entries: pd.DataFrame, store: str, fid: str) -> pd.DataFrame:
     return mine.sort_values(["opened_at", "entry_id"], kind="stable")
 
 
-def overdue_line(store: str, fid: str, entries: pd.DataFrame, next_requests: pd.DataFrame) -> str:
+def overdue_line(
+    store: str,
+    fid: str,
+    entries: pd.DataFrame,
+    next_requests: pd.DataFrame,
+    forecast: pd.DataFrame | None = None,
+) -> str:
     """One overdue replica in words: its longest-open overdue entry, named, with that entry's own
-    next request (due time and stores, the grid's words), never another entry's of the folder."""
+    next request (due time and stores, the grid's words), never another entry's of the folder;
+    then the replica's forecast (``forecast``: rows of the table), when it has one."""
+    words = _overdue_words(store, fid, entries, next_requests)
+    if forecast is None:
+        return words
+    return _with(words, _of(forecast, pd.DataFrame({"store": [store], "fid": [fid]})))
+
+
+def _overdue_words(store: str, fid: str, entries: pd.DataFrame, next_requests: pd.DataFrame) -> str:
     mine = most_overdue(entries, store, fid)
     if mine.empty:
         return f"{fid}: overdue, but none of its open entries is"
@@ -131,16 +172,20 @@ def causes(
     entries: pd.DataFrame,
     next_requests: pd.DataFrame,
     as_of: Any,
+    forecast: pd.DataFrame | None = None,
 ) -> list[Cause]:
     """Every cause with its consequences. ``replicas``: store, fid, health, at_risk_count (and
     at_risk_cnset) for what is so, unique_count and really_unique_count for what each store
     believes beside it; ``entries``: the open backfill entries; ``next_requests``: their next
     requests. Content at risk is what is so: a CN a store only believes it alone holds is said to
-    be its belief, never counted at risk."""
+    be its belief, never counted at risk. ``forecast``: the forecast's rows (store, fid, in_sync_at,
+    latest_in_sync_at, sources, blocked_by): each line about replicas that lack CNs ends with
+    theirs (for several: the last in sync, at the latest, how many will not catch up and why)."""
+    ahead = forecast if forecast is not None else pd.DataFrame(columns=["store", "fid", "in_sync_at"])
     out: list[Cause] = []
     down = stores[stores["status"] == "down"] if "status" in stores.columns else stores.iloc[0:0]
     for row in down.sort_values("store").to_dict("records"):
-        out.append(_store_down(str(row["store"]), row, replicas, entries, next_requests, as_of))
+        out.append(_store_down(str(row["store"]), row, replicas, entries, next_requests, as_of, ahead))
     down_names = set(down["store"])
     pending = replicas[(replicas["health"] == "delete_pending") & ~replicas["store"].isin(down_names)]
     risky = pending[_counts(pending, "at_risk_count") > 0]
@@ -150,7 +195,10 @@ def causes(
                 "critical",
                 f"{plural(len(risky), 'replica')} leaving with content only it holds",
                 "/replicas?health=delete_pending",
-                [_leaving(r) for r in risky.sort_values(["store", "fid"]).to_dict("records")],
+                [
+                    _with(_leaving(r), _of(ahead, pd.DataFrame([r])))
+                    for r in risky.sort_values(["store", "fid"]).to_dict("records")
+                ],
             )
         )
     believing = pending[(_counts(pending, "at_risk_count") == 0) & (_counts(pending, "unique_count") > 0)]
@@ -166,7 +214,7 @@ def causes(
     overdue = replicas[(replicas["health"] == "overdue") & ~replicas["store"].isin(down_names)]
     for store, group in overdue.groupby("store", sort=True):
         lines = [
-            overdue_line(str(store), str(fid), entries, next_requests)
+            overdue_line(str(store), str(fid), entries, next_requests, ahead)
             for fid in sorted(group["fid"].astype(str))
         ]
         out.append(
@@ -185,7 +233,12 @@ def causes(
                 "info",
                 f"{plural(len(young), 'open backfill entry', 'open backfill entries')} under way",
                 "/backfill",
-                [f"normal between replication messages; the oldest opened {fmt_time(oldest)}"],
+                [
+                    _with(
+                        f"normal between replication messages; the oldest opened {fmt_time(oldest)}",
+                        _of(ahead, young, "observer"),
+                    )
+                ],
             )
         )
     out.sort(key=lambda c: TIERS.index(c.tier))

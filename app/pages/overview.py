@@ -19,6 +19,7 @@ from pfscope.app import figures as f
 from pfscope.app import history
 from pfscope.app.data import RunData
 from pfscope.app.figures import incidents as inc
+from pfscope.app.figures import recovery as rc
 from pfscope.app.figures import store_trend as st
 from pfscope.app.figures import timeline as tl
 from pfscope.app.lazy_figure import graph_id as lazy_graph_id
@@ -61,6 +62,7 @@ def causes_section(data: RunData, summary: dict[str, Any], _query: dict[str, Any
             data.open_entries(),
             data.next_requests(),
             summary.get("as_of"),
+            data.forecast_summary(),
         ),
     )
     if not found:
@@ -83,8 +85,38 @@ def causes_section(data: RunData, summary: dict[str, Any], _query: dict[str, Any
         help="Each cause with the consequences it explains, most urgent first: critical (a store "
         "down, content only one store holds), warning (a backfill failing), information "
         "(backfill under way). Content at risk is what is so; what a store believes only it "
-        "holds is said to be its belief.",
+        "holds is said to be its belief. A line about replicas that lack CNs ends with their "
+        "forecast (when they will be in sync, and at the latest; or why they will not).",
         term="content-at-risk",
+    )
+
+
+def recovery_section(data: RunData, summary: dict[str, Any], _query: dict[str, Any]) -> Any:
+    """When will it be in sync: the replicas still lacking CNs over the coming days, by the
+    forecast (what is so, played forward from the as-of, under what it assumes), with its bound
+    and the replicas that will not catch up, grouped by why."""
+    title = "When will it be in sync? The forecast"
+    if "forecast" in data.missing():
+        said = "Unknown: this run was published by an earlier pfscope, without the forecast."
+        return c.section(title, html.P(said, id="pf-recovery-summary"), id="pf-recovery", term="forecast")
+    found = data.memo("recovery", (), lambda: rc.recovery(data.forecast_summary(), summary.get("as_of")))
+    fig = data.memo("fig_recovery", (), lambda: rc.fig_recovery(found).to_plotly_json())
+    why = [
+        html.Li([html.Span(f.plural(n, "replica"), className="pf-recovery-count"), ": ", text])
+        for text, n in found.why
+    ]
+    return c.section(
+        title,
+        html.P(rc.recovery_text(found), id="pf-recovery-summary", className="pf-count"),
+        _graph(fig, "pf-recovery-fig") if found.total else "",
+        *([html.H3("Will not catch up, by why"), html.Ul(why, id="pf-recovery-blocked")] if why else []),
+        html.P(f"A forecast of what is so, not a store's belief: {rc.ASSUMES}.", className="pf-muted"),
+        id="pf-recovery",
+        help="The replicas that lack CNs at the as-of (what is so), still lacking over the coming days by the "
+        "forecast: a step down when each is in sync (solid), the same if the first reply of each backfill entry is "
+        f"lost (dashed: the bound to plan with), and at the bottom the replicas that will not catch up within "
+        f"{rc.HORIZON_DAYS} days (shaded), labelled with why.",
+        term="forecast",
     )
 
 
@@ -385,6 +417,7 @@ def lag_section(data: RunData, _summary: dict[str, Any], _query: dict[str, Any])
 SECTIONS: list[Section] = [
     headline_section,
     causes_section,
+    recovery_section,
     happened_section,
     rejects_banner_section,
     stores_section,

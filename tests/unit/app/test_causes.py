@@ -202,3 +202,61 @@ def test_an_overdue_cause_speaks_of_the_longest_open_overdue_entry_and_its_own_n
     alone = causes(STORES, REPLICAS, entries, nxt[nxt["entry_id"] != "PFDUB01/1-2C/1"], AS_OF)
     line = next(c for c in alone if c.tier == "warning").consequences[0]
     assert line.endswith("next request 2026-11-09 01:00:00Z: none: no replica is believed to hold these CNs")
+
+
+def _ahead(
+    store: str, fid: str, at: str | None, latest: str | None, why: str | None = None
+) -> dict[str, object]:
+    return {
+        "store": store,
+        "fid": fid,
+        "in_sync_at": T(at) if at else pd.NaT,
+        "latest_in_sync_at": T(latest) if latest else pd.NaT,
+        "sources": ["PFDUB02"] if at else [],
+        "blocked_by": why,
+    }
+
+
+DOWN_WHY = "PFJNB02 is down since 2026-11-07T00:00:00Z: it processes nothing until it is back"
+FORECAST = pd.DataFrame(
+    [
+        _ahead("PFJNB02", "1-2A", None, None, DOWN_WHY),
+        _ahead("PFJNB02", "1-2B", None, None, DOWN_WHY),
+        _ahead("PFDUB01", "1-2C", "2026-11-09T01:20:00Z", "2026-11-09T13:30:00Z"),
+        _ahead(
+            "PFRED01", "1-2E", None, None, "only PFJNB02 holds PFJNB02:5: down since 2026-11-07T00:00:00Z"
+        ),
+    ]
+)
+
+
+def test_each_line_about_replicas_that_lack_cns_ends_with_their_forecast() -> None:
+    got = causes(STORES, REPLICAS, ENTRIES, NEXT, AS_OF, FORECAST)
+    down = got[0].consequences
+    # the down store's own replicas: all of them held back, and why
+    assert (
+        "2 replicas of its own lack CNs; forecast: all 2 replicas will not catch up within 14 days: "
+        + DOWN_WHY
+    ) in down
+    # the replica elsewhere that will ask it next: its own forecast
+    assert down[-1] == (
+        "1 replica elsewhere will ask it next; forecast: will not catch up within 14 days: only PFJNB02 holds "
+        "PFJNB02:5: down since 2026-11-07T00:00:00Z"
+    )
+    overdue = next(c for c in got if c.tier == "warning").consequences
+    assert overdue[0].endswith(
+        "; forecast: in sync by ~Mon 11-09 01:20 via PFDUB02, Mon 11-09 13:30 at the latest if a reply is lost"
+    )
+    # the backfill under way (entries of PFDUB01 and PFRED01, not of the down store): the last in
+    # sync, at the latest, and how many will not catch up
+    under_way = got[-1].consequences[0]
+    assert under_way.endswith(
+        "forecast: 1 replica in sync by ~Mon 11-09 01:20 (Mon 11-09 13:30 at the latest); 1 replica will not "
+        "catch up within 14 days: only PFJNB02 holds CNs it lacks: down since 2026-11-07T00:00:00Z"
+    )
+    # a line about replicas without a forecast (they lack nothing) is as before
+    assert got[1].consequences == causes(STORES, REPLICAS, ENTRIES, NEXT, AS_OF)[1].consequences
+    # without the forecast (a run published before it): no line says one
+    assert not any(
+        "forecast" in line for c in causes(STORES, REPLICAS, ENTRIES, NEXT, AS_OF) for line in c.consequences
+    )
