@@ -112,6 +112,7 @@ dagcomponentfuncs.PfEntryCard = function (props) {
       + ' remaining:', pfCnset(d.cnset_remaining)),
     line('pf-ec-next', 'next request:', pfText(d.next_request)),
     line('pf-ec-due', 'next due:', pfText(d.next_due_at)),
+    line('pf-ec-forecast', 'forecast:', pfText(d.forecast)),
     e('div', {className: 'pf-ec-entry'},
       'entry ', e('span', {className: 'pf-ec-entry-id'}, pfText(d.entry_id)),
       kind ? ' (' + kind + ')' : '', d.opened_at ? ', opened ' + pfText(d.opened_at) : ''));

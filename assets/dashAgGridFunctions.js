@@ -15,6 +15,19 @@ dagfuncs.PfOpenFor = function (valueA, valueB, nodeA, nodeB) {
   return pfBySeconds(nodeA, nodeB, 'open_for_s');
 };
 
+/* The forecast: by the time the replica will be in sync (its seconds); "not within 14 days" (no
+   time) after every time, and a replica without a forecast after those. */
+dagfuncs.PfForecast = function (valueA, valueB, nodeA, nodeB) {
+  function key(node) {
+    var d = node && node.data ? node.data : {};
+    var s = d.forecast_s;
+    if (s !== null && s !== undefined && !isNaN(s)) { return [0, s]; }
+    return [d.forecast ? 1 : 2, 0];
+  }
+  var a = key(nodeA), b = key(nodeB);
+  return a[0] !== b[0] ? a[0] - b[0] : a[1] - b[1];
+};
+
 /* Text with numbers read as numbers: PFS1/1-2/2 before PFS1/1-2/10. */
 dagfuncs.PfNatural = function (a, b) {
   return String(a === null || a === undefined ? '' : a).localeCompare(

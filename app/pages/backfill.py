@@ -12,6 +12,7 @@ from dash import Input, Output, callback, dcc, html
 
 from pfscope.app import components as c
 from pfscope.app import figures as f
+from pfscope.app.figures import recovery as rc
 from pfscope.app.runtime import current_data, settings
 
 dash.register_page(__name__, path="/backfill", name="Backfill", title="pfscope · backfill")
@@ -42,7 +43,7 @@ COLUMNS: list[dict[str, Any]] = [
         "field": "path",
         "headerName": "path",
         "flex": 2.4,
-        "minWidth": 170,
+        "minWidth": 150,
         "cellRenderer": "PfPath",
         "tooltipField": "path",
         "headerTooltip": "the folder's path; a long one loses its start, never the folder's own name "
@@ -104,7 +105,7 @@ COLUMNS: list[dict[str, Any]] = [
         "field": "cnset_remaining_count",
         "headerName": "CNs remaining",
         "filter": "agNumberColumnFilter",
-        "minWidth": 130,
+        "minWidth": 120,
         "flex": 1.4,
         "cellRenderer": "PfRemaining",
         "tooltipField": "cnset_remaining",
@@ -113,10 +114,22 @@ COLUMNS: list[dict[str, Any]] = [
     },
     {"field": "next_due_at", "headerName": "next due (UTC)", "minWidth": 100, "flex": 0.8, **WRAP},
     {
+        "field": "forecast",
+        "headerName": "forecast",
+        "minWidth": 112,
+        "flex": 1.1,
+        "comparator": {"function": "PfForecast"},
+        "tooltipField": "forecast_detail",
+        "headerTooltip": "when the entry's replica will hold every CN it lacks, by the forecast (the model's rules "
+        "played forward from the as-of; the bound: if a reply is lost), or why not within 14 days; sorts by "
+        "time, those that will not catch up last",
+        **WRAP,
+    },
+    {
         "field": "next_request",
         "headerName": "next request",
         "flex": 2.4,
-        "minWidth": 150,
+        "minWidth": 136,
         "tooltipField": "next_request",
         "headerTooltip": "where the next backfill request will go (the model's source rules as of the run); "
         "it waits while its store is down",
@@ -125,7 +138,7 @@ COLUMNS: list[dict[str, Any]] = [
     {
         "field": "entry_id",
         "headerName": "entry",
-        "minWidth": 160,
+        "minWidth": 140,
         "flex": 1.4,
         "comparator": {"function": "PfNatural"},
         "cellRenderer": "PfEntry",
@@ -138,6 +151,9 @@ COLUMNS: list[dict[str, Any]] = [
     # shown in the entry column (PfEntry): "remote, opened 2026-11-06 12:47:50Z"
     {"field": "opened_at", "headerName": "opened (UTC)", "hide": True},
     {"field": "cnset_remaining", "headerName": "remaining", "hide": True},
+    {"field": "forecast_in_sync_at", "headerName": "forecast: in sync by (UTC)", "hide": True},
+    {"field": "forecast_latest_at", "headerName": "forecast: at the latest (UTC)", "hide": True},
+    {"field": "forecast_detail", "headerName": "forecast, in words", "hide": True},
     {
         # a phone's one column (assets/dashAgGridFunctions.js, PfPhoneColumns): each entry as a
         # card with every value in full; hidden on a wider screen, never exported
@@ -155,7 +171,7 @@ COLUMNS: list[dict[str, Any]] = [
     },
 ]
 #: fields sent to the browser but not shown (sort keys); hidden columns are still exported to CSV
-HIDDEN: list[str] = []
+HIDDEN: list[str] = ["forecast_s"]
 #: the rows' fields, in the grid's order (the CSV export's columns)
 FIELDS: list[str] = [col["field"] for col in COLUMNS if "field" in col]
 
@@ -166,9 +182,12 @@ def grid_rows(
     as_of: Any,
     replicas: pd.DataFrame | None = None,
     stores: pd.DataFrame | None = None,
+    forecast: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
-    """The grid's columns of :func:`app.figures.backfill_rows` (attention first)."""
+    """The grid's columns of :func:`app.figures.backfill_rows` (attention first), with each
+    entry's replica's forecast (``forecast``: the table's rows; none: empty)."""
     rows = f.backfill_rows(entries, folders, as_of, replicas, stores)
+    rows = rc.forecast_columns(rows, forecast if forecast is not None else pd.DataFrame(), store="observer")
     return rows[FIELDS + HIDDEN]
 
 
@@ -196,7 +215,12 @@ def layout(observer: str | None = None, overdue: str | None = None, **_query: An
         entries = entries[entries["requests"].fillna(0) >= 2]
     entries = f.with_next_request(entries, data.next_requests())
     rows = grid_rows(
-        entries, data.folders(), data.summary().get("as_of"), data.replica_summary(), stores_frame
+        entries,
+        data.folders(),
+        data.summary().get("as_of"),
+        data.replica_summary(),
+        stores_frame,
+        data.forecast_summary(),
     )
     if len(rows) > MAX_ROWS:
         note = f"Showing the {MAX_ROWS:,} most urgent of {len(rows):,} open entries; narrow by store."
