@@ -15,6 +15,7 @@ from pfscope.app import components as c
 from pfscope.app import figures as f
 from pfscope.app import history
 from pfscope.app.data import RunData
+from pfscope.app.figures import recovery as rc
 from pfscope.app.runtime import current_data, settings
 from pfscope.spark_jobs.model.rules.health import entry_overdue
 
@@ -118,6 +119,17 @@ def risk_view(name: str, replicas: pd.DataFrame, down: bool) -> html.P | None:
     )
 
 
+def forecast_view(data: RunData, name: str, forecast: pd.DataFrame, as_of: Any) -> html.P:
+    """When the store's last replica that lacks CNs will be in sync, at the latest, and how many
+    will not catch up and why: the forecast (what is so, played forward; what it assumes is a
+    click away)."""
+    if "forecast" in data.missing():
+        said = "Forecast: unknown, this run was published by an earlier pfscope, without the forecast."
+    else:
+        said = rc.recovery_text(rc.recovery(forecast, as_of), of=f" of {name}", why=True)
+    return html.P([said, " ", c.term_link("forecast", "What the forecast assumes")], id="pf-store-forecast")
+
+
 def store_page(data: RunData, name: str) -> html.Main:
     stores = data.stores()
     row = stores[stores["store"] == name]
@@ -138,7 +150,9 @@ def store_page(data: RunData, name: str) -> html.Main:
     )
     counts = replicas.groupby("health").size().to_dict() if not replicas.empty else {}
     down = str(store.get("status")) == "down"
-    replicas = replicas.assign(
+    as_of = data.summary().get("as_of")
+    forecast = data.forecast(store=name)
+    replicas = rc.forecast_columns(replicas, forecast, long=True).assign(
         store_status=store.get("status"),
         path=[f.folder_label(a, b) for a, b in zip(replicas["fid"], replicas["path"], strict=True)],
     )
@@ -154,7 +168,6 @@ def store_page(data: RunData, name: str) -> html.Main:
         )
         queue = f.with_next_request(queue, data.next_requests(observer=name))
     requests = data.backfill_requests(observer=name)
-    as_of = data.summary().get("as_of")
     by_source = f.requests_by_source(requests)
     behind = data.memo("partners_behind", (name,), lambda: f.partners_behind(data.state_table(observer=name)))
 
@@ -179,6 +192,7 @@ def store_page(data: RunData, name: str) -> html.Main:
                 id="pf-store-facts",
             ),
             risk_view(name, replicas, down) or "",
+            forecast_view(data, name, forecast, as_of),
             outages_view(data, name, as_of),
             c.section(
                 "Replicas by health",
@@ -279,6 +293,10 @@ def store_page(data: RunData, name: str) -> html.Main:
                             "unique_count",
                             c.with_term(f"believed unique ({name}'s belief)", "believed-unique"),
                         ),
+                        (
+                            "forecast",
+                            c.with_term("forecast: in sync by, at the latest, or why not", "forecast"),
+                        ),
                         ("next_status_at", "next status"),
                     ],
                     {"fid": c.link_fid, "health": c.as_health_lacks},
@@ -286,7 +304,9 @@ def store_page(data: RunData, name: str) -> html.Main:
                     limit=ROWS,
                 ),
                 help="Worst first; every open entry of the organisation is in Backfill. Lacks, really unique and "
-                "content at risk are what is so; known missing and believed unique are this store's belief.",
+                "content at risk are what is so; known missing and believed unique are this store's belief. The "
+                "forecast is what is so played forward from the as-of: when the replica will hold what it lacks, "
+                "at the latest if a reply is lost, or why not within 14 days.",
             ),
         ],
     )
