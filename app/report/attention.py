@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from pfscope.app import figures as f
+from pfscope.app.figures.recovery import forecast_summary
 from pfscope.app.report.cells import Limits, folder_path, rows, section
 from pfscope.app.report.cells import int_text as _int
 from pfscope.app.report.cells import time_text as _time
@@ -23,12 +24,15 @@ HEADERS = [
     "open entries",
     "oldest open entry",
     "open for",
+    "forecast",
 ]
 
 ORDER = (
     "Content at risk first (what is so: CNs no other replica on the list holds, of a delete-pending "
     "replica or of a store that is down), then overdue replicas, then the CNs the replicas know they "
-    "are missing, then the oldest open backfill entry."
+    "are missing, then the oldest open backfill entry. The forecast: when the folder's replicas that lack "
+    "CNs will be in sync (the last of them), at the latest if a reply is lost, or how many will not catch "
+    "up and why (the model's rules played forward from the as-of)."
 )
 
 
@@ -61,7 +65,28 @@ def _the_rest(rest: pd.DataFrame, max_fids: int) -> Html:
     )
 
 
-def worst_section(replicas: pd.DataFrame, open_entries: pd.DataFrame, as_of: Any, lim: Limits) -> Html:
+def folder_forecast(forecast: pd.DataFrame | None, fid: str) -> str:
+    """A folder's forecast in the attention list's cell: its replicas that lack CNs, when the last
+    is in sync, at the latest, how many will not catch up and why; "" when the run has no forecast,
+    "none lacks CNs" when none of its replicas lacks any."""
+    if forecast is None:
+        return ""
+    mine = forecast[forecast["fid"] == fid] if not forecast.empty else forecast
+    said = forecast_summary(mine).removeprefix("forecast: ")
+    if len(mine) == 1:
+        said = f"{mine.iloc[0]['store']}: {said}"
+    return said or "none lacks CNs"
+
+
+def worst_section(
+    replicas: pd.DataFrame,
+    open_entries: pd.DataFrame,
+    as_of: Any,
+    lim: Limits,
+    forecast: pd.DataFrame | None = None,
+) -> Html:
+    """The folders needing attention, worst first, each with its forecast (``forecast``: the
+    table's rows; None: a run without one, an empty column)."""
     every = f.worst_folders(replicas, open_entries, as_of, limit=len(replicas) + 1)
     shown = every.head(lim.worst_folders)
     count = tag("p", attention_count_text(len(every), len(shown)), id="worst-count", class_="count")
@@ -78,6 +103,7 @@ def worst_section(replicas: pd.DataFrame, open_entries: pd.DataFrame, as_of: Any
                 lambda r: _int(r["open_entries"]),
                 lambda r: _time(r["oldest_open_at"]),
                 lambda r: f.fmt_age(r["oldest_open_age_s"]),
+                lambda r: folder_forecast(forecast, str(r["fid"])),
             ],
         )
         body.append(table(HEADERS, cells, numeric=[2, 3, 4, 5]))

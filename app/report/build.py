@@ -30,6 +30,7 @@ from pfscope.app import history
 from pfscope.app.data import RunData, matrix_frame
 from pfscope.app.figures import store_trend as st
 from pfscope.app.figures import timeline as tl
+from pfscope.app.figures.forecast import ASSUMES
 from pfscope.app.figures.text import ts_text
 from pfscope.app.report.attention import worst_section
 from pfscope.app.report.cells import (
@@ -46,6 +47,7 @@ from pfscope.app.report.cells import rows as _rows
 from pfscope.app.report.cells import section as _section
 from pfscope.app.report.cells import time_text as _time
 from pfscope.app.report.document import Document
+from pfscope.app.report.forecast import forecast_section
 from pfscope.app.report.html import Html, join, plotly_text, table, tag
 from pfscope.app.report.matrix import matrix_grid
 from pfscope.app.report.reality import at_risk_section, outages_section, replicas_section
@@ -197,7 +199,8 @@ def organisation_report(data: RunData, lim: Limits) -> str:
     doc.body.append(_summary_section(data, s, stores, replicas, open_entries))
     doc.body.append(_accounting_section(data, s, lim))
     doc.body.append(_stores_section(doc, stores, replicas))
-    doc.body.append(worst_section(replicas, open_entries, s.get("as_of"), lim))
+    doc.body.append(worst_section(replicas, open_entries, s.get("as_of"), lim, data.forecast_summary()))
+    doc.body.append(forecast_section(doc, data))
     doc.body.append(_open_entries_section(data, open_entries, lim))
     doc.body.append(_trend_section(doc, data))
     doc.body.append(_lag_section(doc, data, stores, lim))
@@ -208,6 +211,7 @@ def organisation_report(data: RunData, lim: Limits) -> str:
         ("accounting", "Input"),
         ("stores", "Stores by site"),
         ("worst", "Folders needing attention"),
+        ("forecast", "When in sync: the forecast"),
         ("open-entries", "Open backfill entries"),
         ("trend", "Backfill over time"),
         ("lag", "Knowledge lag"),
@@ -223,7 +227,9 @@ def _summary_section(
     """The first thing a reader sees: the headline counts, then what is wrong, by cause."""
     heads = f.headline_counts(stores, replicas, open_entries, s.get("rejected"))
     facts = _facts([(h.label, f"{h.count:,}") for h in heads])
-    found = f.causes(stores, replicas, open_entries, data.next_requests(), s.get("as_of"))
+    found = f.causes(
+        stores, replicas, open_entries, data.next_requests(), s.get("as_of"), data.forecast_summary()
+    )
     items = [
         tag(
             "li",
@@ -557,7 +563,9 @@ def _verdict_section(data: RunData, fid: str, replicas: pd.DataFrame, entries: p
     the run (also when the matrix is shown at an earlier time). The tier is written out, not only
     coloured, so a printed or colour-blind reading keeps it."""
     as_of = data.summary().get("as_of")
-    verdicts = f.folder_verdicts(replicas, entries, data.next_requests(fid=fid), data.stores(), as_of)
+    verdicts = f.folder_verdicts(
+        replicas, entries, data.next_requests(fid=fid), data.stores(), as_of, data.forecast(fid=fid)
+    )
     if not verdicts:
         body = tag("p", "Every replica is in sync, as of the run.", class_="verdict-ok")
     else:
@@ -583,7 +591,8 @@ def _verdict_section(data: RunData, fid: str, replicas: pd.DataFrame, entries: p
             "p",
             "Each replica that is not in sync, lacks CNs, or whose store is down, in one line: what "
             "it lacks (what it knows of and what it has not been told of), why, what happens next "
-            "and when. Most urgent first.",
+            "and when, and last its forecast: when it will hold what it lacks, at the latest if a reply "
+            f"is lost, or why it will not catch up ({ASSUMES}). Most urgent first.",
             class_="note",
         ),
         body,

@@ -826,6 +826,7 @@ def test_folder_report_opens_with_the_dashboards_verdict(demo: Path, demo_run: R
         demo_run.next_requests(fid=fid),
         demo_run.stores(),
         demo_run.summary().get("as_of"),
+        demo_run.forecast(fid=fid),  # as the folder page: each line ends with its forecast
     )
     assert lines == [(v.tier, v.store, v.text) for v in expected]  # the dashboard's very lines
 

@@ -59,3 +59,34 @@ def test_an_uncut_table_says_all_are_listed() -> None:
     empty = pd.DataFrame(columns=["observer", "fid", "opened_at"])
     text = htmllib.unescape(re.sub(r"<[^>]+>", "", worst_section(replicas(2), empty, None, Limits())))
     assert "2 folders need attention, all listed below" in text and "The other" not in text
+
+
+def test_each_listed_folder_has_its_forecast() -> None:
+    reps = pd.concat([replicas(3), replicas(3).assign(store="S2")], ignore_index=True)
+    t = pd.Timestamp
+    forecast = pd.DataFrame(
+        {
+            "store": ["S1", "S2", "S1"],
+            "fid": ["1-64", "1-64", "1-65"],
+            "in_sync_at": [t("2026-11-09T01:00:00Z"), pd.NaT, t("2026-11-09T02:00:00Z")],
+            "latest_in_sync_at": [t("2026-11-09T03:00:00Z"), pd.NaT, t("2026-11-09T02:00:00Z")],
+            "sources": [["S3"], [], ["S2"]],
+            "blocked_by": [None, "S2 is down since 2026-11-07T00:00:00Z: <b>x</b>", None],
+        }
+    )
+    empty = pd.DataFrame(columns=["observer", "fid", "opened_at"])
+    html = worst_section(reps, empty, None, Limits(), forecast)
+    body = [
+        [htmllib.unescape(re.sub(r"<[^>]+>", "", c)) for c in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+        for row in re.findall(r"<tr>(.*?)</tr>", html)
+    ]
+    body = [r for r in body if r]
+    said = {r[0]: r[-1] for r in body}
+    assert said["1-64"] == (
+        "1 replica in sync by ~Mon 11-09 01:00 (Mon 11-09 03:00 at the latest); 1 replica will not catch up "
+        "within 14 days: S2 is down since 2026-11-07T00:00:00Z: <b>x</b>"
+    )
+    assert said["1-65"] == "S1: in sync by ~Mon 11-09 02:00 via S2 (a lost reply would not delay it)"
+    assert said["1-66"] == "none lacks CNs"
+    assert "<b>x</b>" not in html and "&lt;b&gt;x&lt;/b&gt;" in html  # escaped
+    assert "forecast</th>" in html
