@@ -355,10 +355,22 @@ class RunData:
 
     def forecast_summary(self) -> pd.DataFrame:
         """Every replica's forecast without its CN set (the overview's causes and recovery chart,
-        the grid, the reports): when, at the latest, via which stores, or what blocks it."""
+        the grid, the reports): when, at the latest, via which stores, or what blocks it and what
+        the return of the stores it waits for would do."""
         return self.table(
             "forecast",
-            ["store", "fid", "lacks_count", "in_sync_at", "latest_in_sync_at", "sources", "blocked_by"],
+            [
+                "store",
+                "fid",
+                "lacks_count",
+                "in_sync_at",
+                "latest_in_sync_at",
+                "sources",
+                "blocked_by",
+                "waits_for",
+                "after_back_s",
+                "latest_after_back_s",
+            ],
         )
 
     def forecast_requests(self, fid: str) -> pd.DataFrame:

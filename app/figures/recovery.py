@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,7 @@ from pfscope.app.figures.outages import short_time, utc_time
 from pfscope.app.figures.palette import BLUE, ORANGE, VERMILLION
 from pfscope.app.figures.text import esc, fmt_time, plural
 from pfscope.spark_jobs.model.forecast import HORIZON
+from pfscope.spark_jobs.model.forecast.folder import duration
 from pfscope.spark_jobs.model.timeutil import DAY, US
 
 __all__ = [
@@ -69,17 +71,101 @@ def _blocked(forecast: pd.DataFrame) -> pd.DataFrame:
     return forecast[forecast["in_sync_at"].isna()] if not forecast.empty else forecast
 
 
+def waits(row: Mapping[str, Any]) -> list[str]:
+    """The stores down at the as-of whose return a replica waits for (``waits_for``; a Parquet
+    list reads as an array, null as None or NaN)."""
+    value = row.get("waits_for")
+    if value is None or isinstance(value, float):
+        return []
+    return [str(v) for v in value]
+
+
+def _reasons(row: Mapping[str, Any]) -> list[str]:
+    """A blocked replica's reasons (its ``blocked_by`` parts, joined by ``; ``), CN sets named
+    generically, without the last part of one that waits for stores: what their return would do
+    (the data contract: the text ends with it), which :func:`waits_groups` sums up."""
+    text = row.get("blocked_by")
+    parts = [p for p in str(text).split("; ") if p] if isinstance(text, str) else []
+    if waits(row) and len(parts) > 1:
+        parts = parts[:-1]
+    return [_generic(p) for p in parts]
+
+
 def blocked_groups(forecast: pd.DataFrame) -> list[tuple[str, int]]:
-    """Why the replicas that will not catch up will not: their ``blocked_by`` texts, each reason
-    of a text (they are joined by ``; ``) with its CN sets named generically, and how many replicas
-    it holds back; the most common first."""
+    """Why the replicas that will not catch up will not: each reason of their ``blocked_by``
+    texts (:func:`_reasons`) and how many replicas it holds back; the most common first."""
     counts: Counter[str] = Counter()
-    blocked = _blocked(forecast)
-    for text in blocked["blocked_by"] if "blocked_by" in blocked.columns else []:
-        reasons = [_generic(r) for r in str(text).split("; ") if r] if isinstance(text, str) else []
-        for reason in dict.fromkeys(reasons or ["no reason given"]):
+    for row in _blocked(forecast).to_dict("records"):
+        for reason in dict.fromkeys(_reasons(row) or ["no reason given"]):
             counts[reason] += 1
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """Replicas that will not catch up while ``stores`` are down: how many, and once they are back
+    the longest it then takes (``after``, seconds; ``latest``: the bound), ``never`` of them not
+    even then within the horizon, ``unbounded`` not within it at the latest."""
+
+    stores: tuple[str, ...]
+    replicas: int
+    after: float | None
+    latest: float | None
+    never: int
+    unbounded: int
+
+    def text(self) -> str:
+        """``once PFJNB02 is back, all 34 in sync within ~1 d 15 h (3 d 4 h at the latest)``."""
+        who = (
+            self.stores[0]
+            if len(self.stores) == 1
+            else ", ".join(self.stores[:-1]) + f" and {self.stores[-1]}"
+        )
+        head = f"once {who} {'is' if len(self.stores) == 1 else 'are'} back"
+        coming = self.replicas - self.never
+        if not coming or self.after is None:
+            return f"{head}, still not within {HORIZON_DAYS} days"
+        if self.latest is None:
+            bound = f"not within {HORIZON_DAYS} days at the latest"
+        else:
+            bound = f"{duration(self.latest)} at the latest" + (
+                f", {self.unbounded:,} of them not within {HORIZON_DAYS} days then" if self.unbounded else ""
+            )
+        soon = f"within ~{duration(self.after)}" if self.after >= 60 else "at once"
+        if self.replicas == 1:
+            said = f"{head}, in sync {soon} ({bound})"
+        else:
+            said = f"{head}, {'' if self.never else 'all '}{coming:,} in sync {soon} ({bound})"
+        return said + (f"; {self.never:,} not even then" if self.never else "")
+
+
+def waits_groups(forecast: pd.DataFrame) -> list[Waiting]:
+    """The replicas that will not catch up but wait for stores that are down, by those stores:
+    what their return would do (``after_back_s``, ``latest_after_back_s``), most replicas first."""
+    groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for row in _blocked(forecast).to_dict("records"):
+        if waits(row):
+            groups.setdefault(tuple(waits(row)), []).append(row)
+    out = []
+    for stores, rows in groups.items():
+        known = [r for r in rows if _known(r.get("after_back_s"))]
+        after = [float(r["after_back_s"]) for r in known]
+        bounded = [float(r["latest_after_back_s"]) for r in known if _known(r.get("latest_after_back_s"))]
+        out.append(
+            Waiting(
+                stores,
+                len(rows),
+                max(after) if after else None,
+                max(bounded) if bounded else None,
+                len(rows) - len(known),
+                len(known) - len(bounded),
+            )
+        )
+    return sorted(out, key=lambda w: (-w.replicas, w.stores))
+
+
+def _known(value: Any) -> bool:
+    return value is not None and not (isinstance(value, float) and pd.isna(value))
 
 
 def _why(groups: list[tuple[str, int]], most: int = 3) -> str:
@@ -100,7 +186,8 @@ def forecast_summary(forecast: pd.DataFrame) -> str:
     """The forecast of the replicas ``forecast`` holds (rows of the table), in one clause: one
     replica as :func:`forecast_text` says it; several as "forecast: all 3 replicas in sync by ~Fri
     11-06 14:05 (Sat 11-07 02:10 at the latest)", or "2 replicas in sync by …; 1 replica will not
-    catch up within 14 days: …"; empty when there is none (they lack nothing, or the run has no forecast)."""
+    catch up within 14 days: …; once PFJNB02 is back, in sync within ~2 h (…)"; empty when there is
+    none (they lack nothing, or the run has no forecast)."""
     if forecast.empty:
         return ""
     if len(forecast) == 1:
@@ -125,18 +212,19 @@ def forecast_summary(forecast: pd.DataFrame) -> str:
     if len(blocked):
         who = ("all " if coming.empty else "") + plural(len(blocked), "replica")
         parts.append(f"{who} will not catch up within {HORIZON_DAYS} days: {_why(blocked_groups(forecast))}")
+        parts += [w.text() for w in waits_groups(forecast)]
     return "forecast: " + "; ".join(parts)
 
 
 def forecast_cell(row: dict[str, Any] | None) -> str:
     """A replica's forecast in a table's cell: "in sync by ~Mon 11-09 08:05 (Tue 11-10 08:20 at
-    the latest)", "not within 14 days: <why>", or empty without a row (it lacks nothing)."""
+    the latest)"; not in sync, as its verdict says it ("not in sync until PFJNB02 is back: …",
+    "will not catch up within 14 days: …"); empty without a row (it lacks nothing)."""
     if row is None:
         return ""
     at, bound = utc_time(row.get("in_sync_at")), utc_time(row.get("latest_in_sync_at"))
     if at is None:
-        why = row.get("blocked_by")
-        return f"not within {HORIZON_DAYS} days" + (f": {why}" if isinstance(why, str) and why else "")
+        return forecast_text(row).removeprefix("forecast: ")
     if bound is None:
         latest = f"not within {HORIZON_DAYS} days at the latest"
     elif short_time(bound) == short_time(at):
@@ -147,12 +235,19 @@ def forecast_cell(row: dict[str, Any] | None) -> str:
 
 
 def forecast_short(row: dict[str, Any] | None) -> str:
-    """A replica's forecast in a grid's narrow cell: "in sync by ~Mon 11-09 08:05" or "not within
-    14 days" (the bound and why are in :func:`forecast_text`); empty without a row."""
+    """A replica's forecast in a grid's narrow cell: "in sync by ~Mon 11-09 08:05", "not until
+    PFJNB02 is back" (it waits for stores that are down, and their return would bring it in sync)
+    or "not within 14 days" (the bound and why are in :func:`forecast_text`); empty without a row."""
     if row is None:
         return ""
     at = utc_time(row.get("in_sync_at"))
-    return f"in sync by ~{short_time(at)}" if at is not None else f"not within {HORIZON_DAYS} days"
+    if at is not None:
+        return f"in sync by ~{short_time(at)}"
+    stores = waits(row)
+    if stores and _known(row.get("after_back_s")):
+        who = stores[0] if len(stores) == 1 else ", ".join(stores[:-1]) + f" and {stores[-1]}"
+        return f"not until {who} {'is' if len(stores) == 1 else 'are'} back"
+    return f"not within {HORIZON_DAYS} days"
 
 
 def forecast_at_s(row: dict[str, Any] | None) -> float | None:
@@ -170,7 +265,8 @@ class Recovery:
     """The replicas still lacking CNs from the as-of (``start``) to ``end``: by the forecast
     (``steps``: at, lacking) and at the latest (``bound``), each counting the ``blocked`` (the
     floor) and, for the bound, the ``unbounded`` (in sync, but not within the horizon if a reply
-    is lost)."""
+    is lost), ``why`` they will not catch up and what the return of the stores some wait for would
+    do (``waiting``)."""
 
     start: pd.Timestamp | None
     end: pd.Timestamp | None
@@ -183,6 +279,7 @@ class Recovery:
     #: the last in_sync_at and latest_in_sync_at of the replicas that catch up
     last: pd.Timestamp | None = None
     last_bound: pd.Timestamp | None = None
+    waiting: list[Waiting] = field(default_factory=list)
 
 
 def _steps(times: pd.Series, start: pd.Timestamp, end: pd.Timestamp, total: int, floor: int) -> pd.DataFrame:
@@ -227,9 +324,8 @@ def recovery(forecast: pd.DataFrame, as_of: Any) -> Recovery:
     end = max(end, start + pd.Timedelta(hours=1))  # everything at the as-of: still an hour to see it
     steps = _steps(coming["in_sync_at"], start, end, total, blocked)
     bound = _steps(bounded, start, end, total, blocked + unbounded)
-    return Recovery(
-        start, end, total, blocked, unbounded, steps, bound, blocked_groups(forecast), last, last_bound
-    )
+    why, waiting = blocked_groups(forecast), waits_groups(forecast)
+    return Recovery(start, end, total, blocked, unbounded, steps, bound, why, last, last_bound, waiting)
 
 
 def recovery_text(r: Recovery, of: str = "", why: bool = False) -> str:
@@ -264,6 +360,7 @@ def recovery_text(r: Recovery, of: str = "", why: bool = False) -> str:
             else ("it will not catch up" if r.total == 1 else "none of them catches up")
         )
         parts.append(f"{who} within {HORIZON_DAYS} days" + (f": {_why(r.why)}" if why and r.why else ""))
+        parts += [w.text() for w in r.waiting]
     return f"{head} By the forecast, " + "; ".join(parts) + "."
 
 
@@ -289,7 +386,9 @@ def fig_recovery(r: Recovery) -> go.Figure:
     fig = go.Figure()
     floor = r.blocked
     if floor:
-        why = "<br>".join(f"{n:,}: {_wrap(text)}" for text, n in r.why)
+        why = "<br>".join(
+            [f"{n:,}: {_wrap(text)}" for text, n in r.why] + [_wrap(w.text()) for w in r.waiting]
+        )
         fig.add_scatter(
             x=[r.start, r.end],
             y=[floor, floor],

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 from pfscope.app.figures.outages import short_time
+from pfscope.spark_jobs.model.forecast.folder import duration
 from tests.e2e.conftest import Server, screenshot
 from tests.e2e.test_dashboard import open_page, table
 from tests.e2e.test_folder_replay import rows
@@ -35,11 +36,29 @@ def as_of(data: Path) -> pd.Timestamp:
     return pd.Timestamp(table(data, "summary")["as_of"].iloc[0])
 
 
+def waits(row: Any) -> list[str]:
+    return [] if row["waits_for"] is None else list(row["waits_for"])
+
+
 def expected_short(row: Any) -> str:
-    """The grid's cell for a replica, from the Parquet row."""
-    if pd.isna(row["in_sync_at"]):
-        return "not within 14 days"
-    return f"in sync by ~{short_time(row['in_sync_at'])}"
+    """The grid's cell for a replica, from the Parquet row: in sync by when, not until the store it
+    waits for is back (when its return would bring it in sync), or not within 14 days."""
+    if pd.notna(row["in_sync_at"]):
+        return f"in sync by ~{short_time(row['in_sync_at'])}"
+    if waits(row) and pd.notna(row["after_back_s"]):
+        return f"not until {' and '.join(waits(row))} is back"
+    return "not within 14 days"
+
+
+def reason_counts(stuck: pd.DataFrame) -> list[tuple[str, int]]:
+    """Why they will not catch up: each blocked_by's reasons (without its last part when it waits
+    for stores: what their return would do, as the data contract says), most replicas first."""
+    parts = []
+    for _, row in stuck.iterrows():
+        ps = str(row["blocked_by"]).split("; ")
+        parts += ps[:-1] if waits(row) and len(ps) > 1 else ps
+    counts = pd.Series(parts).value_counts()
+    return sorted(((str(k), int(v)) for k, v in counts.items()), key=lambda kv: (-kv[1], kv[0]))
 
 
 @pytest.fixture
@@ -126,6 +145,12 @@ def test_the_recovery_chart_draws_both_lines_and_the_floor_from_the_forecast(
     assert said.startswith(f"{len(fc):,} replicas lack CNs at the as-of (what is so). By the forecast, ")
     assert f"the last by ~{short_time(fc['in_sync_at'].max())}" in said
     assert f"{len(stuck):,} will not catch up within 14 days" in said
+    # and what would make it sooner: the return of the store they wait for
+    assert all(waits(r) == ["PFJNB02"] for _, r in stuck.iterrows())
+    assert (
+        f"once PFJNB02 is back, all {len(stuck)} in sync within ~{duration(stuck['after_back_s'].max())}"
+        in said
+    )
     # whose view, and what it assumes
     assert (
         "A forecast of what is so, not a store's belief: the model's rules played forward"
@@ -138,7 +163,7 @@ def test_the_recovery_chart_draws_both_lines_and_the_floor_from_the_forecast(
     gd = chart.locator(".js-plotly-plot")
     check_recovery(drawn_traces(gd), fc, start)
     # the floor is labelled with why (the blocked_by texts, grouped), readable on the page's colour
-    top = stuck["blocked_by"].value_counts().index[0]
+    top = reason_counts(stuck)[0][0]
     label = gd.locator(".annotation-text").first
     flat = re.sub(r"\s+", "", label.text_content() or "")  # its lines are tspans
     assert flat.startswith(f"{len(stuck)}replicaswillnotcatchup:") and re.sub(r"\s+", "", top) in flat, flat
@@ -150,7 +175,7 @@ def test_the_recovery_chart_draws_both_lines_and_the_floor_from_the_forecast(
     assert ratio >= 4.5, (scheme, ratio)
     # and grouped under the chart, in words
     blocked = pg.locator("#pf-recovery-blocked li").all_inner_texts()
-    assert blocked == [f"{n:,} replicas: {why}" for why, n in stuck["blocked_by"].value_counts().items()]
+    assert blocked == [f"{n:,} replica{'s' if n > 1 else ''}: {why}" for why, n in reason_counts(stuck)]
     screenshot(pg, f"demo-overview-recovery-{scheme}")
 
 
@@ -174,14 +199,17 @@ def test_a_cause_line_ends_with_the_forecast(demo_server: Server, page) -> None:
     # the down store: its own replicas that lack CNs, all held back, and why
     mine = fc[fc["store"] == "PFJNB02"]
     assert mine["in_sync_at"].isna().all()
-    why = mine["blocked_by"].iloc[0]
+    [(why, n)] = reason_counts(mine)
+    assert n == len(mine)
     down = (
         page.locator("#pf-causes > li").filter(has_text="PFJNB02 down").locator("ul > li").all_inner_texts()
     )
-    assert (
+    said = next(x for x in down if "of its own lack CNs" in x)
+    assert said.startswith(
         f"{len(mine)} replicas of its own lack CNs; forecast: all {len(mine)} replicas will not catch up within "
-        f"14 days: {why}"
-    ) in down
+        f"14 days: {why}; once PFJNB02 is back, all {len(mine)} in sync within ~{duration(mine['after_back_s'].max())} "
+        f"({duration(mine['latest_after_back_s'].max())} at the latest"
+    ), said
     # the overdue replica: its line ends with its own forecast
     row = fc.set_index(["store", "fid"]).loc[("PFDUB02", "1-2AB2")]
     [line] = page.locator("#pf-causes > li").filter(has_text="(overdue)").locator("ul > li").all_inner_texts()
@@ -215,7 +243,7 @@ def test_the_grid_has_a_forecast_column_sorted_by_time_and_exported(
     assert got and all(r["forecast"] == expected_short(fc.loc[(r["observer"], r["fid"])]) for r in got), got[
         :3
     ]
-    assert {"not within 14 days"} < {r["forecast"] for r in got}  # both kinds are there
+    assert {"not until PFJNB02 is back"} < {r["forecast"] for r in got}  # both kinds are there
     # the column is on screen at 1440 px, with its full text on hover
     head = pg.locator("#backfill-grid .ag-header-row-column .ag-header-cell[col-id=forecast]")
     box = head.bounding_box()
@@ -249,6 +277,7 @@ def test_the_grid_has_a_forecast_column_sorted_by_time_and_exported(
         assert r["forecast, in words"].startswith("forecast: ")
         if pd.isna(at):
             assert r["forecast, in words"].endswith(str(row["blocked_by"]))
+            assert r["forecast, in words"].startswith("forecast: not in sync until PFJNB02 is back: ")
     screenshot(pg, "demo-backfill-forecast-1440")
 
 
@@ -299,18 +328,20 @@ def test_the_store_page_has_the_forecast_column_and_says_when_its_last_replica_i
     assert lacking_nothing and all(shown[f] == "" for f in lacking_nothing)
     heads = page.locator("#pf-store-replicas thead th").all_inner_texts()
     assert any(h.startswith("forecast: in sync by, at the latest, or why not") for h in heads)
-    # the down store: none of its replicas catches up, and why
+    # the down store: none of its replicas catches up, and why; what its return would do
     down = fc[fc["store"] == "PFJNB02"]
     open_page(page, demo_server.base + "/store/PFJNB02")
     said = page.locator("#pf-store-forecast").inner_text()
+    [(why, _n)] = reason_counts(down)
     assert said.startswith(
         f"{len(down)} replicas of PFJNB02 lack CNs at the as-of (what is so). By the forecast, none of them "
-        f"catches up within 14 days: {down['blocked_by'].iloc[0]}."
+        f"catches up within 14 days: {why}; once PFJNB02 is back, all {len(down)} in sync within "
+        f"~{duration(down['after_back_s'].max())}"
     ), said
     cells = {r["fid"]: r["forecast"] for r in rows(page, "pf-store-replicas", ["fid", "forecast"])}
     for r in down.itertuples(index=False):
         if r.fid in cells:  # the table shows the worst 100
-            assert cells[r.fid] == f"not within 14 days: {r.blocked_by}"
+            assert cells[r.fid] == f"not in sync until PFJNB02 is back: {r.blocked_by}"
     screenshot(page, "demo-store-forecast")
 
 
@@ -332,7 +363,7 @@ def test_the_reports_contain_the_forecast(demo_server: Server, context_for, tmp_
         pg.locator("#forecast-summary").inner_text().startswith(f"{len(fc):,} replicas lack CNs at the as-of")
     )
     assert pg.locator("#forecast-blocked li").all_inner_texts() == [
-        f"{n:,} replicas: {why}" for why, n in stuck["blocked_by"].value_counts().items()
+        f"{n:,} replica{'s' if n > 1 else ''}: {why}" for why, n in reason_counts(stuck)
     ]
     # the attention list's forecast column
     heads = pg.locator("#worst table thead th").all_inner_texts()
@@ -359,6 +390,6 @@ def test_the_reports_contain_the_forecast(demo_server: Server, context_for, tmp_
     assert len(mine) == 2
     for r in mine.itertuples(index=False):
         if pd.isna(r.in_sync_at):
-            assert lines[r.store].endswith(f"; forecast: will not catch up within 14 days: {r.blocked_by}.")
+            assert lines[r.store].endswith(f"; forecast: not in sync until PFJNB02 is back: {r.blocked_by}.")
         else:
             assert f"; forecast: in sync by ~{short_time(r.in_sync_at)}" in lines[r.store]

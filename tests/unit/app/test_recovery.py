@@ -105,7 +105,7 @@ def test_forecast_summary_says_the_last_in_sync_the_bound_and_who_will_not_catch
 def test_a_cell_and_a_short_cell() -> None:
     first, blocked = FORECAST.iloc[0].to_dict(), FORECAST.iloc[3].to_dict()
     assert rc.forecast_cell(first) == "in sync by ~Mon 11-09 00:10 (Mon 11-09 00:40 at the latest)"
-    assert rc.forecast_cell(blocked) == f"not within 14 days: {DOWN}"
+    assert rc.forecast_cell(blocked) == f"will not catch up within 14 days: {DOWN}"  # as its verdict says
     assert rc.forecast_cell(FORECAST.iloc[2].to_dict()) == "in sync by ~Sun 11-08 23:59 (also at the latest)"
     assert rc.forecast_cell(None) == ""
     assert rc.forecast_short(first) == "in sync by ~Mon 11-09 00:10"
@@ -240,3 +240,68 @@ def test_milestones_give_the_chart_day_by_day() -> None:
     assert got["at"].tolist()[0] == AS_OF and got["at"].tolist()[-1] == r.end
     assert got["by_forecast"].tolist() == [7, 4, 4] and got["at_the_latest"].tolist() == [7, 5, 4]
     assert rc.recovery_milestones(rc.recovery(FORECAST.iloc[0:0], AS_OF)).empty
+
+
+# -- replicas that wait for stores that are down ------------------------------------------------
+
+BACK = "in sync ~2 h after PFJNB02 is back, 14 h at the latest if its queued mail expires first or a reply is lost"
+
+
+def waiting(*specs: tuple[str, list[str] | None, float | None, float | None]) -> pd.DataFrame:
+    """Blocked rows that wait for stores: (store, waits_for, after_back_s, latest_after_back_s); the
+    blocked_by text ends with what their return would do, as the job writes it."""
+    frame = rows(*[(s, "1-2A", None, None, DOWN + (f"; {BACK}" if w else "")) for s, w, _, _ in specs])
+    frame["waits_for"] = [w for _, w, _, _ in specs]
+    frame["after_back_s"] = [a for _, _, a, _ in specs]
+    frame["latest_after_back_s"] = [b for _, _, _, b in specs]
+    return frame
+
+
+def test_replicas_that_wait_for_a_store_say_what_its_return_would_do() -> None:
+    frame = waiting(
+        ("A", ["PFJNB02"], 7200.0, 50400.0),
+        ("B", ["PFJNB02"], 600.0, None),
+        ("C", ["PFJNB02"], None, None),
+        ("D", None, None, None),
+    )
+    # the return's part of blocked_by is not a reason: the reasons group as before
+    assert rc.blocked_groups(frame) == [(DOWN, 4)]
+    [w] = rc.waits_groups(frame)
+    assert (w.stores, w.replicas, w.after, w.latest, w.never, w.unbounded) == (
+        ("PFJNB02",),
+        3,
+        7200.0,
+        50400.0,
+        1,
+        1,
+    )
+    assert w.text() == (
+        "once PFJNB02 is back, 2 in sync within ~2 h (14 h at the latest, 1 of them not within 14 days then); "
+        "1 not even then"
+    )
+    assert rc.forecast_summary(frame) == (
+        f"forecast: all 4 replicas will not catch up within 14 days: {DOWN}; once PFJNB02 is back, 2 in sync "
+        "within ~2 h (14 h at the latest, 1 of them not within 14 days then); 1 not even then"
+    )
+    one = rc.waits_groups(frame.iloc[[0]])[0]
+    assert one.text() == "once PFJNB02 is back, in sync within ~2 h (14 h at the latest)"
+    two = rc.waits_groups(
+        waiting(("A", ["PFJNB02", "PFSIN02"], 30.0, 60.0), ("B", ["PFJNB02", "PFSIN02"], 0.0, 90.0))
+    )
+    assert two[0].text() == "once PFJNB02 and PFSIN02 are back, all 2 in sync at once (2 min at the latest)"
+    # a grid's cell: not until it is back (when that would bring it in sync), else not within 14 days
+    cells = [rc.forecast_short(r) for r in frame.to_dict("records")]
+    assert cells == [
+        "not until PFJNB02 is back",
+        "not until PFJNB02 is back",
+        "not within 14 days",
+        "not within 14 days",
+    ]
+    assert rc.forecast_cell(frame.iloc[0].to_dict()) == f"not in sync until PFJNB02 is back: {DOWN}; {BACK}"
+    # the recovery chart's summary says it too; its floor's hover as well
+    r = rc.recovery(pd.concat([FORECAST.iloc[0:2], frame.iloc[[0]]], ignore_index=True), AS_OF)
+    assert rc.recovery_text(r).endswith(
+        "1 will not catch up within 14 days; once PFJNB02 is back, in sync within ~2 h (14 h at the latest)."
+    )
+    floor = next(t for t in rc.fig_recovery(r).data if t.name == "will not catch up within 14 days")
+    assert "once PFJNB02 is back, in sync within ~2 h" in floor.hovertemplate.replace("<br>", " ")
