@@ -17,6 +17,16 @@ dagcomponentfuncs.PfHealth = function (props) {
 
 function pfText(v) { return v === null || v === undefined ? '' : String(v); }
 
+/* A replica's forecast, linked to its explanation (/forecast?fid=&store=: its requests, sources
+   and the transit times it used). */
+function pfForecastHref(d) {
+  return '/forecast?fid=' + encodeURIComponent(pfText(d.fid)) + '&store=' + encodeURIComponent(pfText(d.observer));
+}
+dagcomponentfuncs.PfForecastLink = function (props) {
+  var v = pfText(props.value), d = props.data || {};
+  return v ? React.createElement('a', {href: pfForecastHref(d), className: 'pf-forecast-link'}, v) : null;
+};
+
 /* A folder path that keeps the folder's own name (its last segment) in view: the parent part
    shrinks first and loses its start ("…\Legal\" before "Meeting Notes"); the whole path is the
    cell's tooltip. */
@@ -112,7 +122,7 @@ dagcomponentfuncs.PfEntryCard = function (props) {
       + ' remaining:', pfCnset(d.cnset_remaining)),
     line('pf-ec-next', 'next request:', pfText(d.next_request)),
     line('pf-ec-due', 'next due:', pfText(d.next_due_at)),
-    line('pf-ec-forecast', 'forecast:', pfText(d.forecast)),
+    line('pf-ec-forecast', 'forecast:', d.forecast ? e('a', {href: pfForecastHref(d)}, pfText(d.forecast)) : ''),
     e('div', {className: 'pf-ec-entry'},
       'entry ', e('span', {className: 'pf-ec-entry-id'}, pfText(d.entry_id)),
       kind ? ' (' + kind + ')' : '', d.opened_at ? ', opened ' + pfText(d.opened_at) : ''));

@@ -18,6 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from pfscope.app.figures.forecast import ASSUMES, forecast_text
+from pfscope.app.figures.forecast_explain import block_parts
 from pfscope.app.figures.layout import base_layout, empty_figure
 from pfscope.app.figures.outages import short_time, utc_time
 from pfscope.app.figures.palette import BLUE, ORANGE, VERMILLION
@@ -81,14 +82,10 @@ def waits(row: Mapping[str, Any]) -> list[str]:
 
 
 def _reasons(row: Mapping[str, Any]) -> list[str]:
-    """A blocked replica's reasons (its ``blocked_by`` parts, joined by ``; ``), CN sets named
-    generically, without the last part of one that waits for stores: what their return would do
-    (the data contract: the text ends with it), which :func:`waits_groups` sums up."""
-    text = row.get("blocked_by")
-    parts = [p for p in str(text).split("; ") if p] if isinstance(text, str) else []
-    if waits(row) and len(parts) > 1:
-        parts = parts[:-1]
-    return [_generic(p) for p in parts]
+    """A blocked replica's reasons: its ``blocked_by`` in parts, less the closing words on the
+    return of the stores it waits for (:func:`forecast_explain.block_parts`; :func:`waits_groups`
+    sums those up), CN sets named generically."""
+    return [_generic(p) for p in block_parts(row)]
 
 
 def blocked_groups(forecast: pd.DataFrame) -> list[tuple[str, int]]:

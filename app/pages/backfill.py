@@ -119,6 +119,7 @@ COLUMNS: list[dict[str, Any]] = [
         "minWidth": 112,
         "flex": 1.1,
         "comparator": {"function": "PfForecast"},
+        "cellRenderer": "PfForecastLink",  # to its explanation: /forecast?fid=&store=
         "tooltipField": "forecast_detail",
         "headerTooltip": "when the entry's replica will hold every CN it lacks, by the forecast (the model's rules "
         "played forward from the as-of; the bound: if a reply is lost), or why not within 14 days; sorts by "

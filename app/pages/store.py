@@ -299,7 +299,14 @@ def store_page(data: RunData, name: str) -> html.Main:
                         ),
                         ("next_status_at", "next status"),
                     ],
-                    {"fid": c.link_fid, "health": c.as_health_lacks},
+                    {
+                        "fid": c.link_fid,
+                        "health": c.as_health_lacks,
+                        # each forecast links to its explanation (its requests, sources, transits)
+                        "forecast": lambda v, r: (
+                            dcc.Link(v, href=c.forecast_href(r["fid"], name)) if v else ""
+                        ),
+                    },
                     id="pf-store-replicas",
                     limit=ROWS,
                 ),

@@ -248,9 +248,12 @@ def test_the_grid_has_a_forecast_column_sorted_by_time_and_exported(
     head = pg.locator("#backfill-grid .ag-header-row-column .ag-header-cell[col-id=forecast]")
     box = head.bounding_box()
     assert box and box["x"] >= 0 and box["x"] + box["width"] <= 1440
-    assert pg.evaluate(
-        "() => dash_ag_grid.getApi('backfill-grid').getColumnDef('forecast').tooltipField"
-    ) == ("forecast_detail")
+    tooltip = pg.evaluate("() => dash_ag_grid.getApi('backfill-grid').getColumnDef('forecast').tooltipField")
+    assert tooltip == "forecast_detail"
+    # each links to its explanation
+    first = pg.locator("#backfill-grid .ag-row[row-index='0'] [col-id=forecast] a")
+    assert first.inner_text() == got[0]["forecast"]
+    assert first.get_attribute("href") == f"/forecast?fid={got[0]['fid']}&store={got[0]['observer']}"
     # sorted by it: by time, those that will not catch up last (not as text: "in sync by ~Mon" < "~Sun")
     head.locator(".ag-header-cell-label").click()
     pg.wait_for_function(
@@ -290,6 +293,9 @@ def test_a_phones_card_shows_the_forecast(demo_server: Server, context_for) -> N
     first = pg.evaluate("() => dash_ag_grid.getApi('backfill-grid').getDisplayedRowAtIndex(0).data")
     line = card.locator(".pf-ec-forecast")
     assert line.inner_text() == f"forecast: {expected_short(fc.loc[(first['observer'], first['fid'])])}"
+    assert (
+        line.locator("a").get_attribute("href") == f"/forecast?fid={first['fid']}&store={first['observer']}"
+    )
     box = line.bounding_box()
     assert box and box["x"] >= 0 and box["x"] + box["width"] <= 390
     assert pg.evaluate("() => document.documentElement.scrollWidth") <= 390
@@ -324,6 +330,8 @@ def test_the_store_page_has_the_forecast_column_and_says_when_its_last_replica_i
             )
             + " at the latest)"
         ), (r.fid, shown[r.fid])
+    href = page.locator("#pf-store-replicas td.pf-col-forecast a").first.get_attribute("href") or ""
+    assert re.fullmatch(rf"/forecast\?fid=[0-9A-F-]+&store={store}", href), href
     lacking_nothing = set(shown) - set(mine["fid"])
     assert lacking_nothing and all(shown[f] == "" for f in lacking_nothing)
     heads = page.locator("#pf-store-replicas thead th").all_inner_texts()

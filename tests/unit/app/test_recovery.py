@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from pfscope.app.figures import recovery as rc
+from pfscope.spark_jobs.model.forecast.folder import unblock_text
 
 T = pd.Timestamp
 AS_OF = T("2026-11-08T23:59:59Z")
@@ -250,7 +251,12 @@ BACK = "in sync ~2 h after PFJNB02 is back, 14 h at the latest if its queued mai
 def waiting(*specs: tuple[str, list[str] | None, float | None, float | None]) -> pd.DataFrame:
     """Blocked rows that wait for stores: (store, waits_for, after_back_s, latest_after_back_s); the
     blocked_by text ends with what their return would do, as the job writes it."""
-    frame = rows(*[(s, "1-2A", None, None, DOWN + (f"; {BACK}" if w else "")) for s, w, _, _ in specs])
+    texts = [
+        DOWN
+        + (f"; {unblock_text({'waits_for': w, 'after_back_s': a, 'latest_after_back_s': b})}" if w else "")
+        for _, w, a, b in specs
+    ]
+    frame = rows(*[(s, "1-2A", None, None, t) for (s, _, _, _), t in zip(specs, texts, strict=True)])
     frame["waits_for"] = [w for _, w, _, _ in specs]
     frame["after_back_s"] = [a for _, _, a, _ in specs]
     frame["latest_after_back_s"] = [b for _, _, _, b in specs]
