@@ -22,6 +22,7 @@ from pfscope.app.figures import incidents as inc
 from pfscope.app.figures import recovery as rc
 from pfscope.app.figures import store_trend as st
 from pfscope.app.figures import timeline as tl
+from pfscope.app.figures.forecast import record_text
 from pfscope.app.lazy_figure import graph_id as lazy_graph_id
 from pfscope.app.lazy_figure import lazy_graph
 from pfscope.app.runtime import current_data, settings
@@ -111,6 +112,10 @@ def recovery_section(data: RunData, summary: dict[str, Any], _query: dict[str, A
         _graph(fig, "pf-recovery-fig") if found.total else "",
         *([html.H3("Will not catch up, by why"), html.Ul(why, id="pf-recovery-blocked")] if why else []),
         html.P(f"A forecast of what is so, not a store's belief: {rc.ASSUMES}.", className="pf-muted"),
+        html.P(
+            ["How far to trust it: ", record_text(data.forecast_record(["outcome", "cause"]))],
+            id="pf-forecast-record",
+        ),
         id="pf-recovery",
         help="The replicas that lack CNs at the as-of (what is so), still lacking over the coming days by the "
         "forecast: a step down when each is in sync (solid), the same if the first reply of each backfill entry is "

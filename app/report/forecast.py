@@ -11,6 +11,7 @@ import pandas as pd
 
 from pfscope.app.data import RunData
 from pfscope.app.figures import recovery as rc
+from pfscope.app.figures.forecast import record_text
 from pfscope.app.report.cells import int_text as _int
 from pfscope.app.report.cells import rows, section
 from pfscope.app.report.cells import time_text as _time
@@ -40,6 +41,14 @@ def forecast_section(doc: Document, data: RunData) -> Html:
             class_="note",
         ),
     ]
+    body.append(
+        tag(
+            "p",
+            "How far to trust it: ",
+            record_text(data.forecast_record(["outcome", "cause"])),
+            id="forecast-record",
+        )
+    )
     if r.total:
         body.append(
             doc.figure(rc.fig_recovery(r), "Replicas still lacking CNs over the coming days, by the forecast")

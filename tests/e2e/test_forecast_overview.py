@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
+from pfscope.app.figures.forecast import record_text
 from pfscope.app.figures.outages import short_time
 from pfscope.spark_jobs.model.forecast.folder import duration
 from tests.e2e.conftest import Server, screenshot
@@ -143,6 +144,10 @@ def test_the_recovery_chart_draws_both_lines_and_the_floor_from_the_forecast(
     assert section.locator("h2").inner_text() == "When will it be in sync? The forecast"
     said = pg.locator("#pf-recovery-summary").inner_text()
     assert said.startswith(f"{len(fc):,} replicas lack CNs at the as-of (what is so). By the forecast, ")
+    # how far to trust it: the record of the demo's first run's forecasts, judged by its second
+    record = table(demo_server.data, "forecast_record")
+    assert len(record) > 0
+    assert pg.locator("#pf-forecast-record").inner_text() == f"How far to trust it: {record_text(record)}"
     assert f"the last by ~{short_time(fc['in_sync_at'].max())}" in said
     assert f"{len(stuck):,} will not catch up within 14 days" in said
     # and what would make it sooner: the return of the store they wait for
@@ -370,6 +375,8 @@ def test_the_reports_contain_the_forecast(demo_server: Server, context_for, tmp_
     assert (
         pg.locator("#forecast-summary").inner_text().startswith(f"{len(fc):,} replicas lack CNs at the as-of")
     )
+    record = table(demo_server.data, "forecast_record")
+    assert pg.locator("#forecast-record").inner_text() == f"How far to trust it: {record_text(record)}"
     assert pg.locator("#forecast-blocked li").all_inner_texts() == [
         f"{n:,} replica{'s' if n > 1 else ''}: {why}" for why, n in reason_counts(stuck)
     ]
