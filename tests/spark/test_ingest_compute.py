@@ -12,7 +12,7 @@ import pytest
 from pfscope.app.cli import main
 from pfscope.spark_jobs.model.events import read_event_log
 from pfscope.spark_jobs.model.replay import replay
-from pfscope.spark_jobs.model.tables import TABLES
+from pfscope.spark_jobs.model.tables import PUBLISHED, TABLES
 from pfscope.spark_jobs.model.topology import load_topology
 from pfscope.spark_jobs.published.runs import read_latest
 from tests.spark.test_compute import ordered
@@ -49,7 +49,7 @@ def test_compute_publishes_an_ingested_log(spark, tmp_path: Path, capsys) -> Non
     )
     assert "published run" in capsys.readouterr().out
     latest = read_latest(out)
-    assert latest is not None and set(latest["tables"]) == set(TABLES)
+    assert latest is not None and set(latest["tables"]) == set(PUBLISHED)
 
     topo = load_topology(ingested / "topology.json")
     expected = replay(topo, read_event_log([events], topo)).tables

@@ -11,7 +11,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from pfscope.app.data import RunData, require_run
-from pfscope.app.metrics import METRIC_NAMES, exposition
+from pfscope.app.metrics import METRIC_NAMES, REFRESH_METRIC_NAMES, exposition
 from pfscope.spark_jobs.model.forecast.outcome import NOT_YET, OUTCOMES, STILL_LACKING
 from tests.published_runs import published
 from tests.unit.app.test_report import parquet
@@ -120,7 +120,9 @@ def test_stores_up_and_the_run(demo: Path, demo_metrics) -> None:  # type: ignor
         "rejected": summary["rejected"],
     }
     assert lines["read"] == lines["accepted"] + lines["duplicate"] + lines["rejected"]
-    assert set(demo_metrics) == set(METRIC_NAMES)
+    # the demo's run goes on from the one a day before (scripts/demo): a refresh's figures too
+    assert summary["refresh"] == "incremental"
+    assert set(demo_metrics) == set(METRIC_NAMES) | set(REFRESH_METRIC_NAMES)
 
 
 def test_run_age_is_now_minus_the_finish_time(demo: Path) -> None:
@@ -198,8 +200,8 @@ def test_forecast_gauges_equal_the_forecast_table(demo: Path, demo_metrics) -> N
 
 
 def test_the_record_by_outcome_equals_the_forecast_record(demo: Path, tmp_path: Path) -> None:
-    """A run judging the demo run's forecast (the record the next run writes): one series per
-    outcome, each the record's count, zeros included."""
+    """A run judging the demo run's forecast and record (what the next run writes): one series
+    per outcome, each the record's count, zeros included."""
     import shutil
 
     from pfscope.spark_jobs.compute.record import write_forecast_record
@@ -209,14 +211,22 @@ def test_the_record_by_outcome_equals_the_forecast_record(demo: Path, tmp_path: 
     shutil.copytree(demo, copy, symlinks=True)
     after = require_run(copy)
     shutil.rmtree(after.table_path("forecast_record"), ignore_errors=True)
-    as_of = int(pd.Timestamp(RunData(before).summary()["as_of"]).value // 1000)
+    made = pd.Timestamp(RunData(before).summary()["as_of"])
+    as_of = int(made.value // 1000)
     written = write_forecast_record(before.table_path("x").parent, after.table_path("x").parent, as_of + 1)
     record = parquet(copy, "forecast_record")
-    assert written == len(record) == len(parquet(demo, "forecast")) > 0
+    # the demo's own record (its first run's forecasts), and the demo's forecasts added to it
+    earlier = parquet(demo, "forecast_record")
+    new = record[pd.to_datetime(record["made_at"], utc=True) == made]
+    assert (
+        written == len(record) == len(earlier) + len(new) and len(new) == len(parquet(demo, "forecast")) > 0
+    )
     got = samples(exposition(RunData(after)))["pfscope_forecast_record_forecasts"]
     counts = record["outcome"].value_counts()
     assert {dict(labels)["outcome"]: int(v) for labels, v in got.items()} == {
         o: int(counts.get(o, 0)) for o in OUTCOMES
     }
-    # judged a microsecond after it was made: the blocked are still lacking, the others not yet due
-    assert set(counts.index) <= {NOT_YET, STILL_LACKING} and counts.get(NOT_YET, 0) > 0
+    # the new ones judged a microsecond after they were made: the blocked still lacking, the
+    # others not yet due
+    fresh = new["outcome"].value_counts()
+    assert set(fresh.index) <= {NOT_YET, STILL_LACKING} and fresh.get(NOT_YET, 0) > 0
