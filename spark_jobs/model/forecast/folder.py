@@ -6,7 +6,7 @@ tables)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,6 +14,7 @@ from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
 from pfscope.spark_jobs.model.engine import SentRequest
 from pfscope.spark_jobs.model.events import Message
 from pfscope.spark_jobs.model.fold import FolderFold
+from pfscope.spark_jobs.model.forecast.actions import Action
 from pfscope.spark_jobs.model.forecast.play import Play, PlayResult
 from pfscope.spark_jobs.model.forecast.world import Transits
 from pfscope.spark_jobs.model.org import OrgContext
@@ -46,24 +47,25 @@ def forecast_folder(
     in_flight: Iterable[tuple[Message, str]],
     as_of: int,
     transits: Transits,
+    actions: Sequence[Action] = (),
 ) -> FolderForecast:
     """``folds``: every store's fold of ``fid`` at the as-of (not changed); ``in_flight``: the
     messages of ``fid`` sent within the queue expiry before the as-of that a recipient had not
-    processed, with that recipient."""
+    processed, with that recipient; ``actions``: a plan's (none: the baseline forecast)."""
     targets = targets_of(folds)
     if not targets:
         return FolderForecast()
     # in the order they were sent (the job's partitions meet them in another order than the log)
     mail = sorted(in_flight, key=lambda pair: (pair[0].sent_at, pair[0].seq, pair[1]))
-    base = Play(org, fid, folds, targets, as_of, transits).play(mail)
-    bound = Play(org, fid, folds, targets, as_of, transits, lose_first_reply=True).play(mail)
+    base = Play(org, fid, folds, targets, as_of, transits, actions=actions).play(mail)
+    bound = Play(org, fid, folds, targets, as_of, transits, lose_first_reply=True, actions=actions).play(mail)
     waits = {s: waits_for(s, t, folds, base) for s, t in targets.items() if s not in base.in_sync_at}
     back = sorted({s for stores in waits.values() for s in stores})
     if back:  # what the down stores' return would do: the same plays with them back at the as-of
-        back_base = Play(org, fid, folds, targets, as_of, transits, back=back).play(mail)
-        back_bound = Play(org, fid, folds, targets, as_of, transits, lose_first_reply=True, back=back).play(
-            mail
-        )
+        back_base = Play(org, fid, folds, targets, as_of, transits, back=back, actions=actions).play(mail)
+        back_bound = Play(
+            org, fid, folds, targets, as_of, transits, lose_first_reply=True, back=back, actions=actions
+        ).play(mail)
     out = FolderForecast()
     for store, target in targets.items():
         done = base.in_sync_at.get(store)

@@ -9,13 +9,14 @@ nothing to send), and watches the events it makes through the engine's own hooks
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
 from pfscope.spark_jobs.model.engine import CONTENT_INTERVAL, HIERARCHY_INTERVAL, SentRequest, Simulator
 from pfscope.spark_jobs.model.events import Event, Message
 from pfscope.spark_jobs.model.fold import FolderFold, Rows
+from pfscope.spark_jobs.model.forecast.actions import Action
 from pfscope.spark_jobs.model.forecast.world import HORIZON, Transits, TypicalMail
 from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.rules.status import status_due
@@ -75,7 +76,8 @@ class Play(Simulator):
     takes each pair's longest transit, and mail on its way that is already older than that, to a
     store that is up, is lost (the message-state rule calls it queued, not in transit); ``back``:
     stores that are down at the as-of and come back at it (what their return would do; in the
-    bound, the mail queued for them is lost: it may expire before they are back)."""
+    bound, the mail queued for them is lost: it may expire before they are back); ``actions``: a
+    plan's, each at its time (``forecast.actions``)."""
 
     def __init__(
         self,
@@ -88,6 +90,7 @@ class Play(Simulator):
         *,
         lose_first_reply: bool = False,
         back: Iterable[str] = (),
+        actions: Sequence[Action] = (),
     ):
         org = copy_org(org)
         topo = org.topology
@@ -112,6 +115,7 @@ class Play(Simulator):
         self.targets = dict(targets)
         self.lose_first_reply = lose_first_reply
         self.back = sorted(s for s in back if not self.up.get(s, True))
+        self.actions = sorted(a for a in actions if as_of <= a.at < as_of + HORIZON)
         self.result = PlayResult(sources={s: set() for s in targets})
         self._credited: dict[str, CNSet] = {s: EMPTY for s in targets}
         self._answering: Message | None = None
@@ -123,6 +127,8 @@ class Play(Simulator):
         """Schedule what is due (requests, status messages) and the mail on its way; play."""
         for store in self.back:
             self.at(self.now, self.store_status, store, True)
+        for action in self.actions:  # a plan's (``forecast.actions``)
+            self.at(action.at, self.store_status, action.store, action.up)
         for (store, fid), fold in sorted(self.folds.items()):
             self._schedule_due(store, fid, fold)
             if fold.last_change_at is not None and status_due(fold.last_change_at) > self.now:

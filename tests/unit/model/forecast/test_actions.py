@@ -1,0 +1,73 @@
+"""A plan's actions in the play forward: a plan of no actions is the baseline forecast; a store
+down for maintenance holds back the requests it should answer until it is back; down for good,
+the replica that needs it does not catch up."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pfscope.spark_jobs.model.forecast.actions import StoreStatus, down_for_maintenance
+from pfscope.spark_jobs.model.forecast.folder import forecast_folder
+from pfscope.spark_jobs.model.forecast.tables import forecast_tables, in_flight
+from pfscope.spark_jobs.model.forecast.world import Transits
+from pfscope.spark_jobs.model.org import OrgContext
+from pfscope.spark_jobs.model.timeutil import SECOND
+from tests.logbuilder import H, Log, M, at, topology
+from tests.unit.model.forecast.test_folder import FID, STORES, told_by_p2
+
+
+def plan(log: Log, as_of: int, actions: list[StoreStatus]) -> list[dict[str, Any]]:
+    result = log.replay(as_of=as_of)
+    applied = [e for e in log.event_log().events if e.ts <= result.as_of]
+    org = OrgContext.build(log.topo, (e for e in applied if e.kind == "store_status"))
+    folds = {s: f for (s, fid), f in result.folds.items() if fid == FID}
+    mail = in_flight(applied, result.as_of).get(FID, [])
+    transits = Transits.from_rows(result.tables["transits"])
+    return forecast_folder(org, FID, folds, mail, result.as_of, transits, actions).forecast
+
+
+def test_a_plan_of_no_actions_is_the_baseline_forecast() -> None:
+    log = Log(topology(STORES, folders={FID: ["P1", "P2", "P3"]}))
+    told_by_p2(log)
+    result = log.replay(as_of=61 * H)
+    applied = [e for e in log.event_log().events if e.ts <= result.as_of]
+    org = OrgContext.build(log.topo, (e for e in applied if e.kind == "store_status"))
+    baseline, _ = forecast_tables(
+        result.folds,
+        org,
+        in_flight(applied, result.as_of),
+        result.as_of,
+        Transits.from_rows(result.tables["transits"]),
+    )
+    assert baseline and plan(log, 61 * H, []) == baseline
+
+
+def test_the_source_down_for_maintenance_answers_once_it_is_back() -> None:
+    """P3's request falls due at 66:10 and goes to P2 (12 min); P2 is down from 62 h to 70 h: the
+    request waits in P2's queue, is processed a second after P2 is back, and the reply takes
+    P2->P3's 10 minutes."""
+    log = Log(topology(STORES, folders={FID: ["P1", "P2", "P3"]}))
+    told_by_p2(log)
+    (row,) = plan(log, 61 * H, down_for_maintenance("P2", at(62 * H), at(70 * H)))
+    assert row["store"] == "P3" and row["in_sync_at"] == at(70 * H) + SECOND + 10 * M
+    (base,) = plan(log, 61 * H, [])
+    assert base["in_sync_at"] == at(66 * H + 10 * M + 12 * M + 10 * M)  # as without the plan
+
+
+def test_the_source_down_for_good_leaves_the_replica_lacking() -> None:
+    log = Log(topology(STORES, folders={FID: ["P1", "P2", "P3"]}))
+    told_by_p2(log)
+    (row,) = plan(log, 61 * H, down_for_maintenance("P2", at(62 * H), None))
+    assert row["in_sync_at"] is None and row["latest_in_sync_at"] is None
+    assert row["waits_for"] == ["P2"]
+
+
+def test_actions_outside_the_horizon_or_backwards_are_refused_or_ignored() -> None:
+    with pytest.raises(ValueError, match="must end after it starts"):
+        down_for_maintenance("P2", 10, 10)
+    log = Log(topology(STORES, folders={FID: ["P1", "P2", "P3"]}))
+    told_by_p2(log)
+    # before the as-of: not the plan's to change (the run already knows what happened)
+    assert plan(log, 61 * H, [StoreStatus(at(60 * H), "P2", False)]) == plan(log, 61 * H, [])
