@@ -9,6 +9,7 @@ from typing import Any
 import pandas as pd
 
 from pfscope.app.figures.outages import short_time
+from pfscope.spark_jobs.model.forecast.folder import stores_are
 from pfscope.spark_jobs.model.forecast.outcome import (
     CAUGHT_UP,
     LATE,
@@ -47,11 +48,11 @@ def forecast_text(row: Mapping[str, Any] | None) -> str:
     if at is None:
         blocked = row.get("blocked_by")
         why = f": {blocked}" if isinstance(blocked, str) and blocked else ""
-        waits = _stores(row.get("waits_for"))
+        waits = waits_of(row)
         back = row.get("after_back_s")
         if waits and back is not None and not pd.isna(back):
-            who = waits[0] if len(waits) == 1 else ", ".join(waits[:-1]) + f" and {waits[-1]}"
-            return f"forecast: not in sync until {who} {'is' if len(waits) == 1 else 'are'} back{why}"
+            who, verb = stores_are(waits)
+            return f"forecast: not in sync until {who} {verb} back{why}"
         return f"forecast: will not catch up within 14 days{why}"
     raw_sources = row.get("sources")
     sources = [str(s) for s in raw_sources] if raw_sources is not None and len(raw_sources) else []
@@ -65,8 +66,10 @@ def forecast_text(row: Mapping[str, Any] | None) -> str:
     return f"forecast: in sync by ~{at}{via}{bound}"
 
 
-def _stores(value: Any) -> list[str]:
-    """A list column's stores (a Parquet list reads as an array; null as None or NaN)."""
+def waits_of(row: Mapping[str, Any]) -> list[str]:
+    """The stores down at the as-of whose return a replica waits for (``waits_for``; a Parquet
+    list reads as an array, null as None or NaN)."""
+    value = row.get("waits_for")
     if value is None or isinstance(value, float):
         return []
     return [str(v) for v in value]

@@ -15,7 +15,7 @@ import pandas as pd
 
 from pfscope.app.figures.outages import short_time
 from pfscope.app.figures.text import fmt_age, plural
-from pfscope.spark_jobs.model.forecast.folder import unblock_text
+from pfscope.spark_jobs.model.forecast.folder import stores_are, unblock_text
 from pfscope.spark_jobs.model.forecast.world import ALL_PAIRS, OWN, SAME_COST, Transits
 from pfscope.spark_jobs.model.timeutil import US
 from pfscope.spark_jobs.model.topology import Store, Topology
@@ -339,8 +339,7 @@ def summary_lines(row: Mapping[str, Any], store: str, fid: str, as_of: Any) -> l
         back = back_text(row)
         waits = [str(w) for w in row.get("waits_for")] if back else []  # type: ignore[union-attr]
         if waits and not back.startswith("still not in sync"):
-            who = waits[0] if len(waits) == 1 else ", ".join(waits[:-1]) + f" and {waits[-1]}"
-            verb = "is" if len(waits) == 1 else "are"
+            who, verb = stores_are(waits)
             until = (
                 f"It will not be in sync until {who} {verb} back, by the forecast (which assumes no "
                 "store comes back)"

@@ -17,14 +17,14 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from pfscope.app.figures.forecast import ASSUMES, forecast_text
+from pfscope.app.figures.forecast import ASSUMES, forecast_text, waits_of
 from pfscope.app.figures.forecast_explain import block_parts
 from pfscope.app.figures.layout import base_layout, empty_figure
 from pfscope.app.figures.outages import short_time, utc_time
 from pfscope.app.figures.palette import BLUE, ORANGE, VERMILLION
 from pfscope.app.figures.text import esc, fmt_time, plural
 from pfscope.spark_jobs.model.forecast import HORIZON
-from pfscope.spark_jobs.model.forecast.folder import duration
+from pfscope.spark_jobs.model.forecast.folder import duration, stores_are
 from pfscope.spark_jobs.model.timeutil import DAY, US
 
 __all__ = [
@@ -72,15 +72,6 @@ def _blocked(forecast: pd.DataFrame) -> pd.DataFrame:
     return forecast[forecast["in_sync_at"].isna()] if not forecast.empty else forecast
 
 
-def waits(row: Mapping[str, Any]) -> list[str]:
-    """The stores down at the as-of whose return a replica waits for (``waits_for``; a Parquet
-    list reads as an array, null as None or NaN)."""
-    value = row.get("waits_for")
-    if value is None or isinstance(value, float):
-        return []
-    return [str(v) for v in value]
-
-
 def _reasons(row: Mapping[str, Any]) -> list[str]:
     """A blocked replica's reasons: its ``blocked_by`` in parts, less the closing words on the
     return of the stores it waits for (:func:`forecast_explain.block_parts`; :func:`waits_groups`
@@ -113,12 +104,8 @@ class Waiting:
 
     def text(self) -> str:
         """``once PFJNB02 is back, all 34 in sync within ~1 d 15 h (3 d 4 h at the latest)``."""
-        who = (
-            self.stores[0]
-            if len(self.stores) == 1
-            else ", ".join(self.stores[:-1]) + f" and {self.stores[-1]}"
-        )
-        head = f"once {who} {'is' if len(self.stores) == 1 else 'are'} back"
+        who, verb = stores_are(list(self.stores))
+        head = f"once {who} {verb} back"
         coming = self.replicas - self.never
         if not coming or self.after is None:
             return f"{head}, still not within {HORIZON_DAYS} days"
@@ -141,8 +128,8 @@ def waits_groups(forecast: pd.DataFrame) -> list[Waiting]:
     what their return would do (``after_back_s``, ``latest_after_back_s``), most replicas first."""
     groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for row in _blocked(forecast).to_dict("records"):
-        if waits(row):
-            groups.setdefault(tuple(waits(row)), []).append(row)
+        if waits_of(row):
+            groups.setdefault(tuple(waits_of(row)), []).append(row)
     out = []
     for stores, rows in groups.items():
         known = [r for r in rows if _known(r.get("after_back_s"))]
@@ -240,10 +227,10 @@ def forecast_short(row: dict[str, Any] | None) -> str:
     at = utc_time(row.get("in_sync_at"))
     if at is not None:
         return f"in sync by ~{short_time(at)}"
-    stores = waits(row)
+    stores = waits_of(row)
     if stores and _known(row.get("after_back_s")):
-        who = stores[0] if len(stores) == 1 else ", ".join(stores[:-1]) + f" and {stores[-1]}"
-        return f"not until {who} {'is' if len(stores) == 1 else 'are'} back"
+        who, verb = stores_are(stores)
+        return f"not until {who} {verb} back"
     return f"not within {HORIZON_DAYS} days"
 
 

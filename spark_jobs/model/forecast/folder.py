@@ -188,9 +188,7 @@ def waits_for(store: str, target: CNSet, folds: Mapping[str, FolderFold], play: 
 def unblock_text(row: Mapping[str, Any]) -> str:
     """``in sync ~2 h after PFJNB02 is back, 14 h at the latest if its queued mail expires first or
     a reply is lost``."""
-    stores = list(row["waits_for"])
-    who = stores[0] if len(stores) == 1 else ", ".join(stores[:-1]) + f" and {stores[-1]}"
-    verb = "is" if len(stores) == 1 else "are"
+    who, verb = stores_are(list(row["waits_for"]))
     after, latest = row["after_back_s"], row["latest_after_back_s"]
     if after is None:
         return f"still not in sync within 14 days once {who} {verb} back"
@@ -204,6 +202,13 @@ def unblock_text(row: Mapping[str, Any]) -> str:
     if after < 60:
         return f"in sync as soon as {who} {verb} back{bound}"
     return f"in sync ~{duration(after)} after {who} {verb} back{bound}"
+
+
+def stores_are(stores: list[str]) -> tuple[str, str]:
+    """``("PFS1", "is")``, ``("PFS1, PFS2 and PFS3", "are")``: stores named in a sentence."""
+    if len(stores) == 1:
+        return stores[0], "is"
+    return ", ".join(stores[:-1]) + f" and {stores[-1]}", "are"
 
 
 def duration(seconds: float) -> str:

@@ -10,37 +10,21 @@ import pytest
 
 from pfscope.spark_jobs.model.forecast.actions import StoreStatus, down_for_maintenance
 from pfscope.spark_jobs.model.forecast.folder import forecast_folder
-from pfscope.spark_jobs.model.forecast.tables import forecast_tables, in_flight
-from pfscope.spark_jobs.model.forecast.world import Transits
-from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.timeutil import SECOND
 from tests.logbuilder import H, Log, M, at, topology
-from tests.unit.model.forecast.test_folder import FID, STORES, told_by_p2
+from tests.unit.model.forecast.test_folder import FID, STORES, forecast, play_inputs, told_by_p2
 
 
 def plan(log: Log, as_of: int, actions: list[StoreStatus]) -> list[dict[str, Any]]:
-    result = log.replay(as_of=as_of)
-    applied = [e for e in log.event_log().events if e.ts <= result.as_of]
-    org = OrgContext.build(log.topo, (e for e in applied if e.kind == "store_status"))
+    result, org, mail, transits = play_inputs(log, as_of)
     folds = {s: f for (s, fid), f in result.folds.items() if fid == FID}
-    mail = in_flight(applied, result.as_of).get(FID, [])
-    transits = Transits.from_rows(result.tables["transits"])
-    return forecast_folder(org, FID, folds, mail, result.as_of, transits, actions).forecast
+    return forecast_folder(org, FID, folds, mail.get(FID, []), result.as_of, transits, actions).forecast
 
 
 def test_a_plan_of_no_actions_is_the_baseline_forecast() -> None:
     log = Log(topology(STORES, folders={FID: ["P1", "P2", "P3"]}))
     told_by_p2(log)
-    result = log.replay(as_of=61 * H)
-    applied = [e for e in log.event_log().events if e.ts <= result.as_of]
-    org = OrgContext.build(log.topo, (e for e in applied if e.kind == "store_status"))
-    baseline, _ = forecast_tables(
-        result.folds,
-        org,
-        in_flight(applied, result.as_of),
-        result.as_of,
-        Transits.from_rows(result.tables["transits"]),
-    )
+    _, baseline, _ = forecast(log, 61 * H)
     assert baseline and plan(log, 61 * H, []) == baseline
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pfscope.spark_jobs.model.events import Message
 from pfscope.spark_jobs.model.forecast.folder import duration, unblock_text
 from pfscope.spark_jobs.model.forecast.tables import forecast_tables, in_flight
 from pfscope.spark_jobs.model.forecast.world import Transits
@@ -17,17 +18,20 @@ FID = "1-123"
 STORES = {"P1": ("A", "2003"), "P2": ("A", "2003"), "P3": ("A", "2003")}
 
 
-def forecast(log: Log, as_of: int) -> tuple[ReplayResult, list[dict[str, Any]], list[dict[str, Any]]]:
+def play_inputs(
+    log: Log, as_of: int
+) -> tuple[ReplayResult, OrgContext, dict[str, list[tuple[Message, str]]], Transits]:
+    """What the forecast starts from at ``as_of``: the replay (its folds), the organisation, the
+    mail on its way and the pairs' transits."""
     result = log.replay(as_of=as_of)
     applied = [e for e in log.event_log().events if e.ts <= result.as_of]
     org = OrgContext.build(log.topo, (e for e in applied if e.kind == "store_status"))
-    rows, requests = forecast_tables(
-        result.folds,
-        org,
-        in_flight(applied, result.as_of),
-        result.as_of,
-        Transits.from_rows(result.tables["transits"]),
-    )
+    return result, org, in_flight(applied, result.as_of), Transits.from_rows(result.tables["transits"])
+
+
+def forecast(log: Log, as_of: int) -> tuple[ReplayResult, list[dict[str, Any]], list[dict[str, Any]]]:
+    result, org, mail, transits = play_inputs(log, as_of)
+    rows, requests = forecast_tables(result.folds, org, mail, result.as_of, transits)
     return result, rows, requests
 
 
