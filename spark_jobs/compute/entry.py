@@ -11,6 +11,7 @@ it from the same flags alone:
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -24,6 +25,7 @@ from pfscope.spark_jobs.compute.record import RECORD, write_forecast_record
 from pfscope.spark_jobs.compute.state import (
     MANIFEST,
     STATE_DIR,
+    TOPOLOGY,
     FileRead,
     Manifest,
     Plan,
@@ -392,6 +394,8 @@ def _write_manifest(
         folders=folders,
     )
     (run_dir / STATE_DIR / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
+    # what a plan on this run reads beside the fold states (``compute.planning``)
+    (run_dir / STATE_DIR / TOPOLOGY).write_text(json.dumps(topo.to_json()), encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -33,6 +33,8 @@ from pfscope.spark_jobs.runtime.sources import source_digest
 
 STATE_DIR = "_state"
 MANIFEST = "manifest.json"
+#: the run's topology as the job read it (a plan on the run needs the sites and versions)
+TOPOLOGY = "topology.json"
 FORMAT = 1
 _CHUNK = 4 * 1024 * 1024
 

@@ -1,6 +1,8 @@
 """What a plan changes in the play forward ("A plan" in the replication model's forecast): the
-actions at given times. The first: a store going down or coming back (maintenance, or a store
-that is down brought back); replica-list changes, decommissioning and restores follow.
+actions at given times. A store goes down or comes back (maintenance, or a store that is down
+brought back); a replica is added to or removed from a folder's list; a store is restored from a
+backup; a store is decommissioned (removed from every list, then down: the planner expands it,
+``forecast.planner``).
 
 A plan's play is the forecast's own (``forecast_folder``), with its actions scheduled in the
 engine at their times: a plan of no actions is the baseline forecast.
@@ -8,10 +10,13 @@ engine at their times: a plan of no actions is the baseline forecast.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class StoreStatus:
     """``store`` goes down (``up`` False) or comes back (``up`` True) at ``at`` (microseconds):
     while down it processes nothing and mail for it waits in its queue (48 h, then expires)."""
@@ -21,7 +26,61 @@ class StoreStatus:
     up: bool
 
 
-Action = StoreStatus
+@dataclass(frozen=True)
+class ReplicaChange:
+    """``store`` is added to (``added``) or removed from folder ``fid``'s replica list at ``at``: an
+    added replica asks for the folder's status and backfills it all; a removed one follows
+    "Deleting a replica" (it sends what only it holds, then is deleted)."""
+
+    at: int
+    store: str
+    fid: str
+    added: bool
+
+
+@dataclass(frozen=True)
+class Backup:
+    """One folder of a backup: what the store owned, and what its state table said each other store
+    held, when the backup was taken (``state_history`` at that time)."""
+
+    owned: CNSet = EMPTY
+    believed: Mapping[str, CNSet] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Restore:
+    """``store`` is restored at ``at`` from a backup taken at ``taken_at``: each folder's owned set
+    and state table go back to ``backups[fid]`` (a folder it did not hold then: empty), and it asks
+    every folder's status, as Exchange does right after a restore."""
+
+    at: int
+    store: str
+    taken_at: int
+    backups: Mapping[str, Backup] = field(default_factory=dict)
+
+    def backup(self, fid: str) -> Backup:
+        return self.backups.get(fid, Backup())
+
+
+@dataclass(frozen=True)
+class Decommission:
+    """``store`` leaves for good at ``at``: removed from every list it is on, then down once nothing
+    of it is at risk (``at_once``: down at ``at``)."""
+
+    at: int
+    store: str
+    at_once: bool = False
+
+
+Action = StoreStatus | ReplicaChange | Restore | Decommission
+
+#: actions at the same time, in this order: lists first, then restores, then status changes
+_ORDER = {ReplicaChange: 0, Restore: 1, Decommission: 2, StoreStatus: 3}
+
+
+def in_order(actions: Iterable[Action]) -> list[Action]:
+    """The actions in the order the play takes them: by time, then kind, then store."""
+    return sorted(actions, key=lambda a: (a.at, _ORDER[type(a)], a.store, repr(a)))
 
 
 def down_for_maintenance(store: str, start: int, until: int | None) -> list[Action]:
@@ -32,3 +91,9 @@ def down_for_maintenance(store: str, start: int, until: int | None) -> list[Acti
     if until is not None:
         out.append(StoreStatus(until, store, True))
     return out
+
+
+def whole_stores(actions: Iterable[Action]) -> set[str]:
+    """The stores a plan acts on as a whole (down, up, restored, decommissioned): every folder
+    they hold is touched, where a list change touches its own folder only."""
+    return {a.store for a in actions if not isinstance(a, ReplicaChange)}

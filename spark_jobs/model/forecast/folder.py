@@ -15,7 +15,7 @@ from pfscope.spark_jobs.model.engine import SentRequest
 from pfscope.spark_jobs.model.events import Message
 from pfscope.spark_jobs.model.fold import FolderFold
 from pfscope.spark_jobs.model.forecast.actions import Action
-from pfscope.spark_jobs.model.forecast.play import Play, PlayResult
+from pfscope.spark_jobs.model.forecast.play import Play, PlayResult, Risk, Traffic
 from pfscope.spark_jobs.model.forecast.world import Transits
 from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.rules.health import DELETED
@@ -25,8 +25,14 @@ from pfscope.spark_jobs.model.timeutil import US, format_ts
 
 @dataclass
 class FolderForecast:
+    """The folder's ``forecast`` and ``forecast_requests`` rows; under a plan, also the replicas it
+    removed, the content it put at risk and the traffic of its play (the planner's)."""
+
     forecast: list[dict[str, Any]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    removed: set[str] = field(default_factory=set)
+    risks: list[Risk] = field(default_factory=list)
+    traffic: dict[tuple[str, str], Traffic] = field(default_factory=dict)
 
 
 def targets_of(folds: Mapping[str, FolderFold]) -> dict[str, CNSet]:
@@ -48,17 +54,21 @@ def forecast_folder(
     as_of: int,
     transits: Transits,
     actions: Sequence[Action] = (),
+    *,
+    always: bool = False,
 ) -> FolderForecast:
     """``folds``: every store's fold of ``fid`` at the as-of (not changed); ``in_flight``: the
     messages of ``fid`` sent within the queue expiry before the as-of that a recipient had not
-    processed, with that recipient; ``actions``: a plan's (none: the baseline forecast)."""
+    processed, with that recipient; ``actions``: a plan's (none: the baseline forecast);
+    ``always``: play the folder even when no replica lacks anything (a plan's baseline traffic)."""
     targets = targets_of(folds)
-    if not targets:
+    if not targets and not actions and not always:
         return FolderForecast()
     # in the order they were sent (the job's partitions meet them in another order than the log)
     mail = sorted(in_flight, key=lambda pair: (pair[0].sent_at, pair[0].seq, pair[1]))
     base = Play(org, fid, folds, targets, as_of, transits, actions=actions).play(mail)
     bound = Play(org, fid, folds, targets, as_of, transits, lose_first_reply=True, actions=actions).play(mail)
+    targets = base.targets  # a plan's play adds the replicas it adds or restores
     waits = {s: waits_for(s, t, folds, base) for s, t in targets.items() if s not in base.in_sync_at}
     back = sorted({s for stores in waits.values() for s in stores})
     if back:  # what the down stores' return would do: the same plays with them back at the as-of
@@ -66,8 +76,8 @@ def forecast_folder(
         back_bound = Play(
             org, fid, folds, targets, as_of, transits, lose_first_reply=True, back=back, actions=actions
         ).play(mail)
-    out = FolderForecast()
-    for store, target in targets.items():
+    out = FolderForecast(removed=base.removed, risks=base.risks, traffic=base.traffic)
+    for store, target in sorted(targets.items()):
         done = base.in_sync_at.get(store)
         asked = [r for r in base.requests if r.store == store and (done is None or r.at <= done)]
         row: dict[str, Any] = {

@@ -1,32 +1,59 @@
-"""A plan as the operator writes it, and its result against the baseline forecast
-(``pfscope plan``'s actions and verdict; "A plan" in the replication model, the data contract's
-``pfscope plan``).
+"""A plan as the operator writes it (``pfscope plan``'s ``--action``, the ``/plan`` page's URL;
+the data contract's ``pfscope plan``):
 
-Actions are read from text: ``down STORE [at T] [until T]`` and ``up STORE [at T]``, times RFC
-3339 or relative to the as-of (``+6h``, ``+2d``, ``+30m``); the replica-list, decommission and
-restore actions are read but refused until the play knows them. A bad action is a
-:class:`PlanError`: one line, exit status 2.
+- ``down STORE [at T] [until T]``, ``up STORE [at T]``;
+- ``remove STORE from FID [at T]``, ``add STORE to FID [at T]``;
+- ``decommission STORE [at T] [immediately]`` (without ``immediately``: down once nothing of it
+  is at risk);
+- ``restore STORE from B [at T]``.
+
+Times are RFC 3339 or relative to the as-of (``+30m``, ``+6h``, ``+2d``); T defaults to the
+as-of. A bad action is a :class:`PlanError`: one line, exit status 2.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
 
 from pfscope.spark_jobs.model.errors import OperatorError
-from pfscope.spark_jobs.model.forecast.actions import Action, StoreStatus, down_for_maintenance
-from pfscope.spark_jobs.model.timeutil import DAY, HOUR, MINUTE, TimeError, parse_ts
+from pfscope.spark_jobs.model.forecast.actions import (
+    Action,
+    Decommission,
+    ReplicaChange,
+    Restore,
+    StoreStatus,
+    down_for_maintenance,
+    in_order,
+)
+from pfscope.spark_jobs.model.timeutil import DAY, HOUR, MINUTE, TimeError, format_ts, parse_ts
 
 _RELATIVE = re.compile(r"\+(\d+)([mhd])")
 _UNIT = {"m": MINUTE, "h": HOUR, "d": DAY}
-#: actions of the data contract the play does not know yet
-_NOT_YET = ("remove", "add", "decommission", "restore")
+FORMS = (
+    "down STORE [at T] [until T]",
+    "up STORE [at T]",
+    "remove STORE from FID [at T]",
+    "add STORE to FID [at T]",
+    "decommission STORE [at T] [immediately]",
+    "restore STORE from B [at T]",
+)
 
 
 class PlanError(OperatorError):
     """An action the planner cannot take: said in one line."""
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the run knows that an action is checked against: its as-of, its stores, each folder's
+    replica list at the as-of, and when its log starts (a backup before it is not known)."""
+
+    as_of: int
+    stores: Collection[str]
+    lists: Mapping[str, tuple[str, ...]]
+    log_start: int | None = None
 
 
 def parse_time(text: str, as_of: int) -> int:
@@ -34,40 +61,123 @@ def parse_time(text: str, as_of: int) -> int:
     m = _RELATIVE.fullmatch(text)
     if m:
         return as_of + int(m.group(1)) * _UNIT[m.group(2)]
-    try:
-        at = parse_ts(text)
-    except TimeError:
-        raise PlanError(
-            f"time {text!r} is neither RFC 3339 nor relative to the as-of (+30m, +6h, +2d)"
-        ) from None
+    at = _absolute(text)
     if at < as_of:
         raise PlanError(f"time {text} is before the run's as-of: a plan starts at the as-of")
     return at
 
 
-def parse_action(text: str, as_of: int, stores: Collection[str]) -> list[Action]:
-    """One ``--action``: ``down STORE [at T] [until T]`` or ``up STORE [at T]`` (T defaults to
-    the as-of)."""
+def _absolute(text: str) -> int:
+    try:
+        return parse_ts(text)
+    except TimeError:
+        raise PlanError(
+            f"time {text!r} is neither RFC 3339 nor relative to the as-of (+30m, +6h, +2d)"
+        ) from None
+
+
+def parse_plan(texts: Iterable[str], known: Known) -> list[Action]:
+    """Every ``--action`` of a plan, and its list changes checked in time order (a replica added
+    must not be on the list then, a replica removed must be)."""
+    actions = [a for text in texts for a in parse_action(text, known)]
+    lists = {fid: set(stores) for fid, stores in known.lists.items()}
+    for a in in_order(actions):
+        if isinstance(a, ReplicaChange):
+            listed = lists[a.fid]
+            if a.added and a.store in listed:
+                raise PlanError(f"add {a.store} to {a.fid}: {a.store} is on its list already then")
+            if not a.added and a.store not in listed:
+                raise PlanError(f"remove {a.store} from {a.fid}: {a.store} is not on its list then")
+            (listed.add if a.added else listed.discard)(a.store)
+    return actions
+
+
+def parse_action(text: str, known: Known) -> list[Action]:
+    """One ``--action``, as one or two actions (a maintenance is a down and an up)."""
     words = text.split()
     if not words:
-        raise PlanError("an empty action: say down STORE [at T] [until T] or up STORE [at T]")
+        raise PlanError(f"an empty action: say {_forms()}")
     verb = words[0].lower()
-    if verb in _NOT_YET:
-        raise PlanError(f"{text!r}: the planner does not play {verb!r} yet (down and up it does)")
-    if verb not in ("down", "up") or len(words) < 2:
-        raise PlanError(f"{text!r}: say down STORE [at T] [until T] or up STORE [at T]")
+    reader = _READERS.get(verb)
+    if reader is None or len(words) < 2:
+        raise PlanError(f"{text!r}: say {_forms()}")
     store = words[1]
-    if store not in stores:
+    if store not in known.stores:
         raise PlanError(f"{text!r}: the run has no store named {store!r}")
-    times = _times(text, words[2:], ("at", "until") if verb == "down" else ("at",))
-    start = parse_time(times["at"], as_of) if "at" in times else as_of
-    if verb == "up":
-        return [StoreStatus(start, store, True)]
-    until = parse_time(times["until"], as_of) if "until" in times else None
+    return reader(text, store, words[2:], known)
+
+
+def _forms() -> str:
+    return ", ".join(FORMS[:-1]) + " or " + FORMS[-1]
+
+
+def _down(text: str, store: str, rest: list[str], known: Known) -> list[Action]:
+    times = _times(text, rest, ("at", "until"))
+    start = parse_time(times["at"], known.as_of) if "at" in times else known.as_of
+    until = parse_time(times["until"], known.as_of) if "until" in times else None
     try:
         return down_for_maintenance(store, start, until)
     except ValueError as e:
         raise PlanError(f"{text!r}: {e}") from None
+
+
+def _up(text: str, store: str, rest: list[str], known: Known) -> list[Action]:
+    return [StoreStatus(_at(text, rest, known), store, True)]
+
+
+def _remove(text: str, store: str, rest: list[str], known: Known) -> list[Action]:
+    fid = _folder(text, rest, "from", known)
+    return [ReplicaChange(_at(text, rest[2:], known), store, fid, False)]
+
+
+def _add(text: str, store: str, rest: list[str], known: Known) -> list[Action]:
+    fid = _folder(text, rest, "to", known)
+    return [ReplicaChange(_at(text, rest[2:], known), store, fid, True)]
+
+
+def _decommission(text: str, store: str, rest: list[str], known: Known) -> list[Action]:
+    at_once = bool(rest) and rest[-1].lower() == "immediately"
+    return [Decommission(_at(text, rest[:-1] if at_once else rest, known), store, at_once)]
+
+
+def _restore(text: str, store: str, rest: list[str], known: Known) -> list[Action]:
+    if len(rest) < 2 or rest[0].lower() != "from":
+        raise PlanError(f"{text!r}: say restore STORE from B [at T] (B: when the backup was taken)")
+    taken = parse_time(rest[1], known.as_of) if rest[1].startswith("+") else _absolute(rest[1])
+    if taken > known.as_of:
+        raise PlanError(
+            f"{text!r}: the backup at {rest[1]} is after the run's as-of ({format_ts(known.as_of)})"
+        )
+    if known.log_start is not None and taken < known.log_start:
+        raise PlanError(
+            f"{text!r}: the backup at {rest[1]} is before the log starts ({format_ts(known.log_start)}):"
+            " pfscope does not know what the store held then"
+        )
+    return [Restore(_at(text, rest[2:], known), store, taken)]
+
+
+_READERS = {
+    "down": _down,
+    "up": _up,
+    "remove": _remove,
+    "add": _add,
+    "decommission": _decommission,
+    "restore": _restore,
+}
+
+
+def _folder(text: str, rest: list[str], word: str, known: Known) -> str:
+    if len(rest) < 2 or rest[0].lower() != word:
+        raise PlanError(f"{text!r}: say {text.split()[0].lower()} STORE {word} FID [at T]")
+    fid = rest[1]
+    if fid not in known.lists:
+        raise PlanError(f"{text!r}: the run has no folder with FID {fid!r}")
+    return fid
+
+
+def _at(text: str, rest: list[str], known: Known) -> int:
+    times = _times(text, rest, ("at",))
+    return parse_time(times["at"], known.as_of) if "at" in times else known.as_of
 
 
 def _times(text: str, words: list[str], allowed: tuple[str, ...]) -> dict[str, str]:
@@ -78,40 +188,4 @@ def _times(text: str, words: list[str], allowed: tuple[str, ...]) -> dict[str, s
         if key not in allowed or key in out:
             raise PlanError(f"{text!r}: {key!r} is not one of {', '.join(allowed)} (each at most once)")
         out[key] = value
-    return out
-
-
-@dataclass
-class PlanResult:
-    """A plan against the baseline: ``changed``, the replicas whose ``in_sync_at`` it moves (store,
-    fid, before, after); ``settles_at``, when every replica it touches is in sync (None: one never
-    is, within the horizon); ``safe`` and its ``reasons``."""
-
-    changed: list[tuple[str, str, int | None, int | None]] = field(default_factory=list)
-    settles_at: int | None = None
-    reasons: list[str] = field(default_factory=list)
-
-    @property
-    def safe(self) -> bool:
-        return not self.reasons
-
-
-def compare(baseline: Sequence[Mapping[str, Any]], planned: Sequence[Mapping[str, Any]]) -> PlanResult:
-    """The forecast under a plan beside the baseline (the ``forecast`` rows of each): not safe when
-    the plan leaves a replica unable to get in sync that the baseline gets in sync (content put at
-    risk is the other reason, weighed where the plan's actions can put it there)."""
-    before = {(r["store"], r["fid"]): r.get("in_sync_at") for r in baseline}
-    after = {(r["store"], r["fid"]): r.get("in_sync_at") for r in planned}
-    out = PlanResult()
-    for key in sorted(set(before) | set(after)):
-        b, a = before.get(key), after.get(key)
-        if b != a:
-            out.changed.append((key[0], key[1], b, a))
-            if b is not None and a is None:
-                out.reasons.append(
-                    f"{key[0]} would not get in sync on {key[1]} within 14 days (it does without the plan)"
-                )
-    settled = [a for _, _, _, a in out.changed if a is not None]
-    if len(settled) == len(out.changed):
-        out.settles_at = max(settled, default=None)
     return out

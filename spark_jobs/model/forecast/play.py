@@ -15,11 +15,22 @@ from dataclasses import dataclass, field
 from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
 from pfscope.spark_jobs.model.engine import CONTENT_INTERVAL, HIERARCHY_INTERVAL, SentRequest, Simulator
 from pfscope.spark_jobs.model.events import Event, Message
-from pfscope.spark_jobs.model.fold import FolderFold, Rows
-from pfscope.spark_jobs.model.forecast.actions import Action
+from pfscope.spark_jobs.model.fold import OPEN, FolderFold, Rows, SubjectRow
+from pfscope.spark_jobs.model.forecast.actions import (
+    Action,
+    Backup,
+    Decommission,
+    ReplicaChange,
+    Restore,
+    StoreStatus,
+    in_order,
+)
 from pfscope.spark_jobs.model.forecast.world import HORIZON, Transits, TypicalMail
 from pfscope.spark_jobs.model.org import OrgContext
+from pfscope.spark_jobs.model.rules.health import DELETED
+from pfscope.spark_jobs.model.rules.reality import lacks, really_unique
 from pfscope.spark_jobs.model.rules.status import status_due
+from pfscope.spark_jobs.model.timeutil import MINUTE
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID
 
 
@@ -29,6 +40,33 @@ class Answer:
 
     at: int
     cns: CNSet
+
+
+@dataclass
+class Risk:
+    """Content a plan's action puts at risk: the CNs of ``fid`` that only ``store`` held when it
+    went down, was removed from the list or was restored to an older copy (``cause``); ``until``:
+    when a store on the list that is up held them all again (None: not within the horizon)."""
+
+    at: int
+    store: str
+    fid: str
+    cause: str  # DOWN, REMOVED or RESTORED
+    cns: CNSet
+    until: int | None = None
+
+
+DOWN, REMOVED, RESTORED = "down", "removed", "restored"
+
+
+@dataclass
+class Traffic:
+    """The folder's messages from one store to another in a play, backfill counted apart."""
+
+    messages: int = 0
+    requests: int = 0  # backfill requests
+    responses: int = 0  # backfill responses
+    cns: int = 0  # CNs the backfill responses carried
 
 
 @dataclass
@@ -43,6 +81,11 @@ class PlayResult:
     missing: dict[str, CNSet] = field(default_factory=dict)  # what each store knows it lacks then
     up: dict[str, bool] = field(default_factory=dict)
     overdue: int = 0  # the bound: messages on their way at the as-of it takes as lost
+    #: what each replica lacked, to be in sync (a plan adds the replicas it adds or restores)
+    targets: dict[str, CNSet] = field(default_factory=dict)
+    removed: set[str] = field(default_factory=set)  # replicas a plan removed from the list
+    risks: list[Risk] = field(default_factory=list)
+    traffic: dict[tuple[str, str], Traffic] = field(default_factory=dict)  # (sender, recipient)
 
 
 def copy_folds(folds: Mapping[str, FolderFold], org: OrgContext) -> dict[str, FolderFold]:
@@ -115,20 +158,28 @@ class Play(Simulator):
         self.targets = dict(targets)
         self.lose_first_reply = lose_first_reply
         self.back = sorted(s for s in back if not self.up.get(s, True))
-        self.actions = sorted(a for a in actions if as_of <= a.at < as_of + HORIZON)
-        self.result = PlayResult(sources={s: set() for s in targets})
+        if any(isinstance(a, Decommission) for a in actions):
+            raise ValueError("a decommission is played as the list changes and the down it makes")
+        self.actions = in_order(a for a in actions if as_of <= a.at < as_of + HORIZON)
+        self.result = PlayResult(sources={s: set() for s in targets}, targets=self.targets)
         self._credited: dict[str, CNSet] = {s: EMPTY for s in targets}
         self._answering: Message | None = None
         self._reply_to: dict[str, str] = {}  # response msg -> request msg
         self._entry_of: dict[str, str] = {}  # request msg -> entry
         self._lost_entries: set[str] = set()
+        self._unsent: dict[str, CNSet] = {}  # own changes a store that is down sends once back
 
     def play(self, in_flight: Iterable[tuple[Message, str]]) -> PlayResult:
         """Schedule what is due (requests, status messages) and the mail on its way; play."""
         for store in self.back:
             self.at(self.now, self.store_status, store, True)
-        for action in self.actions:  # a plan's (``forecast.actions``)
-            self.at(action.at, self.store_status, action.store, action.up)
+        for action in self.actions:  # a plan's (``forecast.actions``), in their order
+            if isinstance(action, StoreStatus):
+                self.at(action.at, self._status_change, action)
+            elif isinstance(action, ReplicaChange) and action.fid == self.fid:
+                self.at(action.at, self._list_change, action)
+            elif isinstance(action, Restore):
+                self.at(action.at, self._restore, action)
         for (store, fid), fold in sorted(self.folds.items()):
             self._schedule_due(store, fid, fold)
             if fold.last_change_at is not None and status_due(fold.last_change_at) > self.now:
@@ -163,10 +214,102 @@ class Play(Simulator):
     def _replicate(self, store: str, fid: str, unsent: CNSet) -> None:
         """A store's own changes no message carried yet go to the other replicas in its next cycle
         (as one message: the engine's packing limits would only split it into messages that travel
-        together); a store off the list sends them by status requests, not here."""
+        together); a store off the list sends them by status requests, not here. A store that is
+        down sends them in its first cycle once it is back; one restored to a backup without them
+        no longer holds them."""
+        unsent = unsent.intersection(self.held.get((store, fid), EMPTY))
+        if not unsent:
+            return
+        if not self.up.get(store, True):
+            self._unsent[store] = unsent
+            return
         others = [s for s in self.replicas.get(fid, ()) if s != store]
         if store in self.replicas.get(fid, ()):
             self._send(store, "hierarchy" if fid == HIERARCHY_FID else "content", fid, others, changes=unsent)
+
+    # -- a plan's actions ------------------------------------------------------------------------
+    def change(
+        self, store: str, fid: str, *, op: str = "modify", item: str | None = None, nbytes: int = 2048
+    ) -> None:
+        """No client changes in the play (a list change's own hierarchy change included)."""
+
+    def _status_change(self, a: StoreStatus) -> None:
+        if not a.up and self.up.get(a.store, False):
+            self._put_at_risk(a.store, DOWN, self.held.get((a.store, self.fid), EMPTY))
+        self.store_status(a.store, a.up)
+        if a.up and a.store in self._unsent:
+            self.at(self.now + self._cycle, self._replicate, a.store, self.fid, self._unsent.pop(a.store))
+        self._check_risks()
+
+    def _list_change(self, a: ReplicaChange) -> None:
+        listed = self.replicas.get(self.fid, ())
+        if a.added == (a.store in listed):
+            return  # on the list already, or not on it: nothing to change
+        if a.added:
+            self.set_replicas(a.store, self.fid, (*listed, a.store))
+            self.result.removed.discard(a.store)
+            self._new_target(a.store)
+        else:
+            self.set_replicas(a.store, self.fid, tuple(s for s in listed if s != a.store))
+            self.result.removed.add(a.store)
+            self.targets.pop(a.store, None)
+            self.result.in_sync_at.pop(a.store, None)
+            self._put_at_risk(a.store, REMOVED, self.held.get((a.store, self.fid), EMPTY))
+        self._check_risks()
+
+    def _restore(self, a: Restore) -> None:
+        """The store's copy of the folder goes back to the backup's; it asks for the folder's
+        status (a minute later, as a list change's requests go) and backfills what it lacks."""
+        key = (a.store, self.fid)
+        backup = a.backup(self.fid)
+        if key not in self.folds and not backup.owned:
+            return  # it held nothing of the folder, then or now
+        fold = self.fold(a.store, self.fid)
+        held = self.held.get(key, EMPTY)
+        self._put_at_risk(a.store, RESTORED, held.difference(backup.owned))
+        restore_fold(fold, backup)
+        self.held[key] = backup.owned
+        if fold.on_list:
+            self.result.in_sync_at.pop(a.store, None)
+            self._new_target(a.store)
+            self.at(self.now + MINUTE, self._status_request, a.store, self.fid)
+        self._check_risks()
+
+    def _listed_holdings(self, but: str) -> list[CNSet]:
+        return [self.held.get((s, self.fid), EMPTY) for s in self.replicas.get(self.fid, ()) if s != but]
+
+    def _new_target(self, store: str) -> None:
+        """A replica the plan adds or restores must hold what the list holds now."""
+        lacking = lacks(self.held.get((store, self.fid), EMPTY), self._listed_holdings(store))
+        if lacking:
+            self.targets[store] = lacking
+            self.result.sources.setdefault(store, set())
+            self._credited[store] = EMPTY
+        else:
+            self.targets.pop(store, None)
+
+    def _put_at_risk(self, store: str, cause: str, cns: CNSet) -> None:
+        """What of ``cns`` no other store on the list holds is at risk from now."""
+        only = really_unique(cns, self._listed_holdings(store))
+        for r in self.result.risks:  # already at risk (a removed replica then taken down)
+            if r.store == store and r.until is None:
+                only = only.difference(r.cns)
+        if only:
+            self.result.risks.append(Risk(self.now, store, self.fid, cause, only))
+
+    def _check_risks(self) -> None:
+        """A risk ends when stores on the list that are up hold its CNs again."""
+        open_risks = [r for r in self.result.risks if r.until is None]
+        if not open_risks:
+            return
+        safe = [
+            self.held.get((s, self.fid), EMPTY)
+            for s in self.replicas.get(self.fid, ())
+            if self.up.get(s, True) and self.fold(s, self.fid).lifecycle != DELETED
+        ]
+        for r in open_risks:
+            if not really_unique(r.cns, safe):
+                r.until = self.now
 
     # -- the engine's hooks ---------------------------------------------------------------------
     def _answer_backfill(self, store: str, m: Message) -> None:
@@ -193,6 +336,8 @@ class Play(Simulator):
         )
         if m is None:
             return None
+        if fid == self.fid:
+            self._count(m)
         if self._answering is not None and mtype == "backfill_response":
             request = self._answering.msg
             self._reply_to[m.msg] = request
@@ -202,6 +347,16 @@ class Play(Simulator):
                 self._lost_entries.add(entry)
                 self.result.lost.add(request)
         return m
+
+    def _count(self, m: Message) -> None:
+        for dst in m.to:
+            t = self.result.traffic.setdefault((m.sender, dst), Traffic())
+            t.messages += 1
+            if m.type == "backfill_request":
+                t.requests += 1
+            elif m.type == "backfill_response":
+                t.responses += 1
+                t.cns += (m.changes or EMPTY).count()
 
     def _due(self, store: str, fid: str) -> None:
         before = len(self.sent_requests)
@@ -230,6 +385,8 @@ class Play(Simulator):
                 Answer(self.now, cns) if got is None else Answer(got.at, got.cns.union(cns))
             )
         self._watch(store, m)
+        if m.changes and self.result.risks:
+            self._check_risks()
 
     def _watch(self, store: str, m: Message) -> None:
         """Credit ``m``'s sender with the lacked CNs it brought; note when the store holds all."""
@@ -242,3 +399,14 @@ class Play(Simulator):
             self.result.sources[store].add(m.sender)
         if target.issubset(self.held.get((store, self.fid), EMPTY)):
             self.result.in_sync_at[store] = self.now
+
+
+def restore_fold(fold: FolderFold, backup: Backup) -> None:
+    """``fold`` as the backup has it: its owned set and state table (each other store's belief, as
+    if no message from it had come since), with no backfill entry open (the status request and its
+    answers file them again) and no store marked unavailable."""
+    fold.owned = backup.owned
+    fold.subjects = {s: SubjectRow(believed=cns) for s, cns in backup.believed.items() if s != fold.observer}
+    fold.open.clear()
+    fold.entries = [e for e in fold.entries if e.state != OPEN]
+    fold.unavailable.clear()

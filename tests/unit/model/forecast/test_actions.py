@@ -4,18 +4,19 @@ the replica that needs it does not catch up."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
-from pfscope.spark_jobs.model.forecast.actions import StoreStatus, down_for_maintenance
+from pfscope.spark_jobs.model.forecast.actions import Action, StoreStatus, down_for_maintenance
 from pfscope.spark_jobs.model.forecast.folder import forecast_folder
 from pfscope.spark_jobs.model.timeutil import SECOND
 from tests.logbuilder import H, Log, M, at, topology
 from tests.unit.model.forecast.test_folder import FID, STORES, forecast, play_inputs, told_by_p2
 
 
-def plan(log: Log, as_of: int, actions: list[StoreStatus]) -> list[dict[str, Any]]:
+def plan(log: Log, as_of: int, actions: Sequence[Action]) -> list[dict[str, Any]]:
     result, org, mail, transits = play_inputs(log, as_of)
     folds = {s: f for (s, fid), f in result.folds.items() if fid == FID}
     return forecast_folder(org, FID, folds, mail.get(FID, []), result.as_of, transits, actions).forecast

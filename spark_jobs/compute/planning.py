@@ -1,0 +1,169 @@
+"""A plan on the published run (``pfscope plan``, the ``/plan`` page): what its play starts from,
+read from the run, never written into it.
+
+A run keeps, beside its tables, every folder's fold state at its as-of (``_state/folds``, for the
+next run to fold on from), its manifest (the up/down timeline) and its topology. A plan reads the
+states of the folders it touches, the pairs' transits (``transits``), the replica lists
+(``folders``) and, for a restore, the restored store's state tables at the backup's time
+(``state_history``); then it plays them in plain Python (``forecast.planner``) and judges the
+result (``forecast.verdict``).
+
+Plain Python and pyarrow: no Spark.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+
+from pfscope.spark_jobs.compute.state import STATE_DIR, TOPOLOGY, code_version, load_manifest
+from pfscope.spark_jobs.compute.stream import load_state
+from pfscope.spark_jobs.model.cnset import CNSet
+from pfscope.spark_jobs.model.forecast.actions import Action, Backup, ReplicaChange, Restore, whole_stores
+from pfscope.spark_jobs.model.forecast.plan import Known, PlanError, parse_plan
+from pfscope.spark_jobs.model.forecast.planner import FolderStart, PlayedPlan, play_plan
+from pfscope.spark_jobs.model.forecast.verdict import PlanResult, judge
+from pfscope.spark_jobs.model.forecast.world import Transits
+from pfscope.spark_jobs.model.org import OrgContext
+from pfscope.spark_jobs.model.timeutil import format_ts
+from pfscope.spark_jobs.model.topology import topology_from_json
+from pfscope.spark_jobs.published.runs import read_latest
+
+
+@dataclass
+class PlanRun:
+    """The published run a plan is made on."""
+
+    path: Path
+    run_id: str
+    as_of: int
+    org: OrgContext
+    transits: Transits
+    known: Known
+
+
+@dataclass
+class Plan:
+    """A plan made: its actions as played, each touched folder's forecasts and the verdict."""
+
+    run: PlanRun
+    actions: list[Action]
+    played: PlayedPlan
+    result: PlanResult
+
+
+def open_run(data_dir: str | os.PathLike[str]) -> PlanRun:
+    """The run ``DIR/LATEST`` points at, as a plan reads it (a :class:`PlanError` when it cannot)."""
+    pointer = read_latest(data_dir)
+    if pointer is None:
+        raise PlanError(f"{data_dir}: no published run to plan on (run pfscope compute first)")
+    path = Path(data_dir) / str(pointer["path"])
+    manifest = load_manifest(path)
+    topology = path / STATE_DIR / TOPOLOGY
+    if manifest is None or not topology.exists():
+        raise PlanError(
+            f"run {pointer['run_id']} kept no state to plan from (a run over remote logs, or an older"
+            " pfscope's): compute again into the same folder"
+        )
+    if manifest.code != code_version():
+        raise PlanError(
+            f"run {pointer['run_id']} was made by another pfscope version: compute again to plan on it"
+        )
+    topo = topology_from_json(json.loads(topology.read_text(encoding="utf-8")))
+    org = OrgContext(topo)
+    for ts, seq, store, down in sorted(manifest.status):
+        if ts <= manifest.as_of:
+            org.add_status(store, ts, seq, down)
+    transits = Transits.from_rows(
+        _rows(path / "transits", ["sender", "recipient", "median_transit_s", "longest_transit_s"])
+    )
+    lists = {r["fid"]: tuple(r["replicas"] or ()) for r in _rows(path / "folders", ["fid", "replicas"])}
+    known = Known(manifest.as_of, set(topo.stores), lists)
+    return PlanRun(path, str(pointer["run_id"]), manifest.as_of, org, transits, known)
+
+
+def make_plan(data_dir: str | os.PathLike[str], texts: Sequence[str]) -> Plan:
+    """Read the run, parse the actions, play the folders they touch, judge."""
+    run = open_run(data_dir)
+    actions = [with_backups(run, a) if isinstance(a, Restore) else a for a in parse_plan(texts, run.known)]
+    starts = folder_starts(run, involved_folders(run, actions))
+    played = play_plan(run.org, starts, run.as_of, run.transits, actions)
+    return Plan(run, actions, played, judge(played))
+
+
+def involved_folders(run: PlanRun, actions: Iterable[Action]) -> set[str]:
+    """The folders where a store the plan acts on as a whole has a fold (from ``replicas``), and
+    those whose lists it changes."""
+    actions = list(actions)
+    stores = sorted(whole_stores(actions))
+    rows = _rows(run.path / "replicas", ["fid"], pc.field("store").isin(stores)) if stores else []
+    return {r["fid"] for r in rows} | {a.fid for a in actions if isinstance(a, ReplicaChange)}
+
+
+def folder_starts(run: PlanRun, fids: Iterable[str]) -> dict[str, FolderStart]:
+    """Each folder's folds and mail at the run's as-of, from the run's fold states."""
+    fids = sorted(set(fids))
+    out: dict[str, FolderStart] = {}
+    if not fids:
+        return out
+    for r in _rows(run.path / STATE_DIR / "folds", ["fid", "blob"], pc.field("fid").isin(fids)):
+        state = load_state(r["blob"])
+        out[r["fid"]] = FolderStart({s: f.resume(run.org) for s, f in state.folds.items()}, list(state.mail))
+    return out
+
+
+def with_backups(run: PlanRun, restore: Restore) -> Restore:
+    """The restore with what the store held and believed in each folder at the backup's time
+    (its ``state_history`` rows up to then); refused when the log does not reach back that far."""
+    history = _history(run, restore.store)
+    known_from = min(history["at"], default=None)
+    if known_from is None or restore.taken_at < known_from:
+        since = f"only from {format_ts(known_from)}" if known_from is not None else "nothing"
+        raise PlanError(
+            f"restore {restore.store} from {format_ts(restore.taken_at)}: the log knows {since} of"
+            f" {restore.store}, so not what it held then"
+        )
+    latest: dict[tuple[str, str], tuple[int, str]] = {}
+    for fid, subject, at, text in zip(
+        history["fid"], history["subject"], history["at"], history["cnset"], strict=True
+    ):
+        if at <= restore.taken_at and ((fid, subject) not in latest or at >= latest[(fid, subject)][0]):
+            latest[(fid, subject)] = (at, text or "")
+    beliefs: dict[str, dict[str, CNSet]] = {}
+    for (fid, subject), (_, text) in latest.items():
+        beliefs.setdefault(fid, {})[subject] = CNSet.parse(text)
+    backups = {fid: Backup(rows.pop(restore.store, CNSet.parse("")), rows) for fid, rows in beliefs.items()}
+    return replace(restore, backups=backups)
+
+
+def _history(run: PlanRun, store: str) -> dict[str, list[Any]]:
+    """The store's ``state_history`` rows, times in microseconds."""
+    path = run.path / "state_history"
+    if not path.exists():
+        return {"fid": [], "subject": [], "at": [], "cnset": []}
+    table: pa.Table = ds.dataset(str(path), format="parquet").to_table(
+        columns=["fid", "subject", "at", "cnset"], filter=pc.field("observer") == store
+    )
+    at = table.column("at").cast(pa.timestamp("us")).cast(pa.int64())
+    return {
+        "fid": table.column("fid").to_pylist(),
+        "subject": table.column("subject").to_pylist(),
+        "at": at.to_pylist(),
+        "cnset": table.column("cnset").to_pylist(),
+    }
+
+
+def _rows(path: Path, columns: list[str], where: pc.Expression | None = None) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    table: pa.Table = ds.dataset(str(path), format="parquet").to_table(columns=columns, filter=where)
+    rows: list[dict[str, Any]] = table.to_pylist()
+    return rows

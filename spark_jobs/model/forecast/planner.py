@@ -1,0 +1,131 @@
+"""A plan played: each folder it touches played forward twice, without the plan (the baseline)
+and under it, from the same folds at the as-of ("A plan" in the replication model).
+
+A decommission is played as what it is made of: the store removed from every list it is on at
+its time, then down once nothing of it is at risk. That time is found by a first play with the
+removals alone (the latest time any folder's content of the store reached another replica); the
+plays are deterministic, so the second play, with the store down from then on, is the first up to
+that time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pfscope.spark_jobs.model.events import Message
+from pfscope.spark_jobs.model.fold import FolderFold
+from pfscope.spark_jobs.model.forecast.actions import (
+    Action,
+    Decommission,
+    ReplicaChange,
+    StoreStatus,
+    in_order,
+    whole_stores,
+)
+from pfscope.spark_jobs.model.forecast.folder import FolderForecast, forecast_folder
+from pfscope.spark_jobs.model.forecast.play import REMOVED
+from pfscope.spark_jobs.model.forecast.world import Transits
+from pfscope.spark_jobs.model.org import OrgContext
+from pfscope.spark_jobs.model.rules.health import DELETED
+from pfscope.spark_jobs.model.timeutil import SECOND
+
+
+@dataclass
+class FolderStart:
+    """What a folder's play starts from: every store's fold at the as-of and its mail on its way."""
+
+    folds: Mapping[str, FolderFold]
+    mail: Sequence[tuple[Message, str]] = ()
+
+
+@dataclass
+class Decommissioned:
+    """When a decommissioned store goes down (None: something of it is still at risk at the
+    horizon, so it never does within it)."""
+
+    store: str
+    removed_at: int
+    down_at: int | None
+
+
+@dataclass
+class PlayedPlan:
+    """Each touched folder's forecast without the plan and under it, and the plan as played
+    (decommissions made of their list changes and down)."""
+
+    actions: list[Action]
+    played: list[Action]
+    baseline: dict[str, FolderForecast] = field(default_factory=dict)
+    planned: dict[str, FolderForecast] = field(default_factory=dict)
+    decommissioned: list[Decommissioned] = field(default_factory=list)
+
+
+def touched(starts: Mapping[str, FolderStart], actions: Iterable[Action]) -> list[str]:
+    """The folders a plan can change: those where a store it acts on has a copy or a place on the
+    list, and those whose lists it changes."""
+    actions = list(actions)
+    stores = whole_stores(actions)
+    named = {a.fid for a in actions if isinstance(a, ReplicaChange)}
+    return sorted(
+        fid
+        for fid, start in starts.items()
+        if fid in named or any(_involved(start.folds.get(s)) for s in stores)
+    )
+
+
+def _involved(fold: FolderFold | None) -> bool:
+    return fold is not None and (fold.lifecycle not in (None, DELETED) or bool(fold.owned))
+
+
+def play_plan(
+    org: OrgContext,
+    starts: Mapping[str, FolderStart],
+    as_of: int,
+    transits: Transits,
+    actions: Sequence[Action],
+) -> PlayedPlan:
+    """The plan's folders played without it and under it (``starts``: at least every folder it
+    touches)."""
+    fids = touched(starts, actions)
+    played: list[Action] = [a for a in in_order(actions) if not isinstance(a, Decommission)]
+    out = PlayedPlan(list(actions), played)
+    for d in (a for a in in_order(actions) if isinstance(a, Decommission)):
+        removals = [
+            ReplicaChange(d.at, d.store, fid, False)
+            for fid in fids
+            if (fold := starts[fid].folds.get(d.store)) is not None and fold.on_list
+        ]
+        down_at = d.at if d.at_once else _safe_to_stop(org, starts, as_of, transits, [*played, *removals], d)
+        played += removals
+        if down_at is not None:
+            played.append(StoreStatus(down_at, d.store, False))
+        out.decommissioned.append(Decommissioned(d.store, d.at, down_at))
+    out.played = in_order(played)
+    for fid in fids:
+        start = starts[fid]
+        out.baseline[fid] = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, always=True)
+        out.planned[fid] = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, out.played)
+    return out
+
+
+def _safe_to_stop(
+    org: OrgContext,
+    starts: Mapping[str, FolderStart],
+    as_of: int,
+    transits: Transits,
+    actions: list[Action],
+    d: Decommission,
+) -> int | None:
+    """When the decommissioned store holds nothing only it holds, in every folder, with the plan's
+    actions so far (None: not within the horizon)."""
+    latest = d.at
+    for fid in touched(starts, actions):
+        start = starts[fid]
+        rows = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, actions)
+        for risk in rows.risks:
+            if risk.store == d.store and risk.cause == REMOVED:
+                if risk.until is None:
+                    return None
+                latest = max(latest, risk.until + SECOND)  # after the message that made it safe
+    return latest
