@@ -18,7 +18,8 @@ from pfscope.spark_jobs.compute.entry import AFTER_CRASH as COMPUTE_AFTER_CRASH
 from pfscope.spark_jobs.compute.entry import add_arguments as add_job_arguments
 from pfscope.spark_jobs.ingest.entry import AFTER_CRASH as INGEST_AFTER_CRASH
 from pfscope.spark_jobs.ingest.entry import add_arguments as add_ingest_arguments
-from pfscope.spark_jobs.model.errors import OperatorError
+from pfscope.spark_jobs.model.errors import ExitStatus, OperatorError
+from pfscope.spark_jobs.model.forecast.plan import FORMS
 from pfscope.spark_jobs.runtime.command import add_debug_argument, run_command
 
 
@@ -105,9 +106,23 @@ def _parser() -> argparse.ArgumentParser:
     i = sub.add_parser("ingest", help="convert exported Exchange event logs into a pfscope event log")
     add_ingest_arguments(i)
 
+    n = sub.add_parser(
+        "plan",
+        help="the what-if planner: a plan of actions played on the published run, beside the baseline",
+        description="Actions (times RFC 3339 or after the run's as-of: +30m, +6h, +2d): "
+        + "; ".join(FORMS)
+        + ". Exit status 0: safe; 4: not safe; 2: a bad action.",
+    )
+    n.add_argument(
+        "--data", required=True, help="folder of published runs (plans on the one LATEST points at)"
+    )
+    n.add_argument(
+        "--action", action="append", required=True, metavar="ACTION", help="one action (repeatable)"
+    )
+    n.add_argument("--json", action="store_true", help="one JSON object instead of text")
     m = sub.add_parser("rules", help="the Prometheus alert rules shipped with pfscope (for rule_files)")
     m.add_argument("--path", action="store_true", help="print the rule file's path instead of its content")
-    for command in (s, r, v, o, m):
+    for command in (s, r, v, o, n, m):
         add_debug_argument(command)
     return p
 
@@ -270,6 +285,18 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _plan(args: argparse.Namespace) -> int:
+    import json
+
+    from pfscope.spark_jobs.compute.planning import make_plan
+    from pfscope.spark_jobs.model.forecast.summary import plan_json, plan_lines
+
+    plan = make_plan(args.data, args.action)
+    said = (plan.run.run_id, plan.run.as_of, plan.played, plan.result)
+    print(json.dumps(plan_json(*said), indent=1) if args.json else "\n".join(plan_lines(*said)))
+    return ExitStatus.OK if plan.result.safe else ExitStatus.NOT_SAFE
+
+
 def _rules(args: argparse.Namespace) -> int:
     from pfscope.app.monitoring import RULES_PATH
 
@@ -285,6 +312,7 @@ _COMMANDS = {
     "compute": _compute,
     "serve": _serve,
     "report": _report,
+    "plan": _plan,
     "ingest": _ingest,
     "rules": _rules,
 }

@@ -23,6 +23,8 @@ class ExitStatus(IntEnum):
     #: ``ingest``: some files could not be read whole; everything else was written, each such file
     #: a reject
     PARTIAL = 3
+    #: ``plan``: the plan is not safe (its verdict, first line, says why); 0 when it is safe
+    NOT_SAFE = 4
     #: another run holds the output folder's lock: try again later (``EX_TEMPFAIL``)
     LOCKED = 75
 

@@ -27,6 +27,7 @@ class Moved:
     before: int | None
     after: int | None
     removed: bool = False
+    lacked_before: bool = True  # False: the baseline has it lacking nothing (no forecast row)
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def compare(
         b, a = before.get(key), None if gone else after.get(key)
         if b == a and not gone:
             continue
-        out.changed.append(Moved(key[0], key[1], b, a, gone))
+        out.changed.append(Moved(key[0], key[1], b, a, gone, key in before))
         if b is not None and a is None and not gone:
             out.reasons.append(
                 f"{key[0]} would not get in sync on {key[1]} within 14 days (it does without the plan)"

@@ -75,7 +75,11 @@ def test_a_plan_beside_the_baseline() -> None:
     assert never.reasons == ["PFS2 would not get in sync on 1-123 within 14 days (it does without the plan)"]
     # a replica the plan makes lack CNs it did not lack: moved from nothing to its time
     new = compare([], [row("PFS2", 40)])
-    assert new.changed == [Moved("PFS2", "1-123", None, 40)] and new.settles_at == 40 and new.safe
+    assert (
+        new.changed == [Moved("PFS2", "1-123", None, 40, lacked_before=False)]
+        and new.settles_at == 40
+        and new.safe
+    )
     # a replica the plan removes: off the list, not "never in sync"
     gone = compare([row("PFS2", 10)], [], removed={("PFS2", "1-123")})
     assert gone.safe and gone.changed == [Moved("PFS2", "1-123", 10, None, removed=True)]

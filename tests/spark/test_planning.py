@@ -1,0 +1,115 @@
+"""A plan on a published run (``compute.planning``, ``pfscope plan``): its baseline is the run's own
+published forecast, a plan that changes nothing equals it, a bad action is one line and exit
+status 2, and a plan never writes into the run."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow.dataset as ds
+import pytest
+
+from pfscope.app.cli import main
+from pfscope.spark_jobs.compute.planning import make_plan
+from pfscope.spark_jobs.model.errors import ExitStatus
+from pfscope.spark_jobs.model.forecast.plan import PlanError
+from pfscope.spark_jobs.model.timeutil import format_ts
+from tests.published_runs import published
+
+STORE = "PFDUB01"
+
+
+@pytest.fixture(scope="module")
+def demo() -> Path:
+    return published("demo")
+
+
+def _published_forecast(plan_path: Path, fids: set[str]) -> dict[tuple[str, str], dict[str, Any]]:
+    rows = ds.dataset(str(plan_path / "forecast"), format="parquet").to_table().to_pylist()
+    out = {}
+    for r in rows:
+        if r["fid"] in fids:
+            for k in ("in_sync_at", "latest_in_sync_at"):
+                r[k] = format_ts(round(r[k].timestamp() * 1_000_000)) if r[k] is not None else None
+            out[(r["store"], r["fid"])] = r
+    return out
+
+
+def _as_written(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    out = {}
+    for r in rows:
+        r = dict(r)
+        for k in ("in_sync_at", "latest_in_sync_at"):
+            r[k] = format_ts(r[k]) if r[k] is not None else None
+        out[(r["store"], r["fid"])] = r
+    return out
+
+
+def test_the_plan_s_baseline_is_the_published_forecast(demo: Path) -> None:
+    plan = make_plan(demo, [f"down {STORE} at +2h until +8h"])
+    fids = set(plan.played.baseline)
+    assert len(fids) > 5  # the store's folders, read from the run's fold states
+    published_rows = _published_forecast(plan.run.path, fids)
+    baseline = _as_written([r for f in plan.played.baseline.values() for r in f.forecast])
+    assert published_rows  # some of its folders have replicas that lack CNs
+    assert set(baseline) == set(published_rows)
+    for key, row in published_rows.items():
+        for column, value in baseline[key].items():
+            assert row[column] == value, (key, column)
+
+
+def test_a_plan_that_changes_nothing_equals_the_baseline(demo: Path) -> None:
+    plan = make_plan(demo, [f"up {STORE}"])  # up already: nothing changes
+    for fid, base in plan.played.baseline.items():
+        assert plan.played.planned[fid].forecast == base.forecast
+        assert plan.played.planned[fid].requests == base.requests
+    assert plan.result.safe and plan.result.changed == [] and plan.result.traffic == []
+
+
+def _pfscope(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue(), err.getvalue()
+
+
+def _files(folder: Path) -> dict[str, tuple[int, int]]:
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in folder.rglob("*") if p.is_file()}
+
+
+def test_the_command_says_the_verdict_first_and_writes_nothing(demo: Path) -> None:
+    before = _files(demo)
+    code, out, _ = _pfscope("plan", "--data", str(demo), "--action", f"down {STORE}", "--json")
+    said = json.loads(out)
+    assert list(said)[:5] == ["verdict", "reasons", "at_risk", "settles_at", "changed"]
+    assert code == (ExitStatus.OK if said["verdict"] == "safe" else ExitStatus.NOT_SAFE)
+    # down for good: what it alone holds is at risk (it survives only by mail already on its way)
+    assert said["at_risk"] and said["verdict"] == "not safe"
+    for risk in said["at_risk"]:
+        assert risk["store"] == STORE and risk["cause"] == "down"
+        assert risk["survives"] == (risk["until"] is not None)
+        assert any(risk["cnset"] in reason for reason in said["reasons"])
+    code_text, text, _ = _pfscope("plan", "--data", str(demo), "--action", f"down {STORE}")
+    assert code_text == code and text.splitlines()[0].startswith(said["verdict"])
+    assert _files(demo) == before
+
+
+@pytest.mark.parametrize(
+    ("action", "said"),
+    [
+        ("down NOPE", "no store named 'NOPE'"),
+        (f"remove {STORE} from 9-FFFF", "no folder with FID '9-FFFF'"),
+        (f"restore {STORE} from 2000-01-01T00:00:00Z", "the log knows only from"),
+        (f"down {STORE} at 2000-01-01T00:00:00Z", "before the run's as-of"),
+    ],
+)
+def test_a_bad_action_is_one_line_and_exit_status_2(demo: Path, action: str, said: str) -> None:
+    code, out, err = _pfscope("plan", "--data", str(demo), "--action", action)
+    assert code == ExitStatus.USAGE and out == ""
+    assert said in err and len(err.strip().splitlines()) == 1
+    with pytest.raises(PlanError):
+        make_plan(demo, [action])
