@@ -108,6 +108,7 @@ def navbar(as_of: str | None = None, run_id: str | None = None, age: str | None 
                     dcc.Link("Overview", href="/"),
                     dcc.Link("Backfill", href="/backfill"),
                     dcc.Link("Rejects", href="/rejects"),
+                    dcc.Link("Plan", href="/plan"),
                 ],
             ),
             html.Div(

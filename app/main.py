@@ -137,6 +137,32 @@ def _install_report_route(server: Flask) -> None:
         )
 
 
+def _install_plan_report_route(server: Flask) -> None:
+    """``/plan-report?run=&action=...``: the ``/plan`` page's plan as a standalone report."""
+
+    @server.route("/plan-report")
+    def _plan_report() -> Response:
+        from pfscope.app.figures.plan import actions_of
+        from pfscope.app.report.plan import plan_report_response
+        from pfscope.app.runtime import settings
+
+        data = current_data()
+        if data is None:
+            return Response(
+                "pfscope: no run is published yet\n", 404, {"Content-Type": "text/plain; charset=utf-8"}
+            )
+        status, page, filename = plan_report_response(
+            settings().data_dir,
+            data.run_id,
+            actions_of(request.args.getlist("action")),
+            request.args.get("run"),
+        )
+        headers = {"Content-Type": "text/html; charset=utf-8"}
+        if filename:
+            headers["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return Response(page, status, headers)
+
+
 #: Dash's catch-all view: every page address is answered by it (with the same index HTML)
 _CATCHALL = "/<path:path>"
 
@@ -217,6 +243,7 @@ def create_app(settings: Settings) -> dash.Dash:
     if settings.auth_required:
         _install_auth(server, settings)
     _install_report_route(server)
+    _install_plan_report_route(server)
     _install_latest_route(server)
     install_metrics_route(server)
     install_compression(server)

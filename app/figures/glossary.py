@@ -155,6 +155,18 @@ GLOSSARY: dict[str, tuple[str, str]] = {
         "supply the CNs, and for a replica that will not catch up what blocks it and what would "
         "unblock it.",
     ),
+    "plan": (
+        "plan (what-if, dry run)",
+        "Is it safe to do X? Actions on the published run (a store down for maintenance or back, a "
+        "replica added to or removed from a folder's list, a store decommissioned or restored from a "
+        "backup), played forward like the forecast from every store's state at the as-of, under the "
+        "plan and without it (the baseline): what is so by the model's rules, not a store's belief. A "
+        "plan is safe when it puts no content at risk (CNs held only on a store when it goes down, is "
+        "removed from a list or is restored to an older copy, until another replica that is up holds "
+        "them) and leaves no replica unable to get in sync that gets in sync without it. The /plan page "
+        "keeps the actions in its URL (send it to a change board); a plan made on an older run says so. "
+        "Nothing of a plan is written into the run.",
+    ),
     "lacks": (
         "lacks: known missing and not told yet",
         "What is so: the CNs the stores on a folder's replica "

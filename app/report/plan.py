@@ -1,0 +1,180 @@
+"""The plan as a standalone report (the ``/plan`` page's "Download report", ``/plan-report``): the
+same plan, verdict first, to attach to a change request. Everything from the data and the URL is
+escaped (:mod:`.html`); the figure travels as JSON (:mod:`.document`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from pfscope.app.figures import plan as fp
+from pfscope.app.report.cells import facts, section
+from pfscope.app.report.document import Document
+from pfscope.app.report.html import Html, table, tag
+from pfscope.spark_jobs.compute.planning import Plan, make_plan
+from pfscope.spark_jobs.model.errors import OperatorError
+
+
+def plan_filename(run_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]", "_", f"pfscope-plan-{run_id}") + ".html"
+
+
+def _table(frame: pd.DataFrame, heads: Sequence[tuple[str, str]], numeric: Sequence[int] = ()) -> Html:
+    return table(
+        [h for _, h in heads],
+        [[r[k] for k, _ in heads] for r in frame.to_dict("records")],
+        numeric=numeric,
+    )
+
+
+def plan_report(plan: Plan, texts: Sequence[str]) -> str:
+    """The report of a plan made (``texts``: its actions as the URL gives them)."""
+    result, run = plan.result, plan.run
+    doc = Document(title=f"pfscope · plan · run {run.run_id}")
+    verdict = [
+        tag("p", fp.verdict_line(result), id="verdict-line", class_="count"),
+        tag("ul", *(tag("li", r) for r in result.reasons)) if result.reasons else Html(""),
+        tag("p", fp.settles_text(result)),
+        tag(
+            "p",
+            "What is so by the forecast (the model's rules played forward from every store's state at "
+            "the as-of), under the plan and without it; not a store's belief.",
+            class_="note",
+        ),
+    ]
+    doc.body.append(section("verdict", "Is it safe?", *verdict))
+    doc.body.append(section("actions", "The plan", tag("ol", *(tag("li", tag("code", t)) for t in texts))))
+    risks = fp.risk_frame(result)
+    doc.body.append(
+        section(
+            "at-risk",
+            "Content at risk, step by step",
+            _table(
+                risks,
+                [
+                    ("at", "from"),
+                    ("fid", "folder"),
+                    ("store", "held only on"),
+                    ("cause", "when it"),
+                    ("cns", "CNs"),
+                    ("survives", "survives?"),
+                ],
+            )
+            if not risks.empty
+            else tag("p", "None."),
+            tag(
+                "p",
+                "Without the plan (the baseline) nothing is put at risk: it takes no action.",
+                class_="note",
+            ),
+        )
+    )
+    moved = fp.moved_frame(result)
+    doc.body.append(
+        section(
+            "moved",
+            "Replicas whose in-sync time moves",
+            _table(
+                moved,
+                [
+                    ("store", "store"),
+                    ("fid", "folder"),
+                    ("before", "in sync, without the plan"),
+                    ("after", "under the plan"),
+                ],
+            )
+            if not moved.empty
+            else tag("p", "None."),
+        )
+    )
+    traffic = fp.traffic_frame(result)
+    doc.body.append(
+        section(
+            "traffic",
+            "Backfill traffic per store pair",
+            _table(
+                traffic,
+                [
+                    ("sender", "from"),
+                    ("recipient", "to"),
+                    ("requests_before", "requests, without"),
+                    ("requests_after", "under the plan"),
+                    ("cns_before", "CNs sent, without"),
+                    ("cns_after", "under the plan"),
+                    ("messages_before", "messages, without"),
+                    ("messages_after", "under the plan"),
+                ],
+                numeric=range(2, 8),
+            )
+            if not traffic.empty
+            else tag("p", "The plan changes no pair's traffic."),
+        )
+    )
+    steps = plan.played.played
+    doc.body.append(
+        section(
+            "timeline",
+            "Timeline of the play",
+            doc.figure(
+                fp.timeline_figure(steps, result, run.as_of),
+                "The plan's steps, content at risk and in-sync times by store",
+            ),
+            _table(fp.played_frame(steps), [("at", "at"), ("store", "store"), ("what", "step")]),
+        )
+    )
+    header = tag(
+        "header",
+        tag("p", "pfscope plan report", class_="muted"),
+        tag("h1", f"Plan: {fp.verdict_line(result)}"),
+        facts([("run", run.run_id), ("as of", fp.ts_text(run.as_of, "")), ("actions", len(texts))]),
+        class_="report",
+    )
+    footer = tag(
+        "footer",
+        tag(
+            "p",
+            f"pfscope plan of run {run.run_id}. Times are UTC. Nothing of the plan is written into the run.",
+        ),
+        class_="report",
+    )
+    toc = [
+        ("verdict", "Verdict"),
+        ("actions", "The plan"),
+        ("at-risk", "Content at risk"),
+        ("moved", "In-sync times"),
+        ("traffic", "Traffic"),
+        ("timeline", "Timeline"),
+    ]
+    return doc.render(header, toc, footer)
+
+
+def _refusal(title: str, line: str) -> str:
+    doc = Document(title=f"pfscope · plan · {title}")
+    doc.body.append(tag("p", line, id="reason"))
+    return doc.render(tag("header", tag("h1", title), class_="report"), [], Html(""))
+
+
+def plan_report_response(
+    data_dir: Any, latest_run: str, texts: Sequence[str], run: str | None
+) -> tuple[int, str, str | None]:
+    """(HTTP status, HTML, file name to download as; None for a refusal page)."""
+    if run and run != latest_run:
+        return (
+            409,
+            _refusal(
+                "Plan made on an older run",
+                f"This plan was made on run {run}; recompute it on run {latest_run}.",
+            ),
+            None,
+        )
+    if not texts:
+        return 400, _refusal("No action", "The plan has no action: add one on the /plan page."), None
+    try:
+        plan = make_plan(data_dir, texts)
+    except OperatorError as e:
+        return 400, _refusal("This plan cannot be played", str(e)), None
+    return 200, plan_report(plan, texts), plan_filename(plan.run.run_id)
