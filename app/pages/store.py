@@ -16,8 +16,12 @@ from pfscope.app import figures as f
 from pfscope.app import history
 from pfscope.app.data import RunData
 from pfscope.app.figures import recovery as rc
+from pfscope.app.figures.plan import plan_href
 from pfscope.app.runtime import current_data, settings
 from pfscope.spark_jobs.model.rules.health import entry_overdue
+
+#: the maintenance window the store page's plan link starts with
+MAINTENANCE = "+4h"
 
 
 def title(name: str | None = None, **_: Any) -> str:
@@ -190,6 +194,17 @@ def store_page(data: RunData, name: str) -> html.Main:
                     else "",
                 ],
                 id="pf-store-facts",
+            ),
+            html.P(
+                [
+                    dcc.Link(
+                        "Plan maintenance of this store",
+                        href=plan_href([f"down {name} until {MAINTENANCE}"], data.run_id),
+                        id="pf-store-plan",
+                    ),
+                    f": is it safe to take it down ({MAINTENANCE[1:]} from the as-of; change it on the plan page)?",
+                ],
+                className="pf-muted",
             ),
             risk_view(name, replicas, down) or "",
             forecast_view(data, name, forecast, as_of),

@@ -143,3 +143,13 @@ def test_the_plan_on_a_phone_and_in_the_dark(demo_server: Server, browser) -> No
     finally:
         dark.close()
     assert errors == []
+
+
+def test_the_store_page_links_a_maintenance_plan(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    open_page(page, demo_server.base + "/store/PFDUB01")
+    page.locator("#pf-store-plan").click()
+    page.wait_for_selector("#plan-verdict")
+    query = parse_qs(urlsplit(page.url).query)
+    assert query["action"] == ["down PFDUB01 until +4h"] and query["run"] == [run_id(demo_server)]
+    made = make_plan(demo_server.data, query["action"])
+    assert page.locator("#plan-verdict").inner_text().startswith(made.result.verdict)
