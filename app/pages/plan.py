@@ -53,8 +53,8 @@ def layout(action: str | list[str] | None = None, run: str | None = None, **_que
         _actions_section(data, actions),
         _form_section(data, actions),
     ]
-    if actions:
-        children += _result(data, actions)
+    if actions:  # the same plan on the same run gives the same page: played once per cache
+        children += data.memo("plan_result", actions, lambda: _result(data, actions))
     return html.Main(children, className="pf-page", id="plan-page")
 
 
