@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from pfscope.app.figures import plan as fp
-from pfscope.app.report.plan import plan_filename, plan_report
+from pfscope.app.report.plan import plan_filename, plan_report, plan_report_response
 from pfscope.spark_jobs.compute.planning import Plan
 from pfscope.spark_jobs.model.cnset import CNSet
 from pfscope.spark_jobs.model.forecast.actions import Decommission, ReplicaChange, Restore, StoreStatus
@@ -176,3 +176,14 @@ def test_the_timeline_escapes_what_plotly_would_read_as_tags() -> None:
     fig = fp.timeline_figure([ReplicaChange(AS_OF, "PFS1", hostile, False)], result(hostile), AS_OF)
     hovers = [h for t in fig.data for h in ([t.hovertext] if isinstance(t.hovertext, str) else t.hovertext)]
     assert hovers and all("<b>" not in h and "&lt;b&gt;1-2&lt;/b&gt;" in h for h in hovers)
+
+
+def test_the_report_route_refuses_a_stale_or_empty_plan_in_one_line(tmp_path: Any) -> None:
+    status, page, name = plan_report_response(tmp_path, "R2", ["down PFS1"], "R<1>")
+    assert (status, name) == (409, None)
+    assert "This plan was made on run R&lt;1&gt;; recompute it on run R2." in page
+    status, page, name = plan_report_response(tmp_path, "R2", [], None)
+    assert (status, name) == (400, None) and "The plan has no action" in page
+    # no published run in the folder: the planner's one line, not a traceback
+    status, page, name = plan_report_response(tmp_path, "R2", ["down PFS1"], None)
+    assert status == 400 and "no published run to plan on" in page
