@@ -119,6 +119,12 @@ def verdict_line(result: PlanResult) -> str:
     return "safe" if result.safe else f"not safe: {result.reasons[0]}"
 
 
+def first_reasons(reasons: Sequence[str], n: int) -> tuple[list[str], str | None]:
+    """The first ``n`` reasons, and a line for the rest (None: none left off)."""
+    rest = len(reasons) - n
+    return list(reasons[:n]), (f"… and {rest:,} more: the report lists every one." if rest > 0 else None)
+
+
 def settles_text(result: PlanResult) -> str:
     if result.settles_at is None:
         return "Not everything settles within 14 days under the plan."

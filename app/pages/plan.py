@@ -28,6 +28,8 @@ dash.register_page(__name__, path="/plan", name="Plan", title="pfscope · plan")
 
 #: the most folders the folder picker offers at once (type to narrow)
 FOLDER_CHOICES = 50
+#: the most reasons the verdict lists (the report lists them all)
+REASONS = 100
 
 
 def layout(action: str | list[str] | None = None, run: str | None = None, **_query: Any) -> html.Main:
@@ -175,6 +177,14 @@ def _result(data: RunData, actions: list[str]) -> list[Any]:
     return _shown(data, plan, actions)
 
 
+def _reasons(reasons: list[str]) -> html.Ul:
+    shown, more = fp.first_reasons(reasons, REASONS)
+    items = [html.Li(r) for r in shown]
+    if more:
+        items.append(html.Li(more, className="pf-muted"))
+    return html.Ul(items, id="plan-reasons")
+
+
 def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
     result = plan.result
     verdict = html.Section(
@@ -184,7 +194,7 @@ def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
                 id="plan-verdict",
                 className=f"plan-verdict plan-{'safe' if result.safe else 'unsafe'}",
             ),
-            html.Ul([html.Li(r) for r in result.reasons], id="plan-reasons") if result.reasons else None,
+            _reasons(result.reasons) if result.reasons else None,
             html.P(fp.settles_text(result), id="plan-settles"),
             html.P(
                 c.download_link(fp.plan_report_href(actions, data.run_id), "plan-report-link"),

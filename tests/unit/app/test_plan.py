@@ -187,3 +187,9 @@ def test_the_report_route_refuses_a_stale_or_empty_plan_in_one_line(tmp_path: An
     # no published run in the folder: the planner's one line, not a traceback
     status, page, name = plan_report_response(tmp_path, "R2", ["down PFS1"], None)
     assert status == 400 and "no published run to plan on" in page
+
+
+def test_the_page_lists_the_first_reasons_and_counts_the_rest() -> None:
+    reasons = [f"reason {i}" for i in range(5)]
+    assert fp.first_reasons(reasons, 5) == (reasons, None)
+    assert fp.first_reasons(reasons, 3) == (reasons[:3], "… and 2 more: the report lists every one.")
