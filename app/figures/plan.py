@@ -24,6 +24,7 @@ from pfscope.spark_jobs.model.forecast.actions import (
     Restore,
     StoreStatus,
 )
+from pfscope.spark_jobs.model.forecast.planner import Decommissioned
 from pfscope.spark_jobs.model.forecast.play import DOWN, REMOVED
 from pfscope.spark_jobs.model.forecast.verdict import PlanResult
 from pfscope.spark_jobs.model.timeutil import format_ts
@@ -147,18 +148,31 @@ def risk_frame(result: PlanResult) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["at", "fid", "store", "cause", "cns", "survives"])
 
 
-def moved_frame(result: PlanResult) -> pd.DataFrame:
-    """The replicas whose ``in_sync_at`` the plan moves: without the plan, and under it."""
-    rows = [
-        {
-            "store": m.store,
-            "fid": m.fid,
-            "before": ts_text(m.before),
-            "after": "removed from the list" if m.removed else ts_text(m.after),
-        }
-        for m in result.changed
-    ]
+def moved_frame(result: PlanResult, played: Sequence[Action] = ()) -> pd.DataFrame:
+    """The replicas whose ``in_sync_at`` the plan moves: without the plan, and under it (a replica
+    the baseline has lacking nothing: "lacks nothing", or "not on the list" when the plan adds it)."""
+    added = {(a.store, a.fid) for a in played if isinstance(a, ReplicaChange) and a.added}
+    rows = []
+    for m in result.changed:
+        before = ts_text(m.before) if m.lacked_before else "lacks nothing"
+        if not m.lacked_before and (m.store, m.fid) in added:
+            before = "not on the list"
+        after = "removed from the list" if m.removed else ts_text(m.after)
+        rows.append({"store": m.store, "fid": m.fid, "before": before, "after": after})
     return pd.DataFrame(rows, columns=["store", "fid", "before", "after"])
+
+
+def decommissioned_lines(decommissioned: Sequence[Decommissioned]) -> list[str]:
+    """When each decommissioned store leaves its lists and goes down (once nothing of it is at risk)."""
+    return [
+        f"{d.store} is removed from its lists at {format_ts(d.removed_at)} and goes down "
+        + (
+            f"at {format_ts(d.down_at)}."
+            if d.down_at is not None
+            else "not within 14 days (something of it is still at risk)."
+        )
+        for d in decommissioned
+    ]
 
 
 TRAFFIC_COLUMNS = [

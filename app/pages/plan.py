@@ -196,6 +196,10 @@ def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
             ),
             _reasons(result.reasons) if result.reasons else None,
             html.P(fp.settles_text(result), id="plan-settles"),
+            *(
+                html.P(line, className="plan-decommissioned")
+                for line in fp.decommissioned_lines(plan.played.decommissioned)
+            ),
             html.P(
                 c.download_link(fp.plan_report_href(actions, data.run_id), "plan-report-link"),
                 className="plan-download",
@@ -230,7 +234,7 @@ def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
         c.section(
             "Replicas whose in-sync time moves",
             c.table(
-                fp.moved_frame(result),
+                fp.moved_frame(result, plan.played.played),
                 [
                     ("store", "store"),
                     ("fid", "folder"),

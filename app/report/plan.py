@@ -39,6 +39,7 @@ def plan_report(plan: Plan, texts: Sequence[str]) -> str:
         tag("p", fp.verdict_line(result), id="verdict-line", class_="count"),
         tag("ul", *(tag("li", r) for r in result.reasons)) if result.reasons else Html(""),
         tag("p", fp.settles_text(result)),
+        *(tag("p", line) for line in fp.decommissioned_lines(plan.played.decommissioned)),
         tag(
             "p",
             "What is so by the forecast (the model's rules played forward from every store's state at "
@@ -73,7 +74,7 @@ def plan_report(plan: Plan, texts: Sequence[str]) -> str:
             ),
         )
     )
-    moved = fp.moved_frame(result)
+    moved = fp.moved_frame(result, plan.played.played)
     doc.body.append(
         section(
             "moved",

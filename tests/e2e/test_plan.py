@@ -153,3 +153,14 @@ def test_the_store_page_links_a_maintenance_plan(demo_server: Server, page) -> N
     assert query["action"] == ["down PFDUB01 until +4h"] and query["run"] == [run_id(demo_server)]
     made = make_plan(demo_server.data, query["action"])
     assert page.locator("#plan-verdict").inner_text().startswith(made.result.verdict)
+
+
+def test_a_decommission_says_when_the_store_goes_down(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    plan = ["decommission PFDUB01"]
+    made = make_plan(demo_server.data, plan)
+    assert made.played.decommissioned  # not vacuous
+    open_page(page, demo_server.base + plan_href(plan, made.run.run_id))
+    lines = page.locator(".plan-decommissioned").all_inner_texts()
+    assert len(lines) == 1 and lines[0].startswith("PFDUB01 is removed from its lists at ")
+    steps = page.locator("#plan-steps tbody tr").count()
+    assert steps == len(made.played.played) > 1  # its removals (and its down) as played

@@ -14,6 +14,7 @@ from pfscope.app.report.plan import plan_filename, plan_report, plan_report_resp
 from pfscope.spark_jobs.compute.planning import Plan
 from pfscope.spark_jobs.model.cnset import CNSet
 from pfscope.spark_jobs.model.forecast.actions import Decommission, ReplicaChange, Restore, StoreStatus
+from pfscope.spark_jobs.model.forecast.planner import Decommissioned
 from pfscope.spark_jobs.model.forecast.play import DOWN, REMOVED, Risk, Traffic
 from pfscope.spark_jobs.model.forecast.verdict import Moved, PairTraffic, PlanResult
 from pfscope.spark_jobs.model.timeutil import HOUR, parse_ts
@@ -27,6 +28,8 @@ def result(fid: str = "1-2A45") -> PlanResult:
             Moved("PFS2", fid, AS_OF + HOUR, AS_OF + 5 * HOUR),
             Moved("PFS3", fid, AS_OF + HOUR, None),
             Moved("PFS1", fid, None, None, removed=True),
+            Moved("PFS4", fid, None, AS_OF + 6 * HOUR, lacked_before=False),
+            Moved("PFS5", fid, None, AS_OF + 7 * HOUR, lacked_before=False),
         ],
         at_risk=[
             Risk(AS_OF + 2 * HOUR, "PFS2", fid, DOWN, CNSet.parse("PFS2:40-52"), AS_OF + 8 * HOUR),
@@ -90,11 +93,13 @@ def test_the_result_tables_say_before_and_after() -> None:
     assert risks["survives"].tolist() == ["yes: safe again at 2026-11-05T08:00:00Z", "no: lost"]
     assert risks["cause"].tolist() == ["goes down", "removed from the list"]
     assert risks["cns"].tolist() == ["PFS2:40-52", "PFS1:7"]
-    moved = fp.moved_frame(r)
+    moved = fp.moved_frame(r, [ReplicaChange(AS_OF, "PFS4", "1-2A45", True)])
     assert moved[["store", "before", "after"]].values.tolist() == [
         ["PFS2", "2026-11-05T01:00:00Z", "2026-11-05T05:00:00Z"],
         ["PFS3", "2026-11-05T01:00:00Z", fp.NEVER],
         ["PFS1", fp.NEVER, "removed from the list"],
+        ["PFS4", "not on the list", "2026-11-05T06:00:00Z"],
+        ["PFS5", "lacks nothing", "2026-11-05T07:00:00Z"],
     ]
     traffic = fp.traffic_frame(r).iloc[0].to_dict()
     assert (traffic["requests_before"], traffic["requests_after"]) == (1, 2)
@@ -131,16 +136,16 @@ def test_the_timeline_draws_steps_risks_and_in_sync_times() -> None:
     by_name: dict[str, int] = {}
     for t in fig.data:
         by_name[t.name] = by_name.get(t.name, 0) + len(t.x)
-    # two risk bars (two points each), two steps, two in-sync times before, one after
+    # two risk bars (two points each), two steps, two in-sync times before, three after
     assert by_name == {
         "content at risk": 4,
         "the plan's steps": 2,
         "in sync, without the plan": 2,
-        "in sync, under the plan": 1,
+        "in sync, under the plan": 3,
     }
     lost = [t for t in fig.data if t.name == "content at risk"][1]
     assert pd.Timestamp(lost.x[1]) == pd.Timestamp(AS_OF + 8 * HOUR, unit="us", tz="UTC")  # to the end
-    assert list(fig.layout.yaxis.categoryarray) == ["PFS3", "PFS2", "PFS1"]
+    assert list(fig.layout.yaxis.categoryarray) == ["PFS5", "PFS4", "PFS3", "PFS2", "PFS1"]
 
 
 def test_the_folder_picker_offers_what_the_verb_can_name() -> None:
@@ -163,11 +168,18 @@ def test_the_report_escapes_what_comes_from_the_data() -> None:
     plan = SimpleNamespace(
         result=result(hostile),
         run=SimpleNamespace(run_id="R<1>", as_of=AS_OF),
-        played=SimpleNamespace(played=[ReplicaChange(AS_OF, "PFS1", hostile, False)]),
+        played=SimpleNamespace(
+            played=[ReplicaChange(AS_OF, "PFS1", hostile, False)],
+            decommissioned=[Decommissioned("PFS<9>", AS_OF, None)],
+        ),
     )
     page = plan_report(cast(Plan, plan), [f"remove PFS1 from {hostile}"])
     assert "<script>x" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
     assert "R&lt;1&gt;" in page and "not safe: first reason" in page
+    assert (
+        "PFS&lt;9&gt; is removed from its lists at 2026-11-05T00:00:00Z and goes down not within 14 days"
+        in page
+    )
     assert plan_filename("20261105T000000Z-ab:c") == "pfscope-plan-20261105T000000Z-ab_c.html"
 
 
