@@ -92,7 +92,10 @@ class Simulator:
         queue_expiry: int | None = QUEUE_EXPIRY,
         on_progress: Callable[[int, int], None] | None = None,
         org: OrgContext | None = None,
+        folders: bool = True,
     ):
+        """``folders`` False: no replica list or path of the topology's folders is set up (a
+        play of one folder sets its own; the topology may have thousands)."""
         self.topo = topo
         self.out = out
         self.start, self.end = start, end
@@ -111,8 +114,10 @@ class Simulator:
         self.up: dict[str, bool] = {s: True for s in topo.stores}
         self.mailbox: dict[str, list[tuple[Message, str]]] = {s: [] for s in topo.stores}
         self.replicas: dict[str, tuple[str, ...]] = {HIERARCHY_FID: topo.store_names()}
-        self.replicas.update({f.fid: f.replicas for f in topo.folders.values()})
-        self.paths: dict[str, str] = {f.fid: f.path for f in topo.folders.values()}
+        self.paths: dict[str, str] = {}
+        if folders:
+            self.replicas.update({f.fid: f.replicas for f in topo.folders.values()})
+            self.paths = {f.fid: f.path for f in topo.folders.values()}
         self.replica_events: dict[str, list[Event]] = {}
         self.folds: dict[tuple[str, str], FolderFold] = {}
         self.held: dict[tuple[str, str], CNSet] = {}

@@ -14,9 +14,11 @@ import pyarrow.dataset as ds
 import pytest
 
 from pfscope.app.cli import main
-from pfscope.spark_jobs.compute.planning import make_plan
+from pfscope.spark_jobs.compute.planning import folder_starts, involved_folders, make_plan, open_run
 from pfscope.spark_jobs.model.errors import ExitStatus
-from pfscope.spark_jobs.model.forecast.plan import PlanError
+from pfscope.spark_jobs.model.forecast.plan import PlanError, parse_plan
+from pfscope.spark_jobs.model.forecast.planner import play_plan
+from pfscope.spark_jobs.model.forecast.verdict import judge
 from pfscope.spark_jobs.model.timeutil import format_ts
 from tests.published_runs import published
 
@@ -113,3 +115,29 @@ def test_a_bad_action_is_one_line_and_exit_status_2(demo: Path, action: str, sai
     assert said in err and len(err.strip().splitlines()) == 1
     with pytest.raises(PlanError):
         make_plan(demo, [action])
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        [f"down {STORE} at +2h until +8h"],
+        [f"down {STORE} at +1d until +2d", "down PFJNB02 at +2h", "up PFJNB02 at +5h"],
+        ["up PFJNB02 at +3h"],
+        ["decommission PFRED03"],
+        ["remove PFDUB01 from 1-2B51", "add PFSIN02 to 1-2B51 at +1h"],
+    ],
+)
+def test_the_baseline_taken_from_a_play_the_plan_did_not_change_is_the_baseline(
+    demo: Path, texts: list[str]
+) -> None:
+    """A folder whose play the plan did not change is not played again for the baseline: the same
+    rows, requests and traffic as playing it."""
+    run = open_run(demo)
+    actions = parse_plan(texts, run.known)
+    starts = folder_starts(run, involved_folders(run, actions))
+    quick = play_plan(run.org, starts, run.as_of, run.transits, actions)
+    full = play_plan(run.org, starts, run.as_of, run.transits, actions, shortcut=False)
+    for fid, base in full.baseline.items():
+        got = quick.baseline[fid]
+        assert (got.forecast, got.requests, got.traffic) == (base.forecast, base.requests, base.traffic), fid
+    assert judge(quick) == judge(full)

@@ -15,7 +15,7 @@ from pfscope.spark_jobs.model.engine import SentRequest
 from pfscope.spark_jobs.model.events import Message
 from pfscope.spark_jobs.model.fold import FolderFold
 from pfscope.spark_jobs.model.forecast.actions import Action
-from pfscope.spark_jobs.model.forecast.play import Play, PlayResult, Risk, Traffic
+from pfscope.spark_jobs.model.forecast.play import FoldSnapshot, Play, PlayResult, Risk, Traffic
 from pfscope.spark_jobs.model.forecast.world import Transits
 from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.rules.health import DELETED
@@ -33,6 +33,8 @@ class FolderForecast:
     removed: set[str] = field(default_factory=set)
     risks: list[Risk] = field(default_factory=list)
     traffic: dict[tuple[str, str], Traffic] = field(default_factory=dict)
+    #: the plan changed one of its plays (``PlayResult.diverged``); False: the baseline's rows
+    diverged: bool = False
 
 
 def targets_of(folds: Mapping[str, FolderFold]) -> dict[str, CNSet]:
@@ -61,22 +63,29 @@ def forecast_folder(
     messages of ``fid`` sent within the queue expiry before the as-of that a recipient had not
     processed, with that recipient; ``actions``: a plan's (none: the baseline forecast);
     ``always``: play the folder even when no replica lacks anything (a plan's baseline traffic)."""
-    targets = targets_of(folds)
+    initial = targets = targets_of(folds)
     if not targets and not actions and not always:
         return FolderForecast()
     # in the order they were sent (the job's partitions meet them in another order than the log)
     mail = sorted(in_flight, key=lambda pair: (pair[0].sent_at, pair[0].seq, pair[1]))
-    base = Play(org, fid, folds, targets, as_of, transits, actions=actions).play(mail)
-    bound = Play(org, fid, folds, targets, as_of, transits, lose_first_reply=True, actions=actions).play(mail)
+    snapshot = FoldSnapshot(folds)  # pickled once for all the folder's plays
+    base = Play(org, fid, snapshot, targets, as_of, transits, actions=actions).play(mail)
     targets = base.targets  # a plan's play adds the replicas it adds or restores
+    out = FolderForecast(removed=base.removed, risks=base.risks, traffic=base.traffic, diverged=base.diverged)
+    if not targets:  # nothing lacking, before or under the plan: no row, no bound to play
+        return out
+    bound = Play(org, fid, snapshot, initial, as_of, transits, lose_first_reply=True, actions=actions).play(
+        mail
+    )
+    out.diverged |= bound.diverged
     waits = {s: waits_for(s, t, folds, base) for s, t in targets.items() if s not in base.in_sync_at}
     back = sorted({s for stores in waits.values() for s in stores})
     if back:  # what the down stores' return would do: the same plays with them back at the as-of
-        back_base = Play(org, fid, folds, targets, as_of, transits, back=back, actions=actions).play(mail)
+        back_base = Play(org, fid, snapshot, targets, as_of, transits, back=back, actions=actions).play(mail)
         back_bound = Play(
-            org, fid, folds, targets, as_of, transits, lose_first_reply=True, back=back, actions=actions
+            org, fid, snapshot, targets, as_of, transits, lose_first_reply=True, back=back, actions=actions
         ).play(mail)
-    out = FolderForecast(removed=base.removed, risks=base.risks, traffic=base.traffic)
+        out.diverged |= back_base.diverged or back_bound.diverged
     for store, target in sorted(targets.items()):
         done = base.in_sync_at.get(store)
         asked = [r for r in base.requests if r.store == store and (done is None or r.at <= done)]

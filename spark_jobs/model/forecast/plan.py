@@ -41,6 +41,10 @@ FORMS = (
 )
 
 
+#: the most actions one plan takes (each touches every folder of its store)
+MAX_ACTIONS = 50
+
+
 class PlanError(OperatorError):
     """An action the planner cannot take: said in one line."""
 
@@ -79,6 +83,9 @@ def _absolute(text: str) -> int:
 def parse_plan(texts: Iterable[str], known: Known) -> list[Action]:
     """Every ``--action`` of a plan, and its list changes checked in time order (a replica added
     must not be on the list then, a replica removed must be)."""
+    texts = list(texts)
+    if len(texts) > MAX_ACTIONS:
+        raise PlanError(f"a plan of {len(texts)} actions: a plan takes at most {MAX_ACTIONS}")
     actions = [a for text in texts for a in parse_action(text, known)]
     lists = {fid: set(stores) for fid, stores in known.lists.items()}
     for a in in_order(actions):

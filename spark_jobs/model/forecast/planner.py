@@ -84,9 +84,11 @@ def play_plan(
     as_of: int,
     transits: Transits,
     actions: Sequence[Action],
+    *,
+    shortcut: bool = True,
 ) -> PlayedPlan:
     """The plan's folders played without it and under it (``starts``: at least every folder it
-    touches)."""
+    touches; ``shortcut`` False: the baseline played for every folder, as the tests compare)."""
     fids = touched(starts, actions)
     played: list[Action] = [a for a in in_order(actions) if not isinstance(a, Decommission)]
     out = PlayedPlan(list(actions), played)
@@ -103,10 +105,28 @@ def play_plan(
         out.decommissioned.append(Decommissioned(d.store, d.at, down_at))
     out.played = in_order(played)
     for fid in fids:
-        start = starts[fid]
-        out.baseline[fid] = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, always=True)
-        out.planned[fid] = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, out.played)
+        out.planned[fid], out.baseline[fid] = _both(
+            org, starts[fid], fid, as_of, transits, out.played, shortcut
+        )
     return out
+
+
+def _both(
+    org: OrgContext,
+    start: FolderStart,
+    fid: str,
+    as_of: int,
+    transits: Transits,
+    actions: Sequence[Action],
+    shortcut: bool,
+) -> tuple[FolderForecast, FolderForecast]:
+    """A folder under the plan and without it. A play the plan did not change (no event ran while
+    it held a store's status, no list change or restore applied: ``diverged`` False) is the
+    baseline's own play, event for event, so the baseline is not played again (``shortcut``)."""
+    planned = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, actions)
+    if shortcut and not planned.diverged:
+        return planned, FolderForecast(planned.forecast, planned.requests, traffic=planned.traffic)
+    return planned, forecast_folder(org, fid, start.folds, start.mail, as_of, transits, always=True)
 
 
 def _safe_to_stop(

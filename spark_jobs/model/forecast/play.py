@@ -81,6 +81,9 @@ class PlayResult:
     missing: dict[str, CNSet] = field(default_factory=dict)  # what each store knows it lacks then
     up: dict[str, bool] = field(default_factory=dict)
     overdue: int = 0  # the bound: messages on their way at the as-of it takes as lost
+    #: a plan's actions changed the play: a list change or restore applied, an event ran while a
+    #: store's up or down was the plan's, or the play ended so (False: the baseline's own play)
+    diverged: bool = False
     #: what each replica lacked, to be in sync (a plan adds the replicas it adds or restores)
     targets: dict[str, CNSet] = field(default_factory=dict)
     removed: set[str] = field(default_factory=set)  # replicas a plan removed from the list
@@ -88,15 +91,26 @@ class PlayResult:
     traffic: dict[tuple[str, str], Traffic] = field(default_factory=dict)  # (sender, recipient)
 
 
-def copy_folds(folds: Mapping[str, FolderFold], org: OrgContext) -> dict[str, FolderFold]:
-    """The folds as a later run would read them back (open entries and state, no rows), bound to
-    the play's organisation: the play never touches the folds it was given."""
-    out = {}
-    for store, fold in folds.items():
-        copy: FolderFold = pickle.loads(pickle.dumps(fold)).resume(org)
-        copy.keep_rows, copy.rows = False, Rows.discarding()
-        out[store] = copy
-    return out
+class FoldSnapshot:
+    """A folder's folds at the as-of, pickled once: each play starts from its own copy (the folds
+    as a later run would read them back: open entries and state, no rows), so no play touches the
+    folds it was given, and the plays of one folder pickle them once."""
+
+    def __init__(self, folds: Mapping[str, FolderFold]):
+        self.blob = pickle.dumps(dict(folds), protocol=pickle.HIGHEST_PROTOCOL)
+
+    def copies(self, org: OrgContext) -> dict[str, FolderFold]:
+        """Fresh copies, bound to the play's organisation."""
+        out: dict[str, FolderFold] = pickle.loads(self.blob)
+        for fold in out.values():
+            fold.resume(org)
+            fold.keep_rows, fold.rows = False, Rows.discarding()
+        return out
+
+
+def copy_folds(folds: Mapping[str, FolderFold] | FoldSnapshot, org: OrgContext) -> dict[str, FolderFold]:
+    """Copies of the folds for one play (``FoldSnapshot``)."""
+    return (folds if isinstance(folds, FoldSnapshot) else FoldSnapshot(folds)).copies(org)
 
 
 def unsent_changes(fold: FolderFold) -> CNSet:
@@ -126,7 +140,7 @@ class Play(Simulator):
         self,
         org: OrgContext,
         fid: str,
-        folds: Mapping[str, FolderFold],
+        folds: Mapping[str, FolderFold] | FoldSnapshot,
         targets: Mapping[str, CNSet],
         as_of: int,
         transits: Transits,
@@ -144,6 +158,7 @@ class Play(Simulator):
             end=as_of + HORIZON,
             network=TypicalMail(topo, transits, lose_first_reply),
             org=org,
+            folders=False,
         )
         self.fid = fid
         self.now = as_of
@@ -154,6 +169,8 @@ class Play(Simulator):
         self.folds = {(s, fid): f for s, f in mine.items()}
         self.held = {(s, fid): f.owned for s, f in mine.items()}
         self.up = {s: not org.is_down(s, as_of) for s in topo.stores}
+        self._initial_up = dict(self.up)
+        self._differs = False  # some store's up or down is the plan's, not the baseline's
         self.replicas = {fid: next(iter(mine.values())).replicas} if mine else {}
         self.targets = dict(targets)
         self.lose_first_reply = lose_first_reply
@@ -161,6 +178,7 @@ class Play(Simulator):
         if any(isinstance(a, Decommission) for a in actions):
             raise ValueError("a decommission is played as the list changes and the down it makes")
         self.actions = in_order(a for a in actions if as_of <= a.at < as_of + HORIZON)
+        self._acted = {a.store for a in self.actions if isinstance(a, StoreStatus)}
         self.result = PlayResult(sources={s: set() for s in targets}, targets=self.targets)
         self._credited: dict[str, CNSet] = {s: EMPTY for s in targets}
         self._answering: Message | None = None
@@ -200,9 +218,15 @@ class Play(Simulator):
             if unsent:
                 self.at(self.now + self._cycle, self._replicate, store, fid, unsent)
         self.run(ticks=False)
+        self.result.diverged |= self._differs
         self.result.requests = [r for r in self.sent_requests if r.fid == self.fid]
         self.result.held = {s: cns for (s, _), cns in self.held.items()}
-        self.result.missing = {s: f.missing() for (s, _), f in self.folds.items()}
+        # what each replica not in sync knows it lacks (why it is blocked; the others need none)
+        self.result.missing = {
+            s: self.folds[(s, self.fid)].missing()
+            for s in self.targets
+            if s not in self.result.in_sync_at and (s, self.fid) in self.folds
+        }
         self.result.up = dict(self.up)
         return self.result
 
@@ -211,12 +235,18 @@ class Play(Simulator):
         """How long until a store's next replication cycle, at the most (seed 003's intervals)."""
         return HIERARCHY_INTERVAL if self.fid == HIERARCHY_FID else CONTENT_INTERVAL
 
+    def _event(self) -> None:
+        """Every event of the play: one while the plan holds a store's status changes the play."""
+        if self._differs:
+            self.result.diverged = True
+
     def _replicate(self, store: str, fid: str, unsent: CNSet) -> None:
         """A store's own changes no message carried yet go to the other replicas in its next cycle
         (as one message: the engine's packing limits would only split it into messages that travel
         together); a store off the list sends them by status requests, not here. A store that is
         down sends them in its first cycle once it is back; one restored to a backup without them
         no longer holds them."""
+        self._event()
         unsent = unsent.intersection(self.held.get((store, fid), EMPTY))
         if not unsent:
             return
@@ -237,6 +267,7 @@ class Play(Simulator):
         if not a.up and self.up.get(a.store, False):
             self._put_at_risk(a.store, DOWN, self.held.get((a.store, self.fid), EMPTY))
         self.store_status(a.store, a.up)
+        self._differs = any(self.up[s] != self._initial_up[s] for s in self._acted)
         if a.up and a.store in self._unsent:
             self.at(self.now + self._cycle, self._replicate, a.store, self.fid, self._unsent.pop(a.store))
         self._check_risks()
@@ -245,6 +276,7 @@ class Play(Simulator):
         listed = self.replicas.get(self.fid, ())
         if a.added == (a.store in listed):
             return  # on the list already, or not on it: nothing to change
+        self.result.diverged = True
         if a.added:
             self.set_replicas(a.store, self.fid, (*listed, a.store))
             self.result.removed.discard(a.store)
@@ -264,6 +296,7 @@ class Play(Simulator):
         backup = a.backup(self.fid)
         if key not in self.folds and not backup.owned:
             return  # it held nothing of the folder, then or now
+        self.result.diverged = True
         fold = self.fold(a.store, self.fid)
         held = self.held.get(key, EMPTY)
         self._put_at_risk(a.store, RESTORED, held.difference(backup.owned))
@@ -358,7 +391,16 @@ class Play(Simulator):
                 t.responses += 1
                 t.cns += (m.changes or EMPTY).count()
 
+    def _status(self, store: str, fid: str) -> None:
+        self._event()
+        super()._status(store, fid)
+
+    def _status_request(self, store: str, fid: str, retry: bool = False) -> None:
+        self._event()
+        super()._status_request(store, fid, retry)
+
     def _due(self, store: str, fid: str) -> None:
+        self._event()
         before = len(self.sent_requests)
         super()._due(store, fid)
         for r in self.sent_requests[before:]:
@@ -366,6 +408,7 @@ class Play(Simulator):
                 self._entry_of[r.msg] = r.entry_id
 
     def _deliver(self, m: Message, dst: str) -> None:
+        self._event()
         if self._reply_to.get(m.msg) in self.result.lost:
             return  # the bound: this reply never arrives
         super()._deliver(m, dst)

@@ -7,7 +7,14 @@ import pytest
 
 from pfscope.spark_jobs.model.errors import ExitStatus
 from pfscope.spark_jobs.model.forecast.actions import Decommission, ReplicaChange, Restore, StoreStatus
-from pfscope.spark_jobs.model.forecast.plan import Known, PlanError, parse_action, parse_plan, parse_time
+from pfscope.spark_jobs.model.forecast.plan import (
+    MAX_ACTIONS,
+    Known,
+    PlanError,
+    parse_action,
+    parse_plan,
+    parse_time,
+)
 from pfscope.spark_jobs.model.forecast.verdict import Moved, compare
 from pfscope.spark_jobs.model.timeutil import DAY, HOUR, MINUTE, parse_ts
 
@@ -107,3 +114,5 @@ def test_list_changes_are_checked_in_the_plan_s_time_order() -> None:
     assert len(both) == 2
     with pytest.raises(PlanError, match="on its list already"):
         parse_plan(["add PFS2 to 1-123 at +1h", "remove PFS2 from 1-123 at +2h"], KNOWN)
+    with pytest.raises(PlanError, match=f"at most {MAX_ACTIONS}"):
+        parse_plan(["up PFS1"] * (MAX_ACTIONS + 1), KNOWN)
