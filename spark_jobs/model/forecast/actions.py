@@ -11,7 +11,7 @@ engine at their times: a plan of no actions is the baseline forecast.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
 
@@ -79,8 +79,29 @@ _ORDER = {ReplicaChange: 0, Restore: 1, Decommission: 2, StoreStatus: 3}
 
 
 def in_order(actions: Iterable[Action]) -> list[Action]:
-    """The actions in the order the play takes them: by time, then kind, then store."""
-    return sorted(actions, key=lambda a: (a.at, _ORDER[type(a)], a.store, repr(a)))
+    """The actions in the order the play takes them: by time, then kind, then store, then folder."""
+    return sorted(actions, key=lambda a: (a.at, _ORDER[type(a)], a.store, getattr(a, "fid", "")))
+
+
+class ByFolder:
+    """What of a plan each folder's play takes: its own list changes, and each restore with that
+    folder's backup alone (a plan over thousands of folders hands each play a small plan),
+    indexed once for the whole plan."""
+
+    def __init__(self, actions: Iterable[Action]):
+        self.common: list[Action] = []
+        self.lists: dict[str, list[Action]] = {}
+        for a in actions:
+            if isinstance(a, ReplicaChange):
+                self.lists.setdefault(a.fid, []).append(a)
+            else:
+                self.common.append(a)
+
+    def of(self, fid: str) -> list[Action]:
+        mine = [
+            replace(a, backups={fid: a.backup(fid)}) if isinstance(a, Restore) else a for a in self.common
+        ]
+        return mine + self.lists.get(fid, [])
 
 
 def down_for_maintenance(store: str, start: int, until: int | None) -> list[Action]:

@@ -66,8 +66,7 @@ def forecast_folder(
     initial = targets = targets_of(folds)
     if not targets and not actions and not always:
         return FolderForecast()
-    # in the order they were sent (the job's partitions meet them in another order than the log)
-    mail = sorted(in_flight, key=lambda pair: (pair[0].sent_at, pair[0].seq, pair[1]))
+    mail = mail_in_order(in_flight)
     snapshot = FoldSnapshot(folds)  # pickled once for all the folder's plays
     base = Play(org, fid, snapshot, targets, as_of, transits, actions=actions).play(mail)
     targets = base.targets  # a plan's play adds the replicas it adds or restores
@@ -113,6 +112,12 @@ def forecast_folder(
         out.forecast.append(row)
     out.requests = [request_row(r, base) for r in base.requests]
     return out
+
+
+def mail_in_order(in_flight: Iterable[tuple[Message, str]]) -> list[tuple[Message, str]]:
+    """The mail on its way in the order it was sent (the job's partitions meet it in another order
+    than the log): every play of a folder takes it so."""
+    return sorted(in_flight, key=lambda pair: (pair[0].sent_at, pair[0].seq, pair[1]))
 
 
 def request_row(r: SentRequest, play: PlayResult) -> dict[str, Any]:

@@ -17,14 +17,20 @@ from pfscope.spark_jobs.model.events import Message
 from pfscope.spark_jobs.model.fold import FolderFold
 from pfscope.spark_jobs.model.forecast.actions import (
     Action,
+    ByFolder,
     Decommission,
     ReplicaChange,
     StoreStatus,
     in_order,
     whole_stores,
 )
-from pfscope.spark_jobs.model.forecast.folder import FolderForecast, forecast_folder
-from pfscope.spark_jobs.model.forecast.play import REMOVED
+from pfscope.spark_jobs.model.forecast.folder import (
+    FolderForecast,
+    forecast_folder,
+    mail_in_order,
+    targets_of,
+)
+from pfscope.spark_jobs.model.forecast.play import REMOVED, Play
 from pfscope.spark_jobs.model.forecast.world import Transits
 from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.rules.health import DELETED
@@ -104,10 +110,10 @@ def play_plan(
             played.append(StoreStatus(down_at, d.store, False))
         out.decommissioned.append(Decommissioned(d.store, d.at, down_at))
     out.played = in_order(played)
+    by_folder = ByFolder(out.played)
     for fid in fids:
-        out.planned[fid], out.baseline[fid] = _both(
-            org, starts[fid], fid, as_of, transits, out.played, shortcut
-        )
+        mine = by_folder.of(fid)
+        out.planned[fid], out.baseline[fid] = _both(org, starts[fid], fid, as_of, transits, mine, shortcut)
     return out
 
 
@@ -120,7 +126,7 @@ def _both(
     actions: Sequence[Action],
     shortcut: bool,
 ) -> tuple[FolderForecast, FolderForecast]:
-    """A folder under the plan and without it. A play the plan did not change (no event ran while
+    """A folder under the plan (``actions``: the folder's own) and without it. A play the plan did not change (no event ran while
     it held a store's status, no list change or restore applied: ``diverged`` False) is the
     baseline's own play, event for event, so the baseline is not played again (``shortcut``)."""
     planned = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, actions)
@@ -138,12 +144,14 @@ def _safe_to_stop(
     d: Decommission,
 ) -> int | None:
     """When the decommissioned store holds nothing only it holds, in every folder, with the plan's
-    actions so far (None: not within the horizon)."""
+    actions so far (None: not within the horizon): the base play of each folder says it."""
     latest = d.at
+    by_folder = ByFolder(actions)
     for fid in touched(starts, actions):
         start = starts[fid]
-        rows = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, actions)
-        for risk in rows.risks:
+        mine = by_folder.of(fid)
+        play = Play(org, fid, start.folds, targets_of(start.folds), as_of, transits, actions=mine)
+        for risk in play.play(mail_in_order(start.mail)).risks:
             if risk.store == d.store and risk.cause == REMOVED:
                 if risk.until is None:
                     return None
