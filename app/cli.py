@@ -292,7 +292,7 @@ def _plan(args: argparse.Namespace) -> int:
     from pfscope.spark_jobs.model.forecast.summary import plan_json, plan_lines
 
     plan = make_plan(args.data, args.action)
-    said = (plan.run.run_id, plan.run.as_of, plan.played, plan.result)
+    said = (plan.run.run_id, plan.run.as_of, plan.played, plan.result, plan.suggestions, plan.unsuggested)
     print(json.dumps(plan_json(*said), indent=1) if args.json else "\n".join(plan_lines(*said)))
     return ExitStatus.OK if plan.result.safe else ExitStatus.NOT_SAFE
 

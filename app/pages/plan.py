@@ -23,6 +23,7 @@ from pfscope.app.runtime import current_data, settings
 from pfscope.spark_jobs.compute.planning import Plan, make_plan
 from pfscope.spark_jobs.model.errors import OperatorError
 from pfscope.spark_jobs.model.forecast.plan import FORMS
+from pfscope.spark_jobs.model.forecast.summary import suggestion_texts
 
 dash.register_page(__name__, path="/plan", name="Plan", title="pfscope · plan")
 
@@ -185,6 +186,35 @@ def _reasons(reasons: list[str]) -> html.Ul:
     return html.Ul(items, id="plan-reasons")
 
 
+def _suggestions(data: RunData, plan: Plan) -> html.Section | None:
+    """What would be safe instead, each a plan to open (only for a plan that is not safe)."""
+    if plan.result.safe:
+        return None
+    items = [
+        html.Li(
+            [
+                s.why + " ",
+                dcc.Link("open this plan", href=fp.plan_href(suggestion_texts(s), data.run_id)),
+                html.Ul([html.Li(t, className="pf-mono") for t in suggestion_texts(s)]),
+            ]
+        )
+        for s in plan.suggestions
+    ]
+    empty = (
+        plan.unsuggested
+        or "none found: no later start, no store brought back first and no replica added first makes it safe"
+    )
+    return c.section(
+        "Safe instead",
+        html.Ul(items, id="plan-suggestions")
+        if items
+        else html.P(empty, id="plan-suggestions", className="pf-muted"),
+        help="The smallest changes to this plan that are safe on the folders where it is not: start later, "
+        "bring a store that is down back first, or add a replica first. Each opens as a plan; its verdict "
+        "there is the whole plan's.",
+    )
+
+
 def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
     result = plan.result
     verdict = html.Section(
@@ -210,6 +240,7 @@ def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
     )
     return [
         verdict,
+        _suggestions(data, plan),
         c.section(
             "Content at risk, step by step",
             c.table(

@@ -17,6 +17,7 @@ from pfscope.app.report.document import Document
 from pfscope.app.report.html import Html, table, tag
 from pfscope.spark_jobs.compute.planning import Plan, make_plan
 from pfscope.spark_jobs.model.errors import OperatorError
+from pfscope.spark_jobs.model.forecast.summary import suggestion_texts
 
 
 def plan_filename(run_id: str) -> str:
@@ -48,6 +49,20 @@ def plan_report(plan: Plan, texts: Sequence[str]) -> str:
         ),
     ]
     doc.body.append(section("verdict", "Is it safe?", *verdict))
+    if plan.suggestions:
+        doc.body.append(
+            section(
+                "suggestions",
+                "Safe instead",
+                tag(
+                    "ul",
+                    *(
+                        tag("li", s.why, tag("ul", *(tag("li", tag("code", t)) for t in suggestion_texts(s))))
+                        for s in plan.suggestions
+                    ),
+                ),
+            )
+        )
     doc.body.append(section("actions", "The plan", tag("ol", *(tag("li", tag("code", t)) for t in texts))))
     risks = fp.risk_frame(result)
     doc.body.append(

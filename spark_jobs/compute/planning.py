@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,12 +30,16 @@ from pfscope.spark_jobs.model.cnset import CNSet
 from pfscope.spark_jobs.model.forecast.actions import Action, Backup, ReplicaChange, Restore, whole_stores
 from pfscope.spark_jobs.model.forecast.plan import Known, PlanError, parse_plan
 from pfscope.spark_jobs.model.forecast.planner import FolderStart, PlayedPlan, play_plan
+from pfscope.spark_jobs.model.forecast.suggest import Suggestion, at_issue, suggest
 from pfscope.spark_jobs.model.forecast.verdict import PlanResult, judge
 from pfscope.spark_jobs.model.forecast.world import Transits
 from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.timeutil import format_ts
 from pfscope.spark_jobs.model.topology import topology_from_json
 from pfscope.spark_jobs.published.runs import read_latest
+
+#: the most folders at issue suggestions are tried on (each try plays them again)
+SUGGEST_FOLDERS = 500
 
 
 @dataclass
@@ -58,6 +62,9 @@ class Plan:
     actions: list[Action]
     played: PlayedPlan
     result: PlanResult
+    suggestions: list[Suggestion] = field(default_factory=list)
+    #: why no suggestion was looked for, when none was (None: they were)
+    unsuggested: str | None = None
 
 
 def open_run(data_dir: str | os.PathLike[str]) -> PlanRun:
@@ -96,7 +103,31 @@ def make_plan(data_dir: str | os.PathLike[str], texts: Sequence[str]) -> Plan:
     actions = [with_backups(run, a) if isinstance(a, Restore) else a for a in parse_plan(texts, run.known)]
     starts = folder_starts(run, involved_folders(run, actions))
     played = play_plan(run.org, starts, run.as_of, run.transits, actions)
-    return Plan(run, actions, played, judge(played))
+    plan = Plan(run, actions, played, judge(played))
+    if not plan.result.safe:
+        _suggest(plan, starts)
+    return plan
+
+
+def _suggest(plan: Plan, starts: Mapping[str, FolderStart]) -> None:
+    """Safe variants of a plan that is not safe, each tried on the folders where it is not."""
+    run, fids = plan.run, at_issue(plan.result)
+    if len(fids) > SUGGEST_FOLDERS:
+        plan.unsuggested = (
+            f"the plan is not safe on {len(fids):,} folders: no suggestion is tried beyond {SUGGEST_FOLDERS}"
+        )
+        return
+
+    def trial(actions: Sequence[Action], where: set[str]) -> tuple[PlayedPlan, PlanResult]:
+        played = play_plan(
+            run.org, {f: starts[f] for f in where if f in starts}, run.as_of, run.transits, actions
+        )
+        return played, judge(played)
+
+    topo = run.org.topology
+    plan.suggestions = suggest(
+        plan.actions, plan.played, plan.result, run.as_of, topo, run.known.lists, trial
+    )
 
 
 def involved_folders(run: PlanRun, actions: Iterable[Action]) -> set[str]:

@@ -18,6 +18,7 @@ from pfscope.spark_jobs.compute.planning import folder_starts, involved_folders,
 from pfscope.spark_jobs.model.errors import ExitStatus
 from pfscope.spark_jobs.model.forecast.plan import PlanError, parse_plan
 from pfscope.spark_jobs.model.forecast.planner import play_plan
+from pfscope.spark_jobs.model.forecast.suggest import at_issue
 from pfscope.spark_jobs.model.forecast.verdict import judge
 from pfscope.spark_jobs.model.timeutil import format_ts
 from tests.published_runs import published
@@ -141,3 +142,19 @@ def test_the_baseline_taken_from_a_play_the_plan_did_not_change_is_the_baseline(
         got = quick.baseline[fid]
         assert (got.forecast, got.requests, got.traffic) == (base.forecast, base.requests, base.traffic), fid
     assert judge(quick) == judge(full)
+
+
+def test_what_is_suggested_instead_is_safe_when_opened(demo: Path) -> None:
+    """A plan that is not safe offers safe variants; each, opened as a plan of its own (its actions
+    as ``pfscope plan`` prints them), is safe on the folders where the first was not."""
+    plan = make_plan(demo, ["decommission PFRED03"])
+    assert not plan.result.safe and plan.suggestions
+    issue = at_issue(plan.result)
+    code, out, _ = _pfscope("plan", "--data", str(demo), "--action", "decommission PFRED03", "--json")
+    assert code == ExitStatus.NOT_SAFE
+    said = json.loads(out)["suggestions"]
+    assert [s["why"] for s in said] == [s.why for s in plan.suggestions]
+    for offered in said:
+        opened = make_plan(demo, offered["actions"])
+        assert not any(r.fid in issue for r in opened.result.at_risk), offered["why"]
+        assert not at_issue(opened.result) & issue

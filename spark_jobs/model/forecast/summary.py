@@ -4,6 +4,8 @@ per store pair, when a decommissioned store goes down)."""
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
 from typing import Any
 
 from pfscope.spark_jobs.model.forecast.actions import (
@@ -15,6 +17,7 @@ from pfscope.spark_jobs.model.forecast.actions import (
 )
 from pfscope.spark_jobs.model.forecast.planner import PlayedPlan
 from pfscope.spark_jobs.model.forecast.play import Traffic
+from pfscope.spark_jobs.model.forecast.suggest import Suggestion
 from pfscope.spark_jobs.model.forecast.verdict import PlanResult
 from pfscope.spark_jobs.model.timeutil import format_ts
 
@@ -31,6 +34,11 @@ def action_text(a: Action) -> str:
     return f"decommission {a.store} at {format_ts(a.at)}" + (" immediately" if a.at_once else "")
 
 
+def suggestion_texts(s: Suggestion) -> list[str]:
+    """A suggestion's actions as ``--action`` values (open them as a plan)."""
+    return [action_text(a) for a in s.actions]
+
+
 def _ts(us: int | None) -> str | None:
     return format_ts(us) if us is not None else None
 
@@ -39,7 +47,14 @@ def _traffic(t: Traffic) -> dict[str, int]:
     return {"messages": t.messages, "requests": t.requests, "responses": t.responses, "cns": t.cns}
 
 
-def plan_json(run_id: str, as_of: int, played: PlayedPlan, result: PlanResult) -> dict[str, Any]:
+def plan_json(
+    run_id: str,
+    as_of: int,
+    played: PlayedPlan,
+    result: PlanResult,
+    suggestions: Sequence[Suggestion] = (),
+    unsuggested: str | None = None,
+) -> dict[str, Any]:
     """The object ``pfscope plan --json`` prints."""
     return {
         "verdict": result.verdict,
@@ -82,6 +97,8 @@ def plan_json(run_id: str, as_of: int, played: PlayedPlan, result: PlanResult) -
             {"store": d.store, "removed_at": format_ts(d.removed_at), "down_at": _ts(d.down_at)}
             for d in played.decommissioned
         ],
+        "suggestions": [{"why": x.why, "actions": suggestion_texts(x)} for x in suggestions],
+        "unsuggested": unsuggested,
         "run_id": run_id,
         "as_of": format_ts(as_of),
         "actions": [action_text(a) for a in played.actions],
@@ -90,14 +107,30 @@ def plan_json(run_id: str, as_of: int, played: PlayedPlan, result: PlanResult) -
     }
 
 
-def plan_lines(run_id: str, as_of: int, played: PlayedPlan, result: PlanResult) -> list[str]:
-    """The verdict first, then why, then the details an operator attaches to a change request."""
+def plan_lines(
+    run_id: str,
+    as_of: int,
+    played: PlayedPlan,
+    result: PlanResult,
+    suggestions: Sequence[Suggestion] = (),
+    unsuggested: str | None = None,
+) -> list[str]:
+    """The verdict first, then why, then what would be safe, then the details an operator attaches
+    to a change request."""
     head = "safe" if result.safe else f"not safe: {result.reasons[0]}"
-    out = [head, f"plan on run {run_id} (as of {format_ts(as_of)}); {len(played.planned)} folders played"]
+    out = [
+        head,
+        f"plan on run {run_id} (as of {format_ts(as_of)}); {len(played.planned)} folder{'' if len(played.planned) == 1 else 's'} played",
+    ]
     out += [f"  action: {action_text(a)}" for a in played.actions]
     if len(result.reasons) > 1:
         out.append("why:")
         out += [f"  - {r}" for r in result.reasons]
+    for x in suggestions:
+        out.append(f"safe instead: {x.why}")
+        out.append("  " + " ".join(f"--action {shlex.quote(t)}" for t in suggestion_texts(x)))
+    if unsuggested:
+        out.append(f"no suggestion: {unsuggested}")
     for d in played.decommissioned:
         down = f"down at {format_ts(d.down_at)}" if d.down_at is not None else "not down within 14 days"
         out.append(f"{d.store}: removed from its lists at {format_ts(d.removed_at)}, {down}")

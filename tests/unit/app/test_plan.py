@@ -16,6 +16,7 @@ from pfscope.spark_jobs.model.cnset import CNSet
 from pfscope.spark_jobs.model.forecast.actions import Decommission, ReplicaChange, Restore, StoreStatus
 from pfscope.spark_jobs.model.forecast.planner import Decommissioned
 from pfscope.spark_jobs.model.forecast.play import DOWN, REMOVED, Risk, Traffic
+from pfscope.spark_jobs.model.forecast.suggest import Suggestion
 from pfscope.spark_jobs.model.forecast.verdict import Moved, PairTraffic, PlanResult
 from pfscope.spark_jobs.model.timeutil import HOUR, parse_ts
 
@@ -172,9 +173,11 @@ def test_the_report_escapes_what_comes_from_the_data() -> None:
             played=[ReplicaChange(AS_OF, "PFS1", hostile, False)],
             decommissioned=[Decommissioned("PFS<9>", AS_OF, None)],
         ),
+        suggestions=[Suggestion(f"wait for {hostile}", [ReplicaChange(AS_OF, "PFS2", hostile, True)])],
     )
     page = plan_report(cast(Plan, plan), [f"remove PFS1 from {hostile}"])
     assert "<script>x" not in page and "&lt;script&gt;x&lt;/script&gt;" in page
+    assert "wait for &lt;script&gt;" in page and "add PFS2 to &lt;script&gt;x&lt;/script&gt; at" in page
     assert "R&lt;1&gt;" in page and "not safe: first reason" in page
     assert (
         "PFS&lt;9&gt; is removed from its lists at 2026-11-05T00:00:00Z and goes down not within 14 days"
