@@ -23,6 +23,7 @@ from pfscope.app.runtime import current_data, settings
 from pfscope.spark_jobs.compute.planning import Plan, make_plan
 from pfscope.spark_jobs.model.errors import OperatorError
 from pfscope.spark_jobs.model.forecast.plan import FORMS
+from pfscope.spark_jobs.model.forecast.restore import restore_stories, story_lines
 from pfscope.spark_jobs.model.forecast.summary import suggestion_texts
 
 dash.register_page(__name__, path="/plan", name="Plan", title="pfscope · plan")
@@ -238,9 +239,20 @@ def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
         className="pf-section",
         id="plan-verdict-section",
     )
+    stories = restore_stories(plan.played, result)
     return [
         verdict,
         _suggestions(data, plan),
+        *(
+            c.section(
+                f"Restoring {story.restore.store}",
+                html.Pre("\n".join(story_lines(story)[1:]), className="plan-restore"),
+                help="What the store loses (its changes after the backup that no other replica holds), what it "
+                "backfills and from whom, and how long the status requests, time-outs and retries take, by "
+                "the plan's play; docs/model.md says what the model cannot know of a restore.",
+            )
+            for story in stories
+        ),
         c.section(
             "Content at risk, step by step",
             c.table(

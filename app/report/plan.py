@@ -17,6 +17,7 @@ from pfscope.app.report.document import Document
 from pfscope.app.report.html import Html, table, tag
 from pfscope.spark_jobs.compute.planning import Plan, make_plan
 from pfscope.spark_jobs.model.errors import OperatorError
+from pfscope.spark_jobs.model.forecast.restore import restore_stories, story_lines
 from pfscope.spark_jobs.model.forecast.summary import suggestion_texts
 
 
@@ -49,6 +50,14 @@ def plan_report(plan: Plan, texts: Sequence[str]) -> str:
         ),
     ]
     doc.body.append(section("verdict", "Is it safe?", *verdict))
+    for story in restore_stories(plan.played, result):
+        doc.body.append(
+            section(
+                f"restore-{story.restore.store}",
+                f"Restoring {story.restore.store}",
+                tag("pre", "\n".join(story_lines(story)[1:])),
+            )
+        )
     if plan.suggestions:
         doc.body.append(
             section(

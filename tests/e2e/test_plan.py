@@ -181,3 +181,17 @@ def test_a_plan_that_is_not_safe_offers_safe_ones_to_open(demo_server: Server, p
     offered.first.get_by_role("link", name="open this plan").click()
     expect(page.locator("#plan-verdict")).to_have_text("safe")  # the opened plan's, once it is drawn
     assert parse_qs(urlsplit(page.url).query)["action"] != plan
+
+
+def test_a_restore_says_what_it_loses_and_what_it_backfills(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
+    from pfscope.spark_jobs.model.forecast.restore import restore_stories, story_lines
+    from pfscope.spark_jobs.model.timeutil import DAY, format_ts
+
+    as_of = make_plan(demo_server.data, []).run.as_of
+    plan = [f"restore PFSIN01 from {format_ts(as_of - 4 * DAY)} at +2h"]
+    made = make_plan(demo_server.data, plan)
+    (story,) = restore_stories(made.played, made.result)
+    open_page(page, demo_server.base + plan_href(plan, made.run.run_id))
+    shown = page.locator("pre.plan-restore").inner_text()
+    assert shown.splitlines() == story_lines(story)[1:]
+    assert "backfills" in shown and "status request" in shown

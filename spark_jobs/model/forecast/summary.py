@@ -17,6 +17,7 @@ from pfscope.spark_jobs.model.forecast.actions import (
 )
 from pfscope.spark_jobs.model.forecast.planner import PlayedPlan
 from pfscope.spark_jobs.model.forecast.play import Traffic
+from pfscope.spark_jobs.model.forecast.restore import restore_stories, story_lines
 from pfscope.spark_jobs.model.forecast.suggest import Suggestion
 from pfscope.spark_jobs.model.forecast.verdict import PlanResult
 from pfscope.spark_jobs.model.timeutil import format_ts
@@ -97,6 +98,22 @@ def plan_json(
             {"store": d.store, "removed_at": format_ts(d.removed_at), "down_at": _ts(d.down_at)}
             for d in played.decommissioned
         ],
+        "restores": [
+            {
+                "store": r.restore.store,
+                "taken_at": format_ts(r.restore.taken_at),
+                "at": format_ts(r.restore.at),
+                "loses": {fid: c.text() for fid, c in sorted(r.lost.items())},
+                "backfills": {fid: c.text() for fid, c in sorted(r.backfill.items())},
+                "sources": dict(r.sources.most_common()),
+                "requests": r.requests,
+                "retries": r.retries,
+                "first_request_at": _ts(r.first_due),
+                "in_sync_at": _ts(r.in_sync) if not r.never else None,
+                "folders_not_in_sync": r.never,
+            }
+            for r in restore_stories(played, result)
+        ],
         "suggestions": [{"why": x.why, "actions": suggestion_texts(x)} for x in suggestions],
         "unsuggested": unsuggested,
         "run_id": run_id,
@@ -126,6 +143,8 @@ def plan_lines(
     if len(result.reasons) > 1:
         out.append("why:")
         out += [f"  - {r}" for r in result.reasons]
+    for story in restore_stories(played, result):
+        out += story_lines(story)
     for x in suggestions:
         out.append(f"safe instead: {x.why}")
         out.append("  " + " ".join(f"--action {shlex.quote(t)}" for t in suggestion_texts(x)))

@@ -22,6 +22,7 @@ from pfscope.spark_jobs.model.forecast.actions import (
 from pfscope.spark_jobs.model.forecast.folder import forecast_folder
 from pfscope.spark_jobs.model.forecast.planner import FolderStart, PlayedPlan, play_plan
 from pfscope.spark_jobs.model.forecast.play import DOWN, REMOVED, RESTORED
+from pfscope.spark_jobs.model.forecast.restore import restore_stories, story_lines
 from pfscope.spark_jobs.model.forecast.verdict import Moved, PlanResult, judge
 from pfscope.spark_jobs.model.timeutil import SECOND
 from tests.logbuilder import H, Log, M, at, topology
@@ -158,3 +159,16 @@ def test_a_decommission_goes_down_once_nothing_of_it_is_at_risk() -> None:
     played_now, now = judged(unique_on_p1(), [Decommission(at(61 * H), "P1", at_once=True)])
     assert played_now.decommissioned[0].down_at == at(61 * H)
     assert any(r.until is None for r in now.at_risk) and not now.safe
+
+
+def test_a_restore_said_plainly_what_it_loses_backfills_from_whom_and_when() -> None:
+    backup = Backup(CNSet.parse("P3:1"), {"P2": CNSet.parse("P3:1")})  # taken before P1 made P1:1-3
+    played, result = judged(unique_on_p1(), [Restore(at(61 * H), "P1", at(30 * M), {FID: backup})])
+    (story,) = restore_stories(played, result)
+    assert story.lost == {FID: CNSet.parse("P1:4")}  # P1:1-3 went out before: P2 holds them
+    assert story.backfill == {FID: CNSet.parse("P1:1-3")} and set(story.sources) == {"P2"}
+    assert story.first_due is not None and story.first_due > at(61 * H) + M  # after its status request
+    assert story.in_sync is not None and story.never == 0 and story.requests >= 1
+    lines = story_lines(story)
+    assert lines[1] == "  loses 1 CN in 1 folder: its changes after the backup that no other replica holds"
+    assert any(line.startswith("  backfills 3 CNs in 1 folder, from P2 (1 folder)") for line in lines)
