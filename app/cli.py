@@ -120,6 +120,26 @@ def _parser() -> argparse.ArgumentParser:
         "--action", action="append", required=True, metavar="ACTION", help="one action (repeatable)"
     )
     n.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    n.add_argument(
+        "--engine",
+        choices=("auto", "spark", "python"),
+        default="auto",
+        help="python: play the folders in this process (one store's in a few seconds); spark: in "
+        "Spark's tasks, like the job; auto (default): Spark when the plan touches more than "
+        "20,000 folders or a Spark flag is given, else python. Either gives the same plan",
+    )
+    n.add_argument(
+        "--master",
+        help="Spark master URL (default: $PFSCOPE_SPARK_MASTER, spark-submit's, else local[*]); "
+        "implies --engine spark",
+    )
+    n.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra Spark setting (repeatable); implies --engine spark",
+    )
     m = sub.add_parser("rules", help="the Prometheus alert rules shipped with pfscope (for rule_files)")
     m.add_argument("--path", action="store_true", help="print the rule file's path instead of its content")
     for command in (s, r, v, o, n, m):
@@ -288,10 +308,12 @@ def _report(args: argparse.Namespace) -> int:
 def _plan(args: argparse.Namespace) -> int:
     import json
 
-    from pfscope.spark_jobs.compute.planning import make_plan
+    from pfscope.app.settings import spark_master
+    from pfscope.spark_jobs.compute.plan_engine import PlanEngine, make_plan_with
     from pfscope.spark_jobs.model.forecast.summary import plan_json, plan_lines
 
-    plan = make_plan(args.data, args.action)
+    how = PlanEngine(args.engine, args.master, tuple(args.conf), spark_master())
+    plan, _ = make_plan_with(args.data, args.action, how)
     said = (plan.run.run_id, plan.run.as_of, plan.played, plan.result, plan.suggestions, plan.unsuggested)
     print(json.dumps(plan_json(*said), indent=1) if args.json else "\n".join(plan_lines(*said)))
     return ExitStatus.OK if plan.result.safe else ExitStatus.NOT_SAFE

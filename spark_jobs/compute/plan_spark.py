@@ -1,0 +1,249 @@
+"""A plan played on Spark (``pfscope plan --engine spark``): the touched folders' plays run in the
+tasks, next to their fold states, instead of in the one Python process.
+
+The play is the planner's (``forecast.planner.play_plan``), cut where it is per folder: each task
+reads the touched folders' fold states (``_state/folds``, filtered to them), rebuilds the
+organisation from a payload string (``stream.org_payload``: topology, up/down timeline, transits)
+and plays each folder without the plan and under it; the driver gathers the forecasts into the
+same :class:`PlayedPlan`. A decommission needs what every folder says before its second play:
+which folders list the store (its removals: a first pass) and when nothing of it is at risk any
+more (a pass per decommission that is not immediate, each task giving the latest ``until`` of its
+folders' risks); the driver combines them as ``planner._safe_to_stop`` does, then the last pass
+plays. The plays are deterministic, so every figure equals the plain-Python path's.
+
+The session is the caller's (the tests, a notebook) or one built as the job's
+(``runtime.session``).
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+
+from pfscope.spark_jobs.compute.planning import PlanRun
+from pfscope.spark_jobs.compute.state import STATE_DIR, TOPOLOGY, load_manifest
+from pfscope.spark_jobs.compute.stream import cyclic_gc_paused, load_state, org_payload, organisation
+from pfscope.spark_jobs.model.forecast.actions import (
+    Action,
+    Decommission,
+    ReplicaChange,
+    StoreStatus,
+    in_order,
+)
+from pfscope.spark_jobs.model.forecast.folder import forecast_folder
+from pfscope.spark_jobs.model.forecast.planner import Decommissioned, FolderStart, PlayedPlan, touched
+from pfscope.spark_jobs.model.forecast.play import REMOVED
+from pfscope.spark_jobs.model.forecast.world import Transits
+from pfscope.spark_jobs.model.org import OrgContext
+from pfscope.spark_jobs.model.timeutil import SECOND
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+#: what a task gives back: a folder's forecasts (``blob``: the pickled pair), a folder that lists
+#: a decommissioned store (``store``), or a task's latest risk of one (``at``; ``never``: one
+#: that stays at risk at the horizon)
+PLAYED_COLUMNS = {
+    "kind": "string",
+    "fid": "string",
+    "store": "string",
+    "at": "long",
+    "never": "boolean",
+    "blob": "binary",
+}
+PLAYED_SCHEMA = pa.schema(
+    [
+        ("kind", pa.string()),
+        ("fid", pa.string()),
+        ("store", pa.string()),
+        ("at", pa.int64()),
+        ("never", pa.bool_()),
+        ("blob", pa.binary()),
+    ]
+)
+PLAYED_DDL = ", ".join(f"`{c}` {k}" for c, k in PLAYED_COLUMNS.items())
+#: folders whose states a task holds at once (``touched`` is per folder; this bounds a task's
+#: memory and its calls over the plan's actions)
+CHUNK = 256
+LISTED, SAFE, PLAYED = "listed", "safe", "played"
+
+
+def plan_payload(run: PlanRun) -> str:
+    """What every task needs of the organisation, read from the run as ``open_run`` reads it."""
+    manifest = load_manifest(run.path)
+    assert manifest is not None  # ``open_run`` checked
+    topology = json.loads((run.path / STATE_DIR / TOPOLOGY).read_text(encoding="utf-8"))
+    status = [(store, ts, seq, down) for ts, seq, store, down in sorted(manifest.status) if ts <= run.as_of]
+    return org_payload(topology, status, run.transits.as_payload())
+
+
+def play_plan_spark(
+    spark: SparkSession, run: PlanRun, actions: Sequence[Action], fids: Iterable[str]
+) -> PlayedPlan:
+    """``planner.play_plan`` on Spark: ``fids``: at least every folder the plan touches
+    (``planning.involved_folders``); ``actions``: parsed, restores with their backups."""
+    folds = _folds(spark, run, fids)
+    payload = plan_payload(run)
+    played: list[Action] = [a for a in in_order(actions) if not isinstance(a, Decommission)]
+    out = PlayedPlan(list(actions), played)
+    decommissions = [a for a in in_order(actions) if isinstance(a, Decommission)]
+    listing: dict[str, list[str]] = {}
+    if decommissions:
+        stores = sorted({d.store for d in decommissions})
+        for r in _run(folds, listed_partitions(payload, run.as_of, actions, stores)):
+            listing.setdefault(r["store"], []).append(r["fid"])
+    for d in decommissions:
+        removals: list[Action] = [
+            ReplicaChange(d.at, d.store, fid, False) for fid in sorted(listing.get(d.store, []))
+        ]
+        if d.at_once:
+            down_at: int | None = d.at
+        else:
+            latest = _run(folds, safe_partitions(payload, run.as_of, [*played, *removals], d.store))
+            down_at = safe_to_stop(d.at, [(r["at"], r["never"]) for r in latest])
+        played += removals
+        if down_at is not None:
+            played.append(StoreStatus(down_at, d.store, False))
+        out.decommissioned.append(Decommissioned(d.store, d.at, down_at))
+    out.played = in_order(played)
+    forecasts = {
+        r["fid"]: pickle.loads(r["blob"])
+        for r in _run(folds, played_partitions(payload, run.as_of, actions, out.played))
+    }
+    for fid in sorted(forecasts):
+        out.baseline[fid], out.planned[fid] = forecasts[fid]
+    return out
+
+
+def safe_to_stop(at: int, latest: Iterable[tuple[int | None, bool]]) -> int | None:
+    """``planner._safe_to_stop`` over the tasks' answers (each its folders' latest risk ``until``
+    plus a second, or that one never ends): the decommission's time, or after the latest."""
+    out = at
+    for until, never in latest:
+        if never:
+            return None
+        if until is not None:
+            out = max(out, until)
+    return out
+
+
+def _folds(spark: SparkSession, run: PlanRun, fids: Iterable[str]) -> DataFrame:
+    """The run's fold states of ``fids`` (a broadcast semi-join: an ``isin`` of 40,000 literals
+    is 40,000 calls into the JVM)."""
+    from pyspark.sql import functions as F
+
+    wanted = spark.createDataFrame([(f,) for f in sorted(set(fids))], "fid string")
+    states = spark.read.parquet(str(run.path / STATE_DIR / "folds")).select("fid", "blob")
+    return states.join(F.broadcast(wanted), "fid", "left_semi")
+
+
+def _run(
+    folds: DataFrame, partitions: Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
+) -> list[dict[str, Any]]:
+    rows = folds.mapInArrow(partitions, schema=PLAYED_DDL).collect()
+    return [r.asDict() for r in rows]
+
+
+#: a partition's work: (org, transits, as_of, a chunk of folder starts) -> its rows as tuples
+_Work = Callable[[OrgContext, Transits, int, Mapping[str, FolderStart]], Iterable[tuple[Any, ...]]]
+
+
+def _partitions(
+    payload: str, as_of: int, work: _Work
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The ``mapInArrow`` function: fold states (fid, blob) in, ``work``'s rows out, a chunk of
+    folders at a time."""
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        topo, status, transits = organisation(payload)
+        org = OrgContext(topo)
+        for store, ts, seq, down in status:
+            org.add_status(store, ts, seq, down)
+        with cyclic_gc_paused():
+            chunk: dict[str, FolderStart] = {}
+            for batch in batches:
+                d = batch.to_pydict()
+                for fid, blob in zip(d["fid"], d["blob"], strict=True):
+                    state = load_state(blob)
+                    chunk[fid] = FolderStart(
+                        {s: f.resume(org) for s, f in state.folds.items()}, list(state.mail)
+                    )
+                    if len(chunk) >= CHUNK:
+                        yield _batch(work(org, transits, as_of, chunk))
+                        chunk = {}
+            if chunk:
+                yield _batch(work(org, transits, as_of, chunk))
+
+    return run
+
+
+def _batch(rows: Iterable[tuple[Any, ...]]) -> pa.RecordBatch:
+    values = list(zip(*rows, strict=True)) or [()] * len(PLAYED_SCHEMA)
+    return pa.RecordBatch.from_arrays(
+        [pa.array(v, type=f.type) for v, f in zip(values, PLAYED_SCHEMA, strict=True)], schema=PLAYED_SCHEMA
+    )
+
+
+def listed_partitions(
+    payload: str, as_of: int, actions: Sequence[Action], stores: Sequence[str]
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """The touched folders whose list names a decommissioned store (its removals)."""
+
+    def work(
+        org: OrgContext, transits: Transits, as_of: int, starts: Mapping[str, FolderStart]
+    ) -> Iterator[tuple[Any, ...]]:
+        for fid in touched(starts, actions):
+            for store in stores:
+                fold = starts[fid].folds.get(store)
+                if fold is not None and fold.on_list:
+                    yield (LISTED, fid, store, None, None, None)
+
+    return _partitions(payload, as_of, work)
+
+
+def safe_partitions(
+    payload: str, as_of: int, actions: Sequence[Action], store: str
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Each chunk's latest end of a risk to the decommissioned store's removed content (plus a
+    second: after the message that made it safe), or that one never ends."""
+
+    def work(
+        org: OrgContext, transits: Transits, as_of: int, starts: Mapping[str, FolderStart]
+    ) -> Iterator[tuple[Any, ...]]:
+        latest: int | None = None
+        for fid in touched(starts, actions):
+            start = starts[fid]
+            rows = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, actions)
+            for risk in rows.risks:
+                if risk.store == store and risk.cause == REMOVED:
+                    if risk.until is None:
+                        yield (SAFE, None, store, None, True, None)
+                        return
+                    after = risk.until + SECOND  # after the message that made it safe
+                    latest = after if latest is None else max(latest, after)
+        yield (SAFE, None, store, latest, False, None)
+
+    return _partitions(payload, as_of, work)
+
+
+def played_partitions(
+    payload: str, as_of: int, actions: Sequence[Action], played: Sequence[Action]
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """Each touched folder's forecasts without the plan and under it (``played``: the plan as
+    played, decommissions made of their list changes and down), pickled as a pair."""
+
+    def work(
+        org: OrgContext, transits: Transits, as_of: int, starts: Mapping[str, FolderStart]
+    ) -> Iterator[tuple[Any, ...]]:
+        for fid in touched(starts, actions):
+            start = starts[fid]
+            baseline = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, always=True)
+            planned = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, played)
+            blob = pickle.dumps((baseline, planned), protocol=pickle.HIGHEST_PROTOCOL)
+            yield (PLAYED, fid, None, None, None, blob)
+
+    return _partitions(payload, as_of, work)
