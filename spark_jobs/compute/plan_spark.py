@@ -70,6 +70,8 @@ PLAYED_DDL = ", ".join(f"`{c}` {k}" for c, k in PLAYED_COLUMNS.items())
 #: memory and its calls over the plan's actions)
 CHUNK = 256
 LISTED, SAFE, PLAYED = "listed", "safe", "played"
+FOLDERS_PER_TASK = 500
+TASKS_PER_CORE = 4
 
 
 def plan_payload(run: PlanRun) -> str:
@@ -86,15 +88,22 @@ def play_plan_spark(
 ) -> PlayedPlan:
     """``planner.play_plan`` on Spark: ``fids``: at least every folder the plan touches
     (``planning.involved_folders``); ``actions``: parsed, restores with their backups."""
-    folds = _folds(spark, run, fids)
-    payload = plan_payload(run)
+    folds = _folds(spark, run, sorted(set(fids))).persist()  # read and spread once for every pass
+    try:
+        return _play(folds, plan_payload(run), run.as_of, actions)
+    finally:
+        folds.unpersist()
+
+
+def _play(folds: DataFrame, payload: str, as_of: int, actions: Sequence[Action]) -> PlayedPlan:
+    """``play_plan``'s steps, each pass over the folders a Spark job."""
     played: list[Action] = [a for a in in_order(actions) if not isinstance(a, Decommission)]
     out = PlayedPlan(list(actions), played)
     decommissions = [a for a in in_order(actions) if isinstance(a, Decommission)]
     listing: dict[str, list[str]] = {}
     if decommissions:
         stores = sorted({d.store for d in decommissions})
-        for r in _run(folds, listed_partitions(payload, run.as_of, actions, stores)):
+        for r in _run(folds, listed_partitions(payload, as_of, actions, stores)):
             listing.setdefault(r["store"], []).append(r["fid"])
     for d in decommissions:
         removals: list[Action] = [
@@ -103,7 +112,7 @@ def play_plan_spark(
         if d.at_once:
             down_at: int | None = d.at
         else:
-            latest = _run(folds, safe_partitions(payload, run.as_of, [*played, *removals], d.store))
+            latest = _run(folds, safe_partitions(payload, as_of, [*played, *removals], d.store))
             down_at = safe_to_stop(d.at, [(r["at"], r["never"]) for r in latest])
         played += removals
         if down_at is not None:
@@ -112,7 +121,7 @@ def play_plan_spark(
     out.played = in_order(played)
     forecasts = {
         r["fid"]: pickle.loads(r["blob"])
-        for r in _run(folds, played_partitions(payload, run.as_of, actions, out.played))
+        for r in _run(folds, played_partitions(payload, as_of, actions, out.played))
     }
     for fid in sorted(forecasts):
         out.baseline[fid], out.planned[fid] = forecasts[fid]
@@ -131,14 +140,18 @@ def safe_to_stop(at: int, latest: Iterable[tuple[int | None, bool]]) -> int | No
     return out
 
 
-def _folds(spark: SparkSession, run: PlanRun, fids: Iterable[str]) -> DataFrame:
+def _folds(spark: SparkSession, run: PlanRun, fids: list[str]) -> DataFrame:
     """The run's fold states of ``fids`` (a broadcast semi-join: an ``isin`` of 40,000 literals
-    is 40,000 calls into the JVM)."""
+    is 40,000 calls into the JVM), in tasks of about :data:`FOLDERS_PER_TASK` folders, up to
+    :data:`TASKS_PER_CORE` per core: a folder's play costs from nothing to seconds, and the
+    run's few fold files would leave a core idle behind the slowest."""
     from pyspark.sql import functions as F
 
-    wanted = spark.createDataFrame([(f,) for f in sorted(set(fids))], "fid string")
+    wanted = spark.createDataFrame([(f,) for f in fids], "fid string")
     states = spark.read.parquet(str(run.path / STATE_DIR / "folds")).select("fid", "blob")
-    return states.join(F.broadcast(wanted), "fid", "left_semi")
+    cores = spark.sparkContext.defaultParallelism
+    tasks = max(1, min(-(-len(fids) // FOLDERS_PER_TASK), TASKS_PER_CORE * cores))
+    return states.join(F.broadcast(wanted), "fid", "left_semi").repartition(tasks)
 
 
 def _run(
