@@ -4,12 +4,12 @@ tasks, next to their fold states, instead of in the one Python process.
 The play is the planner's (``forecast.planner.play_plan``), cut where it is per folder: each task
 reads the touched folders' fold states (``_state/folds``, filtered to them), rebuilds the
 organisation from a payload string (``stream.org_payload``: topology, up/down timeline, transits)
-and plays each folder without the plan and under it; the driver gathers the forecasts into the
-same :class:`PlayedPlan`. A decommission needs what every folder says before its second play:
-which folders list the store (its removals: a first pass) and when nothing of it is at risk any
-more (a pass per decommission that is not immediate, each task giving the latest ``until`` of its
-folders' risks); the driver combines them as ``planner._safe_to_stop`` does, then the last pass
-plays. The plays are deterministic, so every figure equals the plain-Python path's.
+and plays each folder under the plan and without it (the planner's ``_both``); the driver gathers
+the forecasts into the same :class:`PlayedPlan`. A decommission needs what every folder says
+before its second play: which folders list the store (its removals: a first pass) and when
+nothing of it is at risk any more (a pass per decommission that is not immediate: the planner's
+``_safe_to_stop`` over each task's folders, the latest of their answers taken), then the last
+pass plays. The plays are deterministic, so every figure equals the plain-Python path's.
 
 The session is the caller's (the tests, a notebook) or one built as the job's
 (``runtime.session``).
@@ -29,17 +29,22 @@ from pfscope.spark_jobs.compute.state import STATE_DIR, TOPOLOGY, load_manifest
 from pfscope.spark_jobs.compute.stream import cyclic_gc_paused, load_state, org_payload, organisation
 from pfscope.spark_jobs.model.forecast.actions import (
     Action,
+    ByFolder,
     Decommission,
     ReplicaChange,
     StoreStatus,
     in_order,
 )
-from pfscope.spark_jobs.model.forecast.folder import forecast_folder
-from pfscope.spark_jobs.model.forecast.planner import Decommissioned, FolderStart, PlayedPlan, touched
-from pfscope.spark_jobs.model.forecast.play import REMOVED
+from pfscope.spark_jobs.model.forecast.planner import (  # the planner's per-folder steps
+    Decommissioned,
+    FolderStart,
+    PlayedPlan,
+    _both,
+    _safe_to_stop,
+    touched,
+)
 from pfscope.spark_jobs.model.forecast.world import Transits
 from pfscope.spark_jobs.model.org import OrgContext
-from pfscope.spark_jobs.model.timeutil import SECOND
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -84,18 +89,26 @@ def plan_payload(run: PlanRun) -> str:
 
 
 def play_plan_spark(
-    spark: SparkSession, run: PlanRun, actions: Sequence[Action], fids: Iterable[str]
+    spark: SparkSession,
+    run: PlanRun,
+    actions: Sequence[Action],
+    fids: Iterable[str],
+    *,
+    shortcut: bool = True,
 ) -> PlayedPlan:
     """``planner.play_plan`` on Spark: ``fids``: at least every folder the plan touches
-    (``planning.involved_folders``); ``actions``: parsed, restores with their backups."""
+    (``planning.involved_folders``); ``actions``: parsed, restores with their backups;
+    ``shortcut``: as ``play_plan``'s."""
     folds = _folds(spark, run, sorted(set(fids))).persist()  # read and spread once for every pass
     try:
-        return _play(folds, plan_payload(run), run.as_of, actions)
+        return _play(folds, plan_payload(run), run.as_of, actions, shortcut)
     finally:
         folds.unpersist()
 
 
-def _play(folds: DataFrame, payload: str, as_of: int, actions: Sequence[Action]) -> PlayedPlan:
+def _play(
+    folds: DataFrame, payload: str, as_of: int, actions: Sequence[Action], shortcut: bool
+) -> PlayedPlan:
     """``play_plan``'s steps, each pass over the folders a Spark job."""
     played: list[Action] = [a for a in in_order(actions) if not isinstance(a, Decommission)]
     out = PlayedPlan(list(actions), played)
@@ -112,7 +125,7 @@ def _play(folds: DataFrame, payload: str, as_of: int, actions: Sequence[Action])
         if d.at_once:
             down_at: int | None = d.at
         else:
-            latest = _run(folds, safe_partitions(payload, as_of, [*played, *removals], d.store))
+            latest = _run(folds, safe_partitions(payload, as_of, [*played, *removals], d))
             down_at = safe_to_stop(d.at, [(r["at"], r["never"]) for r in latest])
         played += removals
         if down_at is not None:
@@ -121,16 +134,16 @@ def _play(folds: DataFrame, payload: str, as_of: int, actions: Sequence[Action])
     out.played = in_order(played)
     forecasts = {
         r["fid"]: pickle.loads(r["blob"])
-        for r in _run(folds, played_partitions(payload, as_of, actions, out.played))
+        for r in _run(folds, played_partitions(payload, as_of, actions, out.played, shortcut))
     }
     for fid in sorted(forecasts):
-        out.baseline[fid], out.planned[fid] = forecasts[fid]
+        out.planned[fid], out.baseline[fid] = forecasts[fid]
     return out
 
 
 def safe_to_stop(at: int, latest: Iterable[tuple[int | None, bool]]) -> int | None:
-    """``planner._safe_to_stop`` over the tasks' answers (each its folders' latest risk ``until``
-    plus a second, or that one never ends): the decommission's time, or after the latest."""
+    """``planner._safe_to_stop`` over the whole plan from its answers over each task's chunks
+    (each at least the decommission's time, or never): the latest, or never."""
     out = at
     for until, never in latest:
         if never:
@@ -219,44 +232,33 @@ def listed_partitions(
 
 
 def safe_partitions(
-    payload: str, as_of: int, actions: Sequence[Action], store: str
+    payload: str, as_of: int, actions: Sequence[Action], d: Decommission
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """Each chunk's latest end of a risk to the decommissioned store's removed content (plus a
-    second: after the message that made it safe), or that one never ends."""
+    """Each chunk's time the decommissioned store may go down, by the planner's own
+    ``_safe_to_stop`` over the chunk's folders (``never``: something of it stays at risk)."""
 
     def work(
         org: OrgContext, transits: Transits, as_of: int, starts: Mapping[str, FolderStart]
     ) -> Iterator[tuple[Any, ...]]:
-        latest: int | None = None
-        for fid in touched(starts, actions):
-            start = starts[fid]
-            rows = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, actions)
-            for risk in rows.risks:
-                if risk.store == store and risk.cause == REMOVED:
-                    if risk.until is None:
-                        yield (SAFE, None, store, None, True, None)
-                        return
-                    after = risk.until + SECOND  # after the message that made it safe
-                    latest = after if latest is None else max(latest, after)
-        yield (SAFE, None, store, latest, False, None)
+        at = _safe_to_stop(org, starts, as_of, transits, list(actions), d)
+        yield (SAFE, None, d.store, at, at is None, None)
 
     return _partitions(payload, as_of, work)
 
 
 def played_partitions(
-    payload: str, as_of: int, actions: Sequence[Action], played: Sequence[Action]
+    payload: str, as_of: int, actions: Sequence[Action], played: Sequence[Action], shortcut: bool = True
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """Each touched folder's forecasts without the plan and under it (``played``: the plan as
-    played, decommissions made of their list changes and down), pickled as a pair."""
+    """Each touched folder's forecasts under the plan and without it, by the planner's own
+    ``_both`` (``played``: the plan as played, decommissions made of their list changes and down),
+    pickled as a pair."""
+    by_folder = ByFolder(played)  # indexed once, on the driver
 
     def work(
         org: OrgContext, transits: Transits, as_of: int, starts: Mapping[str, FolderStart]
     ) -> Iterator[tuple[Any, ...]]:
         for fid in touched(starts, actions):
-            start = starts[fid]
-            baseline = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, always=True)
-            planned = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, played)
-            blob = pickle.dumps((baseline, planned), protocol=pickle.HIGHEST_PROTOCOL)
-            yield (PLAYED, fid, None, None, None, blob)
+            both = _both(org, starts[fid], fid, as_of, transits, by_folder.of(fid), shortcut)
+            yield (PLAYED, fid, None, None, None, pickle.dumps(both, protocol=pickle.HIGHEST_PROTOCOL))
 
     return _partitions(payload, as_of, work)

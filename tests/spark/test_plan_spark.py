@@ -21,8 +21,15 @@ from pfscope.spark_jobs.compute.plan_engine import (
     make_plan_with,
 )
 from pfscope.spark_jobs.compute.plan_spark import play_plan_spark, safe_to_stop
-from pfscope.spark_jobs.compute.planning import PlanRun, involved_folders, make_plan, open_run
-from pfscope.spark_jobs.model.forecast.planner import PlayedPlan
+from pfscope.spark_jobs.compute.planning import (
+    PlanRun,
+    folder_starts,
+    involved_folders,
+    make_plan,
+    open_run,
+)
+from pfscope.spark_jobs.model.forecast.plan import parse_plan
+from pfscope.spark_jobs.model.forecast.planner import PlayedPlan, play_plan
 from pfscope.spark_jobs.model.timeutil import format_ts
 from tests.published_runs import published
 
@@ -101,6 +108,16 @@ def test_spark_plays_every_plan_as_plain_python(spark: SparkSession, demo: Path)
             assert any(f.risks for f in python.played.planned.values())  # risks compared, not empty
         if name == "remove and add":
             assert any(f.traffic for f in python.played.planned.values())
+
+
+def test_without_the_shortcut_too(spark: SparkSession, demo: Path) -> None:
+    """The baseline played for every folder (``play_plan``'s ``shortcut`` False) is the same on Spark."""
+    run = open_run(demo)
+    actions = parse_plan([f"down {STORE} at +2h until +8h", "decommission PFDUB02"], run.known)
+    fids = involved_folders(run, actions)
+    python = play_plan(run.org, folder_starts(run, fids), run.as_of, run.transits, actions, shortcut=False)
+    assert python.baseline and python.decommissioned
+    _same(play_plan_spark(spark, run, actions, fids, shortcut=False), python)
 
 
 def test_a_plan_is_made_the_same_either_way(spark: SparkSession, demo: Path) -> None:
