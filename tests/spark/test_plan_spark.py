@@ -27,7 +27,9 @@ from pfscope.spark_jobs.compute.planning import (
     involved_folders,
     make_plan,
     open_run,
+    with_backups,
 )
+from pfscope.spark_jobs.model.forecast.actions import Restore
 from pfscope.spark_jobs.model.forecast.plan import parse_plan
 from pfscope.spark_jobs.model.forecast.planner import PlayedPlan, play_plan
 from pfscope.spark_jobs.model.timeutil import format_ts
@@ -88,15 +90,16 @@ def _same(spark_played: PlayedPlan, python_played: PlayedPlan) -> None:
 
 
 def test_spark_plays_every_plan_as_plain_python(spark: SparkSession, demo: Path) -> None:
-    plans = _plans(demo)
-    for name, texts in plans.items():
-        python = make_plan(demo, texts)
-        run = python.run
-        fids = involved_folders(run, python.actions)
-        on_spark = play_plan_spark(spark, run, python.actions, fids)
-        assert python.played.baseline, name  # not vacuous: the plan touches folders
-        _same(on_spark, python.played)
-        times = {d.store: (d.removed_at, d.down_at) for d in python.played.decommissioned}
+    run = open_run(demo)
+    for name, texts in _plans(demo).items():
+        actions = [
+            with_backups(run, a) if isinstance(a, Restore) else a for a in parse_plan(texts, run.known)
+        ]
+        fids = involved_folders(run, actions)
+        python = play_plan(run.org, folder_starts(run, fids), run.as_of, run.transits, actions)
+        assert python.baseline, name  # not vacuous: the plan touches folders
+        _same(play_plan_spark(spark, run, actions, fids), python)
+        times = {d.store: (d.removed_at, d.down_at) for d in python.decommissioned}
         if name == "decommission":  # not vacuous: the first pass found a later time
             removed_at, down_at = times["PFDUB02"]
             assert down_at is not None and down_at > removed_at
@@ -105,9 +108,9 @@ def test_spark_plays_every_plan_as_plain_python(spark: SparkSession, demo: Path)
         if name == "decommissions and down":
             assert len(times) == 3 and times[STORE][1] is None
         if name == "down for good":
-            assert any(f.risks for f in python.played.planned.values())  # risks compared, not empty
+            assert any(f.risks for f in python.planned.values())  # risks compared, not empty
         if name == "remove and add":
-            assert any(f.traffic for f in python.played.planned.values())
+            assert any(f.traffic for f in python.planned.values())
 
 
 def test_without_the_shortcut_too(spark: SparkSession, demo: Path) -> None:
@@ -121,14 +124,19 @@ def test_without_the_shortcut_too(spark: SparkSession, demo: Path) -> None:
 
 
 def test_a_plan_is_made_the_same_either_way(spark: SparkSession, demo: Path) -> None:
-    texts = ["decommission PFDUB02"]
+    """The plan ``make_plan`` makes, suggestions included (tried on the folders at issue)."""
+    texts = ["decommission PFRED03"]
+    reference = make_plan(demo, texts)
     python, engine = make_plan_with(demo, texts, PlanEngine("python"))
     assert engine == "python"
     on_spark, engine = make_plan_with(
         demo, texts, PlanEngine("auto", conf=("spark.sql.shuffle.partitions=4",))
     )
     assert engine == "spark"
-    assert on_spark.result == python.result and on_spark.played == python.played
+    assert not reference.result.safe and reference.suggestions  # not vacuous
+    for made in (python, on_spark):
+        assert made.played == reference.played and made.result == reference.result
+        assert made.suggestions == reference.suggestions and made.unsuggested == reference.unsuggested
 
 
 def _pfscope(*args: str) -> tuple[int, str]:
@@ -141,20 +149,19 @@ def _pfscope(*args: str) -> tuple[int, str]:
 
 
 def test_the_command_prints_the_same_json_on_spark(spark: SparkSession, demo: Path) -> None:
-    flags = [
-        "plan",
-        "--data",
-        str(demo),
-        "--action",
-        "decommission PFDUB02",
-        "--action",
-        f"down {STORE} at +2h",
-    ]
-    code_python, said_python = _pfscope(*flags, "--json", "--engine", "python")
-    code_spark, said_spark = _pfscope(*flags, "--json", "--engine", "spark")
-    said = json.loads(said_python)
-    assert said["verdict"] == "not safe" and said["at_risk"]  # not vacuous: risks compared
-    assert said_spark == said_python and code_spark == code_python
+    for actions, forms in (
+        (["decommission PFDUB02", f"down {STORE} at +2h"], [["--json"]]),
+        (["decommission PFRED03"], [["--json"], []]),  # with suggestions; and as text
+    ):
+        flags = ["plan", "--data", str(demo), *(f for a in actions for f in ("--action", a))]
+        for form in forms:
+            code_python, said_python = _pfscope(*flags, *form, "--engine", "python")
+            code_spark, said_spark = _pfscope(*flags, *form, "--engine", "spark")
+            assert said_spark == said_python and code_spark == code_python
+            if form:
+                said = json.loads(said_python)
+                assert said["verdict"] == "not safe" and said["at_risk"]  # not vacuous: risks compared
+                assert len(actions) > 1 or said["suggestions"]  # and suggestions
 
 
 def test_auto_chooses_spark_for_a_spark_flag_or_many_folders() -> None:
