@@ -13,22 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pfscope.spark_jobs.compute.planning import (  # make_plan's steps
-    SUGGEST_FOLDERS,
-    Plan,
-    PlanRun,
-    _suggest,
-    folder_starts,
-    involved_folders,
-    open_run,
-    with_backups,
-)
+from pfscope.spark_jobs.compute.planning import Plan, PlanRun, make_plan, play_in_process
 from pfscope.spark_jobs.compute.state import STATE_DIR
-from pfscope.spark_jobs.model.forecast.actions import Action, Restore
-from pfscope.spark_jobs.model.forecast.plan import parse_plan
-from pfscope.spark_jobs.model.forecast.planner import PlayedPlan, play_plan
-from pfscope.spark_jobs.model.forecast.suggest import at_issue
-from pfscope.spark_jobs.model.forecast.verdict import judge
+from pfscope.spark_jobs.model.forecast.actions import Action
+from pfscope.spark_jobs.model.forecast.planner import PlayedPlan
 
 #: ``--engine auto`` plays on Spark when the plan touches more folders than this (one store's
 #: 5,000 folders stay in this process)
@@ -60,25 +48,17 @@ def choose_engine(how: PlanEngine, folders: int) -> str:
 def make_plan_with(
     data_dir: str | os.PathLike[str], texts: Sequence[str], how: PlanEngine
 ) -> tuple[Plan, str]:
-    """``planning.make_plan``, played where ``how`` says: the plan and the engine that played it.
-    On Spark, the suggestions for a plan that is not safe are tried here as ``make_plan`` tries
-    them, on the folders at issue alone (at most ``SUGGEST_FOLDERS``), whose states are read."""
-    run = open_run(data_dir)
-    actions = [with_backups(run, a) if isinstance(a, Restore) else a for a in parse_plan(texts, run.known)]
-    fids = involved_folders(run, actions)
-    engine = choose_engine(how, len(fids))
-    if engine == "python":
-        starts = folder_starts(run, fids)
-        played = play_plan(run.org, starts, run.as_of, run.transits, actions)
-    else:
-        played = _on_spark(run, actions, fids, how)
-    plan = Plan(run, actions, played, judge(played))
-    if not plan.result.safe:
-        if engine == "spark":  # the suggestions' trials play the folders at issue alone, here
-            issue = at_issue(plan.result)
-            starts = folder_starts(run, issue) if len(issue) <= SUGGEST_FOLDERS else {}
-        _suggest(plan, starts)
-    return plan, engine
+    """``planning.make_plan``, played where ``how`` says: the plan and the engine that played it
+    (suggestions, for a plan that is not safe, are tried in this process on the folders at issue)."""
+    chosen: list[str] = []
+
+    def play(run: PlanRun, actions: list[Action], fids: set[str]) -> PlayedPlan:
+        chosen.append(choose_engine(how, len(fids)))
+        if chosen[-1] == "python":
+            return play_in_process(run, actions, fids)
+        return _on_spark(run, actions, fids, how)
+
+    return make_plan(data_dir, texts, play=play), chosen[0]
 
 
 def _on_spark(run: PlanRun, actions: list[Action], fids: set[str], how: PlanEngine) -> PlayedPlan:

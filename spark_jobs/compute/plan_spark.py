@@ -4,11 +4,11 @@ tasks, next to their fold states, instead of in the one Python process.
 The play is the planner's (``forecast.planner.play_plan``), cut where it is per folder: each task
 reads the touched folders' fold states (``_state/folds``, filtered to them), rebuilds the
 organisation from a payload string (``stream.org_payload``: topology, up/down timeline, transits)
-and plays each folder under the plan and without it (the planner's ``_both``); the driver gathers
+and plays each folder under the plan and without it (the planner's ``play_folder``); the driver gathers
 the forecasts into the same :class:`PlayedPlan`. A decommission needs what every folder says
 before its second play: which folders list the store (its removals: a first pass) and when
 nothing of it is at risk any more (a pass per decommission that is not immediate: the planner's
-``_safe_to_stop`` over each task's folders, the latest of their answers taken), then the last
+``planner.stop_time`` over each task's folders, the latest of their answers taken), then the last
 pass plays. The plays are deterministic, so every figure equals the plain-Python path's.
 
 The session is the caller's (the tests, a notebook) or one built as the job's
@@ -39,8 +39,8 @@ from pfscope.spark_jobs.model.forecast.planner import (  # the planner's per-fol
     Decommissioned,
     FolderStart,
     PlayedPlan,
-    _both,
-    _safe_to_stop,
+    play_folder,
+    stop_time,
     touched,
 )
 from pfscope.spark_jobs.model.forecast.world import Transits
@@ -142,7 +142,7 @@ def _play(
 
 
 def safe_to_stop(at: int, latest: Iterable[tuple[int | None, bool]]) -> int | None:
-    """``planner._safe_to_stop`` over the whole plan from its answers over each task's chunks
+    """``planner.stop_time`` over the whole plan from its answers over each task's chunks
     (each at least the decommission's time, or never): the latest, or never."""
     out = at
     for until, never in latest:
@@ -235,12 +235,12 @@ def safe_partitions(
     payload: str, as_of: int, actions: Sequence[Action], d: Decommission
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """Each chunk's time the decommissioned store may go down, by the planner's own
-    ``_safe_to_stop`` over the chunk's folders (``never``: something of it stays at risk)."""
+    ``planner.stop_time`` over the chunk's folders (``never``: something of it stays at risk)."""
 
     def work(
         org: OrgContext, transits: Transits, as_of: int, starts: Mapping[str, FolderStart]
     ) -> Iterator[tuple[Any, ...]]:
-        at = _safe_to_stop(org, starts, as_of, transits, list(actions), d)
+        at = stop_time(org, starts, as_of, transits, list(actions), d)
         yield (SAFE, None, d.store, at, at is None, None)
 
     return _partitions(payload, as_of, work)
@@ -250,7 +250,7 @@ def played_partitions(
     payload: str, as_of: int, actions: Sequence[Action], played: Sequence[Action], shortcut: bool = True
 ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """Each touched folder's forecasts under the plan and without it, by the planner's own
-    ``_both`` (``played``: the plan as played, decommissions made of their list changes and down),
+    ``play_folder`` (``played``: the plan as played, decommissions made of their list changes and down),
     pickled as a pair."""
     by_folder = ByFolder(played)  # indexed once, on the driver
 
@@ -258,7 +258,7 @@ def played_partitions(
         org: OrgContext, transits: Transits, as_of: int, starts: Mapping[str, FolderStart]
     ) -> Iterator[tuple[Any, ...]]:
         for fid in touched(starts, actions):
-            both = _both(org, starts[fid], fid, as_of, transits, by_folder.of(fid), shortcut)
+            both = play_folder(org, starts[fid], fid, as_of, transits, by_folder.of(fid), shortcut)
             yield (PLAYED, fid, None, None, None, pickle.dumps(both, protocol=pickle.HIGHEST_PROTOCOL))
 
     return _partitions(payload, as_of, work)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -97,26 +97,39 @@ def open_run(data_dir: str | os.PathLike[str]) -> PlanRun:
     return PlanRun(path, str(pointer["run_id"]), manifest.as_of, org, transits, known)
 
 
-def make_plan(data_dir: str | os.PathLike[str], texts: Sequence[str]) -> Plan:
-    """Read the run, parse the actions, play the folders they touch, judge."""
+#: plays a plan's actions over the folders it touches (``play_in_process``, or Spark's)
+Player = Callable[[PlanRun, list[Action], set[str]], PlayedPlan]
+
+
+def play_in_process(run: PlanRun, actions: list[Action], fids: set[str]) -> PlayedPlan:
+    """The plays in this process (``forecast.planner``): a store's folders in a few seconds."""
+    return play_plan(run.org, folder_starts(run, fids), run.as_of, run.transits, actions)
+
+
+def make_plan(
+    data_dir: str | os.PathLike[str], texts: Sequence[str], *, play: Player = play_in_process
+) -> Plan:
+    """Read the run, parse the actions, play the folders they touch (``play``: where), judge, and
+    for a plan that is not safe look for safe variants."""
     run = open_run(data_dir)
     actions = [with_backups(run, a) if isinstance(a, Restore) else a for a in parse_plan(texts, run.known)]
-    starts = folder_starts(run, involved_folders(run, actions))
-    played = play_plan(run.org, starts, run.as_of, run.transits, actions)
+    played = play(run, actions, involved_folders(run, actions))
     plan = Plan(run, actions, played, judge(played))
     if not plan.result.safe:
-        _suggest(plan, starts)
+        _suggest(plan)
     return plan
 
 
-def _suggest(plan: Plan, starts: Mapping[str, FolderStart]) -> None:
-    """Safe variants of a plan that is not safe, each tried on the folders where it is not."""
+def _suggest(plan: Plan) -> None:
+    """Safe variants of a plan that is not safe, each tried in this process on the folders where it
+    is not (their states read once)."""
     run, fids = plan.run, at_issue(plan.result)
     if len(fids) > SUGGEST_FOLDERS:
         plan.unsuggested = (
             f"the plan is not safe on {len(fids):,} folders: no suggestion is tried beyond {SUGGEST_FOLDERS}"
         )
         return
+    starts = folder_starts(run, fids)
 
     def trial(actions: Sequence[Action], where: set[str]) -> tuple[PlayedPlan, PlanResult]:
         played = play_plan(

@@ -104,7 +104,7 @@ def play_plan(
             for fid in fids
             if (fold := starts[fid].folds.get(d.store)) is not None and fold.on_list
         ]
-        down_at = d.at if d.at_once else _safe_to_stop(org, starts, as_of, transits, [*played, *removals], d)
+        down_at = d.at if d.at_once else stop_time(org, starts, as_of, transits, [*played, *removals], d)
         played += removals
         if down_at is not None:
             played.append(StoreStatus(down_at, d.store, False))
@@ -113,11 +113,13 @@ def play_plan(
     by_folder = ByFolder(out.played)
     for fid in fids:
         mine = by_folder.of(fid)
-        out.planned[fid], out.baseline[fid] = _both(org, starts[fid], fid, as_of, transits, mine, shortcut)
+        out.planned[fid], out.baseline[fid] = play_folder(
+            org, starts[fid], fid, as_of, transits, mine, shortcut
+        )
     return out
 
 
-def _both(
+def play_folder(
     org: OrgContext,
     start: FolderStart,
     fid: str,
@@ -135,7 +137,7 @@ def _both(
     return planned, forecast_folder(org, fid, start.folds, start.mail, as_of, transits, always=True)
 
 
-def _safe_to_stop(
+def stop_time(
     org: OrgContext,
     starts: Mapping[str, FolderStart],
     as_of: int,
