@@ -37,6 +37,33 @@ NEVER = "not within 14 days"
 CAUSES = {DOWN: "goes down", REMOVED: "removed from the list"}
 
 
+#: the columns of the plan's tables, (frame column, heading): the page and the report show the same
+RISK_HEADS = [
+    ("at", "from"),
+    ("fid", "folder"),
+    ("store", "held only on"),
+    ("cause", "when it"),
+    ("cns", "CNs"),
+    ("survives", "survives?"),
+]
+MOVED_HEADS = [
+    ("store", "store"),
+    ("fid", "folder"),
+    ("before", "in sync, without the plan"),
+    ("after", "under the plan"),
+]
+TRAFFIC_HEADS = [
+    ("sender", "from"),
+    ("recipient", "to"),
+    ("requests_before", "requests, without"),
+    ("requests_after", "under the plan"),
+    ("cns_before", "CNs sent, without"),
+    ("cns_after", "under the plan"),
+    ("messages_before", "messages, without"),
+    ("messages_after", "under the plan"),
+]
+
+
 def plan_href(actions: Sequence[str], run_id: str | None = None) -> str:
     """The plan's address: ``/plan?run=<run>&action=...&action=...`` (send it to the change board)."""
     query = [("run", run_id)] if run_id else []

@@ -257,14 +257,7 @@ def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
             "Content at risk, step by step",
             c.table(
                 fp.risk_frame(result),
-                [
-                    ("at", "from"),
-                    ("fid", "folder"),
-                    ("store", "held only on"),
-                    ("cause", "when it"),
-                    ("cns", "CNs"),
-                    ("survives", "survives?"),
-                ],
+                fp.RISK_HEADS,
                 {"fid": c.link_fid, "store": c.link_store, "cns": c.as_cnset},
                 id="plan-risks",
             )
@@ -278,12 +271,7 @@ def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
             "Replicas whose in-sync time moves",
             c.table(
                 fp.moved_frame(result, plan.played.played),
-                [
-                    ("store", "store"),
-                    ("fid", "folder"),
-                    ("before", "in sync, without the plan"),
-                    ("after", "under the plan"),
-                ],
+                fp.MOVED_HEADS,
                 {"store": c.link_store, "fid": c.link_fid},
                 id="plan-moved",
             )
@@ -298,16 +286,7 @@ def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
             "Backfill traffic per store pair",
             c.table(
                 fp.traffic_frame(result),
-                [
-                    ("sender", "from"),
-                    ("recipient", "to"),
-                    ("requests_before", "requests, without"),
-                    ("requests_after", "under the plan"),
-                    ("cns_before", "CNs sent, without"),
-                    ("cns_after", "under the plan"),
-                    ("messages_before", "messages, without"),
-                    ("messages_after", "under the plan"),
-                ],
+                fp.TRAFFIC_HEADS,
                 {"sender": c.link_store, "recipient": c.link_store},
                 id="plan-traffic",
             )

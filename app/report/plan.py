@@ -80,14 +80,7 @@ def plan_report(plan: Plan, texts: Sequence[str]) -> str:
             "Content at risk, step by step",
             _table(
                 risks,
-                [
-                    ("at", "from"),
-                    ("fid", "folder"),
-                    ("store", "held only on"),
-                    ("cause", "when it"),
-                    ("cns", "CNs"),
-                    ("survives", "survives?"),
-                ],
+                fp.RISK_HEADS,
             )
             if not risks.empty
             else tag("p", "None."),
@@ -105,12 +98,7 @@ def plan_report(plan: Plan, texts: Sequence[str]) -> str:
             "Replicas whose in-sync time moves",
             _table(
                 moved,
-                [
-                    ("store", "store"),
-                    ("fid", "folder"),
-                    ("before", "in sync, without the plan"),
-                    ("after", "under the plan"),
-                ],
+                fp.MOVED_HEADS,
             )
             if not moved.empty
             else tag("p", "None."),
@@ -123,16 +111,7 @@ def plan_report(plan: Plan, texts: Sequence[str]) -> str:
             "Backfill traffic per store pair",
             _table(
                 traffic,
-                [
-                    ("sender", "from"),
-                    ("recipient", "to"),
-                    ("requests_before", "requests, without"),
-                    ("requests_after", "under the plan"),
-                    ("cns_before", "CNs sent, without"),
-                    ("cns_after", "under the plan"),
-                    ("messages_before", "messages, without"),
-                    ("messages_after", "under the plan"),
-                ],
+                fp.TRAFFIC_HEADS,
                 numeric=range(2, 8),
             )
             if not traffic.empty

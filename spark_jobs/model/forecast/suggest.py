@@ -74,13 +74,27 @@ def suggest(
     """The safe variants of a plan that is not safe (none when it is, or when none is found)."""
     if result.safe:
         return []
-    fids = at_issue(result)
+    q = _Asked(actions, played, result, as_of, topo, lists, at_issue(result), trial)
     out = []
     for make in (_bring_back, _wait, _add_replica):
-        found = make(actions, played, result, as_of, topo, lists, fids, trial)
+        found = make(q)
         if found is not None:
             out.append(found)
     return out
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """The plan a suggestion starts from, and how to try a variant (on the folders at issue)."""
+
+    actions: Sequence[Action]
+    played: PlayedPlan
+    result: PlanResult
+    as_of: int
+    topo: Topology
+    lists: Mapping[str, tuple[str, ...]]
+    fids: set[str]
+    trial: Trial
 
 
 def _safe_on(trial: Trial, actions: Sequence[Action], fids: set[str]) -> tuple[PlayedPlan, PlanResult] | None:
@@ -88,22 +102,13 @@ def _safe_on(trial: Trial, actions: Sequence[Action], fids: set[str]) -> tuple[P
     return (played, result) if result.safe else None
 
 
-def _wait(
-    actions: Sequence[Action],
-    played: PlayedPlan,
-    result: PlanResult,
-    as_of: int,
-    topo: Topology,
-    lists: Mapping[str, tuple[str, ...]],
-    fids: set[str],
-    trial: Trial,
-) -> Suggestion | None:
-    if not result.at_risk:
+def _wait(q: _Asked) -> Suggestion | None:
+    if not q.result.at_risk:
         return None  # waiting does not make a replica get in sync that cannot
-    first = min(a.at for a in actions)
+    first = min(a.at for a in q.actions)
     for delay in LADDER:
-        later = [replace(a, at=a.at + delay) for a in actions]
-        if _safe_on(trial, later, fids) is not None:
+        later = [replace(a, at=a.at + delay) for a in q.actions]
+        if _safe_on(q.trial, later, q.fids) is not None:
             return Suggestion(
                 f"wait {duration(delay / 1_000_000)}: start at {format_ts(first + delay)}, once what only"
                 " the plan's stores hold has reached another replica",
@@ -112,31 +117,22 @@ def _wait(
     return None
 
 
-def _bring_back(
-    actions: Sequence[Action],
-    played: PlayedPlan,
-    result: PlanResult,
-    as_of: int,
-    topo: Topology,
-    lists: Mapping[str, tuple[str, ...]],
-    fids: set[str],
-    trial: Trial,
-) -> Suggestion | None:
-    acted = {a.store for a in actions}
+def _bring_back(q: _Asked) -> Suggestion | None:
+    acted = {a.store for a in q.actions}
     waiting = sorted(
         {
             store
-            for fid in fids
-            for row in played.planned[fid].forecast
+            for fid in q.fids
+            for row in q.played.planned[fid].forecast
             for store in row.get("waits_for") or ()
             if store not in acted
         }
     )
     if not waiting:
         return None
-    first = [StoreStatus(as_of, store, True) for store in waiting]
-    plan = in_order([*first, *actions])
-    if _safe_on(trial, plan, fids) is None:
+    first = [StoreStatus(q.as_of, store, True) for store in waiting]
+    plan = in_order([*first, *q.actions])
+    if _safe_on(q.trial, plan, q.fids) is None:
         return None
     who, _ = stores_are(waiting)
     return Suggestion(
@@ -146,38 +142,31 @@ def _bring_back(
     )
 
 
-def _add_replica(
-    actions: Sequence[Action],
-    played: PlayedPlan,
-    result: PlanResult,
-    as_of: int,
-    topo: Topology,
-    lists: Mapping[str, tuple[str, ...]],
-    fids: set[str],
-    trial: Trial,
-) -> Suggestion | None:
-    if not result.at_risk:
+def _add_replica(q: _Asked) -> Suggestion | None:
+    if not q.result.at_risk:
         return None
     adds: list[Action] = []
-    for risk in result.at_risk:
-        on_list = lists.get(risk.fid, ())
-        site = topo.stores[risk.store].site
-        others = [s for s in sorted(topo.stores) if s not in on_list and s not in {a.store for a in actions}]
-        others.sort(key=lambda s: topo.stores[s].site != site)
+    for risk in q.result.at_risk:
+        on_list = q.lists.get(risk.fid, ())
+        site = q.topo.stores[risk.store].site
+        others = [
+            s for s in sorted(q.topo.stores) if s not in on_list and s not in {a.store for a in q.actions}
+        ]
+        others.sort(key=lambda s: q.topo.stores[s].site != site)
         if not others:
             return None
-        adds.append(ReplicaChange(as_of, others[0], risk.fid, True))
+        adds.append(ReplicaChange(q.as_of, others[0], risk.fid, True))
     adds = list({(a.store, a.fid): a for a in adds if isinstance(a, ReplicaChange)}.values())
-    first_played, _ = trial(adds, fids)
+    first_played, _ = q.trial(adds, q.fids)
     rows = [r for f in first_played.planned.values() for r in f.forecast]
     added = {(a.store, a.fid) for a in adds if isinstance(a, ReplicaChange)}
     ready = [r["in_sync_at"] for r in rows if (r["store"], r["fid"]) in added]
     if len(ready) < len(added) or None in ready:
         return None
-    start = min(a.at for a in actions)
+    start = min(a.at for a in q.actions)
     delay = max(0, max(ready) + MINUTE - start)
-    plan = in_order([*adds, *(replace(a, at=a.at + delay) for a in actions)])
-    if _safe_on(trial, plan, fids) is None:
+    plan = in_order([*adds, *(replace(a, at=a.at + delay) for a in q.actions)])
+    if _safe_on(q.trial, plan, q.fids) is None:
         return None
     where = ", ".join(f"{a.store} on {a.fid}" for a in adds if isinstance(a, ReplicaChange))
     return Suggestion(
