@@ -10,6 +10,7 @@ plan is never written into the run. Logic: ``figures.plan``; the report: ``repor
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import dash
@@ -20,7 +21,7 @@ from pfscope.app import components as c
 from pfscope.app.data import RunData
 from pfscope.app.figures import plan as fp
 from pfscope.app.runtime import current_data, settings
-from pfscope.spark_jobs.compute.planning import Plan, make_plan
+from pfscope.spark_jobs.compute.planning import Plan, add_suggestions, make_plan
 from pfscope.spark_jobs.model.errors import OperatorError
 from pfscope.spark_jobs.model.forecast.plan import FORMS
 from pfscope.spark_jobs.model.forecast.restore import restore_stories, story_lines
@@ -166,7 +167,7 @@ def _form_section(data: RunData, actions: list[str]) -> html.Section:
 
 def _result(data: RunData, actions: list[str]) -> list[Any]:
     try:
-        plan = make_plan(settings().data_dir, actions)
+        plan = _made(str(settings().data_dir), data.run_id, tuple(actions))
     except OperatorError as e:  # PlanError: one line saying what to fix
         return [
             html.P(
@@ -179,6 +180,13 @@ def _result(data: RunData, actions: list[str]) -> list[Any]:
     return _shown(data, plan, actions)
 
 
+@lru_cache(maxsize=2)
+def _made(data_dir: str, run_id: str, actions: tuple[str, ...]) -> Plan:
+    """The plan without its suggestions, kept in this process for the suggestions' callback that
+    follows the page (``run_id``: a newer run is another plan)."""
+    return make_plan(data_dir, list(actions), suggest=False)
+
+
 def _reasons(reasons: list[str]) -> html.Ul:
     shown, more = fp.first_reasons(reasons, REASONS)
     items = [html.Li(r) for r in shown]
@@ -187,10 +195,31 @@ def _reasons(reasons: list[str]) -> html.Ul:
     return html.Ul(items, id="plan-reasons")
 
 
-def _suggestions(data: RunData, plan: Plan) -> html.Section | None:
-    """What would be safe instead, each a plan to open (only for a plan that is not safe)."""
+def _suggestions_slot(data: RunData, plan: Plan, actions: list[str]) -> html.Section | None:
+    """Where what would be safe instead goes (only for a plan that is not safe): filled by
+    :func:`suggestions_of` once the verdict is on screen, since each variant plays the folders at
+    issue again (seconds, for a plan over a store's folders)."""
     if plan.result.safe:
         return None
+    return c.section(
+        "Safe instead",
+        dcc.Store(id="plan-suggest-ask", data={"run": data.run_id, "actions": actions}),
+        html.Div(
+            html.P(
+                "Trying later starts, stores brought back first and replicas added first...",
+                className="pf-muted",
+            ),
+            id="plan-suggestions-slot",
+            **c.html_attrs({"aria-live": "polite"}),
+        ),
+        help="The smallest changes to this plan that are safe on the folders where it is not: start later, "
+        "bring a store that is down back first, or add a replica first. Each opens as a plan; its verdict "
+        "there is the whole plan's.",
+    )
+
+
+def suggestions_list(data: RunData, plan: Plan) -> Any:
+    """The safe variants of a plan that is not safe, each a plan to open, or why there is none."""
     items = [
         html.Li(
             [
@@ -201,19 +230,39 @@ def _suggestions(data: RunData, plan: Plan) -> html.Section | None:
         )
         for s in plan.suggestions
     ]
+    if items:
+        return html.Ul(items, id="plan-suggestions")
     empty = (
         plan.unsuggested
         or "none found: no later start, no store brought back first and no replica added first makes it safe"
     )
-    return c.section(
-        "Safe instead",
-        html.Ul(items, id="plan-suggestions")
-        if items
-        else html.P(empty, id="plan-suggestions", className="pf-muted"),
-        help="The smallest changes to this plan that are safe on the folders where it is not: start later, "
-        "bring a store that is down back first, or add a replica first. Each opens as a plan; its verdict "
-        "there is the whole plan's.",
-    )
+    return html.P(empty, id="plan-suggestions", className="pf-muted")
+
+
+@callback(Output("plan-suggestions-slot", "children"), Input("plan-suggest-ask", "data"))
+def suggestions_of(ask: dict[str, Any] | None) -> Any:
+    """The ``Safe instead`` section's list, after the page: the plan's variants tried (once per run
+    and plan, shared through the run's cache)."""
+    data = current_data()
+    if not ask or data is None:
+        return dash.no_update
+    if ask.get("run") != data.run_id:
+        return html.P(
+            f"Run {data.run_id} is published since this plan was made: reload.", id="plan-suggestions"
+        )
+    actions = [str(a) for a in ask.get("actions") or []]
+
+    def tried() -> Any:
+        plan = _made(str(settings().data_dir), data.run_id, tuple(actions))
+        if plan.run.run_id != data.run_id:  # published between the page and this callback
+            return html.P("A newer run is published: reload.", id="plan-suggestions")
+        add_suggestions(plan)
+        return suggestions_list(data, plan)
+
+    try:
+        return data.memo("plan_suggestions", actions, tried)
+    except OperatorError as e:
+        return html.P(f"No suggestion: {e}.", id="plan-suggestions", className="pf-muted")
 
 
 def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
@@ -242,7 +291,7 @@ def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
     stories = restore_stories(plan.played, result)
     return [
         verdict,
-        _suggestions(data, plan),
+        _suggestions_slot(data, plan, actions),
         *(
             c.section(
                 f"Restoring {story.restore.store}",

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pfscope.spark_jobs.compute.planning import Plan, PlanRun, make_plan, play_in_process
+from pfscope.spark_jobs.compute.planning import Plan, PlanRun, make_plan, play_locally
 from pfscope.spark_jobs.compute.state import STATE_DIR
 from pfscope.spark_jobs.model.forecast.actions import Action
 from pfscope.spark_jobs.model.forecast.planner import PlayedPlan
@@ -55,7 +55,7 @@ def make_plan_with(
     def play(run: PlanRun, actions: list[Action], fids: set[str]) -> PlayedPlan:
         chosen.append(choose_engine(how, len(fids)))
         if chosen[-1] == "python":
-            return play_in_process(run, actions, fids)
+            return play_locally(run, actions, fids)
         return _on_spark(run, actions, fids, how)
 
     return make_plan(data_dir, texts, play=play), chosen[0]

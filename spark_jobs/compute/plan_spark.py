@@ -39,6 +39,7 @@ from pfscope.spark_jobs.model.forecast.planner import (  # the planner's per-fol
     Decommissioned,
     FolderStart,
     PlayedPlan,
+    latest_stop,
     play_folder,
     stop_time,
     touched,
@@ -144,13 +145,7 @@ def _play(
 def safe_to_stop(at: int, latest: Iterable[tuple[int | None, bool]]) -> int | None:
     """``planner.stop_time`` over the whole plan from its answers over each task's chunks
     (each at least the decommission's time, or never): the latest, or never."""
-    out = at
-    for until, never in latest:
-        if never:
-            return None
-        if until is not None:
-            out = max(out, until)
-    return out
+    return latest_stop(at, [None if never else at if until is None else until for until, never in latest])
 
 
 def _folds(spark: SparkSession, run: PlanRun, fids: list[str]) -> DataFrame:

@@ -24,13 +24,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from pfscope.spark_jobs.compute.plan_workers import forked
 from pfscope.spark_jobs.compute.state import STATE_DIR, TOPOLOGY, code_version, load_manifest
-from pfscope.spark_jobs.compute.stream import load_state
+from pfscope.spark_jobs.compute.stream import cyclic_gc_paused, load_state
 from pfscope.spark_jobs.model.cnset import CNSet
 from pfscope.spark_jobs.model.forecast.actions import Action, Backup, ReplicaChange, Restore, whole_stores
 from pfscope.spark_jobs.model.forecast.plan import Known, PlanError, parse_plan
 from pfscope.spark_jobs.model.forecast.planner import FolderStart, PlayedPlan, play_plan
-from pfscope.spark_jobs.model.forecast.suggest import Suggestion, at_issue, suggest
+from pfscope.spark_jobs.model.forecast.suggest import Suggestion, at_issue
+from pfscope.spark_jobs.model.forecast.suggest import suggest as safe_variants
 from pfscope.spark_jobs.model.forecast.verdict import PlanResult, judge
 from pfscope.spark_jobs.model.forecast.world import Transits
 from pfscope.spark_jobs.model.org import OrgContext
@@ -65,6 +67,8 @@ class Plan:
     suggestions: list[Suggestion] = field(default_factory=list)
     #: why no suggestion was looked for, when none was (None: they were)
     unsuggested: str | None = None
+    #: suggestions were looked for (``add_suggestions``)
+    looked: bool = False
 
 
 def open_run(data_dir: str | os.PathLike[str]) -> PlanRun:
@@ -97,50 +101,66 @@ def open_run(data_dir: str | os.PathLike[str]) -> PlanRun:
     return PlanRun(path, str(pointer["run_id"]), manifest.as_of, org, transits, known)
 
 
-#: plays a plan's actions over the folders it touches (``play_in_process``, or Spark's)
+#: plays a plan's actions over the folders it touches (``play_locally``, or Spark's)
 Player = Callable[[PlanRun, list[Action], set[str]], PlayedPlan]
 
 
-def play_in_process(run: PlanRun, actions: list[Action], fids: set[str]) -> PlayedPlan:
-    """The plays in this process (``forecast.planner``): a store's folders in a few seconds."""
-    return play_plan(run.org, folder_starts(run, fids), run.as_of, run.transits, actions)
+def play_locally(run: PlanRun, actions: list[Action], fids: set[str]) -> PlayedPlan:
+    """The plays on this machine (``forecast.planner``), on every core (``plan_workers``): a
+    store's folders in a few seconds."""
+    with cyclic_gc_paused():
+        starts = folder_starts(run, fids)
+        return play_plan(run.org, starts, run.as_of, run.transits, actions, chunks=forked())
 
 
 def make_plan(
-    data_dir: str | os.PathLike[str], texts: Sequence[str], *, play: Player = play_in_process
+    data_dir: str | os.PathLike[str],
+    texts: Sequence[str],
+    *,
+    play: Player = play_locally,
+    suggest: bool = True,
 ) -> Plan:
     """Read the run, parse the actions, play the folders they touch (``play``: where), judge, and
-    for a plan that is not safe look for safe variants."""
+    for a plan that is not safe look for safe variants (``suggest`` False: later, by
+    :func:`add_suggestions`; the ``/plan`` page shows the verdict before them)."""
     run = open_run(data_dir)
     actions = [with_backups(run, a) if isinstance(a, Restore) else a for a in parse_plan(texts, run.known)]
     played = play(run, actions, involved_folders(run, actions))
     plan = Plan(run, actions, played, judge(played))
-    if not plan.result.safe:
-        _suggest(plan)
+    if suggest:
+        add_suggestions(plan)
     return plan
 
 
-def _suggest(plan: Plan) -> None:
-    """Safe variants of a plan that is not safe, each tried in this process on the folders where it
-    is not (their states read once)."""
+def add_suggestions(plan: Plan) -> None:
+    """Safe variants of a plan that is not safe (none for one that is), each tried in this process
+    on the folders where it is not (their states read once)."""
+    if plan.result.safe or plan.looked:
+        return
+    _look(plan)
+    plan.looked = True
+
+
+def _look(plan: Plan) -> None:
     run, fids = plan.run, at_issue(plan.result)
     if len(fids) > SUGGEST_FOLDERS:
         plan.unsuggested = (
             f"the plan is not safe on {len(fids):,} folders: no suggestion is tried beyond {SUGGEST_FOLDERS}"
         )
         return
-    starts = folder_starts(run, fids)
+    chunks = forked()
 
     def trial(actions: Sequence[Action], where: set[str]) -> tuple[PlayedPlan, PlanResult]:
-        played = play_plan(
-            run.org, {f: starts[f] for f in where if f in starts}, run.as_of, run.transits, actions
-        )
+        mine = {f: starts[f] for f in where if f in starts}
+        played = play_plan(run.org, mine, run.as_of, run.transits, actions, chunks=chunks)
         return played, judge(played)
 
-    topo = run.org.topology
-    plan.suggestions = suggest(
-        plan.actions, plan.played, plan.result, run.as_of, topo, run.known.lists, trial
-    )
+    with cyclic_gc_paused():
+        starts = folder_starts(run, fids)
+        topo = run.org.topology
+        plan.suggestions = safe_variants(
+            plan.actions, plan.played, plan.result, run.as_of, topo, run.known.lists, trial
+        )
 
 
 def involved_folders(run: PlanRun, actions: Iterable[Action]) -> set[str]:

@@ -6,12 +6,14 @@ Prints; asserts nothing.
 Without ``--data`` it simulates one (``scale``: 6 stores, 10,000 folders, 3 replicas each, 2 days,
 2 changes per folder and day) and publishes it with ``pfscope compute``. Then, per plan:
 
-- ``pfscope plan --json`` in a fresh process, ``--rounds`` times: wall seconds, CPU seconds and peak
-  memory of the process, the folders played and how many of them the plan changed (the others keep
+- ``make_plan`` (``pfscope plan``'s, suggestions included) in a fresh process, ``--rounds`` times:
+  wall seconds, CPU seconds (its forked workers' included) and peak memory of the process and of
+  its largest worker, the folders played and how many of them the plan changed (the others keep
   the plan's play as their baseline);
 - the ``/plan`` page in Chromium (a ``pfscope serve`` started with an empty cache, the page opened
   once without a plan so its scripts are loaded): navigation until the verdict is on screen, cold
-  (the first load of that plan) and warm (the same URL again: the run's cache).
+  (the first load of that plan), then until the suggestions are (they follow the verdict), and
+  warm (the same URL again: the run's cache).
 
 Target (issue 37): a plan over one store's folders (up to 5,000) answers on the page in under 3 s.
 """
@@ -51,9 +53,11 @@ import json, resource, sys, time
 t, c = time.perf_counter(), time.process_time()
 from pfscope.spark_jobs.compute.planning import make_plan
 plan = make_plan(sys.argv[1], sys.argv[2:])
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # the forked workers (plan_workers)
 print(json.dumps({
-    "wall": time.perf_counter() - t, "cpu": time.process_time() - c,
+    "wall": time.perf_counter() - t, "cpu": time.process_time() - c + kids.ru_utime + kids.ru_stime,
     "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "workers_rss_mb": kids.ru_maxrss / 1024,
     "folders": len(plan.played.planned),
     "changed": sum(f.diverged for f in plan.played.planned.values()),
     "verdict": plan.result.verdict,
@@ -108,7 +112,9 @@ def run_cli(data: Path, actions: list[str]) -> dict[str, float]:
     return json.loads(done.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def page_seconds(base: str, actions: list[str]) -> tuple[float, float]:
+def page_seconds(base: str, actions: list[str]) -> tuple[float, float | None, float]:
+    """Cold: until the verdict is on screen, then until the suggestions are (a plan that is not
+    safe: they come after the verdict, None otherwise); warm: until the verdict, again."""
     from playwright.sync_api import sync_playwright
 
     url = base + "/plan?" + urllib.parse.urlencode([("action", a) for a in actions])
@@ -118,13 +124,17 @@ def page_seconds(base: str, actions: list[str]) -> tuple[float, float]:
         page = browser.new_page()
         page.goto(base + "/plan")  # the dashboard's scripts loaded: what follows is the plan's own
         page.locator("#plan-actions").wait_for(timeout=120_000)
+        suggested = None
         for _ in range(2):
             started = time.perf_counter()
             page.goto(url)
             page.locator("#plan-verdict, #plan-error").first.wait_for(timeout=120_000)
             times.append(time.perf_counter() - started)
+            if suggested is None and page.locator("#plan-suggestions-slot").count():
+                page.locator("#plan-suggestions").wait_for(timeout=300_000)
+                suggested = time.perf_counter() - started
         browser.close()
-    return times[0], times[1]
+    return times[0], suggested, times[1]
 
 
 def main() -> None:
@@ -135,22 +145,26 @@ def main() -> None:
     data = args.data or publish(Path(tempfile.mkdtemp(prefix="pfscope-bench-plan-")))
     plans = concrete(data)
     print(f"load average {os.getloadavg()[0]:.1f}; {len(plans)} plans, {args.rounds} rounds each")
-    print("plan | folders | changed | CLI wall s (median, max) | CPU s | peak MB | verdict")
+    print(
+        "plan | folders | changed | CLI wall s (median, max) | CPU s, workers included | peak MB (workers) | verdict"
+    )
     for name, actions in plans.items():
         runs = [run_cli(data, actions) for _ in range(args.rounds)]
         walls = [r["wall"] for r in runs]
         print(
             f"{name} | {runs[0]['folders']} | {runs[0]['changed']} | {statistics.median(walls):.2f}, {max(walls):.2f}"
             f" | {statistics.median(r['cpu'] for r in runs):.2f} | {max(r['rss_mb'] for r in runs):.0f}"
+            f" ({max(r['workers_rss_mb'] for r in runs):.0f})"
             f" | {runs[0]['verdict']}"
         )
     with tempfile.TemporaryDirectory() as cache:
         proc, base = start(data, Path(cache), 0)
         try:
-            print("plan | page cold s | page warm s (navigation until the verdict is on screen)")
+            print("plan | page cold s | suggestions shown s | page warm s (from navigation, on screen)")
             for name, actions in plans.items():
-                cold, warm = page_seconds(base, actions)
-                print(f"{name} | {cold:.2f} | {warm:.2f}")
+                cold, suggested, warm = page_seconds(base, actions)
+                shown = "-" if suggested is None else f"{suggested:.2f}"
+                print(f"{name} | {cold:.2f} | {shown} | {warm:.2f}")
         finally:
             proc.terminate()
     print(

@@ -169,14 +169,15 @@ def test_a_decommission_says_when_the_store_goes_down(demo_server: Server, page)
 
 def test_a_plan_that_is_not_safe_offers_safe_ones_to_open(demo_server: Server, page) -> None:  # type: ignore[no-untyped-def]
     """The demo's PFRED03 holds content no other replica holds yet: decommissioning it now is not
-    safe; the page offers plans that are (start later, add replicas first), and one opens as a plan
+    safe; the page offers plans that are (start later, add replicas first), after its verdict (a
+    callback of their own: each variant plays the folders at issue again), and one opens as a plan
     whose verdict is safe."""
     plan = ["decommission PFRED03"]
     made = make_plan(demo_server.data, plan)
     assert made.result.verdict == "not safe" and made.suggestions
     open_page(page, demo_server.base + plan_href(plan, made.run.run_id))
     offered = page.locator("#plan-suggestions > li")
-    assert offered.count() == len(made.suggestions)
+    expect(offered).to_have_count(len(made.suggestions))
     assert offered.first.inner_text().startswith(made.suggestions[0].why)
     offered.first.get_by_role("link", name="open this plan").click()
     expect(page.locator("#plan-verdict")).to_have_text("safe")  # the opened plan's, once it is drawn

@@ -14,13 +14,22 @@ import pyarrow.dataset as ds
 import pytest
 
 from pfscope.app.cli import main
-from pfscope.spark_jobs.compute.planning import folder_starts, involved_folders, make_plan, open_run
+from pfscope.spark_jobs.compute import plan_workers
+from pfscope.spark_jobs.compute.planning import (
+    add_suggestions,
+    folder_starts,
+    involved_folders,
+    make_plan,
+    open_run,
+    with_backups,
+)
 from pfscope.spark_jobs.model.errors import ExitStatus
+from pfscope.spark_jobs.model.forecast.actions import Restore
 from pfscope.spark_jobs.model.forecast.plan import PlanError, parse_plan
 from pfscope.spark_jobs.model.forecast.planner import play_plan
 from pfscope.spark_jobs.model.forecast.suggest import at_issue
 from pfscope.spark_jobs.model.forecast.verdict import judge
-from pfscope.spark_jobs.model.timeutil import format_ts
+from pfscope.spark_jobs.model.timeutil import DAY, format_ts
 from tests.published_runs import published
 
 STORE = "PFDUB01"
@@ -144,6 +153,31 @@ def test_the_baseline_taken_from_a_play_the_plan_did_not_change_is_the_baseline(
     assert judge(quick) == judge(full)
 
 
+@pytest.mark.parametrize(
+    "texts",
+    [
+        [f"down {STORE} at +2h until +8h"],
+        ["decommission PFRED03"],
+        [f"restore {STORE} from TWO_DAYS_BACK at +1h"],
+    ],
+)
+def test_folders_played_in_forked_workers_equal_those_played_in_turn(
+    demo: Path, texts: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plays a plan hands to forked workers (``plan_workers.forked``, every pass: the
+    decommission's stop time too) give the plan played in this process, field for field."""
+    monkeypatch.setattr(plan_workers, "MIN_FOLDERS", 1)  # the demo's folders are few: fork anyway
+    run = open_run(demo)
+    texts = [t.replace("TWO_DAYS_BACK", format_ts(run.as_of - 2 * DAY)) for t in texts]
+    actions = [with_backups(run, a) if isinstance(a, Restore) else a for a in parse_plan(texts, run.known)]
+    starts = folder_starts(run, involved_folders(run, actions))
+    assert len(starts) >= 2
+    in_this_process = play_plan(run.org, starts, run.as_of, run.transits, actions)
+    forked = play_plan(run.org, starts, run.as_of, run.transits, actions, chunks=plan_workers.forked(2))
+    assert forked == in_this_process
+    assert judge(forked) == judge(in_this_process)
+
+
 def test_what_is_suggested_instead_is_safe_when_opened(demo: Path) -> None:
     """A plan that is not safe offers safe variants; each, opened as a plan of its own (its actions
     as ``pfscope plan`` prints them), is safe on the folders where the first was not."""
@@ -158,3 +192,17 @@ def test_what_is_suggested_instead_is_safe_when_opened(demo: Path) -> None:
         opened = make_plan(demo, offered["actions"])
         assert not any(r.fid in issue for r in opened.result.at_risk), offered["why"]
         assert not at_issue(opened.result) & issue
+
+
+def test_suggestions_looked_for_later_are_the_same(demo: Path) -> None:
+    """The ``/plan`` page shows the verdict first and looks for suggestions after: a plan made
+    without them, then given them (once: a second call tries nothing again), offers what one made
+    with them offers."""
+    at_once = make_plan(demo, ["decommission PFRED03"])
+    later = make_plan(demo, ["decommission PFRED03"], suggest=False)
+    assert (later.suggestions, later.looked) == ([], False) and later.result == at_once.result
+    add_suggestions(later)
+    assert later.looked and later.suggestions == at_once.suggestions != []
+    first = later.suggestions
+    add_suggestions(later)
+    assert later.suggestions is first

@@ -6,12 +6,16 @@ its time, then down once nothing of it is at risk. That time is found by a first
 removals alone (the latest time any folder's content of the store reached another replica); the
 plays are deterministic, so the second play, with the store down from then on, is the first up to
 that time.
+
+The folders' plays are independent: ``play_plan`` hands them to a ``ChunkMap`` in chunks (in
+turn in this process by default; ``compute.planning`` forks workers for a store's thousands).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from pfscope.spark_jobs.model.events import Message
 from pfscope.spark_jobs.model.fold import FolderFold
@@ -35,6 +39,16 @@ from pfscope.spark_jobs.model.forecast.world import Transits
 from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.rules.health import DELETED
 from pfscope.spark_jobs.model.timeutil import SECOND
+
+R = TypeVar("R")
+#: runs ``work`` over ``fids`` cut in chunks and gives each chunk's result (in any order): the
+#: plays of different folders share nothing, so they may run in other processes
+ChunkMap = Callable[[Callable[[list[str]], Any], list[str]], list[Any]]
+
+
+def in_turn(work: Callable[[list[str]], R], fids: list[str]) -> list[R]:
+    """Every folder in this process, as one chunk."""
+    return [work(fids)]
 
 
 @dataclass
@@ -92,9 +106,11 @@ def play_plan(
     actions: Sequence[Action],
     *,
     shortcut: bool = True,
+    chunks: ChunkMap = in_turn,
 ) -> PlayedPlan:
     """The plan's folders played without it and under it (``starts``: at least every folder it
-    touches; ``shortcut`` False: the baseline played for every folder, as the tests compare)."""
+    touches; ``shortcut`` False: the baseline played for every folder, as the tests compare;
+    ``chunks``: where the folders' plays run)."""
     fids = touched(starts, actions)
     played: list[Action] = [a for a in in_order(actions) if not isinstance(a, Decommission)]
     out = PlayedPlan(list(actions), played)
@@ -104,18 +120,42 @@ def play_plan(
             for fid in fids
             if (fold := starts[fid].folds.get(d.store)) is not None and fold.on_list
         ]
-        down_at = d.at if d.at_once else stop_time(org, starts, as_of, transits, [*played, *removals], d)
+        if d.at_once:
+            down_at: int | None = d.at
+        else:
+            so_far = [*played, *removals]
+
+            def safe_from(chunk: list[str], so_far: list[Action] = so_far, d: Decommission = d) -> int | None:
+                return stop_time(org, {f: starts[f] for f in chunk}, as_of, transits, so_far, d)
+
+            down_at = latest_stop(d.at, chunks(safe_from, fids))
         played += removals
         if down_at is not None:
             played.append(StoreStatus(down_at, d.store, False))
         out.decommissioned.append(Decommissioned(d.store, d.at, down_at))
     out.played = in_order(played)
     by_folder = ByFolder(out.played)
+
+    def play(chunk: list[str]) -> list[tuple[str, tuple[FolderForecast, FolderForecast]]]:
+        return [
+            (fid, play_folder(org, starts[fid], fid, as_of, transits, by_folder.of(fid), shortcut))
+            for fid in chunk
+        ]
+
+    both = dict(pair for part in chunks(play, fids) for pair in part)
     for fid in fids:
-        mine = by_folder.of(fid)
-        out.planned[fid], out.baseline[fid] = play_folder(
-            org, starts[fid], fid, as_of, transits, mine, shortcut
-        )
+        out.planned[fid], out.baseline[fid] = both[fid]
+    return out
+
+
+def latest_stop(at: int, answers: Iterable[int | None]) -> int | None:
+    """A decommission's down from each chunk's ``stop_time`` (each at least ``at``; None: something
+    of the store stays at risk there): the latest, or never."""
+    out = at
+    for until in answers:
+        if until is None:
+            return None
+        out = max(out, until)
     return out
 
 
