@@ -158,9 +158,15 @@ class Simulator:
     # writing events and feeding the model
     # ----------------------------------------------------------------------------------------
     def _emit(self, record: dict[str, Any]) -> int:
+        """Count a record and write it, when there is a log to write (its time and CN sets are
+        made text only then: a plan's plays write nothing)."""
         self._line += 1
         if self.out is not None:
-            self.out.write(json.dumps(record, separators=(",", ":")) + "\n")
+            text = {
+                k: format_ts(v) if k == "ts" else v.text() if isinstance(v, CNSet) else v
+                for k, v in record.items()
+            }
+            self.out.write(json.dumps(text, separators=(",", ":")) + "\n")
         self.stats.events += 1
         self.stats.by_kind[record["kind"]] = self.stats.by_kind.get(record["kind"], 0) + 1
         return make_seq(0, self._line)
@@ -208,7 +214,7 @@ class Simulator:
         key = (store, fid)
         cn = self.next_cn.get(key, 0) + 1
         self.next_cn[key] = cn
-        rec = {"ts": format_ts(self.now), "store": store, "kind": "change", "fid": fid, "cn": cn, "op": op}
+        rec = {"ts": self.now, "store": store, "kind": "change", "fid": fid, "cn": cn, "op": op}
         if item is not None:
             rec["item"] = item
         rec["bytes"] = nbytes
@@ -223,7 +229,7 @@ class Simulator:
         a hierarchy change, and status requests from the stores added and removed."""
         before = set(self.replicas.get(fid, ()))
         rec: dict[str, Any] = {
-            "ts": format_ts(self.now),
+            "ts": self.now,
             "store": admin,
             "kind": "replicas",
             "fid": fid,
@@ -251,7 +257,7 @@ class Simulator:
             return
         seq = self._emit(
             {
-                "ts": format_ts(self.now),
+                "ts": self.now,
                 "store": store,
                 "kind": "store_status",
                 "status": "up" if up else "down",
@@ -288,19 +294,19 @@ class Simulator:
         msg_id = f"<{self._msg_no:08X}@{self.topo.stores[store].server}>"
         cnset = self.cnset(store, fid)
         rec: dict[str, Any] = {
-            "ts": format_ts(self.now),
+            "ts": self.now,
             "store": store,
             "kind": "send",
             "msg": msg_id,
             "type": mtype,
             "fid": fid,
             "to": to,
-            "cnset": cnset.text(),
+            "cnset": cnset,
         }
         if changes is not None:
-            rec["changes"] = changes.text()
+            rec["changes"] = changes
         if requested is not None:
-            rec["requested"] = requested.text()
+            rec["requested"] = requested
         if source is not None:
             rec["source"] = source
         if responders is not None:
@@ -339,7 +345,7 @@ class Simulator:
         if self.queue_expiry is not None and self.now - m.sent_at > self.queue_expiry:
             self.stats.lost += 1  # expired in the queue
             return
-        seq = self._emit({"ts": format_ts(self.now), "store": dst, "kind": "receive", "msg": m.msg})
+        seq = self._emit({"ts": self.now, "store": dst, "kind": "receive", "msg": m.msg})
         if m.changes:
             self._hold(dst, m.fid, m.changes)
         self._feed(dst, m.fid, Event(ts=self.now, seq=seq, store=dst, kind="receive", fid=m.fid, message=m))
