@@ -18,7 +18,9 @@ HERE = Path(__file__).resolve().parent
 GROUPS = ("e2e", "spark")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):  # -p no:xdist: no groups to mark
+        return
     for item in items:
         try:
             folder = Path(str(item.fspath)).resolve().relative_to(HERE).parts[0]

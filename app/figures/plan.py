@@ -9,6 +9,7 @@ store's state at the as-of), under the plan and without it: not any store's beli
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 from urllib.parse import urlencode
 
 import pandas as pd
@@ -142,6 +143,30 @@ def describe(a: Action) -> str:
     raise TypeError(a)
 
 
+def step_groups(played: Sequence[Action]) -> list[tuple[int, str, str]]:
+    """The plan's steps as the timeline marks them: (time, store, words), the list changes of one
+    store at one time as one step (a decommission removes the store from thousands of lists)."""
+    out: list[tuple[int, str, str]] = []
+    lists: dict[tuple[int, str, bool], list[ReplicaChange]] = {}
+    for a in played:
+        if isinstance(a, ReplicaChange):
+            lists.setdefault((a.at, a.store, a.added), []).append(a)
+        else:
+            out.append((a.at, a.store, describe(a)))
+    for (at, store, added), changes in lists.items():
+        if len(changes) == 1:
+            out.append((at, store, describe(changes[0])))
+        else:
+            out.append(
+                (
+                    at,
+                    store,
+                    f"{store} {'added to' if added else 'removed from'} the lists of {len(changes):,} folders",
+                )
+            )
+    return sorted(out)
+
+
 def verdict_line(result: PlanResult) -> str:
     """``safe`` or ``not safe: <the first reason>`` (the rest follow as a list)."""
     return "safe" if result.safe else f"not safe: {result.reasons[0]}"
@@ -256,30 +281,38 @@ def timeline_figure(played: Sequence[Action], result: PlanResult, as_of: int) ->
         ]
         + [r.until or r.at for r in result.at_risk]
     )
-    for r in result.at_risk:
-        upto = r.until if r.until is not None else end
+    if result.at_risk:  # one trace, a bar per risk (a trace each made hundreds for a store down for good)
+        xs: list[Any] = []
+        ys: list[Any] = []
+        texts: list[Any] = []
+        for r in result.at_risk:
+            upto = r.until if r.until is not None else end
+            text = esc(f"{r.fid}: {r.cns.text()} at risk until {ts_text(r.until, 'lost')}")
+            xs += [_ts(r.at), _ts(upto), None]
+            ys += [esc(r.store)] * 2 + [None]
+            texts += [text, text, None]
         fig.add_trace(
             go.Scatter(
-                x=[_ts(r.at), _ts(upto)],
-                y=[esc(r.store)] * 2,
+                x=xs,
+                y=ys,
                 mode="lines",
                 line={"color": VERMILLION, "width": 10},
                 name="content at risk",
-                legendgroup="risk",
-                showlegend=r is result.at_risk[0],
-                hovertext=esc(f"{r.fid}: {r.cns.text()} at risk until {ts_text(r.until, 'lost')}"),
+                hovertext=texts,
                 hoverinfo="text",
+                connectgaps=False,
             )
         )
-    if played:
+    steps = step_groups(played)
+    if steps:
         fig.add_trace(
             go.Scatter(
-                x=[_ts(a.at) for a in played],
-                y=[esc(a.store) for a in played],
+                x=[_ts(at) for at, _, _ in steps],
+                y=[esc(store) for _, store, _ in steps],
                 mode="markers",
                 marker={"symbol": "diamond", "size": 12, "color": BLUE},
                 name="the plan's steps",
-                hovertext=[esc(f"{format_ts(a.at)}: {describe(a)}") for a in played],
+                hovertext=[esc(f"{format_ts(at)}: {text}") for at, _, text in steps],
                 hoverinfo="text",
             )
         )

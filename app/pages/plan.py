@@ -33,6 +33,9 @@ dash.register_page(__name__, path="/plan", name="Plan", title="pfscope · plan")
 FOLDER_CHOICES = 50
 #: the most reasons the verdict lists (the report lists them all)
 REASONS = 100
+#: the most rows each of the page's tables shows (a decommission moves thousands of replicas;
+#: the report lists every row)
+ROWS = 100
 
 
 def layout(action: str | list[str] | None = None, run: str | None = None, **_query: Any) -> html.Main:
@@ -309,6 +312,7 @@ def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
                 fp.RISK_HEADS,
                 {"fid": c.link_fid, "store": c.link_store, "cns": c.as_cnset},
                 id="plan-risks",
+                limit=ROWS,
             )
             if result.at_risk
             else html.P("None: no step leaves content held only on a store that is going.", id="plan-risks"),
@@ -323,6 +327,7 @@ def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
                 fp.MOVED_HEADS,
                 {"store": c.link_store, "fid": c.link_fid},
                 id="plan-moved",
+                limit=ROWS,
             )
             if result.changed
             else html.P(
@@ -356,6 +361,7 @@ def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
                 fp.played_frame(plan.played.played),
                 [("at", "at"), ("store", "store"), ("what", "step")],
                 id="plan-steps",
+                limit=ROWS,
             ),
             help="A row per store: the plan's steps (diamonds), the content at risk (bars, until it is safe "
             "again), each moved replica's in-sync time without the plan (hollow) and under it (filled); "

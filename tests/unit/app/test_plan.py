@@ -136,16 +136,17 @@ def test_the_timeline_draws_steps_risks_and_in_sync_times() -> None:
     fig = fp.timeline_figure(steps, result(), AS_OF)
     by_name: dict[str, int] = {}
     for t in fig.data:
-        by_name[t.name] = by_name.get(t.name, 0) + len(t.x)
-    # two risk bars (two points each), two steps, two in-sync times before, three after
+        by_name[t.name] = by_name.get(t.name, 0) + sum(x is not None for x in t.x)
+    # two risk bars (two points each, in one trace), two steps, two in-sync times before, three after
     assert by_name == {
         "content at risk": 4,
         "the plan's steps": 2,
         "in sync, without the plan": 2,
         "in sync, under the plan": 3,
     }
-    lost = [t for t in fig.data if t.name == "content at risk"][1]
-    assert pd.Timestamp(lost.x[1]) == pd.Timestamp(AS_OF + 8 * HOUR, unit="us", tz="UTC")  # to the end
+    (risks,) = [t for t in fig.data if t.name == "content at risk"]
+    assert risks.x[2] is None  # the bars apart
+    assert pd.Timestamp(risks.x[4]) == pd.Timestamp(AS_OF + 8 * HOUR, unit="us", tz="UTC")  # lost: to the end
     assert list(fig.layout.yaxis.categoryarray) == ["PFS5", "PFS4", "PFS3", "PFS2", "PFS1"]
 
 
@@ -186,10 +187,24 @@ def test_the_report_escapes_what_comes_from_the_data() -> None:
     assert plan_filename("20261105T000000Z-ab:c") == "pfscope-plan-20261105T000000Z-ab_c.html"
 
 
+def test_a_stores_list_changes_at_one_time_are_one_step_on_the_timeline() -> None:
+    """A decommission removes its store from thousands of lists at once: one diamond says so."""
+    removals = [ReplicaChange(AS_OF, "PFS4", f"1-{i}", False) for i in range(3000)]
+    steps = [*removals, ReplicaChange(AS_OF, "PFS4", "1-X", True), StoreStatus(AS_OF + HOUR, "PFS4", False)]
+    assert fp.step_groups(steps) == [
+        (AS_OF, "PFS4", "PFS4 added to the list of 1-X"),
+        (AS_OF, "PFS4", "PFS4 removed from the lists of 3,000 folders"),
+        (AS_OF + HOUR, "PFS4", "PFS4 goes down"),
+    ]
+    (marks,) = [t for t in fp.timeline_figure(steps, result(), AS_OF).data if t.name == "the plan's steps"]
+    assert len(marks.x) == 3
+
+
 def test_the_timeline_escapes_what_plotly_would_read_as_tags() -> None:
     hostile = "<b>1-2</b>"
     fig = fp.timeline_figure([ReplicaChange(AS_OF, "PFS1", hostile, False)], result(hostile), AS_OF)
     hovers = [h for t in fig.data for h in ([t.hovertext] if isinstance(t.hovertext, str) else t.hovertext)]
+    hovers = [h for h in hovers if h is not None]  # the gaps between risk bars
     assert hovers and all("<b>" not in h and "&lt;b&gt;1-2&lt;/b&gt;" in h for h in hovers)
 
 
