@@ -11,12 +11,14 @@ of a value (a DOM Range), elements whose content is wider than their box. Waits 
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from pfscope.app.figures import CELL_LABELS, cell_label
 from tests.e2e.conftest import Server, screenshot
@@ -124,6 +126,18 @@ def open_grid(pg, url: str) -> None:  # type: ignore[no-untyped-def]
     pg.wait_for_selector("#backfill-grid .ag-row")
 
 
+def settled_grid(pg, grid: str, width: int) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the grid's columns are sized to the page (the grid sizes them again when the
+    page's scroll bar appears, which a loaded machine draws late); the caller asserts what is
+    on screen then, so a grid that never fits still fails, with its boxes."""
+    with contextlib.suppress(PlaywrightTimeout):
+        pg.wait_for_function(
+            f"(w) => ({HEADER_BOXES_JS.strip()})({json.dumps(grid)}).every(h => h.left >= 0 && h.right <= w)",
+            arg=width,
+            timeout=10_000,
+        )
+
+
 # -- 1. /backfill at 1440 px ------------------------------------------------------------------
 
 
@@ -132,6 +146,7 @@ def test_backfill_at_1440_keeps_each_folders_own_name_and_every_column_on_screen
 ) -> None:  # type: ignore[no-untyped-def]
     pg = context_for(1440, 900)
     open_grid(pg, demo_server.base + "/backfill")
+    settled_grid(pg, "backfill-grid", 1440)
     heads = pg.evaluate(HEADER_BOXES_JS, "backfill-grid")
     shown = {h["col"] for h in heads}
     # the columns an operator triages by, "next request" included, are shown...
