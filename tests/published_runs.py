@@ -73,8 +73,8 @@ def _base() -> Path:
     local iterations; delete it after changing the Spark job)."""
     if not _root:
         keep = os.environ.get("PFSCOPE_E2E_REUSE")
-        if keep:
-            path = Path(keep)
+        if keep:  # a folder per test process under xdist: two processes never build into one
+            path = Path(keep, os.environ.get("PYTEST_XDIST_WORKER", ""))
             path.mkdir(parents=True, exist_ok=True)
         else:
             path = Path(tempfile.mkdtemp(prefix="pfscope-e2e-"))
