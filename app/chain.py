@@ -95,6 +95,7 @@ class Step:
     status: int
     out: str
     err: str
+    seconds: float = 0.0
 
     def first(self, *prefixes: str) -> str:
         """Its first line of stdout that starts with one of ``prefixes`` ('' when none)."""
@@ -119,6 +120,7 @@ class Runner:
         self.stopped = threading.Event()
 
     def __call__(self, args: Sequence[str]) -> Step:
+        started = time.monotonic()
         with self._lock:
             if self.stopped.is_set():
                 return Step(ExitStatus.CRASH, "", "stopped by a signal before it started")
@@ -133,7 +135,7 @@ class Runner:
         if err:
             sys.stderr.write(err)  # warnings and errors, as the step said them
             sys.stderr.flush()
-        return Step(status, out, err)
+        return Step(status, out, err, time.monotonic() - started)
 
     def stop(self) -> None:
         self.stopped.set()
@@ -183,7 +185,7 @@ def _ingest_said(st: Step) -> str:
     mode = st.first("incremental:", "full ingest:")
     read = st.first("read ").split(" -> ")[0]
     partial = " (partial: some files could not be read whole)" if st.status == ExitStatus.PARTIAL else ""
-    return (mode or read or "done") + partial
+    return (mode or read or "done") + partial + _took(st)
 
 
 def _compute_said(st: Step) -> str:
@@ -191,7 +193,11 @@ def _compute_said(st: Step) -> str:
         return f"failed (status {st.status}): {st.why()}"
     how = st.first("incremental:", "full:")
     published = st.first("published run ").split(": ")[0]
-    return ", ".join(p for p in (how, published) if p) or "done"
+    return (", ".join(p for p in (how, published) if p) or "done") + _took(st)
+
+
+def _took(st: Step) -> str:
+    return f" ({st.seconds:.1f} s)" if st.seconds else ""
 
 
 def run_every(
