@@ -11,11 +11,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from pfscope.app.chain import next_due, parse_every, worse
+from pfscope.app.chain import ChainSettings, Runner, Step, next_due, parse_every, run_every, worse
 from pfscope.app.settings import runs_folder
 from pfscope.spark_jobs.model.errors import OperatorError
 from pfscope.spark_jobs.published.runs import run_lock
@@ -138,3 +139,69 @@ def test_every_runs_on_a_clock_and_stops_on_a_signal(tmp_path: Path, sig: signal
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+class _Stopped:
+    """A stand-in for the runner's event: records each wait (the clock moves on by it), and is set
+    after ``waits`` of them."""
+
+    def __init__(self, waits: int, clock: list[float]) -> None:
+        self.clock = clock
+        self.timeouts: list[float] = []
+        self.waits = waits
+        self.set_ = False
+
+    def is_set(self) -> bool:
+        return self.set_
+
+    def set(self) -> None:
+        self.set_ = True
+
+    def wait(self, timeout: float) -> bool:
+        self.timeouts.append(timeout)
+        self.set_ = self.set_ or len(self.timeouts) >= self.waits
+        if not self.set_:
+            self.clock[0] += timeout
+        return self.set_
+
+
+class _Steps(Runner):
+    """Each step done at once (status 0), the clock moved on by ``took`` seconds per step; with
+    ``stop_in``: the signal comes during that step (its status then 143, as SIGTERM's)."""
+
+    def __init__(self, clock: list[float], took: float, waits: int, stop_in: int | None = None) -> None:
+        super().__init__()
+        self.stopped = _Stopped(waits, clock)  # type: ignore[assignment]
+        self.clock, self.took, self.stop_in, self.calls = clock, took, stop_in, 0
+
+    def __call__(self, args: Sequence[str]) -> Step:
+        self.calls += 1
+        self.clock[0] += self.took
+        if self.calls == self.stop_in:
+            self.stopped.set()
+            return Step(143, "", "terminated")
+        return Step(0, "", "")
+
+
+def test_every_waits_for_the_next_tick_and_a_signal_during_a_run_ends_it(tmp_path: Path) -> None:
+    s = ChainSettings((str(tmp_path),), tmp_path / "c")
+    said: list[str] = []
+    clock = [1000.0]
+    # runs of 100 s (two steps of 50) every 900 s: the waits are 800 s, to ticks 1900 and 2800
+    steps = _Steps(clock, 50, waits=2)
+    assert run_every(s, 900, steps, said.append, lambda: clock[0]) == 0
+    assert steps.stopped.timeouts == [800, 800] and steps.calls == 4  # type: ignore[attr-defined]
+    assert said[-1] == "refresh: stopped between runs"
+    # a run that overran a tick (1,000 s of 900): the next one at the tick after, not at once
+    clock = [1000.0]
+    steps = _Steps(clock, 500, waits=1)
+    run_every(s, 900, steps, said.append, lambda: clock[0])
+    assert steps.stopped.timeouts == [800]  # type: ignore[attr-defined]
+    # the signal during compute: that run's status, said so, and no wait
+    clock = [1000.0]
+    said.clear()
+    steps = _Steps(clock, 50, waits=9, stop_in=2)
+    assert run_every(s, 900, steps, said.append, lambda: clock[0]) == 143
+    assert steps.stopped.timeouts == []  # type: ignore[attr-defined]
+    assert said[-1] == "refresh: stopped during a run (status 143); the last good run stays published"
+    assert "compute: failed (status 143): terminated" in said[0], said
