@@ -106,6 +106,16 @@ def _parser() -> argparse.ArgumentParser:
     i = sub.add_parser("ingest", help="convert exported Exchange event logs into a pfscope event log")
     add_ingest_arguments(i)
 
+    f = sub.add_parser(
+        "refresh",
+        help="the whole chain on one command: ingest the share into DIR/ingested, compute into "
+        "DIR/published (serve --data DIR serves it)",
+        description="Ingest then compute under one lock (DIR/.lock); one line per run. Exit status: "
+        "the worse of the two steps' (0 done, 3 ingest partial, 75 a lock held, 2 an operator "
+        "error, 1 a crash); a failed run leaves the last good one published.",
+    )
+    _add_refresh_arguments(f)
+
     n = sub.add_parser(
         "plan",
         help="the what-if planner: a plan of actions played on the published run, beside the baseline",
@@ -142,9 +152,44 @@ def _parser() -> argparse.ArgumentParser:
     )
     m = sub.add_parser("rules", help="the Prometheus alert rules shipped with pfscope (for rule_files)")
     m.add_argument("--path", action="store_true", help="print the rule file's path instead of its content")
-    for command in (s, r, v, o, n, m):
+    for command in (s, r, v, o, n, m, f):
         add_debug_argument(command)
     return p
+
+
+def _add_refresh_arguments(f: argparse.ArgumentParser) -> None:
+    f.add_argument(
+        "--logs", required=True, nargs="+", help="the share: XML, CSV or .evtx exports (as ingest)"
+    )
+    f.add_argument(
+        "--out", required=True, help="folder of the chain: DIR/ingested (ingest's), DIR/published (the runs)"
+    )
+    f.add_argument(
+        "--every",
+        metavar="LENGTH",
+        help="keep running in the foreground, a run every LENGTH (90s, 15m, 1h, 1d) on a clock; "
+        "SIGTERM or Ctrl-C stops it",
+    )
+    f.add_argument("--replids", help="as ingest's: CSV server,replid,store")
+    f.add_argument("--topology", help="as ingest's: the topology to complete")
+    f.add_argument("--timezone", help="as ingest's")
+    f.add_argument("--time-offset", help="as ingest's")
+    f.add_argument("--strict", action="store_true", help="as ingest's")
+    f.add_argument("--keep", type=int, metavar="N", help="as compute's: published runs to keep")
+    f.add_argument("--master", help="Spark master URL for both steps (as theirs)")
+    f.add_argument(
+        "--conf", action="append", default=[], metavar="KEY=VALUE", help="Spark setting, both steps"
+    )
+    f.add_argument("--full", action="store_true", help="both steps read everything again")
+    f.add_argument(
+        "--wait-lock",
+        type=float,
+        nargs="?",
+        const=-1,
+        metavar="SECONDS",
+        help="when another refresh holds DIR/.lock: wait for it (as long as it takes, or SECONDS) "
+        "instead of exiting with status 75",
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -286,13 +331,45 @@ def _ingest(args: argparse.Namespace) -> int:
     return ingest_and_report(settings_from_flags(args, master=spark_master()), args.engine)
 
 
+def _refresh(args: argparse.Namespace) -> int:
+    import math
+    from pathlib import Path
+
+    from pfscope.app.chain import ChainSettings, parse_every, refresh_command
+
+    every = parse_every(args.every) if args.every is not None else None
+    ingest: list[str] = []
+    for flag in ("replids", "topology", "timezone", "time_offset"):
+        if getattr(args, flag) is not None:
+            ingest += [f"--{flag.replace('_', '-')}={getattr(args, flag)}"]
+    ingest += ["--strict"] if args.strict else []
+    shared = [f"--master={args.master}"] if args.master else []
+    shared += [f"--conf={c}" for c in args.conf] + (["--full"] if args.full else [])
+    shared += ["--debug"] if args.debug else []
+    compute = [f"--keep={args.keep}"] if args.keep is not None else []
+    wait = None if args.wait_lock is None else (math.inf if args.wait_lock < 0 else args.wait_lock)
+    settings = ChainSettings(
+        tuple(args.logs), Path(args.out), tuple(ingest), tuple(compute), tuple(shared), wait
+    )
+    return refresh_command(settings, every)
+
+
+def _runs(data: str) -> str:
+    """``--data``: a folder of runs, or a ``pfscope refresh --out`` folder (its ``published``)."""
+    from pathlib import Path
+
+    from pfscope.app.settings import runs_folder
+
+    return str(runs_folder(Path(data)))
+
+
 def _report(args: argparse.Namespace) -> int:
     from pfscope.app.data import RunData, require_run
     from pfscope.app.report import build_report, write_report
 
     started = time.perf_counter()
     try:
-        data = RunData(require_run(args.data))
+        data = RunData(require_run(_runs(args.data)))
         html = build_report(data, fid=args.fid, at=args.at)
         size = write_report(html, args.out)
     except OSError as e:
@@ -313,7 +390,7 @@ def _plan(args: argparse.Namespace) -> int:
     from pfscope.spark_jobs.model.forecast.summary import plan_json, plan_lines
 
     how = PlanEngine(args.engine, args.master, tuple(args.conf), spark_master())
-    plan, _ = make_plan_with(args.data, args.action, how)
+    plan, _ = make_plan_with(_runs(args.data), args.action, how)
     said = (plan.run.run_id, plan.run.as_of, plan.played, plan.result, plan.suggestions, plan.unsuggested)
     print(json.dumps(plan_json(*said), indent=1) if args.json else "\n".join(plan_lines(*said)))
     return ExitStatus.OK if plan.result.safe else ExitStatus.NOT_SAFE
@@ -327,7 +404,11 @@ def _rules(args: argparse.Namespace) -> int:
 
 
 #: what a crash of a command leaves, said after its one line
-_AFTER_CRASH = {"compute": COMPUTE_AFTER_CRASH, "ingest": INGEST_AFTER_CRASH}
+_AFTER_CRASH = {
+    "compute": COMPUTE_AFTER_CRASH,
+    "ingest": INGEST_AFTER_CRASH,
+    "refresh": "the last good run is still published",
+}
 _COMMANDS = {
     "simulate": _simulate,
     "replay": _replay,
@@ -337,6 +418,7 @@ _COMMANDS = {
     "plan": _plan,
     "ingest": _ingest,
     "rules": _rules,
+    "refresh": _refresh,
 }
 
 

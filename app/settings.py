@@ -253,6 +253,15 @@ def spark_master(env: Mapping[str, str] | None = None) -> str | None:
     return env_text(_environ(env), "PFSCOPE_SPARK_MASTER")
 
 
+def runs_folder(path: Path) -> Path:
+    """The folder of published runs ``path`` names: itself, or ``path/published`` when ``path`` is
+    a ``pfscope refresh --out`` folder (no ``LATEST`` of its own, a ``published`` folder in it)."""
+    inner = path / "published"
+    if not (path / "LATEST").exists() and inner.is_dir():
+        return inner
+    return path
+
+
 def load_settings(
     env: Mapping[str, str] | None = None,
     *,
@@ -269,7 +278,7 @@ def load_settings(
     cert = pick(certfile or None, env_text(env, "PFSCOPE_CERTFILE"), None)
     key = pick(keyfile or None, env_text(env, "PFSCOPE_KEYFILE"), None)
     return Settings(
-        data_dir=Path(pick(data_dir or None, env_text(env, "PFSCOPE_SERVE_DATA"), DEFAULT_DATA)),
+        data_dir=runs_folder(Path(pick(data_dir or None, env_text(env, "PFSCOPE_SERVE_DATA"), DEFAULT_DATA))),
         host=pick(host or None, env_text(env, "PFSCOPE_HOST"), DEFAULT_HOST),
         port=pick(port, env_int(env, "PFSCOPE_PORT"), DEFAULT_PORT),
         cache_dir=Path(cache_dir) if cache_dir else default_cache_dir(),

@@ -29,10 +29,12 @@ from pfscope.spark_jobs.compute.state import (
     FileRead,
     Manifest,
     Plan,
+    TopologyChange,
     code_version,
     load_manifest,
     plan_refresh,
     sizes,
+    topology_change,
     topology_digest,
 )
 from pfscope.spark_jobs.compute.writing import write_piece, write_tables
@@ -236,12 +238,14 @@ def _run(args: JobSettings) -> dict[str, Any]:
     if not files:
         raise FileNotFoundError(f"{', '.join(args.events)}: no event log files")
     previous = _previous_run(args.out)
+    manifest = load_manifest(previous) if previous else None
     plan = plan_refresh(
-        load_manifest(previous) if previous else None,
+        manifest,
         files,
         topology=topology_digest(topo.to_json()),
         as_of=as_of,
         force_full=args.full,
+        change=_topology_change(previous, manifest, topo),
     )
     local = [f for f in files if "://" not in f]
     before = sizes(local)
@@ -344,6 +348,20 @@ def list_log_files(paths: list[str]) -> list[str]:
     local = [p for p in paths if "://" not in p]
     remote = sorted(p for p in paths if "://" in p)
     return sorted(expand_paths(local)) + remote if local else remote
+
+
+def _topology_change(
+    previous: Path | None, manifest: Manifest | None, topo: Topology
+) -> TopologyChange | None:
+    """How the topology changed since the published run (None: its topology cannot be read)."""
+    if previous is None or manifest is None:
+        return None
+    try:
+        before = json.loads((previous / STATE_DIR / TOPOLOGY).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    rejected = manifest.lines_read - manifest.accepted - manifest.duplicates
+    return topology_change(before, topo.to_json(), rejected_before=rejected > 0)
 
 
 def _previous_run(out: str) -> Path | None:

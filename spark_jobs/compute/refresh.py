@@ -60,7 +60,6 @@ from pfscope.spark_jobs.compute.job import (
     fold_groups,
     fold_partitions_for,
     fold_table,
-    folders_from,
     group_stream,
     local_frame,
     store_periods_table,
@@ -88,6 +87,7 @@ from pfscope.spark_jobs.compute.refresh_lines import (
     rejudged_lines,
 )
 from pfscope.spark_jobs.compute.rejudged import Rejudged
+from pfscope.spark_jobs.compute.restarts import refreshed_folders, sql_list, topology_starts
 from pfscope.spark_jobs.compute.state import Manifest, Plan, rows_where
 from pfscope.spark_jobs.compute.stream import FOLD_STATE, OUT_TABLES, STREAM_COLUMNS, org_payload
 from pfscope.spark_jobs.compute.traffic import all_messages, refreshed_messages
@@ -133,12 +133,21 @@ def refresh(
         raise given_up("the as-of would be before the earlier run's", new.parsed, verdicts.judged)
     events = _new_events(ctx, new, verdicts, again, as_of)
     entries = open_entries(prev_dir)
-    refold = _refolded(ctx, events, entries, verdicts, again)
+    refold = _refolded(ctx, events, entries, verdicts, again, plan.refold)
     traffic = _traffic(ctx, events)
     fold = _fold(ctx, events, refold, entries, tally, as_of, partitions, traffic.medians)
     carried = max(int(previous.folders or 0) - fold.refolded, 0)
     refresh_ = Refresh("incremental", "", tally.lines, fold.refolded, carried, tally.rejudged)
-    t = _tables(ctx, _rejects(ctx, new, verdicts, again, tally), events, fold, tally.status, as_of, traffic)
+    t = _tables(
+        ctx,
+        _rejects(ctx, new, verdicts, again, tally),
+        events,
+        fold,
+        tally.status,
+        as_of,
+        traffic,
+        plan.refold,
+    )
     counts = tally.counts(previous)
     t["summary"] = summary_frame(
         spark,
@@ -154,7 +163,7 @@ def refresh(
     again_seqs = local_frame(spark, [(q,) for q in again.seqs] if again else [], {"seq": "long"})
     state = _state(ctx, new, verdicts, again_seqs, events, fold, as_of)
     pieces, carry, rewritten = _pieces(
-        ctx, {**t, **state}, tally.empty(), _replaced(ctx, refold, again, again_seqs)
+        ctx, {**t, **state}, tally.empty(), _replaced(ctx, refold, again, again_seqs, plan.refold)
     )
     return JobResult(
         {},
@@ -244,9 +253,15 @@ class _Refold:
 
 
 def _refolded(
-    ctx: _Context, events: _Events, entries: list[tuple[str, int | None]], v: Verdicts, again: Rejudged | None
+    ctx: _Context,
+    events: _Events,
+    entries: list[tuple[str, int | None]],
+    v: Verdicts,
+    again: Rejudged | None,
+    in_topology: tuple[str, ...] = (),
 ) -> _Refold:
-    """The folders of the new events stamped before the previous as-of. An event stamped at the
+    """The folders of the new events stamped before the previous as-of, and those the topology
+    added or changed (``in_topology``: their start is the new topology's). An event stamped at the
     previous as-of itself comes after every event read before at that time (its line does), so it
     folds on from the state as it would in a full run, unless a request fell due at that very
     time: the previous run made it before the event, a full run makes it after. (The as-of is the
@@ -262,6 +277,7 @@ def _refolded(
         if v.counts["late"] or (again and again.late(as_of))
         else []
     )
+    fids = sorted(set(fids) | set(in_topology))
     return _Refold(fids, f"fid IN ({', '.join(sql_text(f) for f in fids)})" if fids else "false")
 
 
@@ -390,9 +406,11 @@ def _tables(
     status: list[tuple[int, int, str, bool]],
     as_of: int,
     traffic: _Traffic,
+    in_topology: tuple[str, ...] = (),
 ) -> dict[str, DataFrame]:
     """The published tables but the summary: the fold's, with the carried folders' live rows,
-    and the organisation's, from the previous run's live rows and the fresh events."""
+    and the organisation's, from the previous run's live rows and the fresh events (and the
+    topology's start of the folders it added or changed, ``in_topology``)."""
     spark, prev_dir = ctx.spark, ctx.prev_dir
     t: dict[str, DataFrame] = {"rejects": rejects}
     for name in OUT_TABLES:
@@ -402,19 +420,27 @@ def _tables(
         _carried(ctx, "state_table", fold).sortWithinPartitions("fid")
     )
     t["responders"] = t["responders"].unionByName(_carried(ctx, "responders", fold))
-    t["replica_lists"] = events.fresh.filter("kind = 'replicas'").selectExpr(
-        "fid", "timestamp_micros(ts) AS at", "seq", "replicas", "path"
+    starts = topology_starts(spark, ctx.topo, in_topology)
+    t["replica_lists"] = (
+        events.fresh.filter("kind = 'replicas'")
+        .selectExpr("fid", "ts", "seq", "replicas", "path")
+        .unionByName(starts.lists)
+        .selectExpr("fid", "timestamp_micros(ts) AS at", "seq", "replicas", "path")
     )
     old_folders = spark.read.parquet(str(prev_dir / "folders"))
-    # the earlier replica-list changes of the folders with a fresh one (the others keep theirs)
-    listed = sorted(fid for fid, fresh_list in fold.with_events.items() if fresh_list)
+    if in_topology:  # their start is the new topology's (replica-list changes are applied below)
+        old_folders = old_folders.filter(f"NOT fid IN ({sql_list(in_topology)})").unionByName(starts.folders)
+    # the earlier replica-list changes of the folders with a fresh one, or a new start (the
+    # others keep theirs)
+    listed = sorted({fid for fid, fresh_list in fold.with_events.items() if fresh_list} | set(in_topology))
     lists = rows_where(prev_dir / "replica_lists", "fid", listed, files="final-*")
     old_lists = (
         spark.createDataFrame([], ddl("replica_lists")) if lists is None else arrow_frame(spark, lists)
     )
     # computed once (it is written, and names the folded replicas' paths)
     t["folders"] = conform(
-        refreshed_folders(old_folders, events.fresh, old_lists.unionByName(t["replica_lists"])), "folders"
+        refreshed_folders(old_folders, events.fresh, old_lists.unionByName(t["replica_lists"]), in_topology),
+        "folders",
     ).localCheckpoint()
     # a carried folder had no replica-list change, so its replicas' paths are as they were
     t["replicas"] = with_paths(t["replicas"], t["folders"]).unionByName(
@@ -473,16 +499,24 @@ _Replaced = tuple[str, set[str] | set[int], Callable[[DataFrame], DataFrame]]
 
 
 def _replaced(
-    ctx: _Context, refold: _Refold, again: Rejudged | None, again_seqs: DataFrame
+    ctx: _Context,
+    refold: _Refold,
+    again: Rejudged | None,
+    again_seqs: DataFrame,
+    in_topology: tuple[str, ...] = (),
 ) -> dict[str, _Replaced]:
-    """Earlier final rows this run replaces, by table: a refolded folder's rows, and a line judged
-    again (its reject row, its verdict)."""
+    """Earlier final rows this run replaces, by table: a refolded folder's rows, the start of a
+    folder the topology changed (its replica list at null), and a line judged again (its reject
+    row, its verdict)."""
     in_refold = refold.where
     replaced: dict[str, _Replaced] = {
         name: ("fid", set(refold.fids), lambda df: df.filter(f"NOT {in_refold}"))
         for name in REFOLDED_TABLES
         if refold.fids
     }
+    if in_topology:
+        restarted = f"fid IN ({sql_list(in_topology)}) AND at IS NULL"
+        replaced["replica_lists"] = ("fid", set(in_topology), lambda df: df.filter(f"NOT ({restarted})"))
     if again:
         again_lines = F.broadcast(local_frame(ctx.spark, again.lines, {"source": "string", "line": "long"}))
         replaced["rejects"] = (
@@ -632,16 +666,3 @@ def _live(spark: SparkSession, run_dir: Path, table: str) -> DataFrame:
     if not files:
         return spark.createDataFrame([], ddl(table))
     return spark.read.parquet(*map(str, files))
-
-
-def refreshed_folders(old: DataFrame, fresh: DataFrame, replica_lists: DataFrame) -> DataFrame:
-    """The folders table of the earlier run brought up to date with the fresh events: folders
-    first seen, and the latest replica list and path of those with a fresh list change, among
-    all their changes (a late one is not the latest) (``compute.folders_table``'s rules)."""
-    changed = fresh.filter("kind = 'replicas'").selectExpr("fid").distinct()
-    lists = (
-        replica_lists.filter("at IS NOT NULL")
-        .join(changed, "fid", "left_semi")
-        .selectExpr("fid", "unix_micros(at) AS ts", "seq", "replicas", "path")
-    )
-    return folders_from(old, fresh, lists)

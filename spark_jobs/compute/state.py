@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pfscope.spark_jobs.model.topology import HIERARCHY_FID
 from pfscope.spark_jobs.runtime.sources import source_digest
 
 STATE_DIR = "_state"
@@ -150,6 +151,9 @@ class Plan:
 
     reason: str = ""
     new: list[NewBytes] = field(default_factory=list)
+    #: folders the topology added or changed (and the hierarchy, when it gained stores): folded
+    #: again from their first event, as late lines' folders are
+    refold: tuple[str, ...] = ()
 
     @property
     def incremental(self) -> bool:
@@ -160,12 +164,67 @@ def full(reason: str) -> Plan:
     return Plan(reason=reason)
 
 
+@dataclass(frozen=True)
+class TopologyChange:
+    """How the topology changed since the earlier run: ``reason`` (empty: a refresh can take it),
+    and the folders to fold again from their first event."""
+
+    reason: str = ""
+    refold: tuple[str, ...] = ()
+
+
+def topology_change(
+    before: dict[str, Any], after: dict[str, Any], *, rejected_before: bool
+) -> TopologyChange:
+    """What a refresh makes of a topology that changed (``Topology.to_json`` of each).
+
+    A topology that only gains stores and folders, or changes a folder's path, parent or
+    replica list (ingest's, as exports name more of the organisation), is taken: those folders
+    are folded again from their first event with the new topology's start, and the hierarchy
+    (every store is its replica) when stores were added. What it cannot take, with why: sites or
+    costs changed (every backfill choice may change), a store gone or changed (its site, version,
+    server or preferred source), a folder gone; stores added when an earlier run rejected lines
+    (``rejected_before``: a line naming a store unknown then is accepted now)."""
+    if before.get("sites") != after.get("sites") or before.get("costs") != after.get("costs"):
+        return TopologyChange("the topology changed: its sites or costs")
+    old_stores = {s["name"]: s for s in before.get("stores", [])}
+    new_stores = {s["name"]: s for s in after.get("stores", [])}
+    for name, store in old_stores.items():
+        if name not in new_stores:
+            return TopologyChange(f"the topology changed: store {name} is gone")
+        if new_stores[name] != store:
+            return TopologyChange(
+                f"the topology changed: store {name}'s server, site, version or preferred source"
+            )
+    added = sorted(set(new_stores) - set(old_stores))
+    if added and rejected_before:
+        return TopologyChange(
+            f"the topology changed: it gained store {added[0]}, and lines rejected before may name it"
+        )
+    old_folders = {f["fid"]: f for f in before.get("folders", [])}
+    new_folders = {f["fid"]: f for f in after.get("folders", [])}
+    gone = sorted(set(old_folders) - set(new_folders))
+    if gone:
+        return TopologyChange(f"the topology changed: folder {gone[0]} is gone from it")
+    refold = {fid for fid, f in new_folders.items() if old_folders.get(fid) != f}
+    if added:
+        refold.add(HIERARCHY_FID)
+    return TopologyChange("", tuple(sorted(refold)))
+
+
 def plan_refresh(
-    previous: Manifest | None, files: list[str], *, topology: str, as_of: int | None, force_full: bool = False
+    previous: Manifest | None,
+    files: list[str],
+    *,
+    topology: str,
+    as_of: int | None,
+    force_full: bool = False,
+    change: TopologyChange | None = None,
 ) -> Plan:
     """Whether a run over ``files`` can go on from ``previous``'s state, and what it must read.
 
-    Full when: asked (``--full``); there is no usable state; the code or the topology changed;
+    Full when: asked (``--full``); there is no usable state; the code changed; the topology
+    changed in a way a refresh cannot take (``change``, :func:`topology_change`);
     an ``--as-of`` before the previous run's; a file read before is gone, shrank, was rewritten
     or had a last line without newline that grew; a new file sorts before one read before (the
     input order of lines read before would change); a file is not local."""
@@ -175,8 +234,11 @@ def plan_refresh(
         return full("no earlier run to go on from")
     if previous.format != FORMAT or previous.code != code_version():
         return full("the earlier run's state is from another version of pfscope")
+    refold: tuple[str, ...] = ()
     if previous.topology != topology:
-        return full("the topology changed")
+        if change is None or change.reason:
+            return full(change.reason if change else "the topology changed")
+        refold = change.refold
     if not previous.stable:
         return full("a file changed while the earlier run read it")
     if as_of is not None and as_of < previous.as_of:
@@ -191,7 +253,7 @@ def plan_refresh(
             return full(f"{gone[0]} was read before and is gone")
         first_new = next(f for f in files if f not in before)
         return full(f"{first_new} is new and sorts before a file read before (the order of lines changes)")
-    plan = Plan()
+    plan = Plan(refold=refold)
     for i, path in enumerate(files):
         size = os.path.getsize(path)
         if i < len(before):

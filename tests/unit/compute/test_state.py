@@ -12,9 +12,11 @@ from pfscope.spark_jobs.compute.state import (
     FileRead,
     Manifest,
     NewBytes,
+    TopologyChange,
     code_version,
     plan_refresh,
     read_new_lines,
+    topology_change,
 )
 from pfscope.spark_jobs.model.events import read_lines
 
@@ -155,3 +157,62 @@ def test_the_code_version_is_taken_once_per_process(tmp_path, monkeypatch) -> No
     first = state.code_version()
     monkeypatch.setattr(state, "source_digest", lambda *a, **k: "rewritten")
     assert state.code_version() == first
+
+
+def _topology() -> dict[str, object]:
+    store = {"server": "EX1", "site": "A", "version": "2003", "preferred_backfill_source": None}
+    return {
+        "sites": ["A"],
+        "costs": [],
+        "stores": [{"name": "PF1", **store}, {"name": "PF2", **store, "server": "EX2"}],
+        "folders": [
+            {"fid": "1-10", "path": "IPM_SUBTREE\\a", "parent": "1-1", "replicas": ["PF1"]},
+            {"fid": "1-11", "path": "IPM_SUBTREE\\b", "parent": "1-1", "replicas": ["PF1", "PF2"]},
+        ],
+    }
+
+
+def test_a_topology_that_only_grows_is_refolded_not_run_in_full() -> None:
+    """Ingest's topology gains stores and folders and changes replica lists as exports name more
+    of the organisation: those folders (and the hierarchy, for a new store) are folded again."""
+    before, after = _topology(), _topology()
+    after["stores"].append({**after["stores"][0], "name": "PF3", "server": "EX3"})  # type: ignore[attr-defined]
+    after["folders"][0]["replicas"] = ["PF1", "PF3"]  # type: ignore[index]
+    after["folders"].append({"fid": "1-12", "path": "IPM_SUBTREE\\c", "parent": "1-1", "replicas": ["PF3"]})  # type: ignore[attr-defined]
+    change = topology_change(before, after, rejected_before=False)
+    assert change == TopologyChange("", ("1-1", "1-10", "1-12"))
+    assert topology_change(before, before, rejected_before=True) == TopologyChange("", ())
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        ("costs", "the topology changed: its sites or costs"),
+        ("store gone", "the topology changed: store PF2 is gone"),
+        ("site", "the topology changed: store PF2's server, site, version or preferred source"),
+        ("folder gone", "the topology changed: folder 1-11 is gone from it"),
+        ("rejected", "the topology changed: it gained store PF3, and lines rejected before may name it"),
+    ],
+)
+def test_a_topology_change_a_refresh_cannot_take_says_why(share: list[Path], edit: str, reason: str) -> None:
+    before, after = _topology(), _topology()
+    stores: list[dict[str, object]] = after["stores"]  # type: ignore[assignment]
+    if edit == "costs":
+        after["costs"] = [{"a": "A", "b": "A", "cost": 1}]
+    elif edit == "store gone":
+        stores.pop()
+    elif edit == "site":
+        stores[1]["site"] = "B"
+    elif edit == "folder gone":
+        after["folders"].pop()  # type: ignore[attr-defined]
+    else:
+        stores.append({**stores[0], "name": "PF3"})
+    change = topology_change(before, after, rejected_before=edit == "rejected")
+    assert change.reason == reason
+    # and the plan says it, as it runs in full
+    p = plan(manifest(share), list(share), as_of=None, topology="other", change=change)
+    assert p.reason == reason and not p.incremental
+    taken = plan(
+        manifest(share), list(share), as_of=None, topology="other", change=TopologyChange("", ("1-10",))
+    )
+    assert taken.incremental and taken.refold == ("1-10",)

@@ -1,0 +1,251 @@
+"""``pfscope refresh``: the whole chain (ingest the share, compute, publish) on one command.
+
+An operator runs one thing on a schedule: ``ingest --logs SHARE --out DIR/ingested``, then
+``compute`` of what it wrote into ``DIR/published`` (the folder ``pfscope serve --data DIR``
+serves). Both run under one lock, ``DIR/.lock``, so two runs never overlap; each step is a
+``pfscope`` process of its own (its JVM and memory are given back between runs, and a crash of
+one run cannot poison the next of a long-running ``--every``). A run prints one line: what
+ingest read, what compute folded (incremental or full, and why), the run published, and the
+exit status, which is the worse of the two steps' (:func:`worse`). Both steps write their outputs
+whole or not at all, so a failed run leaves the last good run served.
+
+``--every 15m`` keeps running in the foreground (a systemd service without a timer): runs are due
+on a clock (start, start + 15m, ...: a run that overruns skips the ticks it missed, it never
+drifts), and SIGTERM or SIGINT stops it between runs, or stops the running step (its outputs
+are never half-written) and exits.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+
+from pfscope.spark_jobs.model.errors import ExitStatus, OperatorError
+from pfscope.spark_jobs.published.runs import RunLocked, run_lock
+
+INGESTED = "ingested"
+PUBLISHED = "published"
+
+#: exit statuses from best to worst: done, partial (ingest read some files only in part), another
+#: run holds a lock, an operator's error, a crash. Any other status (a step killed by a signal)
+#: counts as a crash.
+_ORDER = (ExitStatus.OK, ExitStatus.PARTIAL, ExitStatus.LOCKED, ExitStatus.USAGE, ExitStatus.CRASH)
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def worse(a: int, b: int) -> int:
+    """The worse of two exit statuses (``_ORDER``; an unknown one is a crash)."""
+
+    def rank(s: int) -> int:
+        return _ORDER.index(ExitStatus(s)) if s in set(_ORDER) else len(_ORDER) - 1
+
+    return a if rank(a) >= rank(b) else b
+
+
+def parse_every(text: str) -> float:
+    """``--every``: a number of seconds, minutes, hours or days (``90s``, ``15m``, ``1h``, ``1d``)."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd])\s*", text)
+    if not m or float(m.group(1)) <= 0:
+        raise OperatorError(f"--every {text}: give a length such as 90s, 15m, 1h or 1d")
+    return float(m.group(1)) * _UNITS[m.group(2)]
+
+
+def next_due(start: float, every: float, now: float) -> float:
+    """The first tick of the clock ``start + k * every`` after ``now``: a run that overran skips the
+    ticks it missed instead of starting late ones back to back (and never drifts)."""
+    if now < start:
+        return start
+    return start + (int((now - start) // every) + 1) * every
+
+
+@dataclass(frozen=True)
+class ChainSettings:
+    """One refresh: the share, the folder, and what each step is given beyond its paths."""
+
+    logs: tuple[str, ...]
+    out: Path
+    ingest: tuple[str, ...] = ()  # ingest's own flags (--replids, --topology, --timezone, ...)
+    compute: tuple[str, ...] = ()  # compute's own flags (--keep, ...)
+    shared: tuple[str, ...] = ()  # flags both steps take (--master, --conf, --full)
+    wait_lock: float | None = None
+
+    @property
+    def ingested(self) -> Path:
+        return self.out / INGESTED
+
+    @property
+    def published(self) -> Path:
+        return self.out / PUBLISHED
+
+
+@dataclass(frozen=True)
+class Step:
+    """A step's exit status and what it printed."""
+
+    status: int
+    out: str
+    err: str
+    seconds: float = 0.0
+
+    def first(self, *prefixes: str) -> str:
+        """Its first line of stdout that starts with one of ``prefixes`` ('' when none)."""
+        return next((ln for ln in self.out.splitlines() if ln.startswith(prefixes)), "")
+
+    def why(self) -> str:
+        """Its last line on stderr: what an operator error or a crash said."""
+        lines = [ln.strip() for ln in self.err.splitlines() if ln.strip()]
+        return lines[-1] if lines else f"exit status {self.status}"
+
+
+#: the command that runs a step (``python -m pfscope.app.cli`` of this interpreter)
+PFSCOPE = (sys.executable, "-m", "pfscope.app.cli")
+
+
+class Runner:
+    """Runs the steps as child processes; :meth:`stop` ends the one running (SIGTERM)."""
+
+    def __init__(self) -> None:
+        self._child: subprocess.Popen[str] | None = None
+        self._lock = threading.RLock()  # a signal handler runs on the thread that may hold it
+        self.stopped = threading.Event()
+
+    def __call__(self, args: Sequence[str]) -> Step:
+        started = time.monotonic()
+        with self._lock:
+            if self.stopped.is_set():
+                return Step(ExitStatus.CRASH, "", "stopped by a signal before it started")
+            self._child = subprocess.Popen(
+                [*PFSCOPE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+            if self.stopped.is_set():  # the signal came while it started
+                self._child.terminate()
+        out, err = self._child.communicate()
+        with self._lock:
+            status, self._child = self._child.returncode, None
+        if err:
+            sys.stderr.write(err)  # warnings and errors, as the step said them
+            sys.stderr.flush()
+        return Step(status, out, err, time.monotonic() - started)
+
+    def stop(self) -> None:
+        self.stopped.set()
+        with self._lock:
+            if self._child is not None and self._child.poll() is None:
+                self._child.terminate()
+
+
+def run_once(s: ChainSettings, step: Callable[[Sequence[str]], Step]) -> tuple[int, str]:
+    """One run under ``DIR/.lock``: ingest, then compute when ingest wrote something to compute
+    from (status 0, or 3: partial); the exit status and the run's line."""
+    started = time.monotonic()
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    try:
+        with run_lock(s.out, wait=s.wait_lock):
+            ingest = step(["ingest", "--logs", *s.logs, "--out", str(s.ingested), *s.ingest, *s.shared])
+            parts = [f"ingest: {_ingest_said(ingest)}"]
+            status = ingest.status
+            if ingest.status in (ExitStatus.OK, ExitStatus.PARTIAL):
+                compute = step(
+                    [
+                        "compute",
+                        "--topology",
+                        str(s.ingested / "topology.json"),
+                        "--events",
+                        str(s.ingested / "events.jsonl"),
+                        "--out",
+                        str(s.published),
+                        *s.compute,
+                        *s.shared,
+                    ]
+                )
+                parts.append(f"compute: {_compute_said(compute)}")
+                status = worse(status, compute.status)
+            else:
+                parts.append("compute: not run (nothing new to compute from; the last run stays published)")
+    except RunLocked as e:
+        return e.exit_status, f"refresh {stamp}: not started: {e}"
+    took = time.monotonic() - started
+    return status, f"refresh {stamp}: {'; '.join(parts)}; {took:.1f} s, status {status}"
+
+
+def _ingest_said(st: Step) -> str:
+    if st.status not in (ExitStatus.OK, ExitStatus.PARTIAL):
+        return f"failed (status {st.status}): {st.why()}"
+    # on Spark its first line says what it read again; the reference reads the whole share
+    mode = st.first("incremental:", "full ingest:")
+    read = st.first("read ").split(" -> ")[0]
+    partial = " (partial: some files could not be read whole)" if st.status == ExitStatus.PARTIAL else ""
+    return (mode or read or "done") + partial + _took(st)
+
+
+def _compute_said(st: Step) -> str:
+    if st.status != ExitStatus.OK:
+        return f"failed (status {st.status}): {st.why()}"
+    how = st.first("incremental:", "full:")
+    published = st.first("published run ").split(": ")[0]
+    return (", ".join(p for p in (how, published) if p) or "done") + _took(st)
+
+
+def _took(st: Step) -> str:
+    return f" ({st.seconds:.1f} s)" if st.seconds else ""
+
+
+def run_every(
+    s: ChainSettings, every: float, runner: Runner, say: Callable[[str], None], clock: Callable[[], float]
+) -> int:
+    """Runs on the clock ``start + k * every`` until :meth:`Runner.stop`; 0 when stopped between
+    runs, else the interrupted run's status."""
+    start = clock()
+    while not runner.stopped.is_set():
+        status, line = run_once(s, runner)
+        interrupted = runner.stopped.is_set()  # the signal came during the run: its step was stopped
+        say(line)
+        if interrupted:
+            say(f"refresh: stopped during a run (status {status}); the last good run stays published")
+            return status
+        due = next_due(start, every, clock())
+        if runner.stopped.wait(max(0.0, due - clock())):
+            break
+    say("refresh: stopped between runs")
+    return ExitStatus.OK
+
+
+def refresh_command(s: ChainSettings, every: float | None) -> int:
+    """``pfscope refresh``: one run, or (``every``) runs on a clock until SIGTERM or SIGINT."""
+    runner = Runner()
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+
+    if every is None:
+        status, line = run_once(s, runner)
+        say(line)
+        return status
+
+    def on_signal(_signum: int, _frame: FrameType | None) -> None:
+        runner.stop()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        say(f"refresh: every {_length(every)} into {s.out} (pid {os.getpid()}; SIGTERM or Ctrl-C stops it)")
+        return run_every(s, every, runner, say, time.monotonic)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _length(seconds: float) -> str:
+    for unit, n in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= n and seconds % n == 0:
+            return f"{seconds / n:g}{unit}"
+    return f"{seconds:g}s"

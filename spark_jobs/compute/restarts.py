@@ -1,0 +1,66 @@
+"""A refresh's part of a topology that grew (``state.topology_change``): the new start of the
+folders it added or changed, and the folders table brought up to date with them and the fresh
+events. The fold itself goes through the refresh's refolding of late lines' folders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+
+from pfscope.spark_jobs.compute.job import folders_from, local_frame
+from pfscope.spark_jobs.compute.reading import sql_text
+from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Topology
+
+
+@dataclass(frozen=True)
+class Starts:
+    """The topology's start of some folders: their rows of the folders table (the hierarchy's:
+    every store) and of ``replica_lists`` (``at`` null; ``ts`` here)."""
+
+    folders: DataFrame
+    lists: DataFrame
+
+
+def topology_starts(spark: SparkSession, topo: Topology, fids: tuple[str, ...]) -> Starts:
+    """As ``job.folders_table`` and ``job.replica_lists_table`` start them."""
+    wanted = set(fids)
+    rows: list[tuple[str, str, str | None, list[str]]] = (
+        [(HIERARCHY_FID, "", None, list(topo.store_names()))] if HIERARCHY_FID in wanted else []
+    )
+    chosen = [f for f in topo.folders.values() if f.fid in wanted]
+    rows += [(f.fid, f.path, f.parent, list(f.replicas)) for f in chosen]
+    folders = local_frame(
+        spark, rows, {"fid": "string", "path": "string", "parent": "string", "replicas": "array<string>"}
+    )
+    lists = local_frame(
+        spark,
+        [(f.fid, None, None, list(f.replicas), f.path) for f in chosen],
+        {"fid": "string", "ts": "long", "seq": "long", "replicas": "array<string>", "path": "string"},
+    )
+    return Starts(folders, lists)
+
+
+def sql_list(values: tuple[str, ...] | list[str]) -> str:
+    return ", ".join(sql_text(v) for v in values)
+
+
+def refreshed_folders(
+    old: DataFrame, fresh: DataFrame, replica_lists: DataFrame, restarted: tuple[str, ...] = ()
+) -> DataFrame:
+    """The folders table of the earlier run brought up to date with the fresh events: folders
+    first seen, and the latest replica list and path of those with a fresh list change or a new
+    start in the topology (``restarted``), among all their changes (a late one is not the
+    latest) (``compute.folders_table``'s rules)."""
+    changed = fresh.filter("kind = 'replicas'").selectExpr("fid")
+    if restarted:
+        changed = changed.unionByName(
+            fresh.sparkSession.createDataFrame([(f,) for f in restarted], "fid string")
+        )
+    changed = changed.distinct()
+    lists = (
+        replica_lists.filter("at IS NOT NULL")
+        .join(changed, "fid", "left_semi")
+        .selectExpr("fid", "unix_micros(at) AS ts", "seq", "replicas", "path")
+    )
+    return folders_from(old, fresh, lists)

@@ -1,0 +1,101 @@
+"""``pfscope refresh``: the chain (ingest the share, compute) run hour by hour equals a fresh chain
+of the whole share (a fresh ingest, a full compute), every published table; and each run's one
+line says what ingest read and what compute folded.
+
+The share is a small simulated organisation rendered as ``wevtutil`` exports, as
+``tests/benchmarks/bench_ingest.py`` makes them: hour 1 holds each server's first 80 % of records
+but one server's; hour 2 adds that server's (a late export; its store described at last, folders
+only it names, replica lists it joins) and the later, overlapping exports of the others. The steps
+run in this process (the suite's SparkSession) through ``chain.run_once``, as the command runs them
+in processes of their own."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Sequence
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from pfscope.app.chain import ChainSettings, Step, run_once
+from pfscope.app.cli import main
+from pfscope.spark_jobs.model.tables import TABLES
+from pfscope.spark_jobs.published.runs import read_latest
+from tests.benchmarks.bench_ingest import export, render
+from tests.spark.table_compare import ordered
+
+#: compute's fold in two partitions (its default for a small log would be more tasks than cores)
+FEW = ("--partitions=2",)
+
+
+def in_process(args: Sequence[str]) -> Step:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        status = main(list(args))
+    return Step(status, out.getvalue(), err.getvalue())
+
+
+def tables(out: Path) -> dict[str, list[tuple[Any, ...]]]:
+    latest = read_latest(out)
+    assert latest is not None
+    return {t: ordered(t, pq.read_table(out / latest["path"] / t).to_pylist()) for t in TABLES}
+
+
+def topology(chain: Path) -> dict[str, Any]:
+    return json.loads((chain / "ingested" / "topology.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.slow
+def test_the_chain_hour_by_hour_equals_a_fresh_chain(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _, by_server = render(tmp_path / "sim", 4, 40, 1)
+    share = tmp_path / "share"
+    share.mkdir()
+    servers = sorted(by_server)
+    newcomer = servers[-1]
+    cut = {s: int(len(recs) * 0.8) for s, recs in by_server.items()}
+    chain = ChainSettings((str(share),), tmp_path / "chain", (), FEW, ("--master=local[2]",))
+    for s in servers[:-1]:
+        export(by_server[s][: cut[s]], share / f"{s}-1.xml")
+    said = [run_once(chain, in_process)]
+    first = topology(chain.out)
+    # hour 2: the new server's export (late: most of it before hour 1's as-of), and the others'
+    # later exports, each repeating the first one's last 20 records
+    export(by_server[newcomer][: cut[newcomer]], share / f"{newcomer}-1.xml")
+    for s in servers[:-1]:
+        export(by_server[s][cut[s] - 20 :], share / f"{s}-2.xml", cut[s] - 19)
+    said.append(run_once(chain, in_process))
+    second = topology(chain.out)
+
+    assert [status for status, _ in said] == [0, 0], said
+    lines = [line for _, line in said]
+    assert "ingest: full ingest: no state of an earlier ingest" in lines[0], lines
+    assert "compute: full: no earlier run to go on from" in lines[0], lines
+    for line in lines[1:]:  # ingest reads only the new exports ...
+        assert "ingest: incremental: " in line, line
+        # ... but rewrites the event log whole (earlier lines change: a send's recipients grow as
+        # their exports arrive), and a store named before is only now described: compute reads
+        # it all again, and says why
+        why = ("events.jsonl was rewritten since it was read", "the topology changed: store ")
+        assert "compute: full: " in line and any(w in line for w in why), line
+    assert all(", published run " in line and line.endswith(", status 0") for line in lines), lines
+    # the topology grew on the way: the new server's store (named by the others' logs before,
+    # described by its own now), folders, a replica list changed
+    assert first["stores"] != second["stores"]
+    before = {f["fid"]: f["replicas"] for f in first["folders"]}
+    assert set(before) < {f["fid"] for f in second["folders"]}
+    assert any(before.get(f["fid"]) not in (None, f["replicas"]) for f in second["folders"])
+
+    # the fresh chain's ingest in this process (the reference: the same outputs, byte for byte)
+    fresh = ChainSettings(
+        (str(share),), tmp_path / "fresh", ("--engine=python",), (*FEW, "--master=local[2]")
+    )
+    status, line = run_once(fresh, in_process)
+    assert status == 0 and "compute: full: no earlier run to go on from" in line, line
+    got, want = tables(chain.published), tables(fresh.published)
+    for t in TABLES:
+        assert got[t] == want[t], t
+    assert sum(len(r) for r in want.values()) > 1000  # not vacuous

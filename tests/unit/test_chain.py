@@ -1,0 +1,207 @@
+"""``pfscope refresh`` as an operator runs it, a real process each (no JVM: every step here
+ends before Spark starts): the exit status is the worse of the two steps', a failed step is
+said in the run's one line, one lock keeps runs from overlapping, ``--every`` runs on a clock and
+stops on SIGTERM or SIGINT. The chain's tables, hour by hour, are ``tests/spark/test_chain.py``'s."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from pfscope.app.chain import ChainSettings, Runner, Step, next_due, parse_every, run_every, worse
+from pfscope.app.settings import runs_folder
+from pfscope.spark_jobs.model.errors import OperatorError
+from pfscope.spark_jobs.published.runs import run_lock
+from tests.unit.exchange import three_servers as fx
+from tests.unit.exchange.exports import write_wevtutil_xml
+
+PFSCOPE = [sys.executable, "-m", "pfscope.app.cli"]
+#: a bound on each wait below, never a timing being tested
+PATIENCE = 120
+
+
+def refresh(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*PFSCOPE, "refresh", *args], capture_output=True, text=True, timeout=PATIENCE, check=False
+    )
+
+
+def test_the_worse_status_and_the_clock() -> None:
+    assert worse(0, 3) == 3 and worse(3, 0) == 3  # ingest partial, compute done: partial
+    assert worse(3, 2) == 2 and worse(75, 2) == 2 and worse(3, 75) == 75
+    assert worse(2, 1) == 1 and worse(0, -15) == -15  # a step killed by a signal: a crash's rank
+    assert [parse_every(t) for t in ("90s", "15m", "1h", "1.5h", "1d")] == [90, 900, 3600, 5400, 86400]
+    for bad in ("15", "0m", "-1h", "1w"):
+        with pytest.raises(OperatorError):
+            parse_every(bad)
+    # ticks at 100, 160, 220, ...: a run that ends within its minute waits for the next tick; one
+    # that overran two ticks skips them (no runs back to back, no drift)
+    assert next_due(100, 60, 100) == 160
+    assert next_due(100, 60, 159.9) == 160
+    assert next_due(100, 60, 160) == 220
+    assert next_due(100, 60, 275) == 280
+
+
+def test_serve_data_names_the_chains_folder(tmp_path: Path) -> None:
+    """``serve --data DIR`` (and ``report``, ``plan``) with DIR a ``refresh --out``: its runs."""
+    (tmp_path / "published").mkdir()
+    assert runs_folder(tmp_path) == tmp_path / "published"
+    (tmp_path / "LATEST").write_text("{}")  # a folder of runs itself (compute --out)
+    assert runs_folder(tmp_path) == tmp_path
+    assert runs_folder(tmp_path / "nothing") == tmp_path / "nothing"
+
+
+def test_a_failing_ingest_is_the_runs_status_and_nothing_is_computed(tmp_path: Path) -> None:
+    done = refresh("--logs", str(tmp_path / "no-share"), "--out", str(tmp_path / "chain"))
+    assert done.returncode == 2, done
+    (line,) = done.stdout.splitlines()
+    assert line.startswith("refresh ") and line.endswith(", status 2"), line
+    assert "ingest: failed (status 2): pfscope ingest: " in line and "no-share" in line, line
+    assert "compute: not run (nothing new to compute from; the last run stays published)" in line
+    assert "pfscope ingest: " in done.stderr  # the step's own words, on stderr as it said them
+    assert not (tmp_path / "chain" / "published").exists()
+
+
+def test_a_failing_compute_is_the_runs_status(tmp_path: Path) -> None:
+    """Ingest done (0), compute refused (2, before Spark starts): the run's status is 2."""
+    share = tmp_path / "share"
+    share.mkdir()
+    write_wevtutil_xml(fx.EX07_EVENTS, share / "ex07.xml")
+    (tmp_path / "replids.csv").write_text(fx.REPLIDS_CSV, encoding="utf-8")
+    out = tmp_path / "chain"
+    done = refresh(
+        "--logs", str(share), "--out", str(out), "--replids", str(tmp_path / "replids.csv"), "--keep", "-1"
+    )
+    assert done.returncode == 2, done
+    (line,) = done.stdout.splitlines()
+    assert ": ingest: read 8 records from 1 files in " in line, line
+    assert "compute: failed (status 2): pfscope compute: keep -1" in line, line
+    assert (out / "ingested" / "events.jsonl").is_file()
+
+
+def test_the_lock_refuses_an_overlapping_run(tmp_path: Path) -> None:
+    out = tmp_path / "chain"
+    with run_lock(out):
+        done = refresh("--logs", str(tmp_path), "--out", str(out))
+    assert done.returncode == 75, done
+    (line,) = done.stdout.splitlines()
+    assert f"not started: another run holds {out / '.lock'} (pid {os.getpid()} on " in line, line
+    assert not (out / "ingested").exists()
+
+
+def _line(proc: subprocess.Popen[str]) -> str:
+    """The next line the process prints (waiting for it, within ``PATIENCE``)."""
+    assert proc.stdout is not None
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], deadline - time.monotonic())
+        if ready:
+            return proc.stdout.readline().rstrip("\n")
+    raise AssertionError("no line within the patience")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_every_runs_on_a_clock_and_stops_on_a_signal(tmp_path: Path, sig: signal.Signals) -> None:
+    """The first run at once (its ingest fails at once: a share not there yet), then a wait for
+    the next tick, an hour away; the signal ends the wait, and the command exits 0."""
+    proc = subprocess.Popen(
+        [
+            *PFSCOPE,
+            "refresh",
+            "--logs",
+            str(tmp_path / "no-share"),
+            "--out",
+            str(tmp_path / "c"),
+            "--every",
+            "1h",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert _line(proc).startswith(f"refresh: every 1h into {tmp_path / 'c'} (pid {proc.pid}; ")
+        first = _line(proc)
+        assert first.startswith("refresh ") and first.endswith(", status 2"), first
+        proc.send_signal(sig)
+        assert proc.wait(timeout=PATIENCE) == 0
+        assert proc.stdout is not None
+        assert proc.stdout.read().splitlines() == ["refresh: stopped between runs"]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+class _Stopped:
+    """A stand-in for the runner's event: records each wait (the clock moves on by it), and is set
+    after ``waits`` of them."""
+
+    def __init__(self, waits: int, clock: list[float]) -> None:
+        self.clock = clock
+        self.timeouts: list[float] = []
+        self.waits = waits
+        self.set_ = False
+
+    def is_set(self) -> bool:
+        return self.set_
+
+    def set(self) -> None:
+        self.set_ = True
+
+    def wait(self, timeout: float) -> bool:
+        self.timeouts.append(timeout)
+        self.set_ = self.set_ or len(self.timeouts) >= self.waits
+        if not self.set_:
+            self.clock[0] += timeout
+        return self.set_
+
+
+class _Steps(Runner):
+    """Each step done at once (status 0), the clock moved on by ``took`` seconds per step; with
+    ``stop_in``: the signal comes during that step (its status then 143, as SIGTERM's)."""
+
+    def __init__(self, clock: list[float], took: float, waits: int, stop_in: int | None = None) -> None:
+        super().__init__()
+        self.stopped = _Stopped(waits, clock)  # type: ignore[assignment]
+        self.clock, self.took, self.stop_in, self.calls = clock, took, stop_in, 0
+
+    def __call__(self, args: Sequence[str]) -> Step:
+        self.calls += 1
+        self.clock[0] += self.took
+        if self.calls == self.stop_in:
+            self.stopped.set()
+            return Step(143, "", "terminated")
+        return Step(0, "", "")
+
+
+def test_every_waits_for_the_next_tick_and_a_signal_during_a_run_ends_it(tmp_path: Path) -> None:
+    s = ChainSettings((str(tmp_path),), tmp_path / "c")
+    said: list[str] = []
+    clock = [1000.0]
+    # runs of 100 s (two steps of 50) every 900 s: the waits are 800 s, to ticks 1900 and 2800
+    steps = _Steps(clock, 50, waits=2)
+    assert run_every(s, 900, steps, said.append, lambda: clock[0]) == 0
+    assert steps.stopped.timeouts == [800, 800] and steps.calls == 4  # type: ignore[attr-defined]
+    assert said[-1] == "refresh: stopped between runs"
+    # a run that overran a tick (1,000 s of 900): the next one at the tick after, not at once
+    clock = [1000.0]
+    steps = _Steps(clock, 500, waits=1)
+    run_every(s, 900, steps, said.append, lambda: clock[0])
+    assert steps.stopped.timeouts == [800]  # type: ignore[attr-defined]
+    # the signal during compute: that run's status, said so, and no wait
+    clock = [1000.0]
+    said.clear()
+    steps = _Steps(clock, 50, waits=9, stop_in=2)
+    assert run_every(s, 900, steps, said.append, lambda: clock[0]) == 143
+    assert steps.stopped.timeouts == []  # type: ignore[attr-defined]
+    assert said[-1] == "refresh: stopped during a run (status 143); the last good run stays published"
+    assert "compute: failed (status 143): terminated" in said[0], said
