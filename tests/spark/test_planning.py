@@ -62,11 +62,15 @@ def _as_written(rows: list[dict[str, Any]]) -> dict[tuple[str, str], dict[str, A
 
 
 def test_the_plan_s_baseline_is_the_published_forecast(demo: Path) -> None:
-    plan = make_plan(demo, [f"down {STORE} at +2h until +8h"])
-    fids = set(plan.played.baseline)
+    """With its bounds played (``bounds``), every column of the baseline's rows."""
+    run = open_run(demo)
+    actions = parse_plan([f"down {STORE} at +2h until +8h"], run.known)
+    starts = folder_starts(run, involved_folders(run, actions))
+    played = play_plan(run.org, starts, run.as_of, run.transits, actions, bounds=True)
+    fids = set(played.baseline)
     assert len(fids) > 5  # the store's folders, read from the run's fold states
-    published_rows = _published_forecast(plan.run.path, fids)
-    baseline = _as_written([r for f in plan.played.baseline.values() for r in f.forecast])
+    published_rows = _published_forecast(run.path, fids)
+    baseline = _as_written([r for f in played.baseline.values() for r in f.forecast])
     assert published_rows  # some of its folders have replicas that lack CNs
     assert set(baseline) == set(published_rows)
     for key, row in published_rows.items():
@@ -176,6 +180,78 @@ def test_folders_played_in_forked_workers_equal_those_played_in_turn(
     forked = play_plan(run.org, starts, run.as_of, run.transits, actions, chunks=plan_workers.forked(2))
     assert forked == in_this_process
     assert judge(forked) == judge(in_this_process)
+
+
+BOUND_COLUMNS = ("latest_in_sync_at", "after_back_s", "latest_after_back_s", "blocked_by")
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        [f"down {STORE} at +2h until +8h"],
+        [f"down {STORE}"],
+        ["decommission PFRED03"],
+        [f"restore {STORE} from TWO_DAYS_BACK at +1h"],
+    ],
+)
+def test_a_plan_without_its_bounds_plays_the_same_verdict(demo: Path, texts: list[str]) -> None:
+    """A plan does not play the forecast's bounds (no verdict reads them): its in-sync times,
+    requests, risks, traffic and verdict are those of the plays with the bounds."""
+    run = open_run(demo)
+    texts = [t.replace("TWO_DAYS_BACK", format_ts(run.as_of - 2 * DAY)) for t in texts]
+    actions = [with_backups(run, a) if isinstance(a, Restore) else a for a in parse_plan(texts, run.known)]
+    starts = folder_starts(run, involved_folders(run, actions))
+    quick = play_plan(run.org, starts, run.as_of, run.transits, actions)
+    full = play_plan(run.org, starts, run.as_of, run.transits, actions, bounds=True)
+    assert judge(quick) == judge(full)
+    rows = 0
+    for side in ("planned", "baseline"):
+        for fid, f in getattr(full, side).items():
+            q = getattr(quick, side)[fid]
+            assert (q.requests, q.risks, q.traffic, q.removed) == (f.requests, f.risks, f.traffic, f.removed)
+            cut = [{k: v for k, v in r.items() if k not in BOUND_COLUMNS} for r in f.forecast]
+            assert [{k: v for k, v in r.items() if k not in BOUND_COLUMNS} for r in q.forecast] == cut, fid
+            rows += len(cut)
+    assert rows > 0  # not vacuous: some replicas lack CNs
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["decommission PFRED03"],
+        ["decommission PFDUB01 at +1d"],
+        ["decommission PFRED03 at +2h", f"remove {STORE} from ANY_FOLDER_OF_PFRED03"],
+        ["decommission PFSIN01", f"restore {STORE} from TWO_DAYS_BACK"],
+    ],
+)
+def test_a_decommission_s_stop_time_skips_folders_it_cannot_put_at_risk(demo: Path, texts: list[str]) -> None:
+    """``stop_time`` does not play the folders where the store holds nothing only it holds and no
+    other removal or restore could make it so: the same time as playing every folder."""
+    from pfscope.spark_jobs.model.forecast.actions import ByFolder, Decommission, ReplicaChange
+    from pfscope.spark_jobs.model.forecast.planner import never_at_risk, stop_time, touched
+
+    run = open_run(demo)
+    shared = sorted(f for f, lst in run.known.lists.items() if "PFRED03" in lst and STORE in lst)
+    texts = [
+        t.replace("TWO_DAYS_BACK", format_ts(run.as_of - 2 * DAY)).replace("ANY_FOLDER_OF_PFRED03", shared[0])
+        for t in texts
+    ]
+    actions = [with_backups(run, a) if isinstance(a, Restore) else a for a in parse_plan(texts, run.known)]
+    starts = folder_starts(run, involved_folders(run, actions))
+    (d,) = [a for a in actions if isinstance(a, Decommission)]
+    rest = [a for a in actions if not isinstance(a, Decommission)]
+    removals = [
+        ReplicaChange(d.at, d.store, fid, False)
+        for fid in touched(starts, actions)
+        if (fold := starts[fid].folds.get(d.store)) is not None and fold.on_list
+    ]
+    plan = [*rest, *removals]
+    quick = stop_time(run.org, starts, run.as_of, run.transits, plan, d)
+    assert quick == stop_time(run.org, starts, run.as_of, run.transits, plan, d, skip=False)
+    by_folder = ByFolder(plan)
+    skipped = [f for f in touched(starts, plan) if never_at_risk(starts[f], d.store, by_folder.of(f))]
+    restores = any(isinstance(a, Restore) for a in rest)
+    assert bool(skipped) != restores  # some folders are not played; with a restore, every one is
 
 
 def test_what_is_suggested_instead_is_safe_when_opened(demo: Path) -> None:

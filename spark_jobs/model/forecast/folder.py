@@ -58,11 +58,14 @@ def forecast_folder(
     actions: Sequence[Action] = (),
     *,
     always: bool = False,
+    bound: bool = True,
 ) -> FolderForecast:
     """``folds``: every store's fold of ``fid`` at the as-of (not changed); ``in_flight``: the
     messages of ``fid`` sent within the queue expiry before the as-of that a recipient had not
     processed, with that recipient; ``actions``: a plan's (none: the baseline forecast);
-    ``always``: play the folder even when no replica lacks anything (a plan's baseline traffic)."""
+    ``always``: play the folder even when no replica lacks anything (a plan's baseline traffic);
+    ``bound`` False: only the plays ``in_sync_at`` and the plan's verdict need (no
+    ``latest_in_sync_at``, no time after a down store's return: a plan shows neither)."""
     initial = targets = targets_of(folds)
     if not targets and not actions and not always:
         return FolderForecast()
@@ -73,12 +76,13 @@ def forecast_folder(
     out = FolderForecast(removed=base.removed, risks=base.risks, traffic=base.traffic, diverged=base.diverged)
     if not targets:  # nothing lacking, before or under the plan: no row, no bound to play
         return out
-    bound = Play(org, fid, snapshot, initial, as_of, transits, lose_first_reply=True, actions=actions).play(
-        mail
-    )
-    out.diverged |= bound.diverged
+    if bound:
+        latest = Play(
+            org, fid, snapshot, initial, as_of, transits, lose_first_reply=True, actions=actions
+        ).play(mail)
+        out.diverged |= latest.diverged
     waits = {s: waits_for(s, t, folds, base) for s, t in targets.items() if s not in base.in_sync_at}
-    back = sorted({s for stores in waits.values() for s in stores})
+    back = sorted({s for stores in waits.values() for s in stores}) if bound else []
     if back:  # what the down stores' return would do: the same plays with them back at the as-of
         back_base = Play(org, fid, snapshot, targets, as_of, transits, back=back, actions=actions).play(mail)
         back_bound = Play(
@@ -94,7 +98,7 @@ def forecast_folder(
             "lacks_cnset": target.text(),
             "lacks_count": target.count(),
             "in_sync_at": done,
-            "latest_in_sync_at": bound.in_sync_at.get(store),
+            "latest_in_sync_at": latest.in_sync_at.get(store) if bound else None,
             "requests": len(asked),
             "sources": sorted(base.sources[store]),
             "blocked_by": None,
@@ -106,6 +110,7 @@ def forecast_folder(
             row["blocked_by"] = blocked_by(store, target, folds, base, org, as_of)
             if waits.get(store):
                 row["waits_for"] = waits[store]
+            if waits.get(store) and bound:
                 row["after_back_s"] = _seconds_after(back_base.in_sync_at.get(store), as_of)
                 row["latest_after_back_s"] = _seconds_after(back_bound.in_sync_at.get(store), as_of)
                 row["blocked_by"] += "; " + unblock_text(row)

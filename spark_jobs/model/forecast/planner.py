@@ -24,6 +24,7 @@ from pfscope.spark_jobs.model.forecast.actions import (
     ByFolder,
     Decommission,
     ReplicaChange,
+    Restore,
     StoreStatus,
     in_order,
     whole_stores,
@@ -38,6 +39,7 @@ from pfscope.spark_jobs.model.forecast.play import REMOVED, Play
 from pfscope.spark_jobs.model.forecast.world import Transits
 from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.rules.health import DELETED
+from pfscope.spark_jobs.model.rules.reality import really_unique
 from pfscope.spark_jobs.model.timeutil import SECOND
 
 R = TypeVar("R")
@@ -107,10 +109,12 @@ def play_plan(
     *,
     shortcut: bool = True,
     chunks: ChunkMap = in_turn,
+    bounds: bool = False,
 ) -> PlayedPlan:
     """The plan's folders played without it and under it (``starts``: at least every folder it
     touches; ``shortcut`` False: the baseline played for every folder, as the tests compare;
-    ``chunks``: where the folders' plays run)."""
+    ``chunks``: where the folders' plays run; ``bounds``: the forecast rows' bounds played too,
+    ``latest_in_sync_at`` and the times after a down store's return, which no verdict reads)."""
     fids = touched(starts, actions)
     played: list[Action] = [a for a in in_order(actions) if not isinstance(a, Decommission)]
     out = PlayedPlan(list(actions), played)
@@ -138,7 +142,7 @@ def play_plan(
 
     def play(chunk: list[str]) -> list[tuple[str, tuple[FolderForecast, FolderForecast]]]:
         return [
-            (fid, play_folder(org, starts[fid], fid, as_of, transits, by_folder.of(fid), shortcut))
+            (fid, play_folder(org, starts[fid], fid, as_of, transits, by_folder.of(fid), shortcut, bounds))
             for fid in chunk
         ]
 
@@ -167,14 +171,17 @@ def play_folder(
     transits: Transits,
     actions: Sequence[Action],
     shortcut: bool,
+    bounds: bool = False,
 ) -> tuple[FolderForecast, FolderForecast]:
     """A folder under the plan (``actions``: the folder's own) and without it. A play the plan did not change (no event ran while
     it held a store's status, no list change or restore applied: ``diverged`` False) is the
     baseline's own play, event for event, so the baseline is not played again (``shortcut``)."""
-    planned = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, actions)
+    planned = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, actions, bound=bounds)
     if shortcut and not planned.diverged:
         return planned, FolderForecast(planned.forecast, planned.requests, traffic=planned.traffic)
-    return planned, forecast_folder(org, fid, start.folds, start.mail, as_of, transits, always=True)
+    return planned, forecast_folder(
+        org, fid, start.folds, start.mail, as_of, transits, always=True, bound=bounds
+    )
 
 
 def stop_time(
@@ -184,14 +191,20 @@ def stop_time(
     transits: Transits,
     actions: list[Action],
     d: Decommission,
+    *,
+    skip: bool = True,
 ) -> int | None:
     """When the decommissioned store holds nothing only it holds, in every folder, with the plan's
-    actions so far (None: not within the horizon): the base play of each folder says it."""
+    actions so far (None: not within the horizon): the base play of each folder says it, but of a
+    folder where its removal cannot put anything at risk (``skip``; False: every folder played,
+    as the tests compare)."""
     latest = d.at
     by_folder = ByFolder(actions)
     for fid in touched(starts, actions):
         start = starts[fid]
         mine = by_folder.of(fid)
+        if skip and never_at_risk(start, d.store, mine):
+            continue
         play = Play(org, fid, start.folds, targets_of(start.folds), as_of, transits, actions=mine)
         for risk in play.play(mail_in_order(start.mail)).risks:
             if risk.store == d.store and risk.cause == REMOVED:
@@ -199,3 +212,22 @@ def stop_time(
                     return None
                 latest = max(latest, risk.until + SECOND)  # after the message that made it safe
     return latest
+
+
+def never_at_risk(start: FolderStart, store: str, actions: Sequence[Action]) -> bool:
+    """No play of the folder can put ``store``'s content at risk when it is taken off the list: at
+    the as-of it holds nothing that no other store on the list holds, and none of the folder's
+    actions takes another store off the list or restores a copy. Until then every store's
+    holdings only grow and the list only gains (mail adds, nothing deletes), so whenever the
+    removal comes, another replica holds all it holds (``Play._put_at_risk``'s rule)."""
+    if any(
+        isinstance(a, Restore) or (isinstance(a, ReplicaChange) and not a.added and a.store != store)
+        for a in actions
+    ):
+        return False
+    fold = start.folds.get(store)
+    if fold is None:
+        return True  # it holds nothing of the folder
+    listed = next(iter(start.folds.values())).replicas  # the play's list (``Play.replicas``)
+    others = [f.owned for s, f in start.folds.items() if s != store and s in listed]
+    return not really_unique(fold.owned, others)
