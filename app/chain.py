@@ -17,6 +17,7 @@ are never half-written) and exits.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -28,12 +29,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from pfscope.spark_jobs.model.errors import ExitStatus, OperatorError
 from pfscope.spark_jobs.published.runs import RunLocked, run_lock
 
 INGESTED = "ingested"
 PUBLISHED = "published"
+#: the last run's record, beside DIR/published: the dashboard's navbar and /metrics read it
+RECORD = "refresh.json"
 
 #: exit statuses from best to worst: done, partial (ingest read some files only in part), another
 #: run holds a lock, an operator's error, a crash. Any other status (a step killed by a signal)
@@ -144,14 +148,24 @@ class Runner:
                 self._child.terminate()
 
 
+def write_record(out: Path, record: dict[str, Any]) -> None:
+    """``DIR/refresh.json``, whole or not at all (a file beside it, renamed in)."""
+    tmp = out / f".{RECORD}.{os.getpid()}"
+    tmp.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(out / RECORD)
+
+
 def run_once(s: ChainSettings, step: Callable[[Sequence[str]], Step]) -> tuple[int, str]:
     """One run under ``DIR/.lock``: ingest, then compute when ingest wrote something to compute
-    from (status 0, or 3: partial); the exit status and the run's line."""
+    from (status 0, or 3: partial); the exit status and the run's line, both kept in
+    ``DIR/refresh.json`` with each step's seconds."""
     started = time.monotonic()
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    steps: dict[str, float] = {}
     try:
         with run_lock(s.out, wait=s.wait_lock):
             ingest = step(["ingest", "--logs", *s.logs, "--out", str(s.ingested), *s.ingest, *s.shared])
+            steps["ingest"] = ingest.seconds
             parts = [f"ingest: {_ingest_said(ingest)}"]
             status = ingest.status
             if ingest.status in (ExitStatus.OK, ExitStatus.PARTIAL):
@@ -168,14 +182,18 @@ def run_once(s: ChainSettings, step: Callable[[Sequence[str]], Step]) -> tuple[i
                         *s.shared,
                     ]
                 )
+                steps["compute"] = compute.seconds
                 parts.append(f"compute: {_compute_said(compute)}")
                 status = worse(status, compute.status)
             else:
                 parts.append("compute: not run (nothing new to compute from; the last run stays published)")
+            took = time.monotonic() - started
+            line = f"refresh {stamp}: {'; '.join(parts)}; {took:.1f} s, status {status}"
+            record = {"at": stamp, "seconds": round(took, 3), "steps": steps, "status": status, "line": line}
+            write_record(s.out, record)  # under the lock: two runs never write it at once
     except RunLocked as e:
         return e.exit_status, f"refresh {stamp}: not started: {e}"
-    took = time.monotonic() - started
-    return status, f"refresh {stamp}: {'; '.join(parts)}; {took:.1f} s, status {status}"
+    return status, line
 
 
 def _ingest_said(st: Step) -> str:
@@ -214,10 +232,48 @@ def run_every(
             say(f"refresh: stopped during a run (status {status}); the last good run stays published")
             return status
         due = next_due(start, every, clock())
+        _add_next(s.out, time.time() + max(0.0, due - clock()), every)
         if runner.stopped.wait(max(0.0, due - clock())):
             break
     say("refresh: stopped between runs")
     return ExitStatus.OK
+
+
+def _add_next(out: Path, at: float, every: float) -> None:
+    """The record gains when the next run is due (``--every``)."""
+    try:
+        record = json.loads((out / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    record["every_s"] = every
+    record["next_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
+    write_record(out, record)
+
+
+def read_record(runs: Path) -> dict[str, Any] | None:
+    """The last refresh's record of a folder of runs that ``pfscope refresh`` publishes into
+    (``DIR/published``'s ``DIR/refresh.json``), or None."""
+    if runs.name != PUBLISHED:
+        return None
+    try:
+        record = json.loads((runs.parent / RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def refresh_text(record: dict[str, Any]) -> str:
+    """``refreshed 10:15:02Z in 42 s (ingest 20 s, compute 21 s); next 10:30:00Z``: the navbar's
+    words for the last refresh (its status when not 0)."""
+    steps = record.get("steps") or {}
+    parts = ", ".join(f"{k} {float(v):.0f} s" for k, v in steps.items())
+    at = str(record.get("at", ""))[11:]
+    text = f"refreshed {at} in {float(record.get('seconds', 0)):.0f} s" + (f" ({parts})" if parts else "")
+    if record.get("status"):
+        text += f", status {record['status']}"
+    if record.get("next_at"):
+        text += f"; next {str(record['next_at'])[11:]}"
+    return text
 
 
 def refresh_command(s: ChainSettings, every: float | None) -> int:

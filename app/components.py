@@ -94,10 +94,13 @@ def store_href(store: str) -> str:
     return f"/store/{quote(str(store), safe='')}"
 
 
-def navbar(as_of: str | None = None, run_id: str | None = None, age: str | None = None) -> html.Header:
+def navbar(
+    as_of: str | None = None, run_id: str | None = None, age: str | None = None, refreshed: str | None = None
+) -> html.Header:
     """Top bar on every page: links, the search box (Enter or the button), the run shown with the
-    age of its data (``age``: as-of to now), and an auto-refresh switch (assets/pfscope-nav.js:
-    while on, the page reloads when a newer run is published)."""
+    age of its data (``age``: as-of to now), the last ``pfscope refresh`` (``refreshed``: how long
+    it took, when the next is due) and an auto-refresh switch (assets/pfscope-nav.js: while on,
+    the page reloads when a newer run is published)."""
     return html.Header(
         className="pf-nav",
         children=[
@@ -137,6 +140,7 @@ def navbar(as_of: str | None = None, run_id: str | None = None, age: str | None 
                 + (f" ({age} old)" if age else "")
                 + (f" · run {run_id}" if run_id else ""),
             ),
+            html.Span(refreshed, className="pf-run pf-refreshed", id="pf-refreshed") if refreshed else None,
             html.Label(
                 [
                     dcc.Checklist(

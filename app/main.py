@@ -20,11 +20,12 @@ from flask import Flask, Response, request
 from flask_caching import Cache
 
 from pfscope.app import components
+from pfscope.app.chain import read_record, refresh_text
 from pfscope.app.compression import install_compression
 from pfscope.app.lazy_grid import defer_ag_grid
 from pfscope.app.metrics import install_metrics_route
 from pfscope.app.plotly_bundle import serve_cartesian_plotly
-from pfscope.app.runtime import EXTENSION, current_data
+from pfscope.app.runtime import EXTENSION, current_data, settings
 from pfscope.app.settings import Settings, SettingsError, load_settings
 from pfscope.spark_jobs.model.errors import ExitStatus
 
@@ -221,11 +222,12 @@ def _shell() -> html.Div:
                 (pd.Timestamp.now(tz="UTC") - pd.Timestamp(stamp).tz_convert("UTC")).total_seconds()
             )
         notice = older_run_notice(data.missing())
+    record = read_record(Path(settings().data_dir))  # DIR/published of a pfscope refresh --out DIR
     return html.Div(
         [
             dcc.Location(id="pf-nav-location", refresh="callback-nav"),
             html.A("Skip to content", href="#pf-content", className="pf-skip"),
-            components.navbar(as_of, run_id, age),
+            components.navbar(as_of, run_id, age, refresh_text(record) if record else None),
             html.Div(notice, role="status", className="pf-banner", id="pf-older-run") if notice else None,
             html.Div(dash.page_container, id="pf-content"),
         ]

@@ -11,6 +11,7 @@ outcomes only.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -19,9 +20,10 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from pfscope.app.chain import read_record
 from pfscope.app.data import RunData
 from pfscope.app.figures import at_risk_cns
-from pfscope.app.runtime import current_data
+from pfscope.app.runtime import current_data, settings
 from pfscope.spark_jobs.model.forecast.outcome import OUTCOMES
 from pfscope.spark_jobs.model.rules.health import HEALTH_STATES, OVERDUE_REQUESTS
 
@@ -52,6 +54,13 @@ METRIC_NAMES: tuple[str, ...] = (
     "pfscope_forecast_in_sync_timestamp_seconds",
     "pfscope_forecast_latest_in_sync_timestamp_seconds",
     "pfscope_forecast_record_forecasts",
+)
+#: said only where ``pfscope refresh`` publishes (its ``DIR/refresh.json``, ``chain.read_record``)
+CHAIN_METRIC_NAMES: tuple[str, ...] = (
+    "pfscope_refresh_duration_seconds",
+    "pfscope_refresh_status",
+    "pfscope_refresh_timestamp_seconds",
+    "pfscope_refresh_next_timestamp_seconds",
 )
 #: said only by an incremental run
 REFRESH_METRIC_NAMES: tuple[str, ...] = (
@@ -291,12 +300,53 @@ def _forecast_gauges(
     yield from (lacking, blocked, in_sync, latest)
 
 
-def exposition(data: RunData | None, now: pd.Timestamp | None = None) -> bytes:
-    """The text /metrics serves: a fresh registry per call, the run's snapshot cached per run id."""
+class ChainCollector(Collector):
+    """The last ``pfscope refresh`` of the folder served: how long each step took, its exit
+    status, when it started and when the next is due (``--every``)."""
+
+    def __init__(self, record: dict[str, Any]):
+        self.record = record
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        r = self.record
+        g = GaugeMetricFamily(
+            "pfscope_refresh_duration_seconds",
+            "Seconds the last pfscope refresh took, by step (ingest, compute) and in all (total)",
+            labels=["step"],
+        )
+        for step, seconds in sorted((r.get("steps") or {}).items()):
+            g.add_metric([step], float(seconds))
+        g.add_metric(["total"], float(r.get("seconds", 0)))
+        yield g
+        yield GaugeMetricFamily(
+            "pfscope_refresh_status",
+            "Exit status of the last pfscope refresh (0: done)",
+            value=r.get("status", 0),
+        )
+        for name, key, text in (
+            ("pfscope_refresh_timestamp_seconds", "at", "When the last pfscope refresh started"),
+            (
+                "pfscope_refresh_next_timestamp_seconds",
+                "next_at",
+                "When the next pfscope refresh is due (--every)",
+            ),
+        ):
+            at = _epoch(r.get(key))
+            if at is not None:
+                yield GaugeMetricFamily(name, text, value=at)
+
+
+def exposition(
+    data: RunData | None, now: pd.Timestamp | None = None, refresh: dict[str, Any] | None = None
+) -> bytes:
+    """The text /metrics serves: a fresh registry per call, the run's snapshot cached per run id;
+    ``refresh``: the last ``pfscope refresh``'s record, where it publishes."""
     now_s = float((now if now is not None else pd.Timestamp.now(tz="UTC")).timestamp())
     snap = None if data is None else data.memo("metrics", (), lambda: snapshot(data))
     registry = CollectorRegistry(auto_describe=False)
     registry.register(RunCollector(snap, now_s))
+    if refresh is not None:
+        registry.register(ChainCollector(refresh))
     return generate_latest(registry)
 
 
@@ -309,4 +359,5 @@ def install_metrics_route(server: Flask) -> None:
 
     @server.route("/metrics")
     def _metrics() -> Response:
-        return Response(exposition(current_data()), 200, {"Content-Type": CONTENT_TYPE})
+        record = read_record(Path(settings().data_dir))
+        return Response(exposition(current_data(), refresh=record), 200, {"Content-Type": CONTENT_TYPE})

@@ -12,11 +12,24 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
-from pfscope.app.chain import ChainSettings, Runner, Step, next_due, parse_every, run_every, worse
+from pfscope.app.chain import (
+    ChainSettings,
+    Runner,
+    Step,
+    next_due,
+    parse_every,
+    read_record,
+    refresh_text,
+    run_every,
+    worse,
+)
+from pfscope.app.components import navbar
+from pfscope.app.metrics import CHAIN_METRIC_NAMES, exposition
 from pfscope.app.settings import runs_folder
 from pfscope.spark_jobs.model.errors import OperatorError
 from pfscope.spark_jobs.published.runs import run_lock
@@ -205,3 +218,57 @@ def test_every_waits_for_the_next_tick_and_a_signal_during_a_run_ends_it(tmp_pat
     assert steps.stopped.timeouts == []  # type: ignore[attr-defined]
     assert said[-1] == "refresh: stopped during a run (status 143); the last good run stays published"
     assert "compute: failed (status 143): terminated" in said[0], said
+
+
+def test_each_run_is_recorded_beside_the_runs_it_publishes(tmp_path: Path) -> None:
+    """``DIR/refresh.json``: the run's line, status and steps' seconds, and with ``--every`` when
+    the next run is due; what the navbar and /metrics read of a folder ``serve --data DIR`` serves."""
+    s = ChainSettings((str(tmp_path),), tmp_path / "c")
+    said: list[str] = []
+    clock = [1000.0]
+    run_every(s, 900, _Steps(clock, 50, waits=1), said.append, lambda: clock[0])
+    record = read_record(tmp_path / "c" / "published")
+    assert record is not None and record["line"] == said[0] and record["status"] == 0
+    assert record["steps"] == {"ingest": 0.0, "compute": 0.0} and record["every_s"] == 900
+    started, due = (datetime.fromisoformat(record[k].replace("Z", "+00:00")) for k in ("at", "next_at"))
+    assert abs((due - started).total_seconds() - 800) <= 5  # the tick: 900 s after the first run began
+    assert refresh_text(record).startswith(f"refreshed {record['at'][11:]} in ")
+    assert refresh_text(record).endswith(f"; next {record['next_at'][11:]}")
+    # only a folder of runs that a refresh publishes into has a record; a broken one is none
+    assert read_record(tmp_path / "c") is None
+    (tmp_path / "c" / "refresh.json").write_text("{", encoding="utf-8")
+    assert read_record(tmp_path / "c" / "published") is None
+
+
+def test_the_record_says_each_step_and_a_status_that_is_not_zero() -> None:
+    record = {
+        "at": "2026-11-27T10:15:02Z",
+        "seconds": 42.4,
+        "steps": {"ingest": 20.2, "compute": 21.0},
+        "status": 3,
+        "next_at": "2026-11-27T10:30:00Z",
+    }
+    assert refresh_text(record) == (
+        "refreshed 10:15:02Z in 42 s (ingest 20 s, compute 21 s), status 3; next 10:30:00Z"
+    )
+    shown = str(navbar("2026-11-27 10:00Z", "R1", "15 min", refresh_text(record)))
+    assert "pf-refreshed" in shown and "ingest 20 s" in shown
+    assert "pf-refreshed" not in str(navbar("2026-11-27 10:00Z", "R1", "15 min"))
+    metrics = exposition(None, refresh=record).decode()
+    values = {
+        ln.rsplit(" ", 1)[0]: float(ln.rsplit(" ", 1)[1])
+        for ln in metrics.splitlines()
+        if ln and not ln.startswith("#")
+    }
+    next_at = datetime.fromisoformat("2026-11-27T10:30:00+00:00").timestamp()
+    assert values == {
+        "pfscope_run_published": 0.0,
+        'pfscope_refresh_duration_seconds{step="compute"}': 21.0,
+        'pfscope_refresh_duration_seconds{step="ingest"}': 20.2,
+        'pfscope_refresh_duration_seconds{step="total"}': 42.4,
+        "pfscope_refresh_status": 3.0,
+        "pfscope_refresh_timestamp_seconds": next_at - 14 * 60 - 58,
+        "pfscope_refresh_next_timestamp_seconds": next_at,
+    }
+    named = {ln.split("{")[0].split(" ")[0] for ln in metrics.splitlines() if ln and not ln.startswith("#")}
+    assert named - {"pfscope_run_published"} == set(CHAIN_METRIC_NAMES)
