@@ -27,7 +27,7 @@ from pfscope.spark_jobs.model.forecast.actions import (
 )
 from pfscope.spark_jobs.model.forecast.planner import Decommissioned
 from pfscope.spark_jobs.model.forecast.play import DOWN, REMOVED
-from pfscope.spark_jobs.model.forecast.verdict import PlanResult
+from pfscope.spark_jobs.model.forecast.verdict import Moved, PlanResult
 from pfscope.spark_jobs.model.timeutil import format_ts
 
 #: the form's verbs, as the planner's actions write them (``forecast.plan.FORMS``)
@@ -141,6 +141,40 @@ def describe(a: Action) -> str:
     if isinstance(a, Decommission):
         return f"{a.store} decommissioned" + (" (down at once)" if a.at_once else "")
     raise TypeError(a)
+
+
+#: above this many moved replicas the timeline draws each store's span of in-sync times, not a
+#: marker per replica (a decommission moves thousands; the table and the report list each one)
+MOVED_MARKERS = 300
+
+
+def _moved_spans(pts: Sequence[tuple[Moved, int]], colour: str, symbol: str, label: str) -> go.Scatter:
+    """Per store, its first and last in-sync time of one side, joined by a line."""
+    by_store: dict[str, list[int]] = {}
+    for m, t in pts:
+        by_store.setdefault(m.store, []).append(t)
+    xs: list[Any] = []
+    ys: list[Any] = []
+    texts: list[Any] = []
+    for store, times in sorted(by_store.items()):
+        first, last = min(times), max(times)
+        text = esc(
+            f"{len(times):,} replicas of {store} {label} between {format_ts(first)} and {format_ts(last)}"
+        )
+        xs += [_ts(first), _ts(last), None]
+        ys += [esc(store)] * 2 + [None]
+        texts += [text, text, None]
+    return go.Scatter(
+        x=xs,
+        y=ys,
+        mode="lines+markers",
+        marker={"symbol": symbol, "size": 10, "color": colour, "line": {"width": 2, "color": colour}},
+        line={"color": colour, "width": 2},
+        name=label,
+        hovertext=texts,
+        hoverinfo="text",
+        connectgaps=False,
+    )
 
 
 def step_groups(played: Sequence[Action]) -> list[tuple[int, str, str]]:
@@ -321,7 +355,9 @@ def timeline_figure(played: Sequence[Action], result: PlanResult, as_of: int) ->
         ("after", GREEN, "circle", "in sync, under the plan"),
     ):
         pts = [(m, getattr(m, side)) for m in result.changed if getattr(m, side) is not None]
-        if pts:
+        if len(pts) > MOVED_MARKERS:  # thousands of markers: each store's first and last, joined
+            fig.add_trace(_moved_spans(pts, colour, symbol, label))
+        elif pts:
             fig.add_trace(
                 go.Scatter(
                     x=[_ts(t) for _, t in pts],

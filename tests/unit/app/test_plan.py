@@ -223,3 +223,25 @@ def test_the_page_lists_the_first_reasons_and_counts_the_rest() -> None:
     reasons = [f"reason {i}" for i in range(5)]
     assert fp.first_reasons(reasons, 5) == (reasons, None)
     assert fp.first_reasons(reasons, 3) == (reasons[:3], "… and 2 more: the report lists every one.")
+
+
+def test_thousands_of_moved_replicas_are_drawn_as_each_store_s_span() -> None:
+    """A decommission moves thousands of replicas: the timeline draws, per store and side, its
+    first and last in-sync time joined (the table and the report list each replica)."""
+    moved = [
+        Moved(store, f"1-{i}", AS_OF + i * HOUR, AS_OF + (i + 2) * HOUR)
+        for store in ("PFS1", "PFS2")
+        for i in range(fp.MOVED_MARKERS)
+    ]
+    fig = fp.timeline_figure([], PlanResult(changed=moved), AS_OF)
+    (after,) = [t for t in fig.data if t.name == "in sync, under the plan"]
+    assert list(after.y) == ["PFS1", "PFS1", None, "PFS2", "PFS2", None]
+    assert pd.Timestamp(after.x[1]) == pd.Timestamp(
+        AS_OF + (fp.MOVED_MARKERS + 1) * HOUR, unit="us", tz="UTC"
+    )
+    assert after.hovertext[0].startswith(
+        f"{fp.MOVED_MARKERS:,} replicas of PFS1 in sync, under the plan between "
+    )
+    few = fp.timeline_figure([], PlanResult(changed=moved[:3]), AS_OF)
+    (markers,) = [t for t in few.data if t.name == "in sync, under the plan"]
+    assert len(markers.x) == 3 and markers.mode == "markers"
