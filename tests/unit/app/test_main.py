@@ -67,7 +67,8 @@ def test_every_page_says_what_an_older_run_lacks(  # type: ignore[no-untyped-def
     for table in ("store_periods", "transits"):
         shutil.rmtree(tmp_path / "runs" / "OLD" / table)
     monkeypatch.setattr(app_main, "current_data", lambda: RunData(require_run(tmp_path)))
-    text = json.dumps(app_main._shell().to_plotly_json(), default=str)
+    with client.application.app_context():  # the frame reads the settings (a refresh's record)
+        text = json.dumps(app_main._shell().to_plotly_json(), default=str)
     assert "pf-older-run" in text and "the periods stores were down" in text and "not as zero" in text
 
 
