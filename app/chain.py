@@ -31,11 +31,12 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from pfscope.app.settings import PUBLISHED_RUNS
 from pfscope.spark_jobs.model.errors import ExitStatus, OperatorError
 from pfscope.spark_jobs.published.runs import RunLocked, run_lock
 
 INGESTED = "ingested"
-PUBLISHED = "published"
+PUBLISHED = PUBLISHED_RUNS
 #: the last run's record, beside DIR/published: the dashboard's navbar and /metrics read it
 RECORD = "refresh.json"
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pfscope.spark_jobs.model.errors import OperatorError
+from pfscope.spark_jobs.runtime.config import cores
 
 DEFAULT_DATA = "data/demo/published"
 DEFAULT_HOST = "127.0.0.1"
@@ -211,8 +212,7 @@ def _environ(env: Mapping[str, str] | None) -> Mapping[str, str]:
 def default_workers() -> int:
     """gunicorn's rule of thumb, 2 x cores + 1, capped so a big machine does not fork dozens of
     copies of pandas and Dash (each worker holds its own tables between cache hits)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return min(2 * cores + 1, MAX_DEFAULT_WORKERS)
+    return min(2 * cores() + 1, MAX_DEFAULT_WORKERS)
 
 
 def serve_workers(flag: int | None, env: Mapping[str, str] | None = None) -> int:
@@ -253,10 +253,14 @@ def spark_master(env: Mapping[str, str] | None = None) -> str | None:
     return env_text(_environ(env), "PFSCOPE_SPARK_MASTER")
 
 
+#: where ``pfscope refresh --out DIR`` publishes its runs (``DIR/published``)
+PUBLISHED_RUNS = "published"
+
+
 def runs_folder(path: Path) -> Path:
     """The folder of published runs ``path`` names: itself, or ``path/published`` when ``path`` is
     a ``pfscope refresh --out`` folder (no ``LATEST`` of its own, a ``published`` folder in it)."""
-    inner = path / "published"
+    inner = path / PUBLISHED_RUNS
     if not (path / "LATEST").exists() and inner.is_dir():
         return inner
     return path

@@ -8,7 +8,7 @@ store's state at the as-of), under the plan and without it: not any store's beli
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import urlencode
 
@@ -148,22 +148,34 @@ def describe(a: Action) -> str:
 MOVED_MARKERS = 300
 
 
+def _spans(spans: Iterable[tuple[str, int, int, str]]) -> tuple[list[Any], list[Any], list[Any]]:
+    """A trace's points for (store, from, to, words) spans: each a segment on its store's row,
+    apart from the next (None), its words escaped on both ends."""
+    xs: list[Any] = []
+    ys: list[Any] = []
+    texts: list[Any] = []
+    for store, start, end, words in spans:
+        text = esc(words)
+        xs += [_ts(start), _ts(end), None]
+        ys += [esc(store)] * 2 + [None]
+        texts += [text, text, None]
+    return xs, ys, texts
+
+
 def _moved_spans(pts: Sequence[tuple[Moved, int]], colour: str, symbol: str, label: str) -> go.Scatter:
     """Per store, its first and last in-sync time of one side, joined by a line."""
     by_store: dict[str, list[int]] = {}
     for m, t in pts:
         by_store.setdefault(m.store, []).append(t)
-    xs: list[Any] = []
-    ys: list[Any] = []
-    texts: list[Any] = []
-    for store, times in sorted(by_store.items()):
-        first, last = min(times), max(times)
-        text = esc(
-            f"{len(times):,} replicas of {store} {label} between {format_ts(first)} and {format_ts(last)}"
+    xs, ys, texts = _spans(
+        (
+            store,
+            min(times),
+            max(times),
+            f"{len(times):,} replicas of {store} {label} between {format_ts(min(times))} and {format_ts(max(times))}",
         )
-        xs += [_ts(first), _ts(last), None]
-        ys += [esc(store)] * 2 + [None]
-        texts += [text, text, None]
+        for store, times in sorted(by_store.items())
+    )
     return go.Scatter(
         x=xs,
         y=ys,
@@ -316,15 +328,15 @@ def timeline_figure(played: Sequence[Action], result: PlanResult, as_of: int) ->
         + [r.until or r.at for r in result.at_risk]
     )
     if result.at_risk:  # one trace, a bar per risk (a trace each made hundreds for a store down for good)
-        xs: list[Any] = []
-        ys: list[Any] = []
-        texts: list[Any] = []
-        for r in result.at_risk:
-            upto = r.until if r.until is not None else end
-            text = esc(f"{r.fid}: {r.cns.text()} at risk until {ts_text(r.until, 'lost')}")
-            xs += [_ts(r.at), _ts(upto), None]
-            ys += [esc(r.store)] * 2 + [None]
-            texts += [text, text, None]
+        xs, ys, texts = _spans(
+            (
+                r.store,
+                r.at,
+                r.until if r.until is not None else end,
+                f"{r.fid}: {r.cns.text()} at risk until {ts_text(r.until, 'lost')}",
+            )
+            for r in result.at_risk
+        )
         fig.add_trace(
             go.Scatter(
                 x=xs,

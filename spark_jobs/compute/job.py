@@ -44,7 +44,7 @@ from pfscope.spark_jobs.model.replay import store_periods_table as store_period_
 from pfscope.spark_jobs.model.rules.timeouts import QUEUE_EXPIRY
 from pfscope.spark_jobs.model.tables import TABLES
 from pfscope.spark_jobs.model.timeutil import US, default_as_of, now_us
-from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Topology
+from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Folder, Topology
 
 MIN_LONG = -(1 << 63)
 MIN_LONG_SQL = f"CAST({MIN_LONG} AS BIGINT)"
@@ -373,12 +373,7 @@ def with_risk(replicas: DataFrame, stores: DataFrame) -> DataFrame:
 def replica_lists_table(spark: SparkSession, topo: Topology, events: DataFrame) -> DataFrame:
     """Every content folder's replica list over time: the topology's (``at`` null), then each
     replica-list event (the replay's ``replica_lists_table``)."""
-    rows = [(f.fid, None, None, list(f.replicas), f.path) for f in topo.folders.values()]
-    base = local_frame(
-        spark,
-        rows,
-        {"fid": "string", "ts": "long", "seq": "long", "replicas": "array<string>", "path": "string"},
-    )
+    base = topology_lists(spark, topo)
     changes = events.filter("kind = 'replicas'").selectExpr("fid", "ts", "seq", "replicas", "path")
     return base.unionByName(changes).selectExpr(
         "fid", "timestamp_micros(ts) AS at", "seq", "replicas", "path"
@@ -386,12 +381,32 @@ def replica_lists_table(spark: SparkSession, topo: Topology, events: DataFrame) 
 
 
 def folders_table(spark: SparkSession, topo: Topology, events: DataFrame) -> DataFrame:
-    rows: list[tuple[str, str, str | None, list[str]]] = [(HIERARCHY_FID, "", None, list(topo.store_names()))]
-    rows += [(f.fid, f.path, f.parent, list(f.replicas)) for f in topo.folders.values()]
-    base = local_frame(
+    return folders_from(topology_folders(spark, topo), events, events.filter("kind = 'replicas'"))
+
+
+def topology_folders(spark: SparkSession, topo: Topology, only: set[str] | None = None) -> DataFrame:
+    """The folders table's start from the topology (the hierarchy's replicas: every store), of
+    the folders ``only`` names (None: all; a refresh's restarted folders)."""
+    rows: list[tuple[str, str, str | None, list[str]]] = (
+        [(HIERARCHY_FID, "", None, list(topo.store_names()))] if only is None or HIERARCHY_FID in only else []
+    )
+    rows += [(f.fid, f.path, f.parent, list(f.replicas)) for f in _folders(topo, only)]
+    return local_frame(
         spark, rows, {"fid": "string", "path": "string", "parent": "string", "replicas": "array<string>"}
     )
-    return folders_from(base, events, events.filter("kind = 'replicas'"))
+
+
+def topology_lists(spark: SparkSession, topo: Topology, only: set[str] | None = None) -> DataFrame:
+    """``replica_lists``'s start from the topology (``ts`` null), of the folders ``only`` names."""
+    return local_frame(
+        spark,
+        [(f.fid, None, None, list(f.replicas), f.path) for f in _folders(topo, only)],
+        {"fid": "string", "ts": "long", "seq": "long", "replicas": "array<string>", "path": "string"},
+    )
+
+
+def _folders(topo: Topology, only: set[str] | None) -> list[Folder]:
+    return [f for f in topo.folders.values() if only is None or f.fid in only]
 
 
 def folders_from(base: DataFrame, events: DataFrame, lists: DataFrame) -> DataFrame:

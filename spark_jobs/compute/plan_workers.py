@@ -16,12 +16,12 @@ objects that reference counting frees, and the workers inherit the pause.
 from __future__ import annotations
 
 import multiprocessing
-import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from pfscope.spark_jobs.model.forecast.planner import ChunkMap, in_turn
+from pfscope.spark_jobs.runtime.config import cores
 
 #: below this many folders a pass is played in this process (a fork and its pickled results cost
 #: more than they save)
@@ -32,14 +32,6 @@ CHUNKS_PER_WORKER = 4
 
 #: the pass's work, in a worker (set by the pool's initializer, inherited through the fork)
 _work: Callable[[list[str]], Any] | None = None
-
-
-def cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def forked(workers: int | None = None) -> ChunkMap:

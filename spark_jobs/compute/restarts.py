@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 
-from pfscope.spark_jobs.compute.job import folders_from, local_frame
+from pfscope.spark_jobs.compute.job import folders_from, topology_folders, topology_lists
 from pfscope.spark_jobs.compute.reading import sql_text
-from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Topology
+from pfscope.spark_jobs.model.topology import Topology
 
 
 @dataclass(frozen=True)
@@ -25,20 +25,7 @@ class Starts:
 def topology_starts(spark: SparkSession, topo: Topology, fids: tuple[str, ...]) -> Starts:
     """As ``job.folders_table`` and ``job.replica_lists_table`` start them."""
     wanted = set(fids)
-    rows: list[tuple[str, str, str | None, list[str]]] = (
-        [(HIERARCHY_FID, "", None, list(topo.store_names()))] if HIERARCHY_FID in wanted else []
-    )
-    chosen = [f for f in topo.folders.values() if f.fid in wanted]
-    rows += [(f.fid, f.path, f.parent, list(f.replicas)) for f in chosen]
-    folders = local_frame(
-        spark, rows, {"fid": "string", "path": "string", "parent": "string", "replicas": "array<string>"}
-    )
-    lists = local_frame(
-        spark,
-        [(f.fid, None, None, list(f.replicas), f.path) for f in chosen],
-        {"fid": "string", "ts": "long", "seq": "long", "replicas": "array<string>", "path": "string"},
-    )
-    return Starts(folders, lists)
+    return Starts(topology_folders(spark, topo, wanted), topology_lists(spark, topo, wanted))
 
 
 def sql_list(values: tuple[str, ...] | list[str]) -> str:

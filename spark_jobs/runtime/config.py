@@ -9,6 +9,13 @@ from pfscope.spark_jobs.model.errors import OperatorError
 from pfscope.spark_jobs.model.events import expand_paths
 
 
+def cores() -> int:
+    """The cores this process may run on (its affinity where the system says it)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def parse_conf(pairs: list[str]) -> dict[str, str]:
     """``--conf KEY=VALUE`` flags as Spark settings."""
     conf = {}
