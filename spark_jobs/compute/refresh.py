@@ -74,7 +74,6 @@ from pfscope.spark_jobs.compute.reading import (
     PARSED_COLUMNS,
     events_of,
     source_and_line,
-    sql_text,
 )
 from pfscope.spark_jobs.compute.refresh_lines import (
     CannotRefresh,
@@ -269,16 +268,14 @@ def _refolded(
     them rewrote a 10M log's whole history: 11 s.)"""
     as_of = ctx.previous.as_of
     asked_then = sorted({fid for fid, at in entries if at == as_of})
-    late = (
-        f"ts < {as_of} OR (ts = {as_of} AND fid IN ({', '.join(sql_text(f) for f in asked_then) or 'NULL'}))"
-    )
+    late = f"ts < {as_of} OR (ts = {as_of} AND fid IN ({sql_list(asked_then) or 'NULL'}))"
     fids = (
         sorted(r.fid for r in events.new.filter(late).select("fid").distinct().collect())
         if v.counts["late"] or (again and again.late(as_of))
         else []
     )
     fids = sorted(set(fids) | set(in_topology))
-    return _Refold(fids, f"fid IN ({', '.join(sql_text(f) for f in fids)})" if fids else "false")
+    return _Refold(fids, f"fid IN ({sql_list(fids)})" if fids else "false")
 
 
 @dataclass(frozen=True)
