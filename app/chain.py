@@ -32,6 +32,7 @@ from types import FrameType
 from typing import Any
 
 from pfscope.app.settings import PUBLISHED_RUNS
+from pfscope.spark_jobs.exchange.event_files import EVENTS_FOLDER
 from pfscope.spark_jobs.model.errors import ExitStatus, OperatorError
 from pfscope.spark_jobs.published.runs import RunLocked, run_lock
 
@@ -176,7 +177,7 @@ def run_once(s: ChainSettings, step: Callable[[Sequence[str]], Step]) -> tuple[i
                         "--topology",
                         str(s.ingested / "topology.json"),
                         "--events",
-                        str(s.ingested / "events.jsonl"),
+                        str(s.ingested / EVENTS_FOLDER),  # by folder: a refresh reads what changed
                         "--out",
                         str(s.published),
                         *s.compute,

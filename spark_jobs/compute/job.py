@@ -94,11 +94,15 @@ class Refresh:
     folders_refolded: int | None = None
     folders_carried: int | None = None
     lines_rejudged: int = 0  # lines rejected before, judged otherwise now (``spark_jobs.rejudged``)
+    files_retaken: int = 0  # files rewritten since the last run, read again whole (``compute.retaken``)
 
     def line(self) -> str:
         if self.mode == "full":
             return f"full: {self.reason}"
         again = f", {self.lines_rejudged:,} earlier rejects judged again" if self.lines_rejudged else ""
+        if self.files_retaken:
+            files = "file" if self.files_retaken == 1 else "files"
+            again += f", {self.files_retaken:,} rewritten {files} read again"
         return (
             f"incremental: {self.lines_new:,} new lines, {self.folders_refolded:,} folders refolded, "
             f"{self.folders_carried:,} carried over{again}"

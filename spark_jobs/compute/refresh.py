@@ -72,6 +72,7 @@ from pfscope.spark_jobs.compute.job import (
 from pfscope.spark_jobs.compute.reading import (
     MESSAGE_COLUMNS,
     PARSED_COLUMNS,
+    SHARD,
     events_of,
     source_and_line,
 )
@@ -87,6 +88,7 @@ from pfscope.spark_jobs.compute.refresh_lines import (
 )
 from pfscope.spark_jobs.compute.rejudged import Rejudged
 from pfscope.spark_jobs.compute.restarts import refreshed_folders, sql_list, topology_starts
+from pfscope.spark_jobs.compute.retaken import Retaken, retaken_files
 from pfscope.spark_jobs.compute.state import Manifest, Plan, rows_where
 from pfscope.spark_jobs.compute.stream import FOLD_STATE, OUT_TABLES, STREAM_COLUMNS, org_payload
 from pfscope.spark_jobs.compute.traffic import all_messages, refreshed_messages
@@ -121,22 +123,43 @@ def refresh(
     """The run, going on from ``previous`` (published at ``prev_dir``); raises
     :class:`CannotRefresh` when a full run is needed."""
     started = time.time()
-    ctx = _Context(spark, topo, previous, prev_dir, files)
     new = read_new(spark, topo, plan)
-    verdicts = judge_new(spark, previous, prev_dir, new)
+    retaken = retaken_files(
+        previous,
+        prev_dir,
+        plan.retaken,
+        files,
+        new.ok.selectExpr("seq", f"{SHARD} AS shard", "fid").collect(),
+    )
+    ctx = _Context(spark, topo, previous, prev_dir, files, retaken)
+    verdicts = judge_new(spark, previous, prev_dir, new, ctx.kept)
     again = rejudged_lines(topo, prev_dir, files, verdicts)
-    tally = Tally.of(new, verdicts, again, previous)
+    tally = (
+        Tally.of(new, verdicts, again, previous, retaken.taken_back, retaken.last_ts)
+        if retaken
+        else Tally.of(new, verdicts, again, previous)
+    )
     if as_of is None:
         as_of = default_as_of(tally.last_ts, now_us() if clock is None else clock)
     if as_of < previous.as_of:
         raise given_up("the as-of would be before the earlier run's", new.parsed, verdicts.judged)
     events = _new_events(ctx, new, verdicts, again, as_of)
     entries = open_entries(prev_dir)
-    refold = _refolded(ctx, events, entries, verdicts, again, plan.refold)
+    # a file read again whole starts its folders again, as the topology's changed folders do
+    restart = tuple(sorted({*plan.refold, *(retaken.fids if retaken else ())}))
+    refold = _refolded(ctx, events, entries, verdicts, again, restart)
     traffic = _traffic(ctx, events)
     fold = _fold(ctx, events, refold, entries, tally, as_of, partitions, traffic.medians)
     carried = max(int(previous.folders or 0) - fold.refolded, 0)
-    refresh_ = Refresh("incremental", "", tally.lines, fold.refolded, carried, tally.rejudged)
+    refresh_ = Refresh(
+        "incremental",
+        "",
+        tally.lines,
+        fold.refolded,
+        carried,
+        tally.rejudged,
+        files_retaken=len(retaken.files) if retaken else 0,
+    )
     t = _tables(
         ctx,
         _rejects(ctx, new, verdicts, again, tally),
@@ -145,7 +168,7 @@ def refresh(
         tally.status,
         as_of,
         traffic,
-        plan.refold,
+        restart,
     )
     counts = tally.counts(previous)
     t["summary"] = summary_frame(
@@ -162,7 +185,7 @@ def refresh(
     again_seqs = local_frame(spark, [(q,) for q in again.seqs] if again else [], {"seq": "long"})
     state = _state(ctx, new, verdicts, again_seqs, events, fold, as_of)
     pieces, carry, rewritten = _pieces(
-        ctx, {**t, **state}, tally.empty(), _replaced(ctx, refold, again, again_seqs, plan.refold)
+        ctx, {**t, **state}, tally.empty(), _replaced(ctx, refold, again, again_seqs, restart)
     )
     return JobResult(
         {},
@@ -189,6 +212,12 @@ class _Context:
     previous: Manifest
     prev_dir: Path
     files: list[str]
+    retaken: Retaken | None = None  # files read again whole: their earlier lines taken back
+
+    @property
+    def kept(self) -> str:
+        """SQL: a row of the earlier state that stays (all, unless a file is read again whole)."""
+        return self.retaken.kept if self.retaken else "true"
 
     def step(self, description: str | None) -> None:
         """Names the jobs that follow in the Spark UI and event log (None: no name)."""
@@ -213,12 +242,14 @@ def _new_events(ctx: _Context, new: NewLines, v: Verdicts, again: Rejudged | Non
         v.judged.filter("why IS NULL AND seq = first_seq").select("seq"), "seq", "left_semi"
     )
     received = [r.msg for r in accepted.filter("kind = 'receive'").select("msg").distinct().collect()]
-    old_sends = arrow_frame(
-        ctx.spark, _state_rows(ctx.prev_dir, STATE_EVENTS, "msg", received, SEND_COLUMNS)
-    ).filter("kind = 'send'")
+    old_sends = (
+        arrow_frame(ctx.spark, _state_rows(ctx.prev_dir, STATE_EVENTS, "msg", received, SEND_COLUMNS))
+        .filter("kind = 'send'")
+        .filter(ctx.kept)
+    )
     ctx.step("refresh: the new events")
     events = events_of(accepted, old_sends).localCheckpoint()
-    waiting = events.unionByName(ctx.spark.read.parquet(str(ctx.prev_dir / STATE_PENDING)))
+    waiting = events.unionByName(ctx.spark.read.parquet(str(ctx.prev_dir / STATE_PENDING)).filter(ctx.kept))
     return _Events(events, waiting, waiting.filter(f"ts <= {int(as_of)}"))
 
 
@@ -235,8 +266,10 @@ class _Traffic:
 def _traffic(ctx: _Context, events: _Events) -> _Traffic:
     """Messages: the earlier run's unprocessed rows with their fresh receives, and the fresh
     sends; transits: over every message, the earlier runs' processed ones (their files) included."""
-    messages = refreshed_messages(_live(ctx.spark, ctx.prev_dir, "messages"), events.fresh)
-    every = all_messages(ctx.spark, final_files(ctx.prev_dir, "messages"), messages)
+    # a file read again whole: its folders' messages are all among the fresh events
+    outside = ctx.retaken.outside if ctx.retaken else "true"
+    messages = refreshed_messages(_live(ctx.spark, ctx.prev_dir, "messages").filter(outside), events.fresh)
+    every = all_messages(ctx.spark, final_files(ctx.prev_dir, "messages"), messages, outside)
     ctx.step("refresh: the pairs' transits")
     transits, medians = collected_transits(ctx.spark, every)
     return _Traffic(messages, transits, medians)
@@ -353,6 +386,7 @@ def _fold_stream(ctx: _Context, events: _Events, refold: _Refold, states: Any, a
         everything = (
             ctx.spark.read.parquet(str(ctx.prev_dir / STATE_EVENTS))
             .filter(refold.where)
+            .filter(ctx.kept)
             .unionByName(events.new.filter(refold.where))
             .filter(f"ts <= {int(as_of)}")
         )
@@ -432,7 +466,9 @@ def _tables(
     listed = sorted({fid for fid, fresh_list in fold.with_events.items() if fresh_list} | set(in_topology))
     lists = rows_where(prev_dir / "replica_lists", "fid", listed, files="final-*")
     old_lists = (
-        spark.createDataFrame([], ddl("replica_lists")) if lists is None else arrow_frame(spark, lists)
+        spark.createDataFrame([], ddl("replica_lists"))
+        if lists is None
+        else arrow_frame(spark, lists).filter(ctx.kept)
     )
     # computed once (it is written, and names the folded replicas' paths)
     t["folders"] = conform(
@@ -491,7 +527,7 @@ def _state(
 
 
 #: earlier final rows a run replaces in one table: the column that tells them, its values, and
-#: a frame of that table without them
+#: a frame of that table without them (a table may have several)
 _Replaced = tuple[str, set[str] | set[int], Callable[[DataFrame], DataFrame]]
 
 
@@ -500,37 +536,60 @@ def _replaced(
     refold: _Refold,
     again: Rejudged | None,
     again_seqs: DataFrame,
-    in_topology: tuple[str, ...] = (),
-) -> dict[str, _Replaced]:
+    restart: tuple[str, ...] = (),
+) -> dict[str, list[_Replaced]]:
     """Earlier final rows this run replaces, by table: a refolded folder's rows, the start of a
-    folder the topology changed (its replica list at null), and a line judged again (its reject
-    row, its verdict)."""
+    folder the topology changed or a file read again whole starts again (its replica list at
+    null), a line judged again (its reject row, its verdict), and every row of the lines of a
+    file read again whole (``retaken``)."""
     in_refold = refold.where
-    replaced: dict[str, _Replaced] = {
-        name: ("fid", set(refold.fids), lambda df: df.filter(f"NOT {in_refold}"))
+    replaced: dict[str, list[_Replaced]] = {
+        name: [("fid", set(refold.fids), lambda df: df.filter(f"NOT {in_refold}"))]
         for name in REFOLDED_TABLES
         if refold.fids
     }
-    if in_topology:
-        restarted = f"fid IN ({sql_list(in_topology)}) AND at IS NULL"
-        replaced["replica_lists"] = ("fid", set(in_topology), lambda df: df.filter(f"NOT ({restarted})"))
+    if restart:
+        restarted = f"fid IN ({sql_list(restart)}) AND at IS NULL"
+        replaced.setdefault("replica_lists", []).append(
+            ("fid", set(restart), lambda df: df.filter(f"NOT ({restarted})"))
+        )
     if again:
         again_lines = F.broadcast(local_frame(ctx.spark, again.lines, {"source": "string", "line": "long"}))
-        replaced["rejects"] = (
-            "line",
-            {line for _, line in again.lines},
-            lambda df: df.join(again_lines, ["source", "line"], "left_anti"),
+        replaced.setdefault("rejects", []).append(
+            (
+                "line",
+                {line for _, line in again.lines},
+                lambda df: df.join(again_lines, ["source", "line"], "left_anti"),
+            )
         )
-        replaced[STATE_LINES] = (
-            "seq",
-            set(again.seqs),
-            lambda df: df.join(F.broadcast(again_seqs), "seq", "left_anti"),
+        replaced.setdefault(STATE_LINES, []).append(
+            ("seq", set(again.seqs), lambda df: df.join(F.broadcast(again_seqs), "seq", "left_anti"))
         )
+    if ctx.retaken:
+        for name, entry in _taken_back(ctx.retaken).items():
+            replaced.setdefault(name, []).append(entry)
     return replaced
 
 
+def _taken_back(retaken: Retaken) -> dict[str, _Replaced]:
+    """The earlier final rows of the lines of files read again whole: their verdicts, events and
+    reject rows, their replica-list changes, and their folders' messages (all of those are in
+    the files, and come again from their lines as they are now)."""
+    kept, outside = retaken.kept, retaken.outside
+    fids: set[str] = set(retaken.fids)
+    sources = set(retaken.files.values())
+    not_theirs = f"NOT source IN ({sql_list(sorted(sources))})"
+    return {
+        STATE_LINES: ("seq", set(retaken.seqs), lambda df: df.filter(kept)),
+        STATE_EVENTS: ("fid", fids, lambda df: df.filter(kept)),
+        "rejects": ("source", sources, lambda df: df.filter(not_theirs)),
+        "replica_lists": ("fid", fids, lambda df: df.filter(kept)),
+        "messages": ("fid", fids, lambda df: df.filter(outside)),
+    }
+
+
 def _pieces(
-    ctx: _Context, frames: dict[str, DataFrame], empty: set[str], replaced: dict[str, _Replaced]
+    ctx: _Context, frames: dict[str, DataFrame], empty: set[str], replaced: dict[str, list[_Replaced]]
 ) -> tuple[list[Piece], list[str], set[str]]:
     """The tables and state as pieces to write, final rows (beside the previous run's final files,
     which are kept) and live ones; the tables whose final files are kept, and those of them
@@ -540,9 +599,7 @@ def _pieces(
         final, live = _final_and_live(name, df)
         if final is not None:
             carry.append(name)
-            final, redone = _final_with_files_redone(
-                ctx, name, final, replaced.get(name, ("fid", set(), lambda df: df))
-            )
+            final, redone = _final_with_files_redone(ctx, name, final, replaced.get(name, []))
             rewritten |= redone
             if name not in empty or redone:
                 pieces.append(Piece(name, True, final))
@@ -562,24 +619,24 @@ def _final_and_live(name: str, df: DataFrame) -> tuple[DataFrame | None, DataFra
 
 
 def _final_with_files_redone(
-    ctx: _Context, name: str, final: DataFrame, replaced: _Replaced
+    ctx: _Context, name: str, final: DataFrame, replaced: list[_Replaced]
 ) -> tuple[DataFrame, set[str]]:
     """A table's final rows, with the earlier final files written again (the others kept): the
     small ones once there are many, and those holding a row this run replaces (a refolded
     folder's rows come anew; one late folder costs its files, not the table); and those files."""
     kept = final_files(ctx.prev_dir, name)
-    column, values, without = replaced
     compact = to_compact(kept)
-    redo = sorted({*compact, *files_holding(kept, values, column)})
+    redo = sorted(
+        {*compact, *(f for column, values, _ in replaced for f in files_holding(kept, values, column))}
+    )
     if not redo:
         return final, set()
+    earlier = ctx.spark.read.parquet(*map(str, redo))
+    for _, _, without in replaced:
+        earlier = without(earlier)
     # as many files as large ones are written again, and one: the small ones and this run's rows
     # in a file of their own
-    final = (
-        without(ctx.spark.read.parquet(*map(str, redo)))
-        .unionByName(final)
-        .coalesce(len(set(redo) - set(compact)) + 1)
-    )
+    final = earlier.unionByName(final).coalesce(len(set(redo) - set(compact)) + 1)
     return final, {f"{name}/{f.name}" for f in redo}
 
 

@@ -79,10 +79,13 @@ class Verdicts:
     counts: Any  # a Row
 
 
-def judge_new(spark: SparkSession, previous: Manifest, prev_dir: Path, new: NewLines) -> Verdicts:
-    """The new lines judged with the earlier lines of their shards; gives up when that would take
-    back a line accepted before, or a new up/down line changes the organisation's past."""
-    old = _earlier_lines(spark, prev_dir, new)
+def judge_new(
+    spark: SparkSession, previous: Manifest, prev_dir: Path, new: NewLines, kept: str = "true"
+) -> Verdicts:
+    """The new lines judged with the earlier lines of their shards (those ``kept`` keeps: a file
+    read again whole takes its earlier lines back); gives up when that would take back a line
+    accepted before, or a new up/down line changes the organisation's past."""
+    old = _earlier_lines(spark, prev_dir, new).filter(kept)
     # the verdicts, the new events and the folds are checkpointed, not cached: every frame made
     # from a cached one is analysed down its whole plan and matched against every cached plan,
     # and the refresh makes about a hundred (a small log's refresh: its 15 joins took 6.6 s to
@@ -188,12 +191,25 @@ class Tally:
     status: list[tuple[int, int, str, bool]]  # accepted up/down lines: (ts, seq, store, down)
     rejudged: int  # earlier lines judged again
     rejudged_rejects: int  # of which rejects still, for another reason
+    #: the lines of files read again whole as they were read before: (read, accepted, repeats)
+    taken_back: tuple[int, int, int] = (0, 0, 0)
 
     @classmethod
-    def of(cls, new: NewLines, v: Verdicts, again: Rejudged | None, previous: Manifest) -> Tally:
+    def of(
+        cls,
+        new: NewLines,
+        v: Verdicts,
+        again: Rejudged | None,
+        previous: Manifest,
+        taken_back: tuple[int, int, int] = (0, 0, 0),
+        last_before: int | None = None,
+    ) -> Tally:
+        """``taken_back``: the lines read before of files read again whole (read, accepted,
+        repeats); ``last_before``: then the last accepted event's time of the other files."""
         c = v.counts
+        before = last_before if any(taken_back) else previous.last_ts
         last_ts = max(
-            (t for t in (previous.last_ts, c["last_ts"], again.last_ts if again else None) if t is not None),
+            (t for t in (before, c["last_ts"], again.last_ts if again else None) if t is not None),
             default=None,
         )
         duplicates, stage2 = int(c["duplicates"]), int(c["rejected"])
@@ -213,14 +229,17 @@ class Tally:
             status,
             len(again.seqs) if again else 0,
             len(again.rejects if again else []),
+            taken_back,
         )
 
     def counts(self, previous: Manifest) -> dict[str, Any]:
-        """The run's accounting (``JobResult.counts``): the previous run's and this one's."""
+        """The run's accounting (``JobResult.counts``): the previous run's, less the lines taken
+        back, and this one's."""
+        lines, accepted, duplicates = self.taken_back
         return {
-            "lines_read": previous.lines_read + self.lines,
-            "accepted": previous.accepted + self.accepted,
-            "duplicates": previous.duplicates + self.duplicates,
+            "lines_read": previous.lines_read - lines + self.lines,
+            "accepted": previous.accepted - accepted + self.accepted,
+            "duplicates": previous.duplicates - duplicates + self.duplicates,
             "last_ts": self.last_ts,
             "status": self.status,
         }

@@ -154,6 +154,9 @@ class Plan:
     #: folders the topology added or changed (and the hierarchy, when it gained stores): folded
     #: again from their first event, as late lines' folders are
     refold: tuple[str, ...] = ()
+    #: files read before whose bytes changed, each read again whole: their earlier lines are
+    #: taken back (``compute.retaken``), and why, by file index (``"{path} was rewritten ..."``)
+    retaken: dict[int, str] = field(default_factory=dict)
 
     @property
     def incremental(self) -> bool:
@@ -225,9 +228,13 @@ def plan_refresh(
 
     Full when: asked (``--full``); there is no usable state; the code changed; the topology
     changed in a way a refresh cannot take (``change``, :func:`topology_change`);
-    an ``--as-of`` before the previous run's; a file read before is gone, shrank, was rewritten
-    or had a last line without newline that grew; a new file sorts before one read before (the
-    input order of lines read before would change); a file is not local."""
+    an ``--as-of`` before the previous run's; a file read before is gone; a new file sorts before
+    one read before (the input order of lines read before would change); a file is not local.
+
+    A file read before that shrank, was rewritten or had a last line without newline that grew
+    is read again whole (``Plan.retaken``): the refresh takes its earlier lines back when no
+    other file shares a message or a folder with it (``compute.retaken``), and otherwise runs
+    in full with that reason."""
     if force_full:
         return full("--full was given")
     if previous is None:
@@ -258,18 +265,28 @@ def plan_refresh(
         size = os.path.getsize(path)
         if i < len(before):
             read = previous.files[i]
-            if size < read.size:
-                return full(f"{path} is shorter than when it was read")
-            if fingerprint(path, read.size) != read.fingerprint:
-                return full(f"{path} was rewritten since it was read")
-            if size == read.size:
+            why = _changed(path, read, size)
+            if why:
+                plan.retaken[i] = why
+                plan.new.append(NewBytes(i, path, 0, size, 1))
                 continue
-            if read.open_tail:
-                return full(f"{path}: its last line had no newline and has grown")
-            plan.new.append(NewBytes(i, path, read.size, size, read.lines + 1))
+            if size > read.size:
+                plan.new.append(NewBytes(i, path, read.size, size, read.lines + 1))
         elif size:
             plan.new.append(NewBytes(i, path, 0, size, 1))
     return plan
+
+
+def _changed(path: str, read: FileRead, size: int) -> str:
+    """Why the lines of a file read before are no longer those read (empty: they are, and any
+    new bytes follow them)."""
+    if size < read.size:
+        return f"{path} is shorter than when it was read"
+    if fingerprint(path, read.size) != read.fingerprint:
+        return f"{path} was rewritten since it was read"
+    if size > read.size and read.open_tail:
+        return f"{path}: its last line had no newline and has grown"
+    return ""
 
 
 def read_new_lines(new: NewBytes) -> tuple[list[tuple[int, str | None]], FileRead]:

@@ -98,11 +98,14 @@ def transits_table(messages: DataFrame) -> DataFrame:
     )
 
 
-def all_messages(spark: SparkSession, earlier_final: list[Path], this_run: DataFrame) -> DataFrame:
+def all_messages(
+    spark: SparkSession, earlier_final: list[Path], this_run: DataFrame, kept: str = "true"
+) -> DataFrame:
     """The whole ``messages`` table of a refresh, for its transits: the earlier runs' final rows
-    (processed messages, which never change; their files) and this run's rows."""
+    (processed messages, which never change; their files), those ``kept`` keeps (a file read
+    again whole brings its folders' messages anew), and this run's rows."""
     cols = list(TRANSIT_COLUMNS)
     mine = this_run.select(*cols)
     if not earlier_final:
         return mine
-    return spark.read.parquet(*map(str, earlier_final)).select(*cols).unionByName(mine)
+    return spark.read.parquet(*map(str, earlier_final)).filter(kept).select(*cols).unionByName(mine)

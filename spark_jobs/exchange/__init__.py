@@ -24,6 +24,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pfscope.spark_jobs.exchange.build import IngestResult, ingest_records
+from pfscope.spark_jobs.exchange.event_files import EVENTS_FOLDER, discard, swap_in, write_event_files
 from pfscope.spark_jobs.exchange.formats import (
     EXTENSIONS,
     InputError,
@@ -158,8 +159,9 @@ def _format_of(path: str) -> str:
 
 
 def write_outputs(result: IngestResult, out: str | os.PathLike[str]) -> None:
-    """Every file is written beside its place first, and only when all five are complete are they
-    renamed in: a full disk leaves what ``out`` held, never a new log beside an old topology."""
+    """Every file is written beside its place first, and only when all five (and the log by
+    folder, ``event_files``) are complete are they renamed in: a full disk leaves what ``out``
+    held, never a new log beside an old topology."""
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     texts = {
@@ -170,16 +172,21 @@ def write_outputs(result: IngestResult, out: str | os.PathLike[str]) -> None:
         "ingest_summary.json": json.dumps(result.summary, indent=2, ensure_ascii=False) + "\n",
     }
     partial = {name: d / (name + ".partial") for name in texts}
+    by_folder = d / (EVENTS_FOLDER + ".partial")
+    discard(by_folder)
     try:
         for name, text in texts.items():
             partial[name].write_text(text, encoding="utf-8")
+        write_event_files(partial["events.jsonl"], by_folder)
     except BaseException:
         for tmp in partial.values():
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)
+        discard(by_folder)
         raise
     for name, tmp in partial.items():
         tmp.replace(d / name)
+    swap_in(by_folder, d / EVENTS_FOLDER)
 
 
 def _jsonl(rows: list[dict[str, Any]]) -> str:

@@ -31,6 +31,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pfscope.spark_jobs.exchange import InputError, check_some_file_read
 from pfscope.spark_jobs.exchange.build import summarize
+from pfscope.spark_jobs.exchange.event_files import EVENTS_FOLDER, discard, swap_in, write_event_files
 from pfscope.spark_jobs.exchange.formats import expand_log_paths, sniff
 from pfscope.spark_jobs.exchange.identity import load_replids
 from pfscope.spark_jobs.exchange.stage import WHOLE, ReadTask
@@ -430,7 +431,8 @@ def _write(
     options: dict[str, Any],
     files: list[dict[str, Any]],
 ) -> None:
-    """The five outputs beside their place, then the state; renamed in only when all are complete."""
+    """The five outputs (and the log by folder, ``event_files``) beside their place, then the
+    state; renamed in only when all are complete."""
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     names = [
@@ -441,9 +443,12 @@ def _write(
         "ingest_summary.json",
     ]
     partial = {n: d / (n + ".partial") for n in names}
+    by_folder = d / (EVENTS_FOLDER + ".partial")
+    discard(by_folder)
     state_tmp = None
     try:
         write_events(partial["events.jsonl"])
+        write_event_files(partial["events.jsonl"], by_folder)
         with open(partial["ingest_rejects.jsonl"], "w", encoding="utf-8") as fh:
             fh.writelines(_line(r) for r in classified.rejects())
             fh.writelines(_line(r) for r in built.rejects)
@@ -464,9 +469,11 @@ def _write(
         for tmp in [*partial.values(), *([state_tmp] if state_tmp else [])]:
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)
+        discard(by_folder)
         raise
     for name, tmp in partial.items():
         tmp.replace(d / name)
+    swap_in(by_folder, d / EVENTS_FOLDER)
     incremental.commit(state_tmp)
 
 

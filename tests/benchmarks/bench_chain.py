@@ -18,6 +18,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from pfscope.spark_jobs.exchange.event_files import EVENTS_FOLDER
 from tests.benchmarks.bench_ingest import PFSCOPE, ROOT, export, render, run
 
 CUT = 0.8
@@ -38,7 +39,7 @@ def chain(label: str, share: Path, out: Path) -> tuple[float, float]:
             "--topology",
             str(ingested / "topology.json"),
             "--events",
-            str(ingested / "events.jsonl"),
+            str(ingested / EVENTS_FOLDER),
             "--out",
             str(out / "published"),
         ],

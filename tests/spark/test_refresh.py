@@ -224,7 +224,9 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
     assert said[0] == "full: no earlier run to go on from"
     assert said[2].startswith("incremental: 0 new lines"), said
     assert said[7].endswith(" earlier rejects judged again"), said
-    assert said[8] == f"full: {first} was rewritten since it was read", said
+    # read again whole, it would take back lines whose messages the other stores' files share
+    assert said[8].startswith(f"full: {first} was rewritten since it was read, and "), said
+    assert said[8].endswith(" shares a message or a folder with it"), said
     # every other step went on from the one before, the late lines of steps 5 and 7 included
     assert [i for i, line in enumerate(said) if line.startswith("incremental: ")] == [
         1,

@@ -89,9 +89,6 @@ def test_appended_lines_and_a_new_file_after_the_others_are_what_is_read(
         ("remote", "s3://bucket/log.jsonl is not a local file"),
         ("gone", "{b} was read before and is gone"),
         ("before", "{aa} is new and sorts before a file read before (the order of lines changes)"),
-        ("shorter", "{a} is shorter than when it was read"),
-        ("rewritten", "{a} was rewritten since it was read"),
-        ("tail", "{b}: its last line had no newline and has grown"),
     ],
 )
 def test_every_reason_for_a_full_run(share: list[Path], tmp_path: Path, change: str, reason: str) -> None:
@@ -120,7 +117,26 @@ def test_every_reason_for_a_full_run(share: list[Path], tmp_path: Path, change: 
     elif change == "before":
         (tmp_path / "aa.jsonl").write_bytes(LINES[0])
         files.insert(1, tmp_path / "aa.jsonl")
-    elif change == "shorter":
+    p = plan_refresh(m, [str(f) for f in files], topology=str(kw.pop("topology", "t")), **kw)  # type: ignore[arg-type]
+    want = reason.format(a=a, b=b, aa=tmp_path / "aa.jsonl")
+    assert not p.incremental and p.reason == want
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ("shorter", "{a} is shorter than when it was read"),
+        ("rewritten", "{a} was rewritten since it was read"),
+        ("tail", "{b}: its last line had no newline and has grown"),
+    ],
+)
+def test_a_file_whose_lines_changed_is_read_again_whole(share: list[Path], change: str, reason: str) -> None:
+    """Its earlier lines are taken back by the refresh (``compute.retaken``), which says why."""
+    a, b = share
+    if change == "tail":
+        b.write_bytes(b'{"b": 2}')  # no newline yet
+    m = manifest(share)
+    if change == "shorter":
         a.write_bytes(a.read_bytes()[:-3])
     elif change == "rewritten":  # the same size, one byte other
         data = bytearray(a.read_bytes())
@@ -128,9 +144,12 @@ def test_every_reason_for_a_full_run(share: list[Path], tmp_path: Path, change: 
         a.write_bytes(bytes(data))
     elif change == "tail":
         b.write_bytes(b'{"b": 2}\n')
-    p = plan_refresh(m, [str(f) for f in files], topology=str(kw.pop("topology", "t")), **kw)  # type: ignore[arg-type]
-    want = reason.format(a=a, b=b, aa=tmp_path / "aa.jsonl")
-    assert not p.incremental and p.reason == want
+    p = plan_refresh(m, [str(f) for f in share], topology="t", as_of=None)
+    changed = b if change == "tail" else a
+    index = share.index(changed)
+    assert p.incremental
+    assert p.retaken == {index: reason.format(a=a, b=b)}
+    assert [(n.index, n.start, n.end, n.first_line) for n in p.new] == [(index, 0, changed.stat().st_size, 1)]
 
 
 def test_the_manifest_reads_back(share: list[Path], tmp_path: Path) -> None:

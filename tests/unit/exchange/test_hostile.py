@@ -72,8 +72,9 @@ def _check(summary: dict, out: Path) -> None:
             parse_line(line, topo, seq)
         except Reject as e:  # pragma: no cover - the failure says which line
             pytest.fail(f"ingest wrote a line its own reader refuses ({e}): {line[:300]}")
-    for p in out.iterdir():
-        assert SECRET not in p.read_text(encoding="utf-8", errors="replace"), p.name
+    for p in out.rglob("*"):  # the events by folder too
+        if p.is_file():
+            assert SECRET not in p.read_text(encoding="utf-8", errors="replace"), p.name
 
 
 def _reasons(out: Path) -> list[str]:
@@ -212,7 +213,7 @@ def test_xml_entities_are_never_expanded_nor_read(tmp_path: Path, base: dict, ca
     s, out = _ingest(tmp_path, "ex07.xml", ENTITY_CASES[case](secret).encode("utf-8"))
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - started < 100 * 1024  # KB: nothing expanded
     passwd = Path("/etc/passwd").read_text(encoding="utf-8", errors="replace").splitlines()[:1]
-    for p in out.iterdir():
+    for p in (p for p in out.rglob("*") if p.is_file()):
         text = p.read_text(encoding="utf-8")
         assert "lollollol" not in text and all(x not in text for x in passwd if len(x) > 8), p.name
     broken = s["files_broken"]
@@ -396,7 +397,7 @@ def _size_case(tmp: Path, fmt: str, chars: int) -> tuple[dict, Path, int]:
     s = run_ingest([str(logs)], tmp / "out", replids=str(tmp / "replids.csv"))
     grew_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - started
     _check(s, tmp / "out")
-    assert all(p.stat().st_size < 1_000_000 for p in (tmp / "out").iterdir())  # quoted only in part
+    assert all(p.stat().st_size < 1_000_000 for p in (tmp / "out").rglob("*"))  # quoted only in part
     return s, tmp / "out", grew_kb
 
 

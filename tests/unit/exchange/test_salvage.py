@@ -366,10 +366,11 @@ def test_a_write_that_fails_part_way_leaves_the_previous_output_whole(tmp_path: 
     good = sorted(_good_logs(tmp_path / "logs"))
     out = tmp_path / "out"
     assert main(["ingest", "--logs", str(good[0]), "--out", str(out), *common]) == 0
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert any(p.parts[0] == "events" for p in before)  # the events by folder are kept too
     (out / "topology.json.partial").mkdir()  # writing the fourth file fails
     assert main(["ingest", "--logs", *map(str, good), "--out", str(out), *common]) != 0
     (out / "topology.json.partial").rmdir()
     assert {
-        p.name: p.read_bytes() for p in out.iterdir()
+        p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()
     } == before  # nothing renamed in, nothing left beside

@@ -1,0 +1,89 @@
+"""Ingest's events by folder (``exchange.event_files``): every line once, each folder's lines in
+one file in the log's order, a receive with its message's send, the files fixed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pfscope.spark_jobs.exchange.event_files import (
+    EVENT_FILES,
+    file_name,
+    file_of,
+    swap_in,
+    write_event_files,
+)
+
+
+def line(**rec: object) -> str:
+    return json.dumps(rec, separators=(",", ":")) + "\n"
+
+
+def two_folders() -> tuple[str, str]:
+    """Two folders that fall into different files."""
+    fids = [f"1-{n:X}" for n in range(2, 200)]
+    first = fids[0]
+    return first, next(f for f in fids if file_of(f) != file_of(first))
+
+
+def test_each_folder_in_one_file_in_the_log_order(tmp_path: Path) -> None:
+    a, b = two_folders()
+    lines = [
+        line(ts="2026-11-02T08:00:00Z", store="S1", kind="change", fid=a, cn=1),
+        line(
+            ts="2026-11-02T08:00:01Z",
+            store="S1",
+            kind="send",
+            msg="<m1>",
+            type="content",
+            fid=a,
+            to=["S2"],
+            cnset="S1:1",
+        ),
+        line(ts="2026-11-02T08:00:02Z", store="S2", kind="change", fid=b, cn=1),
+        # a receive stamped before its send (a clock behind) still goes with the send
+        line(ts="2026-11-02T08:00:03Z", store="S1", kind="receive", msg="<m2>"),
+        line(
+            ts="2026-11-02T08:00:04Z",
+            store="S2",
+            kind="send",
+            msg="<m2>",
+            type="content",
+            fid=b,
+            to=["S1"],
+            cnset="S2:1",
+        ),
+        line(ts="2026-11-02T08:00:05Z", store="S2", kind="receive", msg="<m1>"),
+        line(ts="2026-11-02T08:00:06Z", store="S1", kind="replicas", fid=a, replicas=["S1", "S2"]),
+    ]
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(lines), encoding="utf-8")
+    write_event_files(log, tmp_path / "events")
+    files = sorted(p.name for p in (tmp_path / "events").iterdir())
+    assert files == [file_name(i) for i in range(EVENT_FILES)]  # empty ones too: fixed names
+    texts = {name: (tmp_path / "events" / name).read_text(encoding="utf-8") for name in files}
+    assert texts[file_name(file_of(a))] == "".join(lines[i] for i in (0, 1, 5, 6))
+    assert texts[file_name(file_of(b))] == "".join(lines[i] for i in (2, 3, 4))
+    assert sum(len(t) for t in texts.values()) == len("".join(lines))  # nothing else
+
+
+def test_a_new_folder_replaces_the_old_whole(tmp_path: Path) -> None:
+    folder = tmp_path / "events"
+    folder.mkdir()
+    (folder / "old.jsonl").write_text("x\n", encoding="utf-8")
+    partial = tmp_path / "events.partial"
+    partial.mkdir()
+    (partial / file_name(0)).write_text("y\n", encoding="utf-8")
+    swap_in(partial, folder)
+    assert [p.name for p in folder.iterdir()] == [file_name(0)]
+    assert not partial.exists() and not (tmp_path / "events.old").exists()
+
+
+def test_the_new_folder_must_be_new(tmp_path: Path) -> None:
+    (tmp_path / "events").mkdir()
+    log = tmp_path / "events.jsonl"
+    log.write_text("", encoding="utf-8")
+    with pytest.raises(FileExistsError):
+        write_event_files(log, tmp_path / "events")
