@@ -31,6 +31,7 @@ from pfscope.spark_jobs.compute.state import (
     Plan,
     TopologyChange,
     code_version,
+    folders_of_stores,
     load_manifest,
     plan_refresh,
     sizes,
@@ -361,7 +362,11 @@ def _topology_change(
     except (OSError, ValueError):
         return None
     rejected = manifest.lines_read - manifest.accepted - manifest.duplicates
-    return topology_change(before, topo.to_json(), rejected_before=rejected > 0)
+    change = topology_change(before, topo.to_json(), rejected_before=rejected > 0)
+    if change.reason or not change.stores:
+        return change
+    involved = folders_of_stores(previous, change.stores)
+    return TopologyChange("", tuple(sorted({*change.refold, *involved})), change.stores)
 
 
 def _previous_run(out: str) -> Path | None:

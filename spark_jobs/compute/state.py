@@ -174,6 +174,9 @@ class TopologyChange:
 
     reason: str = ""
     refold: tuple[str, ...] = ()
+    #: stores whose server, site, version or preferred source changed: every folder they take
+    #: part in is folded again too (``folders_of_stores``)
+    stores: tuple[str, ...] = ()
 
 
 def topology_change(
@@ -181,24 +184,25 @@ def topology_change(
 ) -> TopologyChange:
     """What a refresh makes of a topology that changed (``Topology.to_json`` of each).
 
-    A topology that only gains stores and folders, or changes a folder's path, parent or
-    replica list (ingest's, as exports name more of the organisation), is taken: those folders
-    are folded again from their first event with the new topology's start, and the hierarchy
-    (every store is its replica) when stores were added. What it cannot take, with why: sites or
-    costs changed (every backfill choice may change), a store gone or changed (its site, version,
-    server or preferred source), a folder gone; stores added when an earlier run rejected lines
-    (``rejected_before``: a line naming a store unknown then is accepted now)."""
-    if before.get("sites") != after.get("sites") or before.get("costs") != after.get("costs"):
+    A topology that only gains sites, stores and folders, or changes a folder's path, parent or
+    replica list, or a store's server, site, version or preferred source (ingest's, as exports
+    name and describe more of the organisation), is taken: those folders are folded again from
+    their first event with the new topology's start, and the hierarchy (every store is its
+    replica) when stores were added; a changed store's folders too (``stores``: a store takes part
+    only in the folders it is a replica of or logs lines of, and its site, version and preferred
+    source weigh only in those). What it cannot take, with why: a site gone or costs changed
+    (every backfill choice may change), a store gone, a folder gone; stores added when an earlier
+    run rejected lines (``rejected_before``: a line naming a store unknown then is accepted now)."""
+    if not set(before.get("sites", [])) <= set(after.get("sites", [])) or before.get("costs") != after.get(
+        "costs"
+    ):
         return TopologyChange("the topology changed: its sites or costs")
     old_stores = {s["name"]: s for s in before.get("stores", [])}
     new_stores = {s["name"]: s for s in after.get("stores", [])}
-    for name, store in old_stores.items():
-        if name not in new_stores:
-            return TopologyChange(f"the topology changed: store {name} is gone")
-        if new_stores[name] != store:
-            return TopologyChange(
-                f"the topology changed: store {name}'s server, site, version or preferred source"
-            )
+    gone = sorted(set(old_stores) - set(new_stores))
+    if gone:
+        return TopologyChange(f"the topology changed: store {gone[0]} is gone")
+    changed = tuple(sorted(name for name, store in old_stores.items() if new_stores[name] != store))
     added = sorted(set(new_stores) - set(old_stores))
     if added and rejected_before:
         return TopologyChange(
@@ -210,9 +214,39 @@ def topology_change(
     if gone:
         return TopologyChange(f"the topology changed: folder {gone[0]} is gone from it")
     refold = {fid for fid, f in new_folders.items() if old_folders.get(fid) != f}
-    if added:
+    if added or changed:
         refold.add(HIERARCHY_FID)
-    return TopologyChange("", tuple(sorted(refold)))
+    return TopologyChange("", tuple(sorted(refold)), changed)
+
+
+def folders_of_stores(run_dir: Path, stores: tuple[str, ...]) -> set[str]:
+    """The folders a published run shows ``stores`` taking part in: on a replica list at any time
+    (``replica_lists``, the topology's start included; ``folders``), or logging a line of the
+    folder or named in a send's recipients (``_state/lines``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    wanted = pa.array(list(stores), pa.string())
+    out: set[str] = set()
+
+    def listing(table: Any, column: str) -> None:
+        lists = table.column(column)
+        hit = pc.is_in(pc.list_flatten(lists), value_set=wanted)
+        rows = pc.unique(pc.filter(pc.list_parent_indices(lists), hit))
+        out.update(table.column("fid").take(rows).drop_null().to_pylist())
+
+    for name in ("replica_lists", "folders"):
+        paths = sorted(str(f) for f in (run_dir / name).glob("*.parquet"))
+        if paths:
+            listing(ds.dataset(paths).to_table(columns=["fid", "replicas"]), "replicas")
+    paths = sorted(str(f) for f in (run_dir / STATE_DIR / "lines").glob("*.parquet"))
+    if paths:
+        lines = ds.dataset(paths).to_table(columns=["fid", "store", "to"])
+        by = lines.filter(pc.is_in(lines.column("store"), value_set=wanted)).column("fid")
+        out.update(by.drop_null().to_pylist())
+        listing(lines.filter(pc.invert(pc.is_null(lines.column("to")))), "to")
+    return out
 
 
 def plan_refresh(

@@ -25,7 +25,8 @@ def test_a_topology_that_grows_is_folded_on(spark, tmp_path: Path, capsys) -> No
     """Before: the topology without its last folder (its events come anyway: a folder the log
     first shows). Then: that folder in it, a new store with no events yet, and the new store on
     another folder's replica list (it lacks all its content: backfill). Refolded from their first
-    event: those two folders and the hierarchy (every store is its replica)."""
+    event: those two folders and the hierarchy (every store is its replica). Last, a store moved
+    to a new site and of another version: its folders refolded."""
     data, lines = simulate(tmp_path, "scale", 5, SMALL)
     whole = json.loads((data / "topology.json").read_text(encoding="utf-8"))
     times = sorted(parse_ts(json.loads(line)["ts"]) for line in lines)
@@ -45,11 +46,19 @@ def test_a_topology_that_grows_is_folded_on(spark, tmp_path: Path, capsys) -> No
     )
     listed = grown["folders"][0]
     listed["replicas"] = [*listed["replicas"], "PFNEW"]
+    # last, a store described anew (its own export, after others' named it): in a new site, of
+    # another version
+    described = json.loads(json.dumps(grown))
+    moved = described["stores"][1]
+    described["sites"] = [*described["sites"], "SITE-NEW"]
+    moved["site"] = "SITE-NEW"
+    moved["version"] = "2000" if moved["version"] != "2000" else "2007"
     t1, t2 = _with_topology(tmp_path, "t1", before), _with_topology(tmp_path, "t2", grown)
+    t3 = _with_topology(tmp_path, "t3", described)
     share = Share(tmp_path / "logs", lines)
     out = tmp_path / "out"
     said = []
-    for cut, topo in zip(cuts, (t1, t2, t2), strict=True):
+    for cut, topo in zip(cuts, (t1, t2, t3), strict=True):
         share.grow(cut)
         said.append(compute(topo, share.root, out, capsys))
         assert_published_equals_replay(out, topo, share.root)

@@ -203,12 +203,23 @@ def test_a_topology_that_only_grows_is_refolded_not_run_in_full() -> None:
     assert topology_change(before, before, rejected_before=True) == TopologyChange("", ())
 
 
+def test_a_store_described_anew_refolds_its_folders() -> None:
+    """A store named by other servers' logs before its own export described it (ingest guessed
+    its site and version), or a new site: taken; the hierarchy now, and the store's folders, which
+    ``folders_of_stores`` finds in the run (``tests/spark/test_refresh_topology.py``)."""
+    before, after = _topology(), _topology()
+    after["sites"] = ["A", "B"]
+    after["stores"][1]["site"] = "B"  # type: ignore[index]
+    after["stores"][1]["version"] = "2007"  # type: ignore[index]
+    assert topology_change(before, after, rejected_before=False) == TopologyChange("", ("1-1",), ("PF2",))
+
+
 @pytest.mark.parametrize(
     ("edit", "reason"),
     [
         ("costs", "the topology changed: its sites or costs"),
+        ("site gone", "the topology changed: its sites or costs"),
         ("store gone", "the topology changed: store PF2 is gone"),
-        ("site", "the topology changed: store PF2's server, site, version or preferred source"),
         ("folder gone", "the topology changed: folder 1-11 is gone from it"),
         ("rejected", "the topology changed: it gained store PF3, and lines rejected before may name it"),
     ],
@@ -220,8 +231,8 @@ def test_a_topology_change_a_refresh_cannot_take_says_why(share: list[Path], edi
         after["costs"] = [{"a": "A", "b": "A", "cost": 1}]
     elif edit == "store gone":
         stores.pop()
-    elif edit == "site":
-        stores[1]["site"] = "B"
+    elif edit == "site gone":
+        after["sites"] = []
     elif edit == "folder gone":
         after["folders"].pop()  # type: ignore[attr-defined]
     else:
