@@ -38,6 +38,11 @@ MANIFEST = "manifest.json"
 TOPOLOGY = "topology.json"
 FORMAT = 1
 _CHUNK = 4 * 1024 * 1024
+#: above this share of the log's bytes in files rewritten since they were read, a full run: a
+#: refresh parses the lines it reads in the driver, and folds their folders from their first
+#: event (12 exports, hour 2: 62 of 64 files rewritten, 97 % of the bytes; the refresh took
+#: 53.3 s, a full run 27.7 s)
+RETAKE_LIMIT = 0.4
 
 
 @dataclass
@@ -268,7 +273,8 @@ def plan_refresh(
     A file read before that shrank, was rewritten or had a last line without newline that grew
     is read again whole (``Plan.retaken``): the refresh takes its earlier lines back when no
     other file shares a message or a folder with it (``compute.retaken``), and otherwise runs
-    in full with that reason."""
+    in full with that reason; so does a log whose rewritten files are more than
+    ``RETAKE_LIMIT`` of its bytes."""
     if force_full:
         return full("--full was given")
     if previous is None:
@@ -308,6 +314,13 @@ def plan_refresh(
                 plan.new.append(NewBytes(i, path, read.size, size, read.lines + 1))
         elif size:
             plan.new.append(NewBytes(i, path, 0, size, 1))
+    retaken = sum(nb.end for nb in plan.new if nb.index in plan.retaken)
+    total = sum(os.path.getsize(f) for f in files)
+    if plan.retaken and retaken > RETAKE_LIMIT * total:
+        return full(
+            f"{len(plan.retaken):,} of {len(files):,} files were rewritten since they were read "
+            f"({retaken / total:.0%} of the log's bytes): a full run reads them faster"
+        )
     return plan
 
 

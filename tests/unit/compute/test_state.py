@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pfscope.spark_jobs.compute import state
 from pfscope.spark_jobs.compute.state import (
     FileRead,
     Manifest,
@@ -130,8 +131,11 @@ def test_every_reason_for_a_full_run(share: list[Path], tmp_path: Path, change: 
         ("tail", "{b}: its last line had no newline and has grown"),
     ],
 )
-def test_a_file_whose_lines_changed_is_read_again_whole(share: list[Path], change: str, reason: str) -> None:
+def test_a_file_whose_lines_changed_is_read_again_whole(
+    share: list[Path], change: str, reason: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Its earlier lines are taken back by the refresh (``compute.retaken``), which says why."""
+    monkeypatch.setattr(state, "RETAKE_LIMIT", 1.0)  # one of two files is most of the log
     a, b = share
     if change == "tail":
         b.write_bytes(b'{"b": 2}')  # no newline yet
@@ -150,6 +154,25 @@ def test_a_file_whose_lines_changed_is_read_again_whole(share: list[Path], chang
     assert p.incremental
     assert p.retaken == {index: reason.format(a=a, b=b)}
     assert [(n.index, n.start, n.end, n.first_line) for n in p.new] == [(index, 0, changed.stat().st_size, 1)]
+
+
+def test_a_log_mostly_rewritten_is_read_in_full(share: list[Path], tmp_path: Path) -> None:
+    """Rewritten files are read again in the driver and their folders folded from the first
+    event: above ``RETAKE_LIMIT`` of the log's bytes, a full run is cheaper."""
+    small = tmp_path / "c.jsonl"
+    small.write_bytes(LINES[0])
+    files = [*share, small]
+    m = manifest(files)
+    small.write_bytes(LINES[1])  # rewritten: a small part of the log
+    assert plan(m, files, as_of=None).retaken == {2: f"{small} was rewritten since it was read"}
+    a = share[0]
+    data = bytearray(a.read_bytes())
+    data[3] ^= 1
+    a.write_bytes(bytes(data))  # and now about half of it
+    p = plan(m, files, as_of=None)
+    assert not p.incremental
+    assert p.reason.startswith("2 of 3 files were rewritten since they were read (")
+    assert p.reason.endswith("% of the log's bytes): a full run reads them faster")
 
 
 def test_the_manifest_reads_back(share: list[Path], tmp_path: Path) -> None:
