@@ -32,7 +32,6 @@ own columns aside): ``tests/spark/test_refresh.py`` holds it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,16 +42,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pfscope.spark_jobs.compute.job import (
-    FINAL_STATE,
-    FINAL_TABLES,
     MIN_LONG_SQL,
-    SPLIT_TABLES,
     STATE_EVENTS,
     STATE_FOLDS,
     STATE_LINES,
     STATE_PENDING,
     JobResult,
-    Piece,
     Refresh,
     arrow_frame,
     collected_transits,
@@ -86,25 +81,17 @@ from pfscope.spark_jobs.compute.refresh_lines import (
     read_new,
     rejudged_lines,
 )
+from pfscope.spark_jobs.compute.refresh_pieces import pieces_of, replaced_rows
 from pfscope.spark_jobs.compute.rejudged import Rejudged
 from pfscope.spark_jobs.compute.restarts import refreshed_folders, sql_list, topology_starts
 from pfscope.spark_jobs.compute.retaken import Retaken, retaken_files
 from pfscope.spark_jobs.compute.state import Manifest, Plan, rows_where
 from pfscope.spark_jobs.compute.stream import FOLD_STATE, OUT_TABLES, STREAM_COLUMNS, org_payload
 from pfscope.spark_jobs.compute.traffic import all_messages, refreshed_messages
-from pfscope.spark_jobs.compute.writing import files_holding, final_files, to_compact
+from pfscope.spark_jobs.compute.writing import final_files
 from pfscope.spark_jobs.model.tables import TABLES, ddl
 from pfscope.spark_jobs.model.timeutil import default_as_of, now_us
 from pfscope.spark_jobs.model.topology import Topology
-
-#: the fold's tables of final rows: a refolded folder's rows in them are written anew
-REFOLDED_TABLES = (
-    "state_history",
-    "backfill_requests",
-    "backfill_candidates",
-    "replica_history",
-    "backfill_entries",
-)
 
 
 def refresh(
@@ -184,9 +171,8 @@ def refresh(
     t = {name: conform(df, name) for name, df in t.items()}
     again_seqs = local_frame(spark, [(q,) for q in again.seqs] if again else [], {"seq": "long"})
     state = _state(ctx, new, verdicts, again_seqs, events, fold, as_of)
-    pieces, carry, rewritten = _pieces(
-        ctx, {**t, **state}, tally.empty(), _replaced(ctx, refold, again, again_seqs, restart)
-    )
+    replaced = replaced_rows(spark, (refold.fids, refold.where), again, again_seqs, restart, retaken)
+    pieces, carry, rewritten = pieces_of(spark, prev_dir, {**t, **state}, tally.empty(), replaced)
     return JobResult(
         {},
         as_of,
@@ -524,120 +510,6 @@ def _state(
         STATE_PENDING: events.waiting.filter(f"ts > {int(as_of)}"),
         STATE_FOLDS: folds,
     }
-
-
-#: earlier final rows a run replaces in one table: the column that tells them, its values, and
-#: a frame of that table without them (a table may have several)
-_Replaced = tuple[str, set[str] | set[int], Callable[[DataFrame], DataFrame]]
-
-
-def _replaced(
-    ctx: _Context,
-    refold: _Refold,
-    again: Rejudged | None,
-    again_seqs: DataFrame,
-    restart: tuple[str, ...] = (),
-) -> dict[str, list[_Replaced]]:
-    """Earlier final rows this run replaces, by table: a refolded folder's rows, the start of a
-    folder the topology changed or a file read again whole starts again (its replica list at
-    null), a line judged again (its reject row, its verdict), and every row of the lines of a
-    file read again whole (``retaken``)."""
-    in_refold = refold.where
-    replaced: dict[str, list[_Replaced]] = {
-        name: [("fid", set(refold.fids), lambda df: df.filter(f"NOT {in_refold}"))]
-        for name in REFOLDED_TABLES
-        if refold.fids
-    }
-    if restart:
-        restarted = f"fid IN ({sql_list(restart)}) AND at IS NULL"
-        replaced.setdefault("replica_lists", []).append(
-            ("fid", set(restart), lambda df: df.filter(f"NOT ({restarted})"))
-        )
-    if again:
-        again_lines = F.broadcast(local_frame(ctx.spark, again.lines, {"source": "string", "line": "long"}))
-        replaced.setdefault("rejects", []).append(
-            (
-                "line",
-                {line for _, line in again.lines},
-                lambda df: df.join(again_lines, ["source", "line"], "left_anti"),
-            )
-        )
-        replaced.setdefault(STATE_LINES, []).append(
-            ("seq", set(again.seqs), lambda df: df.join(F.broadcast(again_seqs), "seq", "left_anti"))
-        )
-    if ctx.retaken:
-        for name, entry in _taken_back(ctx.retaken).items():
-            replaced.setdefault(name, []).append(entry)
-    return replaced
-
-
-def _taken_back(retaken: Retaken) -> dict[str, _Replaced]:
-    """The earlier final rows of the lines of files read again whole: their verdicts, events and
-    reject rows, their replica-list changes, and their folders' messages (all of those are in
-    the files, and come again from their lines as they are now)."""
-    kept, outside = retaken.kept, retaken.outside
-    fids: set[str] = set(retaken.fids)
-    sources = set(retaken.files.values())
-    not_theirs = f"NOT source IN ({sql_list(sorted(sources))})"
-    return {
-        STATE_LINES: ("seq", set(retaken.seqs), lambda df: df.filter(kept)),
-        STATE_EVENTS: ("fid", fids, lambda df: df.filter(kept)),
-        "rejects": ("source", sources, lambda df: df.filter(not_theirs)),
-        "replica_lists": ("fid", fids, lambda df: df.filter(kept)),
-        "messages": ("fid", fids, lambda df: df.filter(outside)),
-    }
-
-
-def _pieces(
-    ctx: _Context, frames: dict[str, DataFrame], empty: set[str], replaced: dict[str, list[_Replaced]]
-) -> tuple[list[Piece], list[str], set[str]]:
-    """The tables and state as pieces to write, final rows (beside the previous run's final files,
-    which are kept) and live ones; the tables whose final files are kept, and those of them
-    written again (``table/name``)."""
-    pieces, carry, rewritten = [], [], set()
-    for name, df in frames.items():
-        final, live = _final_and_live(name, df)
-        if final is not None:
-            carry.append(name)
-            final, redone = _final_with_files_redone(ctx, name, final, replaced.get(name, []))
-            rewritten |= redone
-            if name not in empty or redone:
-                pieces.append(Piece(name, True, final))
-        if live is not None:
-            pieces.append(Piece(name, False, live))
-    return pieces, carry, rewritten
-
-
-def _final_and_live(name: str, df: DataFrame) -> tuple[DataFrame | None, DataFrame | None]:
-    """A table's rows that never change, and those of this run only (as ``job.pieces_of`` splits them)."""
-    if name in SPLIT_TABLES:
-        cond = SPLIT_TABLES[name]
-        return df.filter(cond), df.filter(f"NOT ({cond})")
-    if name in FINAL_TABLES or name in FINAL_STATE:
-        return df, None
-    return None, df
-
-
-def _final_with_files_redone(
-    ctx: _Context, name: str, final: DataFrame, replaced: list[_Replaced]
-) -> tuple[DataFrame, set[str]]:
-    """A table's final rows, with the earlier final files written again (the others kept): the
-    small ones once there are many, and those holding a row this run replaces (a refolded
-    folder's rows come anew; one late folder costs its files, not the table); and those files."""
-    kept = final_files(ctx.prev_dir, name)
-    compact = to_compact(kept)
-    redo = sorted(
-        {*compact, *(f for column, values, _ in replaced for f in files_holding(kept, values, column))}
-    )
-    if not redo:
-        return final, set()
-    earlier = ctx.spark.read.parquet(*map(str, redo))
-    for _, _, without in replaced:
-        earlier = without(earlier)
-    # as many files as large ones are written again, and one: the small ones and this run's rows
-    # in a file of their own
-    final = earlier.unionByName(final).coalesce(len(set(redo) - set(compact)) + 1)
-    return final, {f"{name}/{f.name}" for f in redo}
 
 
 #: what a receive takes from its send (``reading.events_of``)
