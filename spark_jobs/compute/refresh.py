@@ -111,13 +111,9 @@ def refresh(
     :class:`CannotRefresh` when a full run is needed."""
     started = time.time()
     new = read_new(spark, topo, plan)
-    retaken = retaken_files(
-        previous,
-        prev_dir,
-        plan.retaken,
-        files,
-        new.ok.selectExpr("seq", f"{SHARD} AS shard", "fid").collect(),
-    )
+    # (a job: only when a file is read again whole)
+    shards = new.ok.selectExpr("seq", f"{SHARD} AS shard", "fid").collect() if plan.retaken else []
+    retaken = retaken_files(previous, prev_dir, plan.retaken, files, shards)
     ctx = _Context(spark, topo, previous, prev_dir, files, retaken)
     verdicts = judge_new(spark, previous, prev_dir, new, ctx.kept)
     again = rejudged_lines(topo, prev_dir, files, verdicts)
