@@ -82,7 +82,7 @@ from pfscope.spark_jobs.compute.refresh_lines import (
     rejudged_lines,
 )
 from pfscope.spark_jobs.compute.refresh_pieces import pieces_of, replaced_rows
-from pfscope.spark_jobs.compute.rejudged import Rejudged
+from pfscope.spark_jobs.compute.rejudged import LINE_BITS, Rejudged
 from pfscope.spark_jobs.compute.restarts import refreshed_folders, sql_list, topology_starts
 from pfscope.spark_jobs.compute.retaken import Retaken, retaken_files
 from pfscope.spark_jobs.compute.state import Manifest, Plan, rows_where
@@ -248,10 +248,13 @@ class _Traffic:
 def _traffic(ctx: _Context, events: _Events) -> _Traffic:
     """Messages: the earlier run's unprocessed rows with their fresh receives, and the fresh
     sends; transits: over every message, the earlier runs' processed ones (their files) included."""
-    # a file read again whole: its folders' messages are all among the fresh events
-    outside = ctx.retaken.outside if ctx.retaken else "true"
-    messages = refreshed_messages(_live(ctx.spark, ctx.prev_dir, "messages").filter(outside), events.fresh)
-    every = all_messages(ctx.spark, final_files(ctx.prev_dir, "messages"), messages, outside)
+
+    # a file read again whole: its messages come anew from the fresh events (they are all in it)
+    def kept(df: DataFrame) -> DataFrame:
+        return ctx.retaken.without_messages(ctx.spark, df) if ctx.retaken else df
+
+    messages = refreshed_messages(kept(_live(ctx.spark, ctx.prev_dir, "messages")), events.fresh)
+    every = all_messages(ctx.spark, final_files(ctx.prev_dir, "messages"), messages, kept)
     ctx.step("refresh: the pairs' transits")
     transits, medians = collected_transits(ctx.spark, every)
     return _Traffic(messages, transits, medians)
@@ -454,7 +457,13 @@ def _tables(
     )
     # computed once (it is written, and names the folded replicas' paths)
     t["folders"] = conform(
-        refreshed_folders(old_folders, events.fresh, old_lists.unionByName(t["replica_lists"]), in_topology),
+        refreshed_folders(
+            old_folders,
+            events.fresh,
+            old_lists.unionByName(t["replica_lists"]),
+            in_topology,
+            _seen_elsewhere(ctx, as_of),
+        ),
         "folders",
     ).localCheckpoint()
     # a carried folder had no replica-list change, so its replicas' paths are as they were
@@ -472,6 +481,28 @@ def _tables(
     t["messages"] = traffic.messages
     t["transits"] = traffic.transits
     return t
+
+
+def _seen_elsewhere(ctx: _Context, as_of: int) -> tuple[str, ...]:
+    """The folders of files read again whole that the topology does not name and whose events
+    in other files show them (their row of the folders table starts again, as the topology's)."""
+    if not ctx.retaken:
+        return ()
+    unnamed = [fid for fid in ctx.retaken.fids if fid not in ctx.topo.folders]
+    if not unnamed:
+        return ()
+    rows = _state_rows(ctx.prev_dir, STATE_EVENTS, "fid", unnamed, ["fid", "kind", "ts", "seq"])
+    index = pc.shift_right(rows.column("seq"), LINE_BITS)
+    seen = rows.filter(
+        pc.and_(
+            pc.and_(
+                pc.invert(pc.is_in(index, value_set=pa.array(sorted(ctx.retaken.files), pa.int64()))),
+                pc.is_in(rows.column("kind"), value_set=pa.array(["replicas", "change", "send"])),
+            ),
+            pc.less_equal(rows.column("ts"), as_of),
+        )
+    )
+    return tuple(sorted(set(seen.column("fid").to_pylist())))
 
 
 def forecast_folders(run_dir: Path) -> set[str]:

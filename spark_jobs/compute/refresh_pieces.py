@@ -76,16 +76,16 @@ def replaced_rows(
             ("seq", set(again.seqs), lambda df: df.join(F.broadcast(again_seqs), "seq", "left_anti"))
         )
     if retaken:
-        for name, entry in _taken_back(retaken).items():
+        for name, entry in _taken_back(spark, retaken).items():
             replaced.setdefault(name, []).append(entry)
     return replaced
 
 
-def _taken_back(retaken: Retaken) -> dict[str, Replaced]:
+def _taken_back(spark: SparkSession, retaken: Retaken) -> dict[str, Replaced]:
     """The earlier final rows of the lines of files read again whole: their verdicts, events and
     reject rows, their replica-list changes, and their folders' messages (all of those are in
     the files, and come again from their lines as they are now)."""
-    kept, outside = retaken.kept, retaken.outside
+    kept = retaken.kept
     fids: set[str] = set(retaken.fids)
     sources = set(retaken.files.values())
     not_theirs = f"NOT source IN ({sql_list(sorted(sources))})"
@@ -94,7 +94,7 @@ def _taken_back(retaken: Retaken) -> dict[str, Replaced]:
         STATE_EVENTS: ("fid", fids, lambda df: df.filter(kept)),
         "rejects": ("source", sources, lambda df: df.filter(not_theirs)),
         "replica_lists": ("fid", fids, lambda df: df.filter(kept)),
-        "messages": ("fid", fids, lambda df: df.filter(outside)),
+        "messages": ("msg", set(retaken.msgs), lambda df: retaken.without_messages(spark, df)),
     }
 
 

@@ -33,12 +33,16 @@ def sql_list(values: tuple[str, ...] | list[str]) -> str:
 
 
 def refreshed_folders(
-    old: DataFrame, fresh: DataFrame, replica_lists: DataFrame, restarted: tuple[str, ...] = ()
+    old: DataFrame,
+    fresh: DataFrame,
+    replica_lists: DataFrame,
+    restarted: tuple[str, ...] = (),
+    seen: tuple[str, ...] = (),
 ) -> DataFrame:
     """The folders table of the earlier run brought up to date with the fresh events: folders
-    first seen, and the latest replica list and path of those with a fresh list change or a new
-    start in the topology (``restarted``), among all their changes (a late one is not the
-    latest) (``compute.folders_table``'s rules)."""
+    first seen (and ``seen``: shown by earlier events), and the latest replica list and path of
+    those with a fresh list change or a new start in the topology (``restarted``), among all
+    their changes (a late one is not the latest) (``compute.folders_table``'s rules)."""
     changed = fresh.filter("kind = 'replicas'").selectExpr("fid")
     if restarted:
         changed = changed.unionByName(
@@ -50,4 +54,9 @@ def refreshed_folders(
         .join(changed, "fid", "left_semi")
         .selectExpr("fid", "unix_micros(at) AS ts", "seq", "replicas", "path")
     )
-    return folders_from(old, fresh, lists)
+    shown = fresh.select("kind", "fid")
+    if seen:
+        shown = shown.unionByName(
+            fresh.sparkSession.createDataFrame([("change", f) for f in seen], "kind string, fid string")
+        )
+    return folders_from(old, shown, lists)

@@ -1,18 +1,18 @@
 """Files a refresh reads again whole because their bytes changed (``state.Plan.retaken``).
 
-Ingest writes its events as files by folder and writes one again when a later export changes a
-line of it (a send's recipients grow, a receive's send is the sender's own after all, a change
-is seen earlier). A refresh takes such a file back: the verdicts, events, pending events and
-reject rows of its earlier lines are dropped, its lines as they are now are judged as new lines,
-and its folders are folded again from their first event.
+Ingest writes its events as files by day and folder and writes one again when a later export
+changes a line of it (a send's recipients grow, a receive's send is the sender's own after all,
+a change is seen earlier) or adds lines among its last hours' (``exchange.event_files``). A
+refresh takes such a file back: the verdicts, events, pending events, reject rows and messages of
+its earlier lines are dropped, its lines as they are now are judged as new lines (with the
+earlier lines of their shards, as any new line is), and its folders are folded again from their
+first event (their events in other files included).
 
-That equals a full run when no other file shares a shard (a message, a store's changes to a
-folder, a meaning) or a folder with it: no other line's verdict depended on its earlier lines,
-no other line's verdict depends on its new ones, and every event of its folders is in it. When
-another file does, or it held up/down lines (the organisation's timeline), the job runs in full
-and says why.
-
-Plain Python and pyarrow: the earlier run's state is read in the driver.
+That equals a full run when no other line's verdict depended on its earlier lines: a message of
+its lines (before or now) is in no other file, and any other shard of its earlier lines (a store's
+changes to a folder, a meaning) is only in files before it, in lines stamped no later than its
+first line of that shard. Otherwise, and when it held up/down lines (the organisation's
+timeline), the job runs in full and says why. The earlier state is read by pyarrow in the driver.
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
 from pfscope.spark_jobs.compute.job import STATE_EVENTS, STATE_LINES
 from pfscope.spark_jobs.compute.refresh_lines import CannotRefresh
 from pfscope.spark_jobs.compute.rejudged import LINE_BITS
-from pfscope.spark_jobs.compute.restarts import sql_list
 from pfscope.spark_jobs.compute.state import Manifest
 
 
@@ -36,6 +38,7 @@ class Retaken:
     files: dict[int, str]  # by file index, the path
     fids: tuple[str, ...]  # the folders of their lines, earlier and new
     seqs: frozenset[int]  # their earlier lines that stage 1 accepted (rows of ``_state/lines``)
+    msgs: frozenset[str]  # the messages of their lines, earlier and new (in no other file)
     lines: int  # their lines read before
     accepted: int  # of which accepted
     duplicates: int  # of which repeats
@@ -52,10 +55,13 @@ class Retaken:
         indexes = ", ".join(str(i) for i in sorted(self.files))
         return f"NOT coalesce(shiftright(seq, {LINE_BITS}) IN ({indexes}), false)"
 
-    @property
-    def outside(self) -> str:
-        """SQL: a row not of these files' folders."""
-        return f"NOT fid IN ({sql_list(self.fids)})" if self.fids else "true"
+    def without_messages(self, spark: SparkSession, df: DataFrame) -> DataFrame:
+        """``df`` (rows with a ``msg``) without these files' messages, which come anew from their
+        lines as they are now."""
+        if not self.msgs:
+            return df
+        msgs = spark.createDataFrame([(m,) for m in sorted(self.msgs)], "msg string")
+        return df.join(F.broadcast(msgs), "msg", "left_anti")
 
 
 def retaken_files(
@@ -76,39 +82,56 @@ def retaken_files(
             )
     indexes = pa.array(sorted(retaken), pa.int64())
     old = _earlier(prev_dir / STATE_LINES)
+    theirs = pc.is_in(pc.shift_right(old.column("seq"), LINE_BITS), value_set=indexes)
+    was, kept = old.filter(theirs), old.filter(pc.invert(theirs))
     new = pa.Table.from_pylist(
         [{"seq": seq, "shard": shard, "fid": fid} for seq, shard, fid in new_lines],
         schema=pa.schema([("seq", pa.int64()), ("shard", pa.string()), ("fid", pa.string())]),
     )
-    every = pa.concat_tables([old.select(["seq", "shard", "fid"]), new])
-    mine = pc.is_in(pc.shift_right(every.column("seq"), LINE_BITS), value_set=indexes)
-    theirs = every.filter(mine)
-    shards = pc.unique(theirs.column("shard"))
-    fids = pc.unique(pc.drop_null(theirs.column("fid")))
-    shared = pc.and_(
-        pc.invert(mine),
-        pc.or_(
-            pc.is_in(every.column("shard"), value_set=shards),
-            pc.fill_null(pc.is_in(every.column("fid"), value_set=fids), False),
-        ),
+    now = new.filter(pc.is_in(pc.shift_right(new.column("seq"), LINE_BITS), value_set=indexes))
+    shards = pa.chunked_array([was.column("shard"), now.column("shard")], pa.string())
+    others = pa.concat_tables(
+        [
+            kept.select(["seq", "shard"]),
+            new.filter(pc.invert(pc.is_in(new.column("seq"), now.column("seq")))).select(["seq", "shard"]),
+        ]
     )
-    if pc.any(shared).as_py():
-        other = every.filter(shared).column("seq")[0].as_py() >> LINE_BITS
-        raise CannotRefresh(
-            f"{retaken[min(retaken)]}, and {files[other]} shares a message or a folder with it"
-        )
-    was = old.filter(pc.is_in(pc.shift_right(old.column("seq"), LINE_BITS), value_set=indexes))
+    # a message of theirs, before or now, is in no other file
+    msgs = pc.unique(pc.filter(shards, pc.starts_with(shards, "m")))
+    _refuse_shared(others.filter(pc.is_in(others.column("shard"), value_set=msgs)), retaken, files)
+    # any other shard of their earlier lines (a store's changes to a folder, a meaning) only in
+    # lines before their first line of it, in input order (a file before) and in time: no other
+    # verdict depended on them (the new lines are judged with the earlier ones as any new line is)
+    firsts = was.group_by("shard").aggregate([("ts", "min"), ("seq", "min")])
+    joined = kept.join(firsts, "shard", join_type="inner")
+    after = pc.or_(
+        pc.greater(joined.column("seq"), joined.column("seq_min")),
+        pc.greater(joined.column("ts"), joined.column("ts_min")),
+    )
+    _refuse_shared(joined.filter(after), retaken, files)
+    fids = pc.unique(pc.drop_null(pa.chunked_array([was.column("fid"), now.column("fid")], pa.string())))
     accepted = pc.is_null(was.column("why"))
     first = pc.equal(was.column("seq"), was.column("first_seq"))
     return Retaken(
         {i: files[i] for i in sorted(retaken)},
         tuple(sorted(fids.to_pylist())),
         frozenset(was.column("seq").to_pylist()),
+        frozenset(m[1:] for m in msgs.to_pylist()),
         sum(previous.files[i].lines for i in retaken),
         _count(pc.and_(accepted, first)),
         _count(pc.and_(accepted, pc.invert(first))),
         _last_ts(prev_dir / STATE_EVENTS, indexes),
     )
+
+
+def _refuse_shared(lines: Any, retaken: dict[int, str], files: list[str]) -> None:
+    """A full run, naming the file of the first of ``lines`` (lines of other files that share a
+    shard with these files in a way a refresh cannot take back)."""
+    if lines.num_rows:
+        other = lines.column("seq")[0].as_py() >> LINE_BITS
+        raise CannotRefresh(
+            f"{retaken[min(retaken)]}, and {files[other]} shares a message or a store's changes with it"
+        )
 
 
 def _count(mask: Any) -> int:
@@ -118,13 +141,13 @@ def _count(mask: Any) -> int:
 
 
 def _earlier(folder: Path) -> Any:
-    """The earlier lines stage 1 accepted (``_state/lines``): seq, shard, fid, first_seq, why."""
+    """The earlier lines stage 1 accepted (``_state/lines``): seq, shard, fid, ts, first_seq, why."""
     import pyarrow.parquet as pq
 
     paths = sorted(str(f) for f in folder.glob("*.parquet"))
     if not paths:
         raise CannotRefresh("the earlier run's state has no lines")
-    return pq.read_table(paths, columns=["seq", "shard", "fid", "first_seq", "why"])
+    return pq.read_table(paths, columns=["seq", "shard", "fid", "ts", "first_seq", "why"])
 
 
 def _last_ts(folder: Path, indexes: Any) -> int | None:

@@ -4,6 +4,7 @@ sender and recipient, ``rules.transit``): DataFrame -> DataFrame, for the full r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
@@ -99,13 +100,16 @@ def transits_table(messages: DataFrame) -> DataFrame:
 
 
 def all_messages(
-    spark: SparkSession, earlier_final: list[Path], this_run: DataFrame, kept: str = "true"
+    spark: SparkSession,
+    earlier_final: list[Path],
+    this_run: DataFrame,
+    kept: Callable[[DataFrame], DataFrame] = lambda df: df,
 ) -> DataFrame:
     """The whole ``messages`` table of a refresh, for its transits: the earlier runs' final rows
     (processed messages, which never change; their files), those ``kept`` keeps (a file read
-    again whole brings its folders' messages anew), and this run's rows."""
+    again whole brings its messages anew), and this run's rows."""
     cols = list(TRANSIT_COLUMNS)
     mine = this_run.select(*cols)
     if not earlier_final:
         return mine
-    return spark.read.parquet(*map(str, earlier_final)).filter(kept).select(*cols).unionByName(mine)
+    return kept(spark.read.parquet(*map(str, earlier_final))).select(*cols).unionByName(mine)

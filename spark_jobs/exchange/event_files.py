@@ -1,70 +1,128 @@
-"""Ingest's event log again as files by folder (``DIR/events/``), beside ``DIR/events.jsonl``.
+"""Ingest's event log again as files by day and folder (``DIR/events/``), beside
+``DIR/events.jsonl``.
 
 A refresh of ``compute`` reads only what is new in its input files. Ingest writes its whole log
 again on every run, and a later export changes lines it wrote before (a send's recipients grow,
-a receive's send is the sender's own after all, a change is seen earlier), so a refresh over
+a receive's send is the sender's own after all, a change is seen earlier) and adds lines among
+the last hours' (a server's export that ends earlier than the others'), so a refresh over
 ``events.jsonl`` found it rewritten and read everything again. Over these files a later export
-rewrites only the files of the folders it reaches, and ``compute`` takes a rewritten file back
-and folds only its folders again (``compute.retaken``).
+rewrites only the files of the days and folders it reaches (mostly the last day's), and
+``compute`` takes a rewritten file back and folds its folders again (``compute.retaken``).
 
-Each folder's lines are in one file, in the log's order, a receive with its message's send (so
-no message and no folder is in two files); the files are fixed in number and name, empty ones
-included, so a folder never moves and no new file sorts before one read before. Both engines of
-ingest write them from the ``events.jsonl`` they wrote: one rule.
+A line's file is its day's (UTC; a receive's is its send's, so that a message is in one file)
+and its folder's among ``FOLDER_FILES`` (a folder's lines of one day are in one file, in the
+log's order). Every day from the first to the last has all its files, empty ones included, and
+the names sort by day: a folder never moves, and no new file sorts before one read before unless
+a line comes before the log's first day. Both engines of ingest write them from the
+``events.jsonl`` they wrote: one rule.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import shutil
 import zlib
 from pathlib import Path
+from typing import TextIO
 
 #: the folder of the files, in ingest's output folder
 EVENTS_FOLDER = "events"
-#: how many files: a later export rewrites the files of the folders it reaches, and a refresh
-#: folds every folder of a rewritten file again
-EVENT_FILES = 64
+#: files per day: a later export rewrites the files of the folders it reaches
+FOLDER_FILES = 16
+#: the days between the first and the last get their files too, up to this many days (a clock
+#: years off would make thousands of empty files)
+FILLED_DAYS = 400
+#: files open at once while writing (a receive may go into a file days back)
+OPEN_FILES = 256
 
 
-def file_name(index: int) -> str:
-    return f"folders-{index:02d}.jsonl"
+def file_name(day: str, index: int) -> str:
+    return f"{day}-folders-{index:02d}.jsonl"
 
 
 def file_of(key: str) -> int:
-    """The file of a folder (or of a message whose folder is unknown)."""
-    return zlib.crc32(key.encode("utf-8", "surrogatepass")) % EVENT_FILES
+    """The file of a folder (or of a message whose folder is unknown) among a day's."""
+    return zlib.crc32(key.encode("utf-8", "surrogatepass")) % FOLDER_FILES
+
+
+def day_of(ts: object) -> str:
+    """The UTC day of a line's time (``YYYY-MM-DD``; one that cannot be read: ``0000-00-00``)."""
+    try:
+        when = dt.datetime.fromisoformat(str(ts).replace("Z", "+00:00"))
+    except ValueError:
+        return "0000-00-00"
+    if when.tzinfo is not None:
+        when = when.astimezone(dt.UTC)
+    return when.date().isoformat()
 
 
 def write_event_files(log: Path, folder: Path) -> None:
-    """``log``'s lines (ingest's ``events.jsonl``) into ``folder``, a new folder, by folder."""
+    """``log``'s lines (ingest's ``events.jsonl``) into ``folder``, a new folder, by day and folder."""
     folder.mkdir(parents=True)
-    folder_of = _message_folders(log)
-    handles = [open(folder / file_name(i), "w", encoding="utf-8") for i in range(EVENT_FILES)]  # noqa: SIM115
-    try:
-        with open(log, encoding="utf-8") as fh:
-            for line in fh:
-                rec = json.loads(line)
-                fid = rec.get("fid")
-                msg = rec.get("msg")
-                key = fid if fid is not None else folder_of.get(msg, msg) if msg is not None else ""
-                handles[file_of(str(key))].write(line)
-    finally:
-        for h in handles:
-            h.close()
+    sends = _sends(log)
+    days: set[str] = set()
+    with _Files(folder) as files, open(log, encoding="utf-8") as fh:
+        for line in fh:
+            rec = json.loads(line)
+            msg = rec.get("msg")
+            fid, day = rec.get("fid"), day_of(rec.get("ts"))
+            if fid is None and msg is not None:
+                fid, day = sends.get(str(msg), (str(msg), day))
+            days.add(day)
+            files.write(file_name(day, file_of(str(fid if fid is not None else ""))), line)
+    for day in _every_day(days):
+        for i in range(FOLDER_FILES):
+            (folder / file_name(day, i)).touch()
 
 
-def _message_folders(log: Path) -> dict[str, str]:
-    """Each sent message's folder (a receive goes into its send's file)."""
-    out: dict[str, str] = {}
+class _Files:
+    """Files appended to, at most ``OPEN_FILES`` open at once (the least used closed first)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.open: dict[str, TextIO] = {}
+
+    def write(self, name: str, line: str) -> None:
+        out = self.open.pop(name, None)
+        if out is None:
+            if len(self.open) >= OPEN_FILES:
+                self.open.pop(next(iter(self.open))).close()
+            out = open(self.folder / name, "a", encoding="utf-8")  # noqa: SIM115
+        self.open[name] = out  # the most recent last
+        out.write(line)
+
+    def __enter__(self) -> _Files:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for out in self.open.values():
+            out.close()
+
+
+def _sends(log: Path) -> dict[str, tuple[str, str]]:
+    """Each sent message's folder and day (a receive goes into its send's file)."""
+    out: dict[str, tuple[str, str]] = {}
     with open(log, encoding="utf-8") as fh:
         for line in fh:
             if '"send"' in line:
                 rec = json.loads(line)
                 if rec.get("kind") == "send" and rec.get("msg") is not None:
-                    out[str(rec["msg"])] = str(rec.get("fid"))
+                    out[str(rec["msg"])] = (str(rec.get("fid")), day_of(rec.get("ts")))
     return out
+
+
+def _every_day(days: set[str]) -> list[str]:
+    """Every day from the first to the last (those that cannot be read as they are)."""
+    real = sorted(d for d in days if d != "0000-00-00")
+    if not real:
+        return sorted(days)
+    first, last = dt.date.fromisoformat(real[0]), dt.date.fromisoformat(real[-1])
+    if (last - first).days >= FILLED_DAYS:
+        return sorted(days)
+    span = [(first + dt.timedelta(days=n)).isoformat() for n in range((last - first).days + 1)]
+    return sorted(set(span) | days)
 
 
 def swap_in(partial: Path, folder: Path) -> None:

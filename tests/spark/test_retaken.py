@@ -1,8 +1,8 @@
 """A refresh that reads a rewritten file again whole equals a full run: the differential of
 ``compute.retaken``.
 
-The log is split into files by folder, as ingest writes it (a receive goes with its message's
-send; up/down lines in a file of their own), and every step writes each file again with the
+The log is split into files by day and folder, as ingest writes it (a receive goes with its
+message's send; up/down lines in a file of their own), and every step writes each file again with the
 lines it holds then, in log order, as a later export changes ingest's output: a store's receives
 arrive a step late (inserted in the middle of the files they belong to), a send first names
 fewer recipients and later all of them (its receive by the missing one arrives with the full
@@ -15,40 +15,54 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import zlib
 from pathlib import Path
+from typing import Any
 
 from pfscope.spark_jobs.compute import state
+from pfscope.spark_jobs.exchange.event_files import day_of
 from tests.spark.table_compare import assert_published_equals_replay
 from tests.spark.test_refresh import SMALL, compute, simulate, stamp
 
 BUCKETS = 4
+STATUS = "0000-status.jsonl"  # sorts first: its lines are not by folder
 
 
 class FolderShare:
-    """Files by folder, written again whole at every step from the lines shown then."""
+    """Files by day and folder, written again whole at every step from the lines shown then."""
 
     def __init__(self, root: Path, lines: list[str]):
         self.root = root
         root.mkdir()
         self.lines = lines
         self.recs = [json.loads(line) for line in lines]
-        fid_of = {r["msg"]: r["fid"] for r in self.recs if r["kind"] == "send"}
-        self.home = [self._file(r, fid_of) for r in self.recs]
+        sends = {r["msg"]: (r["fid"], day_of(r["ts"])) for r in self.recs if r["kind"] == "send"}
+        self.home = [self._file(r, sends) for r in self.recs]
+        # every day's files from the first (as ingest writes them: none sorts before one read)
+        self.names = sorted(
+            {STATUS} | {f"{day_of(r['ts'])}-b{b}.jsonl" for r in self.recs for b in range(BUCKETS)}
+        )
         self.edits: dict[int, str] = {}  # a line written otherwise than in the log
         self.moved: dict[int, str] = {}  # a line written into another file
         self.extra: dict[str, list[str]] = {}  # lines written at the end of a file
 
     @staticmethod
-    def _file(rec: dict[str, object], fid_of: dict[str, str]) -> str:
-        fid = rec.get("fid") or (fid_of.get(str(rec["msg"])) if rec["kind"] == "receive" else None)
+    def _file(rec: dict[str, Any], sends: dict[str, tuple[str, str]]) -> str:
+        fid, day = rec.get("fid"), day_of(rec["ts"])
+        if rec["kind"] == "receive":
+            fid, day = sends.get(str(rec["msg"]), (None, day))
         if fid is None:
-            return "a-status.jsonl"  # sorts first: its lines are not by folder
-        return f"b{zlib.crc32(str(fid).encode()) % BUCKETS}.jsonl"
+            return STATUS
+        return f"{day}-b{zlib.crc32(str(fid).encode()) % BUCKETS}.jsonl"
+
+    def bucket_beside(self, name: str) -> str:
+        """Another folder's file of the same day."""
+        day, bucket = name.rsplit("-b", 1)
+        return f"{day}-b{(int(bucket.removesuffix('.jsonl')) + 1) % BUCKETS}.jsonl"
 
     def write(self, shown: set[int]) -> None:
-        files: dict[str, list[str]] = {self._name(i): [] for i in range(BUCKETS)}
-        files["a-status.jsonl"] = []
+        files: dict[str, list[str]] = {name: [] for name in self.names}
         for i in sorted(shown):
             name = self.moved.get(i, self.home[i])
             files[name].append(self.edits.get(i, self.lines[i]) + "\n")
@@ -59,10 +73,6 @@ class FolderShare:
             text = "".join(rows)
             if not path.exists() or path.read_text(encoding="utf-8") != text:
                 path.write_text(text, encoding="utf-8")
-
-    @staticmethod
-    def _name(i: int) -> str:
-        return f"b{i}.jsonl"
 
 
 def test_rewritten_files_are_taken_back(spark, tmp_path: Path, capsys, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -105,7 +115,7 @@ def test_rewritten_files_are_taken_back(spark, tmp_path: Path, capsys, monkeypat
     # 1: more of the log; one send with a recipient fewer; a line that is not JSON and a repeat
     # of a line read before at the end of a file (a reject and a duplicate, taken back next)
     share.edits[partial] = json.dumps({**recs[partial], "to": recs[partial]["to"][:-1]})
-    first = min(i for i, t in enumerate(times) if t <= cuts[0] and share.home[i] != "a-status.jsonl")
+    first = min(i for i, t in enumerate(times) if t <= cuts[0] and share.home[i] != STATUS)
     share.extra[share.home[first]] = ["{not json", lines[first]]
     step(cuts[1], late_receives | got_by_missing)
     # 2: the late receives arrive, in the middle of the files; the send names every recipient;
@@ -118,12 +128,14 @@ def test_rewritten_files_are_taken_back(spark, tmp_path: Path, capsys, monkeypat
     step(cuts[3], {gone})
     # 4: a receive written into another folder's file: its message is in two files
     moved = max(i for i, r in enumerate(recs) if r["kind"] == "receive" and times[i] <= cuts[3])
-    share.moved[moved] = next(f"b{b}.jsonl" for b in range(BUCKETS) if f"b{b}.jsonl" != share.home[moved])
+    share.moved[moved] = share.bucket_beside(share.home[moved])
     step(cuts[4], {gone})
 
     assert said[0] == "full: no earlier run to go on from", said
     for line in said[1:4]:
         assert line.startswith("incremental: "), said
-    assert said[2].endswith(f", {BUCKETS} rewritten files read again"), said
+    assert re.search(r", \d+ rewritten files? read again$", said[2]), said
     assert said[3].endswith(", 1 rewritten file read again"), said
-    assert said[4].startswith("full: ") and said[4].endswith("shares a message or a folder with it"), said
+    assert said[4].startswith("full: ") and said[4].endswith(
+        " shares a message or a store's changes with it"
+    ), said

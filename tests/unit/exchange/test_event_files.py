@@ -1,5 +1,5 @@
-"""Ingest's events by folder (``exchange.event_files``): every line once, each folder's lines in
-one file in the log's order, a receive with its message's send, the files fixed."""
+"""Ingest's events by day and folder (``exchange.event_files``): every line once, a folder's lines
+of a day in one file in the log's order, a receive with its message's send, every day's files."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from pfscope.spark_jobs.exchange.event_files import (
-    EVENT_FILES,
+    FOLDER_FILES,
+    day_of,
     file_name,
     file_of,
     swap_in,
@@ -55,18 +56,33 @@ def test_each_folder_in_one_file_in_the_log_order(tmp_path: Path) -> None:
             to=["S1"],
             cnset="S2:1",
         ),
-        line(ts="2026-11-02T08:00:05Z", store="S2", kind="receive", msg="<m1>"),
-        line(ts="2026-11-02T08:00:06Z", store="S1", kind="replicas", fid=a, replicas=["S1", "S2"]),
+        # processed two days later (a store down): in its send's day
+        line(ts="2026-11-04T08:00:05Z", store="S2", kind="receive", msg="<m1>"),
+        line(ts="2026-11-04T08:00:06Z", store="S1", kind="replicas", fid=a, replicas=["S1", "S2"]),
     ]
     log = tmp_path / "events.jsonl"
     log.write_text("".join(lines), encoding="utf-8")
     write_event_files(log, tmp_path / "events")
     files = sorted(p.name for p in (tmp_path / "events").iterdir())
-    assert files == [file_name(i) for i in range(EVENT_FILES)]  # empty ones too: fixed names
+    days = ["2026-11-02", "2026-11-03", "2026-11-04"]  # the day between too: every day's files
+    assert files == [file_name(d, i) for d in days for i in range(FOLDER_FILES)]
     texts = {name: (tmp_path / "events" / name).read_text(encoding="utf-8") for name in files}
-    assert texts[file_name(file_of(a))] == "".join(lines[i] for i in (0, 1, 5, 6))
-    assert texts[file_name(file_of(b))] == "".join(lines[i] for i in (2, 3, 4))
+    assert texts[file_name(days[0], file_of(a))] == "".join(lines[i] for i in (0, 1, 5))
+    assert texts[file_name(days[0], file_of(b))] == "".join(lines[i] for i in (2, 3, 4))
+    assert texts[file_name(days[2], file_of(a))] == lines[6]
     assert sum(len(t) for t in texts.values()) == len("".join(lines))  # nothing else
+
+
+@pytest.mark.parametrize(
+    ("ts", "day"),
+    [
+        ("2026-11-02T23:59:59Z", "2026-11-02"),
+        ("2026-11-03T01:00:00+02:00", "2026-11-02"),  # UTC's day
+        ("not a time", "0000-00-00"),
+    ],
+)
+def test_the_day_of_a_line(ts: str, day: str) -> None:
+    assert day_of(ts) == day
 
 
 def test_a_new_folder_replaces_the_old_whole(tmp_path: Path) -> None:
@@ -75,9 +91,9 @@ def test_a_new_folder_replaces_the_old_whole(tmp_path: Path) -> None:
     (folder / "old.jsonl").write_text("x\n", encoding="utf-8")
     partial = tmp_path / "events.partial"
     partial.mkdir()
-    (partial / file_name(0)).write_text("y\n", encoding="utf-8")
+    (partial / file_name("2026-11-02", 0)).write_text("y\n", encoding="utf-8")
     swap_in(partial, folder)
-    assert [p.name for p in folder.iterdir()] == [file_name(0)]
+    assert [p.name for p in folder.iterdir()] == [file_name("2026-11-02", 0)]
     assert not partial.exists() and not (tmp_path / "events.old").exists()
 
 
