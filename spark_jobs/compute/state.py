@@ -272,7 +272,7 @@ def plan_refresh(
 
     A file read before that shrank, was rewritten or had a last line without newline that grew
     is read again whole (``Plan.retaken``): the refresh takes its earlier lines back when no
-    other file shares a message or a folder with it (``compute.retaken``), and otherwise runs
+    other line's verdict depended on its earlier lines (``compute.retaken``), and otherwise runs
     in full with that reason; so does a log whose rewritten files are more than
     ``RETAKE_LIMIT`` of its bytes."""
     if force_full:
