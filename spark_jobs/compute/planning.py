@@ -8,7 +8,10 @@ states of the folders it touches, the pairs' transits (``transits``), the replic
 (``state_history``); then it plays them in plain Python (``forecast.planner``) and judges the
 result (``forecast.verdict``).
 
-Plain Python and pyarrow: no Spark.
+Plain Python and pyarrow: no Spark. The cyclic garbage collector is paused while a plan is made
+(``stream.cyclic_gc_paused``): its scans of the folders' states, the plays' results and, in the
+app, everything else the process holds found nothing to collect yet cost a restore's page about
+0.5 s; reference counting frees what a plan drops.
 """
 
 from __future__ import annotations
@@ -123,13 +126,16 @@ def make_plan(
     """Read the run, parse the actions, play the folders they touch (``play``: where), judge, and
     for a plan that is not safe look for safe variants (``suggest`` False: later, by
     :func:`add_suggestions`; the ``/plan`` page shows the verdict before them)."""
-    run = open_run(data_dir)
-    actions = [with_backups(run, a) if isinstance(a, Restore) else a for a in parse_plan(texts, run.known)]
-    played = play(run, actions, involved_folders(run, actions))
-    plan = Plan(run, actions, played, judge(played))
-    if suggest:
-        add_suggestions(plan)
-    return plan
+    with cyclic_gc_paused():  # see the module's docstring
+        run = open_run(data_dir)
+        actions = [
+            with_backups(run, a) if isinstance(a, Restore) else a for a in parse_plan(texts, run.known)
+        ]
+        played = play(run, actions, involved_folders(run, actions))
+        plan = Plan(run, actions, played, judge(played))
+        if suggest:
+            add_suggestions(plan)
+        return plan
 
 
 def add_suggestions(plan: Plan) -> None:
@@ -137,7 +143,8 @@ def add_suggestions(plan: Plan) -> None:
     on the folders where it is not (their states read once)."""
     if plan.result.safe or plan.looked:
         return
-    _look(plan)
+    with cyclic_gc_paused():
+        _look(plan)
     plan.looked = True
 
 

@@ -31,6 +31,7 @@ from pfscope.spark_jobs.model.forecast.actions import (
 )
 from pfscope.spark_jobs.model.forecast.folder import (
     FolderForecast,
+    FolderStartPlays,
     forecast_folder,
     mail_in_order,
     targets_of,
@@ -176,11 +177,14 @@ def play_folder(
     """A folder under the plan (``actions``: the folder's own) and without it. A play the plan did not change (no event ran while
     it held a store's status, no list change or restore applied: ``diverged`` False) is the
     baseline's own play, event for event, so the baseline is not played again (``shortcut``)."""
-    planned = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, actions, bound=bounds)
+    ready = FolderStartPlays(start.folds, start.mail)  # the two plays' common start, made once
+    planned = forecast_folder(
+        org, fid, start.folds, start.mail, as_of, transits, actions, bound=bounds, start=ready
+    )
     if shortcut and not planned.diverged:
         return planned, FolderForecast(planned.forecast, planned.requests, traffic=planned.traffic)
     return planned, forecast_folder(
-        org, fid, start.folds, start.mail, as_of, transits, always=True, bound=bounds
+        org, fid, start.folds, start.mail, as_of, transits, always=True, bound=bounds, start=ready
     )
 
 
