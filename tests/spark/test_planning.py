@@ -342,3 +342,27 @@ def test_a_plan_leaves_the_cyclic_collector_as_it_found_it(demo: Path) -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_store_s_states_are_read_in_the_workers_that_play_them(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``folder_starts`` reads a folder's state when a play first asks for it: forked workers read
+    their own (none in this process), find there which folders the plan touches, and give the plan
+    played in this process from states read here, a folder it does not touch left out."""
+    from pfscope.spark_jobs.model.forecast.planner import touched
+
+    monkeypatch.setattr(plan_workers, "MIN_FOLDERS", 1)
+    run = open_run(demo)
+    texts = [f"restore {STORE} from {format_ts(run.as_of - 2 * DAY)}", "down PFJNB02 at +2h until +6h"]
+    actions = [with_backups(run, a) if isinstance(a, Restore) else a for a in parse_plan(texts, run.known)]
+    involved = involved_folders(run, actions)
+    other = sorted(f for f, stores in run.known.lists.items() if f not in involved)[0]  # untouched
+    starts = folder_starts(run, involved | {other})
+    forked = play_plan(run.org, starts, run.as_of, run.transits, actions, chunks=plan_workers.forked(2))
+    assert starts.made == 0  # every state was read in a worker
+    here = {fid: starts[fid] for fid in starts}
+    assert starts.made == len(here) == len(involved) + 1
+    in_turn = play_plan(run.org, here, run.as_of, run.transits, actions)
+    assert forked == in_turn
+    assert list(forked.planned) == touched(here, actions) and other not in forked.planned

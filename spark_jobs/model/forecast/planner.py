@@ -116,7 +116,10 @@ def play_plan(
     touches; ``shortcut`` False: the baseline played for every folder, as the tests compare;
     ``chunks``: where the folders' plays run; ``bounds``: the forecast rows' bounds played too,
     ``latest_in_sync_at`` and the times after a down store's return, which no verdict reads)."""
-    fids = touched(starts, actions)
+    # which folders the plan touches is found where they are played (a worker reads their starts
+    # itself, ``compute.planning.StoredStarts``), unless a decommission needs them all first
+    decommissions = any(isinstance(a, Decommission) for a in actions)
+    fids = touched(starts, actions) if decommissions else sorted(starts)
     played: list[Action] = [a for a in in_order(actions) if not isinstance(a, Decommission)]
     out = PlayedPlan(list(actions), played)
     for d in (a for a in in_order(actions) if isinstance(a, Decommission)):
@@ -142,14 +145,16 @@ def play_plan(
     by_folder = ByFolder(out.played)
 
     def play(chunk: list[str]) -> list[tuple[str, tuple[FolderForecast, FolderForecast]]]:
+        mine = chunk if decommissions else touched({f: starts[f] for f in chunk}, actions)
         return [
             (fid, play_folder(org, starts[fid], fid, as_of, transits, by_folder.of(fid), shortcut, bounds))
-            for fid in chunk
+            for fid in mine
         ]
 
     both = dict(pair for part in chunks(play, fids) for pair in part)
     for fid in fids:
-        out.planned[fid], out.baseline[fid] = both[fid]
+        if fid in both:  # a folder the plan touches
+            out.planned[fid], out.baseline[fid] = both[fid]
     return out
 
 
