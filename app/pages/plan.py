@@ -22,6 +22,7 @@ from pfscope.app.data import RunData
 from pfscope.app.figures import plan as fp
 from pfscope.app.runtime import current_data, settings
 from pfscope.spark_jobs.compute.planning import Plan, add_suggestions, make_plan
+from pfscope.spark_jobs.compute.stream import cyclic_gc_paused
 from pfscope.spark_jobs.model.errors import OperatorError
 from pfscope.spark_jobs.model.forecast.plan import FORMS
 from pfscope.spark_jobs.model.forecast.restore import restore_stories, story_lines
@@ -169,18 +170,21 @@ def _form_section(data: RunData, actions: list[str]) -> html.Section:
 
 
 def _result(data: RunData, actions: list[str]) -> list[Any]:
-    try:
-        plan = _made(str(settings().data_dir), data.run_id, tuple(actions))
-    except OperatorError as e:  # PlanError: one line saying what to fix
-        return [
-            html.P(
-                f"This plan cannot be played: {e}. Fix or remove that action.",
-                id="plan-error",
-                role="alert",
-                className="pf-banner",
-            )
-        ]
-    return _shown(data, plan, actions)
+    """The plan made and drawn with the cyclic garbage collector paused (``compute.planning``'s
+    docstring): the page's components would have it scan the plan's results again and again."""
+    with cyclic_gc_paused():
+        try:
+            plan = _made(str(settings().data_dir), data.run_id, tuple(actions))
+        except OperatorError as e:  # PlanError: one line saying what to fix
+            return [
+                html.P(
+                    f"This plan cannot be played: {e}. Fix or remove that action.",
+                    id="plan-error",
+                    role="alert",
+                    className="pf-banner",
+                )
+            ]
+        return _shown(data, plan, actions)
 
 
 @lru_cache(maxsize=2)

@@ -3,14 +3,15 @@
 Each folder's play is plain Python and shares nothing with another folder's, so ``play_plan``
 hands the folders out in chunks (``planner.ChunkMap``). :func:`forked` forks the workers when a
 pass starts: they inherit the run's organisation, the folders' states and the pass's work as they
-are in this process (nothing is pickled on the way in), play their chunks and send their results
-back pickled. A fork of a server's worker costs milliseconds; a pass over fewer than
+are in this process (nothing is pickled on the way in; a state the parent has not read yet is
+read by the worker that plays its folder, ``planning.StoredStarts``), play their chunks and send
+their results back pickled. A fork of a server's worker costs milliseconds; a pass over fewer than
 :data:`MIN_FOLDERS` folders stays in this process, as does everything where ``fork`` is not
 available. The workers run only the model's plain Python: no Spark, no Arrow, no I/O.
 
-The cyclic garbage collector is paused while states are read and played
-(``stream.cyclic_gc_paused``, as in the job's tasks): the plays allocate millions of short-lived
-objects that reference counting frees, and the workers inherit the pause.
+The cyclic garbage collector is paused while a plan is made (``stream.cyclic_gc_paused``, as in
+the job's tasks): the plays allocate millions of short-lived objects that reference counting
+frees, and the workers inherit the pause.
 """
 
 from __future__ import annotations

@@ -8,14 +8,17 @@ states of the folders it touches, the pairs' transits (``transits``), the replic
 (``state_history``); then it plays them in plain Python (``forecast.planner``) and judges the
 result (``forecast.verdict``).
 
-Plain Python and pyarrow: no Spark.
+Plain Python and pyarrow: no Spark. The cyclic garbage collector is paused while a plan is made
+(``stream.cyclic_gc_paused``): its scans of the folders' states, the plays' results and, in the
+app, everything else the process holds found nothing to collect yet cost a restore's page about
+0.5 s; reference counting frees what a plan drops.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -123,13 +126,16 @@ def make_plan(
     """Read the run, parse the actions, play the folders they touch (``play``: where), judge, and
     for a plan that is not safe look for safe variants (``suggest`` False: later, by
     :func:`add_suggestions`; the ``/plan`` page shows the verdict before them)."""
-    run = open_run(data_dir)
-    actions = [with_backups(run, a) if isinstance(a, Restore) else a for a in parse_plan(texts, run.known)]
-    played = play(run, actions, involved_folders(run, actions))
-    plan = Plan(run, actions, played, judge(played))
-    if suggest:
-        add_suggestions(plan)
-    return plan
+    with cyclic_gc_paused():  # see the module's docstring
+        run = open_run(data_dir)
+        actions = [
+            with_backups(run, a) if isinstance(a, Restore) else a for a in parse_plan(texts, run.known)
+        ]
+        played = play(run, actions, involved_folders(run, actions))
+        plan = Plan(run, actions, played, judge(played))
+        if suggest:
+            add_suggestions(plan)
+        return plan
 
 
 def add_suggestions(plan: Plan) -> None:
@@ -137,7 +143,8 @@ def add_suggestions(plan: Plan) -> None:
     on the folders where it is not (their states read once)."""
     if plan.result.safe or plan.looked:
         return
-    _look(plan)
+    with cyclic_gc_paused():
+        _look(plan)
     plan.looked = True
 
 
@@ -172,16 +179,47 @@ def involved_folders(run: PlanRun, actions: Iterable[Action]) -> set[str]:
     return {r["fid"] for r in rows} | {a.fid for a in actions if isinstance(a, ReplicaChange)}
 
 
-def folder_starts(run: PlanRun, fids: Iterable[str]) -> dict[str, FolderStart]:
+class StoredStarts(Mapping[str, FolderStart]):
+    """Each folder's folds and mail at the run's as-of, as the run keeps them (``_state/folds``),
+    made when first asked for: in the forked worker that plays the folder, so a store's thousands
+    of states are read on every core (``planner.play_plan``), and the workers do not share them
+    with this process."""
+
+    def __init__(self, org: OrgContext, blobs: dict[str, str]):
+        self._org = org
+        self._blobs = blobs
+        self._made: dict[str, FolderStart] = {}
+
+    def __getitem__(self, fid: str) -> FolderStart:
+        start = self._made.get(fid)
+        if start is None:
+            state = load_state(self._blobs[fid])
+            folds = {s: f.resume(self._org) for s, f in state.folds.items()}
+            start = self._made[fid] = FolderStart(folds, list(state.mail))
+        return start
+
+    def __contains__(self, fid: object) -> bool:
+        return fid in self._blobs
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._blobs)
+
+    def __len__(self) -> int:
+        return len(self._blobs)
+
+    @property
+    def made(self) -> int:
+        """How many starts this process has made (read)."""
+        return len(self._made)
+
+
+def folder_starts(run: PlanRun, fids: Iterable[str]) -> StoredStarts:
     """Each folder's folds and mail at the run's as-of, from the run's fold states."""
     fids = sorted(set(fids))
-    out: dict[str, FolderStart] = {}
     if not fids:
-        return out
-    for r in _rows(run.path / STATE_DIR / "folds", ["fid", "blob"], pc.field("fid").isin(fids)):
-        state = load_state(r["blob"])
-        out[r["fid"]] = FolderStart({s: f.resume(run.org) for s, f in state.folds.items()}, list(state.mail))
-    return out
+        return StoredStarts(run.org, {})
+    rows = _rows(run.path / STATE_DIR / "folds", ["fid", "blob"], pc.field("fid").isin(fids))
+    return StoredStarts(run.org, {r["fid"]: r["blob"] for r in rows})
 
 
 def with_backups(run: PlanRun, restore: Restore) -> Restore:

@@ -282,3 +282,87 @@ def test_suggestions_looked_for_later_are_the_same(demo: Path) -> None:
     first = later.suggestions
     add_suggestions(later)
     assert later.suggestions is first
+
+
+@pytest.mark.parametrize("bounds", [False, True])
+@pytest.mark.parametrize(
+    "texts",
+    [
+        [f"restore {STORE} from TWO_DAYS_BACK"],
+        [f"down {STORE} at +2h until +8h"],
+        ["decommission PFRED03"],
+    ],
+)
+def test_a_folder_s_two_plays_made_ready_once_equal_each_played_alone(
+    demo: Path, texts: list[str], bounds: bool
+) -> None:
+    """``play_folder`` makes a folder's start ready once for its play under the plan and without
+    it (what each replica lacks, the mail in order, the folds pickled: ``FolderStartPlays``): each
+    is the folder's forecast made from nothing, field for field."""
+    from pfscope.spark_jobs.model.forecast.actions import ByFolder
+    from pfscope.spark_jobs.model.forecast.folder import forecast_folder
+
+    run = open_run(demo)
+    texts = [t.replace("TWO_DAYS_BACK", format_ts(run.as_of - 2 * DAY)) for t in texts]
+    actions = [with_backups(run, a) if isinstance(a, Restore) else a for a in parse_plan(texts, run.known)]
+    starts = folder_starts(run, involved_folders(run, actions))
+    played = play_plan(run.org, starts, run.as_of, run.transits, actions, shortcut=False, bounds=bounds)
+    by_folder = ByFolder(played.played)
+    rows = 0
+    for fid, planned in played.planned.items():
+        s = starts[fid]
+        alone = forecast_folder(
+            run.org, fid, s.folds, s.mail, run.as_of, run.transits, by_folder.of(fid), bound=bounds
+        )
+        base = forecast_folder(
+            run.org, fid, s.folds, s.mail, run.as_of, run.transits, always=True, bound=bounds
+        )
+        assert planned == alone, fid
+        assert played.baseline[fid] == base, fid
+        rows += len(alone.forecast) + len(base.forecast)
+    assert rows > 0 and any(f.diverged for f in played.planned.values())  # not vacuous
+
+
+def test_a_plan_leaves_the_cyclic_collector_as_it_found_it(demo: Path) -> None:
+    """``make_plan`` pauses the cyclic garbage collector (``compute.planning``): it is back on
+    after a plan, after its suggestions and after a plan refused; off, it stays off."""
+    import gc
+
+    assert gc.isenabled()
+    plan = make_plan(demo, ["decommission PFRED03"], suggest=False)
+    assert gc.isenabled()
+    add_suggestions(plan)
+    assert gc.isenabled() and plan.looked
+    with pytest.raises(PlanError):
+        make_plan(demo, ["down NOPE"])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        make_plan(demo, [f"up {STORE}"])
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_store_s_states_are_read_in_the_workers_that_play_them(
+    demo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``folder_starts`` reads a folder's state when a play first asks for it: forked workers read
+    their own (none in this process), find there which folders the plan touches, and give the plan
+    played in this process from states read here, a folder it does not touch left out."""
+    from pfscope.spark_jobs.model.forecast.planner import touched
+
+    monkeypatch.setattr(plan_workers, "MIN_FOLDERS", 1)
+    run = open_run(demo)
+    texts = [f"restore {STORE} from {format_ts(run.as_of - 2 * DAY)}", "down PFJNB02 at +2h until +6h"]
+    actions = [with_backups(run, a) if isinstance(a, Restore) else a for a in parse_plan(texts, run.known)]
+    involved = involved_folders(run, actions)
+    other = sorted(f for f, stores in run.known.lists.items() if f not in involved)[0]  # untouched
+    starts = folder_starts(run, involved | {other})
+    forked = play_plan(run.org, starts, run.as_of, run.transits, actions, chunks=plan_workers.forked(2))
+    assert starts.made == 0  # every state was read in a worker
+    here = {fid: starts[fid] for fid in starts}
+    assert starts.made == len(here) == len(involved) + 1
+    in_turn = play_plan(run.org, here, run.as_of, run.transits, actions)
+    assert forked == in_turn
+    assert list(forked.planned) == touched(here, actions) and other not in forked.planned

@@ -48,6 +48,31 @@ def targets_of(folds: Mapping[str, FolderFold]) -> dict[str, CNSet]:
     return out
 
 
+class FolderStartPlays:
+    """What every play of a folder starts from, made once for all of them (a plan plays each
+    folder under the plan and without it): what each replica lacks at the as-of, the mail on its
+    way in order, and the folds pickled (``FoldSnapshot``, when a play first needs them)."""
+
+    def __init__(self, folds: Mapping[str, FolderFold], in_flight: Iterable[tuple[Message, str]]):
+        self.folds = folds
+        self.targets = targets_of(folds)
+        self._in_flight = in_flight
+        self._mail: list[tuple[Message, str]] | None = None
+        self._snapshot: FoldSnapshot | None = None
+
+    @property
+    def mail(self) -> list[tuple[Message, str]]:
+        if self._mail is None:
+            self._mail = mail_in_order(self._in_flight)
+        return self._mail
+
+    @property
+    def snapshot(self) -> FoldSnapshot:
+        if self._snapshot is None:
+            self._snapshot = FoldSnapshot(self.folds)
+        return self._snapshot
+
+
 def forecast_folder(
     org: OrgContext,
     fid: str,
@@ -59,18 +84,21 @@ def forecast_folder(
     *,
     always: bool = False,
     bound: bool = True,
+    start: FolderStartPlays | None = None,
 ) -> FolderForecast:
     """``folds``: every store's fold of ``fid`` at the as-of (not changed); ``in_flight``: the
     messages of ``fid`` sent within the queue expiry before the as-of that a recipient had not
     processed, with that recipient; ``actions``: a plan's (none: the baseline forecast);
     ``always``: play the folder even when no replica lacks anything (a plan's baseline traffic);
     ``bound`` False: only the plays ``in_sync_at`` and the plan's verdict need (no
-    ``latest_in_sync_at``, no time after a down store's return: a plan shows neither)."""
-    initial = targets = targets_of(folds)
+    ``latest_in_sync_at``, no time after a down store's return: a plan shows neither);
+    ``start``: ``folds`` and ``in_flight`` made ready by another play of the folder (the same)."""
+    start = start or FolderStartPlays(folds, in_flight)
+    initial = targets = start.targets
     if not targets and not actions and not always:
         return FolderForecast()
-    mail = mail_in_order(in_flight)
-    snapshot = FoldSnapshot(folds)  # pickled once for all the folder's plays
+    mail = start.mail
+    snapshot = start.snapshot  # pickled once for all the folder's plays
     base = Play(org, fid, snapshot, targets, as_of, transits, actions=actions).play(mail)
     targets = base.targets  # a plan's play adds the replicas it adds or restores
     out = FolderForecast(removed=base.removed, risks=base.risks, traffic=base.traffic, diverged=base.diverged)

@@ -31,6 +31,7 @@ from pfscope.spark_jobs.model.forecast.actions import (
 )
 from pfscope.spark_jobs.model.forecast.folder import (
     FolderForecast,
+    FolderStartPlays,
     forecast_folder,
     mail_in_order,
     targets_of,
@@ -115,7 +116,10 @@ def play_plan(
     touches; ``shortcut`` False: the baseline played for every folder, as the tests compare;
     ``chunks``: where the folders' plays run; ``bounds``: the forecast rows' bounds played too,
     ``latest_in_sync_at`` and the times after a down store's return, which no verdict reads)."""
-    fids = touched(starts, actions)
+    # which folders the plan touches is found where they are played (a worker reads their starts
+    # itself, ``compute.planning.StoredStarts``), unless a decommission needs them all first
+    decommissions = any(isinstance(a, Decommission) for a in actions)
+    fids = touched(starts, actions) if decommissions else sorted(starts)
     played: list[Action] = [a for a in in_order(actions) if not isinstance(a, Decommission)]
     out = PlayedPlan(list(actions), played)
     for d in (a for a in in_order(actions) if isinstance(a, Decommission)):
@@ -141,14 +145,16 @@ def play_plan(
     by_folder = ByFolder(out.played)
 
     def play(chunk: list[str]) -> list[tuple[str, tuple[FolderForecast, FolderForecast]]]:
+        mine = chunk if decommissions else touched({f: starts[f] for f in chunk}, actions)
         return [
             (fid, play_folder(org, starts[fid], fid, as_of, transits, by_folder.of(fid), shortcut, bounds))
-            for fid in chunk
+            for fid in mine
         ]
 
     both = dict(pair for part in chunks(play, fids) for pair in part)
     for fid in fids:
-        out.planned[fid], out.baseline[fid] = both[fid]
+        if fid in both:  # a folder the plan touches
+            out.planned[fid], out.baseline[fid] = both[fid]
     return out
 
 
@@ -176,11 +182,14 @@ def play_folder(
     """A folder under the plan (``actions``: the folder's own) and without it. A play the plan did not change (no event ran while
     it held a store's status, no list change or restore applied: ``diverged`` False) is the
     baseline's own play, event for event, so the baseline is not played again (``shortcut``)."""
-    planned = forecast_folder(org, fid, start.folds, start.mail, as_of, transits, actions, bound=bounds)
+    ready = FolderStartPlays(start.folds, start.mail)  # the two plays' common start, made once
+    planned = forecast_folder(
+        org, fid, start.folds, start.mail, as_of, transits, actions, bound=bounds, start=ready
+    )
     if shortcut and not planned.diverged:
         return planned, FolderForecast(planned.forecast, planned.requests, traffic=planned.traffic)
     return planned, forecast_folder(
-        org, fid, start.folds, start.mail, as_of, transits, always=True, bound=bounds
+        org, fid, start.folds, start.mail, as_of, transits, always=True, bound=bounds, start=ready
     )
 
 

@@ -245,3 +245,45 @@ def test_thousands_of_moved_replicas_are_drawn_as_each_store_s_span() -> None:
     few = fp.timeline_figure([], PlanResult(changed=moved[:3]), AS_OF)
     (markers,) = [t for t in few.data if t.name == "in sync, under the plan"]
     assert len(markers.x) == 3 and markers.mode == "markers"
+
+
+def test_the_page_makes_and_draws_a_plan_with_the_collector_paused(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The /plan page makes and draws a plan with the cyclic garbage collector paused (its scans
+    cost a restore's page about 0.5 s: docs/performance.md) and turns it back on after, also when
+    the plan is refused."""
+    import gc
+    import sys
+
+    from pfscope.app.main import create_app
+    from pfscope.app.settings import Settings
+    from pfscope.spark_jobs.model.forecast.plan import PlanError
+
+    app = create_app(Settings(data_dir=tmp_path, cache_dir=tmp_path / "cache"))
+    page = sys.modules["pfscope.app.pages.plan"]
+    seen: list[bool] = []
+
+    def made(*_args: Any) -> str:
+        seen.append(gc.isenabled())
+        return "the plan"
+
+    def shown(_data: Any, plan: str, _actions: list[str]) -> list[str]:
+        seen.append(gc.isenabled())
+        return [plan]
+
+    monkeypatch.setattr(page, "_made", made)
+    monkeypatch.setattr(page, "_shown", shown)
+    data = SimpleNamespace(run_id="r1")
+    assert gc.isenabled()
+    with app.server.app_context():
+        assert page._result(data, ["down PFS1"]) == ["the plan"]
+        assert seen == [False, False] and gc.isenabled()
+
+        def refused(*_args: Any) -> str:
+            seen.append(gc.isenabled())
+            raise PlanError("no store named 'PFS9'")
+
+        monkeypatch.setattr(page, "_made", refused)
+        (banner,) = page._result(data, ["down PFS9"])
+    assert banner.id == "plan-error" and seen[-1] is False and gc.isenabled()
