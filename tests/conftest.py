@@ -10,7 +10,6 @@ is free. Run alone (no ``-n``), the groups mean nothing.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,21 +18,13 @@ HERE = Path(__file__).resolve().parent
 GROUPS = ("e2e", "spark")
 
 
-@pytest.hookimpl(optionalhook=True)  # an xdist hook: none without xdist (-p no:xdist)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Under ``--dist loadgroup``, xdist's load-by-scope scheduler with a test's scope its folder
-    for the e2e and Spark tests (each folder's tests in one process), itself for the others.
-    (xdist's own groups, ``xdist_group`` marks, have no effect with pytest 9: they rename the
-    node id through an attribute pytest no longer reads.)"""
-    if config.getvalue("dist") != "loadgroup":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class FolderGroups(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            parts = nodeid.split("/")
-            if len(parts) > 2 and parts[0] == HERE.name and parts[1] in GROUPS:
-                return parts[1]
-            return nodeid
-
-    return FolderGroups(config, log)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):  # -p no:xdist: no groups to mark
+        return
+    for item in items:
+        try:
+            folder = Path(str(item.fspath)).resolve().relative_to(HERE).parts[0]
+        except ValueError:
+            continue
+        if folder in GROUPS:
+            item.add_marker(pytest.mark.xdist_group(folder))
