@@ -26,7 +26,9 @@ new messages to it. A refresh does the same, on Spark (steps 1 and 2 are ``refre
    holding those folders' earlier rows are written again without them, the others kept.
 
 A refresh equals a full run of the same input, every table as a multiset of rows (the run's
-own columns aside): ``tests/spark/test_refresh.py`` holds it.
+own columns aside): ``tests/spark/test_refresh.py`` holds it. (Past 500 lines: the module is the
+list of a refresh's steps, each a function of a few lines; its first steps, its writing and the
+taking back of rewritten files are modules of their own.)
 """
 
 from __future__ import annotations
@@ -82,9 +84,9 @@ from pfscope.spark_jobs.compute.refresh_lines import (
     rejudged_lines,
 )
 from pfscope.spark_jobs.compute.refresh_pieces import pieces_of, replaced_rows
-from pfscope.spark_jobs.compute.rejudged import LINE_BITS, Rejudged
+from pfscope.spark_jobs.compute.rejudged import Rejudged
 from pfscope.spark_jobs.compute.restarts import refreshed_folders, sql_list, topology_starts
-from pfscope.spark_jobs.compute.retaken import Retaken, retaken_files
+from pfscope.spark_jobs.compute.retaken import Retaken, of_files, retaken_files
 from pfscope.spark_jobs.compute.state import Manifest, Plan, rows_where
 from pfscope.spark_jobs.compute.stream import FOLD_STATE, OUT_TABLES, STREAM_COLUMNS, org_payload
 from pfscope.spark_jobs.compute.traffic import all_messages, refreshed_messages
@@ -492,16 +494,9 @@ def _seen_elsewhere(ctx: _Context, as_of: int) -> tuple[str, ...]:
     if not unnamed:
         return ()
     rows = _state_rows(ctx.prev_dir, STATE_EVENTS, "fid", unnamed, ["fid", "kind", "ts", "seq"])
-    index = pc.shift_right(rows.column("seq"), LINE_BITS)
-    seen = rows.filter(
-        pc.and_(
-            pc.and_(
-                pc.invert(pc.is_in(index, value_set=pa.array(sorted(ctx.retaken.files), pa.int64()))),
-                pc.is_in(rows.column("kind"), value_set=pa.array(["replicas", "change", "send"])),
-            ),
-            pc.less_equal(rows.column("ts"), as_of),
-        )
-    )
+    theirs = of_files(rows, pa.array(sorted(ctx.retaken.files), pa.int64()))
+    shown = pc.is_in(rows.column("kind"), value_set=pa.array(["replicas", "change", "send"]))
+    seen = rows.filter(pc.and_(pc.and_(pc.invert(theirs), shown), pc.less_equal(rows.column("ts"), as_of)))
     return tuple(sorted(set(seen.column("fid").to_pylist())))
 
 

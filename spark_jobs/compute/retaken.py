@@ -82,13 +82,13 @@ def retaken_files(
             )
     indexes = pa.array(sorted(retaken), pa.int64())
     old = _earlier(prev_dir / STATE_LINES)
-    theirs = pc.is_in(pc.shift_right(old.column("seq"), LINE_BITS), value_set=indexes)
+    theirs = of_files(old, indexes)
     was, kept = old.filter(theirs), old.filter(pc.invert(theirs))
     new = pa.Table.from_pylist(
         [{"seq": seq, "shard": shard, "fid": fid} for seq, shard, fid in new_lines],
         schema=pa.schema([("seq", pa.int64()), ("shard", pa.string()), ("fid", pa.string())]),
     )
-    now = new.filter(pc.is_in(pc.shift_right(new.column("seq"), LINE_BITS), value_set=indexes))
+    now = new.filter(of_files(new, indexes))
     shards = pa.chunked_array([was.column("shard"), now.column("shard")], pa.string())
     others = pa.concat_tables(
         [
@@ -122,6 +122,14 @@ def retaken_files(
         _count(pc.and_(accepted, pc.invert(first))),
         _last_ts(prev_dir / STATE_EVENTS, indexes),
     )
+
+
+def of_files(table: Any, indexes: Any) -> Any:
+    """A mask of ``table``'s rows (a ``seq`` column) whose line is in one of the files ``indexes``
+    (a pyarrow array of file indexes): the pyarrow twin of ``Retaken.kept``."""
+    import pyarrow.compute as pc
+
+    return pc.is_in(pc.shift_right(table.column("seq"), LINE_BITS), value_set=indexes)
 
 
 def _refuse_shared(lines: Any, retaken: dict[int, str], files: list[str]) -> None:
@@ -159,6 +167,6 @@ def _last_ts(folder: Path, indexes: Any) -> int | None:
     if not paths:
         return None
     t = pq.read_table(paths, columns=["ts", "seq"])
-    kept = t.filter(pc.invert(pc.is_in(pc.shift_right(t.column("seq"), LINE_BITS), value_set=indexes)))
+    kept = t.filter(pc.invert(of_files(t, indexes)))
     last = pc.max(kept.column("ts")).as_py()
     return int(last) if last is not None else None
