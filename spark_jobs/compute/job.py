@@ -565,6 +565,7 @@ def summary_frame(
                 refresh.folders_refolded,
                 refresh.folders_carried,
                 refresh.lines_rejudged if refresh.mode == "incremental" else None,
+                refresh.folders_from_start if refresh.mode == "incremental" else None,
             )
         ],
         {"run_id": "string"}
@@ -578,6 +579,7 @@ def summary_frame(
             "folders_refolded": "long",
             "folders_carried": "long",
             "lines_rejudged": "long",
+            "folders_from_start": "long",
         },
     ).selectExpr(
         "run_id",
@@ -594,6 +596,7 @@ def summary_frame(
         "folders_refolded",
         "folders_carried",
         "lines_rejudged",
+        "folders_from_start",
     )
 
 
