@@ -67,6 +67,7 @@ REFRESH_METRIC_NAMES: tuple[str, ...] = (
     "pfscope_run_folders_refolded",
     "pfscope_run_folders_carried",
     "pfscope_run_lines_rejudged",
+    "pfscope_run_folders_from_start",
 )
 
 #: the classic text format every Prometheus 2.x parses (the names here need none of 1.0.0's escaping)
@@ -127,6 +128,7 @@ def snapshot(data: RunData) -> dict[str, Any]:
             "folders_refolded": summary.get("folders_refolded"),
             "folders_carried": summary.get("folders_carried"),
             "lines_rejudged": summary.get("lines_rejudged"),
+            "folders_from_start": summary.get("folders_from_start"),
         },
     }
 
@@ -259,6 +261,11 @@ class RunCollector(Collector):
                 "pfscope_run_lines_rejudged",
                 "lines_rejudged",
                 "Lines an earlier run rejected that an incremental run judged otherwise (their message's send came late)",
+            ),
+            (
+                "pfscope_run_folders_from_start",
+                "folders_from_start",
+                "Folders an incremental run folded again from their first event (no kept fold state held for them)",
             ),
         ):
             if r.get(key) is not None:

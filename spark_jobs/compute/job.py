@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -95,6 +96,7 @@ class Refresh:
     folders_carried: int | None = None
     lines_rejudged: int = 0  # lines rejected before, judged otherwise now (``spark_jobs.rejudged``)
     files_retaken: int = 0  # files rewritten since the last run, read again whole (``compute.retaken``)
+    folders_from_start: int = 0  # folders folded again from their first event (no kept state held)
 
     def line(self) -> str:
         if self.mode == "full":
@@ -103,8 +105,9 @@ class Refresh:
         if self.files_retaken:
             files = "file" if self.files_retaken == 1 else "files"
             again += f", {self.files_retaken:,} rewritten {files} read again"
+        start = f" ({self.folders_from_start:,} from their first event)" if self.folders_from_start else ""
         return (
-            f"incremental: {self.lines_new:,} new lines, {self.folders_refolded:,} folders refolded, "
+            f"incremental: {self.lines_new:,} new lines, {self.folders_refolded:,} folders refolded{start}, "
             f"{self.folders_carried:,} carried over{again}"
         )
 
@@ -127,6 +130,8 @@ class JobResult:
     reads: dict[int, Any] = field(
         default_factory=dict
     )  # a refresh: each file read, as now read (``FileRead``)
+    #: a refresh: what it writes once its tables are written (its kept fold states), given the run's folder
+    after_write: Callable[[Path], None] | None = None
 
     def written(self, first_round: bool) -> None:
         """Drop what the pieces left to write no longer read: after the first round (the fold,
@@ -560,6 +565,7 @@ def summary_frame(
                 refresh.folders_refolded,
                 refresh.folders_carried,
                 refresh.lines_rejudged if refresh.mode == "incremental" else None,
+                refresh.folders_from_start if refresh.mode == "incremental" else None,
             )
         ],
         {"run_id": "string"}
@@ -573,6 +579,7 @@ def summary_frame(
             "folders_refolded": "long",
             "folders_carried": "long",
             "lines_rejudged": "long",
+            "folders_from_start": "long",
         },
     ).selectExpr(
         "run_id",
@@ -589,6 +596,7 @@ def summary_frame(
         "folders_refolded",
         "folders_carried",
         "lines_rejudged",
+        "folders_from_start",
     )
 
 

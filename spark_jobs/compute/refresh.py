@@ -43,6 +43,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from pfscope.spark_jobs.compute.checkpoints import Checkpoints, Resumed
 from pfscope.spark_jobs.compute.job import (
     MIN_LONG_SQL,
     STATE_EVENTS,
@@ -130,11 +131,16 @@ def refresh(
         raise given_up("the as-of would be before the earlier run's", new.parsed, verdicts.judged)
     events = _new_events(ctx, new, verdicts, again, as_of)
     entries = open_entries(prev_dir)
-    # a file read again whole starts its folders again, as the topology's changed folders do
+    # a file read again whole starts its folders' rows of the folders and replica-list tables
+    # again, as the topology's changed folders do
     restart = tuple(sorted({*plan.refold, *(retaken.fids if retaken else ())}))
-    refold = _refolded(ctx, events, entries, verdicts, again, restart)
+    # every folder's state, read once: the folded ones' go through the fold, the others are kept
+    folds = _state_rows(prev_dir, STATE_FOLDS, "fid", [], ["fid", "blob"], but=True)
+    kept_states = Checkpoints.of(prev_dir, previous.as_of, folds)
+    changed = _changed(ctx, events)
+    refold = _refolded(ctx, entries, changed, kept_states, plan.refold)
     traffic = _traffic(ctx, events)
-    fold = _fold(ctx, events, refold, entries, tally, as_of, partitions, traffic.medians)
+    fold = _fold(ctx, events, refold, entries, tally, as_of, partitions, traffic.medians, kept_states)
     carried = max(int(previous.folders or 0) - fold.refolded, 0)
     refresh_ = Refresh(
         "incremental",
@@ -144,6 +150,7 @@ def refresh(
         carried,
         tally.rejudged,
         files_retaken=len(retaken.files) if retaken else 0,
+        folders_from_start=len(refold.first),
     )
     t = _tables(
         ctx,
@@ -169,8 +176,9 @@ def refresh(
     t = {name: conform(df, name) for name, df in t.items()}
     again_seqs = local_frame(spark, [(q,) for q in again.seqs] if again else [], {"seq": "long"})
     state = _state(ctx, new, verdicts, again_seqs, events, fold, as_of)
-    replaced = replaced_rows(spark, (refold.fids, refold.where), again, again_seqs, restart, retaken)
+    replaced = replaced_rows(spark, (refold.fids, refold.made_again), again, again_seqs, restart, retaken)
     pieces, carry, rewritten = pieces_of(spark, prev_dir, {**t, **state}, tally.empty(), replaced)
+    index = kept_states.next_index(changed, first=plan.refold)
     return JobResult(
         {},
         as_of,
@@ -183,6 +191,7 @@ def refresh(
         counts,
         [new.parsed, verdicts.judged, events.new, fold.folded],
         reads=new.reads,
+        after_write=lambda run_dir: kept_states.keep(run_dir, index, STATE_FOLDS),
     )
 
 
@@ -264,38 +273,76 @@ def _traffic(ctx: _Context, events: _Events) -> _Traffic:
 
 @dataclass(frozen=True)
 class _Refold:
-    """The folders late data reaches, folded again from their first event; ``where``: a row of
-    one of them, in SQL."""
+    """The folders folded again: late data's, a file read again whole's and those the topology
+    changed. Each folds on from the latest kept state that still holds for it (``resumed``), or
+    from its first event (``first``)."""
 
-    fids: list[str]
-    where: str
+    first: list[str]
+    resumed: Resumed
+
+    @property
+    def fids(self) -> list[str]:
+        return sorted({*self.first, *self.resumed.fids})
+
+    @property
+    def where(self) -> str:
+        """SQL: a row of one of them."""
+        return f"fid IN ({sql_list(self.fids)})" if self.fids else "false"
+
+    def made_again(self, table: str) -> str:
+        """SQL: an earlier final row of ``table`` this run makes again (its folder's, made after
+        the state it folds on from)."""
+        first = f"fid IN ({sql_list(self.first)})" if self.first else "false"
+        return f"({first} OR {self.resumed.rows(table)})"
+
+    def first_events(self) -> str:
+        """SQL: an event the folders from their first event fold."""
+        return f"fid IN ({sql_list(self.first)})" if self.first else "false"
+
+
+def _changed(ctx: _Context, events: _Events) -> dict[str, int]:
+    """Each folder's earliest changed event (its time): a new event, or, in a file read again
+    whole, an event of its earlier lines or of its lines now that the other does not hold (row
+    for row, ``seq`` included: an unchanged line keeps its place)."""
+    new = events.new.filter("fid IS NOT NULL")
+    times = new.filter(ctx.kept).groupBy("fid").agg(F.min("ts").alias("t"))
+    if ctx.retaken:
+        again = new.filter(f"NOT ({ctx.kept})")
+        old = (
+            ctx.spark.read.parquet(str(ctx.prev_dir / STATE_EVENTS))
+            .filter(f"fid IS NOT NULL AND NOT ({ctx.kept})")
+            .select(*again.columns)
+        )
+        differ = old.exceptAll(again).unionByName(again.exceptAll(old))
+        times = times.unionByName(differ.groupBy("fid").agg(F.min("ts").alias("t")))
+    ctx.step("refresh: the folders' earliest changed events")
+    return {r.fid: r.t for r in times.groupBy("fid").agg(F.min("t").alias("t")).collect()}
 
 
 def _refolded(
     ctx: _Context,
-    events: _Events,
     entries: list[tuple[str, int | None]],
-    v: Verdicts,
-    again: Rejudged | None,
+    changed: dict[str, int],
+    kept_states: Checkpoints,
     in_topology: tuple[str, ...] = (),
 ) -> _Refold:
-    """The folders of the new events stamped before the previous as-of, and those the topology
-    added or changed (``in_topology``: their start is the new topology's). An event stamped at the
-    previous as-of itself comes after every event read before at that time (its line does), so it
-    folds on from the state as it would in a full run, unless a request fell due at that very
-    time: the previous run made it before the event, a full run makes it after. (The as-of is the
-    last event's time, so the next export's lines of that second are the usual case; refolding
-    them rewrote a 10M log's whole history: 11 s.)"""
+    """The folders with a changed event stamped before the previous as-of, a file read again
+    whole's, and those the topology added or changed (``in_topology``: their start is the new
+    topology's, so they fold from their first event). An event stamped at the previous as-of
+    itself comes after every event read before at that time (its line does), so it folds on from
+    the state as it would in a full run, unless a request fell due at that very time: the
+    previous run made it before the event, a full run makes it after. (The as-of is the last
+    event's time, so the next export's lines of that second are the usual case; refolding them
+    rewrote a 10M log's whole history: 11 s.)"""
     as_of = ctx.previous.as_of
-    asked_then = sorted({fid for fid, at in entries if at == as_of})
-    late = f"ts < {as_of} OR (ts = {as_of} AND fid IN ({sql_list(asked_then) or 'NULL'}))"
-    fids = (
-        sorted(r.fid for r in events.new.filter(late).select("fid").distinct().collect())
-        if v.counts["late"] or (again and again.late(as_of))
-        else []
-    )
-    fids = sorted(set(fids) | set(in_topology))
-    return _Refold(fids, f"fid IN ({sql_list(fids)})" if fids else "false")
+    asked_then = {fid for fid, at in entries if at == as_of}
+    late = {fid for fid, t in changed.items() if t < as_of or (t == as_of and fid in asked_then)}
+    again = set(ctx.retaken.fids) if ctx.retaken else set()
+    never = (1 << 63) - 1  # no changed event: every state holds
+    redo = {fid: changed.get(fid, never) for fid in sorted(late | again | set(in_topology))}
+    resumed = kept_states.resumed(redo, first=in_topology)
+    on = set(resumed.fids)
+    return _Refold(sorted(f for f in redo if f not in on), resumed)
 
 
 @dataclass(frozen=True)
@@ -320,6 +367,7 @@ def _fold(
     as_of: int,
     partitions: int | None,
     medians: list[tuple[str, str, int, int]],
+    kept_states: Checkpoints,
 ) -> _Fold:
     """The folders the new as-of can change, each from its state with its fresh events. A folder
     with no fresh event and no open entry has nothing that depends on the as-of but its replicas'
@@ -342,10 +390,10 @@ def _fold(
         [(store, ts, seq, down) for ts, seq, store, down in tally.status if ts <= as_of],
         medians,
     )
-    # every folder's state, read once: the folded ones' go through the fold, the others are kept
-    folds = _state_rows(ctx.prev_dir, STATE_FOLDS, "fid", [], ["fid", "blob"], but=True)
+    folds = kept_states.folds
     is_folded = pc.is_in(folds.column("fid"), value_set=pa.array(folders, pa.string()))
-    stream = _fold_stream(ctx, events, refold, folds.filter(is_folded), as_of)
+    resumed = kept_states.states(refold.resumed)
+    stream = _fold_stream(ctx, events, refold, folds.filter(is_folded), resumed, as_of)
     # partitions by this fold's work, not the log's: each task costs a worker its start (a 10M
     # log's refresh had 42 for 5,399 folders); a state to finish weighs about as much as
     # ``STATE_EVENTS_WEIGHT`` events to fold
@@ -358,15 +406,18 @@ def _fold(
     return _Fold(folded, with_events, folders, folds, is_folded, len(set(with_events) | set(refold.fids)))
 
 
-def _fold_stream(ctx: _Context, events: _Events, refold: _Refold, states: Any, as_of: int) -> DataFrame:
+def _fold_stream(
+    ctx: _Context, events: _Events, refold: _Refold, states: Any, resumed: Any, as_of: int
+) -> DataFrame:
     """The fold's rows: each folder's state, then its fresh events, so that its fold goes on
-    from where it stopped; a refolded folder's every event instead, from the first, as a full
-    run folds them."""
-    kept = (
-        arrow_frame(ctx.spark, states)
-        .filter(f"NOT {refold.where}")
-        .selectExpr(*[_state_column(col) for col in STREAM_COLUMNS])
-    )
+    from where it stopped; a folder folded again, from the kept state it goes on from
+    (``resumed``) with every event stamped after it, or from its first event, as a full run
+    folds them."""
+
+    def as_rows(blobs: Any) -> DataFrame:
+        return arrow_frame(ctx.spark, blobs).selectExpr(*[_state_column(col) for col in STREAM_COLUMNS])
+
+    kept = as_rows(states).filter(f"NOT {refold.where}")
     fresh = events.fresh.filter(f"NOT coalesce({refold.where}, false)")
     stream = group_stream(fresh, None, as_of).unionByName(kept)
     if refold.fids:
@@ -377,9 +428,14 @@ def _fold_stream(ctx: _Context, events: _Events, refold: _Refold, states: Any, a
             .unionByName(events.new.filter(refold.where))
             .filter(f"ts <= {int(as_of)}")
         )
-        stream = stream.unionByName(
-            group_stream(everything, topology_groups(ctx.spark, ctx.topo).filter(refold.where), as_of)
-        )
+        if refold.first:
+            first = refold.first_events()
+            starts = topology_groups(ctx.spark, ctx.topo).filter(first)
+            stream = stream.unionByName(group_stream(everything.filter(first), starts, as_of))
+        if refold.resumed.by_as_of:
+            stream = stream.unionByName(
+                group_stream(everything.filter(refold.resumed.events()), None, as_of)
+            ).unionByName(as_rows(resumed))
     return stream
 
 

@@ -42,7 +42,7 @@ Replaced = tuple[str, set[str] | set[int], Callable[[DataFrame], DataFrame]]
 
 def replaced_rows(
     spark: SparkSession,
-    refold: tuple[list[str], str],
+    refold: tuple[list[str], Callable[[str], str]],
     again: Rejudged | None,
     again_seqs: DataFrame,
     restart: tuple[str, ...] = (),
@@ -52,9 +52,9 @@ def replaced_rows(
     folder the topology changed or a file read again whole starts again (its replica list at
     null), a line judged again (its reject row, its verdict), and every row of the lines of a
     file read again whole (``retaken``)."""
-    fids, in_refold = refold
+    fids, made_again = refold
     replaced: dict[str, list[Replaced]] = {
-        name: [("fid", set(fids), lambda df: df.filter(f"NOT {in_refold}"))]
+        name: [("fid", set(fids), lambda df, name=name: df.filter(f"NOT {made_again(name)}"))]  # type: ignore[misc]
         for name in REFOLDED_TABLES
         if fids
     }

@@ -180,6 +180,8 @@ def write_tables(
             f.result()  # the first failure, once none is still writing
         result.written(first_round=i == 0)
     shutil.rmtree(run_dir / PIECES, ignore_errors=True)
+    if result.after_write is not None:
+        result.after_write(run_dir)
     for table in {p.table for p in result.pieces} | set(result.carry):
         d = Path(table_path(table))
         d.mkdir(parents=True, exist_ok=True)

@@ -156,6 +156,7 @@ def replay(
             "folders_refolded": None,
             "folders_carried": None,
             "lines_rejudged": None,
+            "folders_from_start": None,
         }
     ]
     return result

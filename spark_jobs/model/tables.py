@@ -274,6 +274,7 @@ TABLES: dict[str, Columns] = {
         ("folders_refolded", "long"),
         ("folders_carried", "long"),
         ("lines_rejudged", "long"),
+        ("folders_from_start", "long"),
     ),
 }
 

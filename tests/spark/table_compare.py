@@ -53,6 +53,7 @@ def ordered(table: str, rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
         "folders_refolded",
         "folders_carried",
         "lines_rejudged",
+        "folders_from_start",
     }
     cols = [n for n, _ in PUBLISHED[table]]
     keep = [i for i, n in enumerate(cols) if n not in skip]

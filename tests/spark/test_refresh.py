@@ -249,12 +249,12 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
 def said_figures(line: str) -> dict[str, int]:
     """An incremental run's figures, by the summary's names, from its one line."""
     m = re.fullmatch(
-        r"incremental: ([\d,]+) new lines, ([\d,]+) folders refolded, ([\d,]+) carried over"
-        r"(?:, ([\d,]+) earlier rejects judged again)?",
+        r"incremental: ([\d,]+) new lines, ([\d,]+) folders refolded(?: \(([\d,]+) from their first event\))?,"
+        r" ([\d,]+) carried over(?:, ([\d,]+) earlier rejects judged again)?",
         line,
     )
     assert m, line
-    names = ("lines_new", "folders_refolded", "folders_carried", "lines_rejudged")
+    names = ("lines_new", "folders_refolded", "folders_from_start", "folders_carried", "lines_rejudged")
     return {n: int((v or "0").replace(",", "")) for n, v in zip(names, m.groups(), strict=True)}
 
 
