@@ -1,7 +1,10 @@
 """Published runs for the dashboard tests, made by the real Spark job (``pfscope compute``).
 
-Each scenario is simulated and computed once per test session (memoised in this module) by this
-worktree's ``pfscope``, called in the test process: a compute runs in the suite's one
+Each scenario is simulated and computed once per test session by this worktree's ``pfscope``,
+called in the test process that first needs it, and shared with the suite's other test process
+(pytest-xdist): the runs live in one folder per session (``$PFSCOPE_TEST_SHARED``, made by
+``tests/conftest.py``), and a lock per scenario makes the other process wait for the build and
+read it rather than build it again. a compute runs in the suite's one
 SparkSession (``suite_session``), so no run starts a JVM of its own (the spawned ``pfscope
 compute`` is tested in ``tests/spark/test_retention.py`` and ``test_cluster.py``). The worked example gets hostile text: its folder
 path carries ``<script>`` and ``<img onerror>``, a child folder carries markup too, and the log
@@ -13,11 +16,13 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import io
 import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,6 +43,8 @@ HOSTILE_LINES = [
 #: the line of the worked example's log that the last hostile line conflicts with
 HOSTILE_CONFLICT_LINE = 115
 
+#: the environment variable naming the session's folder of runs shared by its test processes
+SHARED = "PFSCOPE_TEST_SHARED"
 _published: dict[str, Path] = {}
 _root: list[Path] = []
 
@@ -69,18 +76,34 @@ def _pfscope(*args: str) -> None:
 
 
 def _base() -> Path:
-    """A temporary folder, or ``$PFSCOPE_E2E_REUSE`` to keep the runs between sessions (faster
-    local iterations; delete it after changing the Spark job)."""
+    """``$PFSCOPE_E2E_REUSE`` to keep the runs between sessions (faster local iterations; delete it
+    after changing the Spark job), else the session's shared folder, else a temporary one."""
     if not _root:
-        keep = os.environ.get("PFSCOPE_E2E_REUSE")
-        if keep:  # a folder per test process under xdist: two processes never build into one
-            path = Path(keep, os.environ.get("PYTEST_XDIST_WORKER", ""))
+        keep = os.environ.get("PFSCOPE_E2E_REUSE") or os.environ.get(SHARED)
+        if keep:
+            path = Path(keep)
             path.mkdir(parents=True, exist_ok=True)
         else:
             path = Path(tempfile.mkdtemp(prefix="pfscope-e2e-"))
             atexit.register(shutil.rmtree, path, True)
         _root.append(path)
     return _root[0]
+
+
+@contextlib.contextmanager
+def _built_once(name: str) -> Iterator[Path | None]:
+    """Hold ``name``'s lock (other test processes wait here) and give its data folder if a
+    process built it already, else ``None`` (then build it under the lock: marked when done)."""
+    base = _base()
+    with (base / f"{name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = base / name / "built"
+        if done.exists():
+            yield base / name / "runs"
+            return
+        shutil.rmtree(base / name, ignore_errors=True)
+        yield None
+        done.touch()
 
 
 def make_hostile(folder: Path) -> None:
@@ -133,14 +156,14 @@ def ingest_worked_example(work: Path) -> tuple[Path, Path]:
 def published(scenario: str) -> Path:
     """The data folder (``compute --out``) of ``scenario``, computed once per session
     (``ingested``: the worked example through Exchange's event logs and ``pfscope ingest``)."""
-    if scenario in _published:
-        return _published[scenario]
-    work = _base() / scenario
+    if scenario not in _published:
+        with _built_once(scenario) as built:
+            _published[scenario] = built or _build(scenario, _base() / scenario)
+    return _published[scenario]
+
+
+def _build(scenario: str, work: Path) -> Path:
     out = work / "runs"
-    if (out / "LATEST").exists() and os.environ.get("PFSCOPE_E2E_REUSE"):
-        _published[scenario] = out
-        return out
-    shutil.rmtree(work, ignore_errors=True)
     if scenario == "ingested":
         topology, events = ingest_worked_example(work)
     else:
@@ -161,7 +184,6 @@ def published(scenario: str) -> Path:
             day_before(events),
         )
     _pfscope("compute", "--topology", str(topology), "--events", str(events), "--out", str(out))
-    _published[scenario] = out
     return out
 
 
@@ -180,15 +202,15 @@ SCALE_200 = ("--stores", "200", "--sites", "8", "--folders", "1000", "--days", "
 def published_scale(name: str, flags: tuple[str, ...]) -> Path:
     """A ``scale`` organisation sized by ``flags`` (``pfscope simulate --scenario scale``),
     computed once per session like :func:`published` (``name``: its folder)."""
-    if name in _published:
-        return _published[name]
-    work = _base() / name
-    out = work / "runs"
-    if (out / "LATEST").exists() and os.environ.get("PFSCOPE_E2E_REUSE"):
-        _published[name] = out
-        return out
-    shutil.rmtree(work, ignore_errors=True)
+    if name not in _published:
+        with _built_once(name) as built:
+            _published[name] = built or _build_scale(_base() / name, flags)
+    return _published[name]
+
+
+def _build_scale(work: Path, flags: tuple[str, ...]) -> Path:
     _pfscope("simulate", "--scenario", "scale", *flags, "--out", str(work), "--no-progress")
+    out = work / "runs"
     _pfscope(
         "compute",
         "--topology",
@@ -198,5 +220,4 @@ def published_scale(name: str, flags: tuple[str, ...]) -> Path:
         "--out",
         str(out),
     )
-    _published[name] = out
     return out
