@@ -18,7 +18,6 @@ from pfscope.app.figures.backfill import (
     backfill_rows,
     backfill_trend,
     entry_timeline_marks,
-    fig_backfill_trend,
     fig_entry_timeline,
     next_request_texts,
     overdue_since,
@@ -105,8 +104,6 @@ from pfscope.app.figures.palette import (
     ORANGE,
     PURPLE,
     SKY,
-    TREND_DASHES,
-    TREND_PALETTE,
     VERMILLION,
 )
 from pfscope.app.figures.replay import (
@@ -185,8 +182,6 @@ __all__ = [
     "SKY",
     "SORT_KEYS_2003",
     "TIERS",
-    "TREND_DASHES",
-    "TREND_PALETTE",
     "TREND_POINTS",
     "UNIQUE_NOT_REPLAYED",
     "UNIQUE_REPLAYED",
@@ -214,7 +209,6 @@ __all__ = [
     "entry_timeline_marks",
     "esc",
     "explain_candidates",
-    "fig_backfill_trend",
     "fig_entry_timeline",
     "fig_health_by_store",
     "fig_lag_heatmap",

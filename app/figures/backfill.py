@@ -17,8 +17,6 @@ from pfscope.app.figures.palette import (
     GREY,
     ORANGE,
     PURPLE,
-    TREND_DASHES,
-    TREND_PALETTE,
     VERMILLION,
     YELLOW,
 )
@@ -403,41 +401,3 @@ def backfill_trend(
     out["open"] = out["open"].astype("int64")
     out["overdue"] = out["overdue"].astype("int64")
     return out[cols]
-
-
-def fig_backfill_trend(trend: pd.DataFrame) -> go.Figure:
-    """Two step charts sharing the time axis: open entries and overdue entries, one line per store."""
-    if trend.empty:
-        return empty_figure("No backfill entry in this run")
-    from plotly.subplots import make_subplots
-
-    fig = make_subplots(
-        rows=2,
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.1,
-        subplot_titles=("open backfill entries", "overdue backfill entries (two requests or more)"),
-    )
-    for i, (store, part) in enumerate(trend.groupby("store", sort=True)):
-        line = {
-            "color": TREND_PALETTE[i % len(TREND_PALETTE)],
-            "dash": TREND_DASHES[(i // len(TREND_PALETTE)) % len(TREND_DASHES)],
-            "shape": "hv",
-        }
-        for row, column in ((1, "open"), (2, "overdue")):
-            fig.add_scatter(
-                x=part["at"],
-                y=part[column],
-                mode="lines",
-                name=str(store),
-                legendgroup=str(store),
-                showlegend=row == 1,
-                line=line,
-                row=row,
-                col=1,
-                hovertemplate="%{fullData.name}: %{y} " + column + " at %{x}<extra></extra>",
-            )
-    fig.update_yaxes(rangemode="tozero", title_text="entries")
-    fig = base_layout(fig, height=500)
-    fig.update_layout(margin={"t": 80}, legend={"y": 1.08})  # the legend above the first panel's title
-    return fig

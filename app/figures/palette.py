@@ -57,8 +57,6 @@ LAG_ABSOLUTE_SCALE: list[list[Any]] = [
 #: (#0d1117). It stands in for Okabe-Ito's black, which vanished on the dark page; every trend
 #: colour reads 3:1 or more on both backgrounds, as the charts take the page's colour (base_layout)
 YELLOW = "#867d0b"
-TREND_PALETTE: tuple[str, ...] = (BLUE, ORANGE, GREEN, VERMILLION, PURPLE, SKY, GREY, YELLOW)
-TREND_DASHES: tuple[str, ...] = ("solid", "dot", "dash", "dashdot")
 
 #: the per-store heatmap's open entries: pale to dark blue, monotonic in lightness (readable with
 #: colour vision deficiencies, and apart from the vermillion of overdue and outages)

@@ -68,7 +68,6 @@ def main() -> None:
     samples = [line for line in body.decode().splitlines() if line and not line.startswith("#")]
     print(f"  {len(body):,} bytes, {len(samples):,} samples")
     trend = measure("backfill trend frame (Parquet + pure)", data.backfill_trend)
-    measure("backfill trend figure", lambda: f.fig_backfill_trend(trend).to_plotly_json())
     print(f"  {len(trend):,} rows")
     entries = measure(
         f"synthetic entries ({args.entries:,}, {args.stores} stores)",

@@ -465,24 +465,6 @@ def test_backfill_trend_samples_evenly_when_there_are_too_many_changes() -> None
     assert list(a["open"]) == [1, 1, 1] and list(a["overdue"]) == [0, 0, 1]  # a closes at 03:00 itself
 
 
-def test_backfill_trend_figure_draws_a_line_per_store_in_both_panels() -> None:
-    entries = _trend_entries()
-    entries["overdue_at"] = [ts("2026-11-02T02:30"), ts("2026-11-02T04:00"), pd.NaT]
-    fig = f.fig_backfill_trend(f.backfill_trend(entries, ["A", "B"], end=ts("2026-11-02T06:00")))
-    assert [(t.name, t.yaxis, t.showlegend) for t in fig.data] == [
-        ("A", "y", True),
-        ("A", "y2", False),
-        ("B", "y", True),
-        ("B", "y2", False),
-    ]
-    assert fig.data[0].line.shape == "hv" and list(fig.data[1].y) == [0, 0, 0, 1, 0, 1, 1]
-    assert "<" not in fig.data[0].hovertemplate.replace(
-        "<extra></extra>", ""
-    )  # the name is not in the markup
-    empty = f.fig_backfill_trend(f.backfill_trend(entries.iloc[0:0]))
-    assert empty.layout.annotations[0].text == "No backfill entry in this run"
-
-
 def test_a_lag_the_observer_holds_itself_reads_healthy_not_amber() -> None:
     cells = pd.DataFrame(
         {
