@@ -22,9 +22,6 @@ before it): strictly before.
 
 from __future__ import annotations
 
-import errno
-import os
-import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -179,12 +176,9 @@ class Checkpoints:
 
 
 def _link_all(source: Path, dest: Path) -> None:
-    """Every Parquet file of ``source`` in ``dest``: hard links where the file system has them."""
+    """Every Parquet file of ``source`` in ``dest``, linked."""
+    from pfscope.spark_jobs.compute.writing import keep_file
+
     dest.mkdir(parents=True, exist_ok=True)
     for f in sorted(source.glob("*.parquet")):
-        try:
-            os.link(f, dest / f.name)
-        except OSError as e:
-            if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
-                raise
-            shutil.copy2(f, dest / f.name)
+        keep_file(f, dest / f.name)

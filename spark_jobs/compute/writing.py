@@ -138,14 +138,18 @@ def link_final_files(
         dest = run_dir / table
         dest.mkdir(parents=True, exist_ok=True)
         for f in final_files(previous, table):
-            if f"{table}/{f.name}" in skip:
-                continue
-            try:
-                os.link(f, dest / f.name)
-            except OSError as e:
-                if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
-                    raise
-                shutil.copy2(f, dest / f.name)
+            if f"{table}/{f.name}" not in skip:
+                keep_file(f, dest / f.name)
+
+
+def keep_file(source: Path, dest: Path) -> None:
+    """An earlier run's file in this run: a hard link where the file system has them, else a copy."""
+    try:
+        os.link(source, dest)
+    except OSError as e:
+        if e.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+            raise
+        shutil.copy2(source, dest)
 
 
 def write_tables(
