@@ -287,17 +287,21 @@ class _Refold:
     @property
     def where(self) -> str:
         """SQL: a row of one of them."""
-        return f"fid IN ({sql_list(self.fids)})" if self.fids else "false"
+        return _of(self.fids)
 
     def made_again(self, table: str) -> str:
         """SQL: an earlier final row of ``table`` this run makes again (its folder's, made after
         the state it folds on from)."""
-        first = f"fid IN ({sql_list(self.first)})" if self.first else "false"
-        return f"({first} OR {self.resumed.rows(table)})"
+        return f"({self.first_events()} OR {self.resumed.rows(table)})"
 
     def first_events(self) -> str:
         """SQL: an event the folders from their first event fold."""
-        return f"fid IN ({sql_list(self.first)})" if self.first else "false"
+        return _of(self.first)
+
+
+def _of(fids: list[str]) -> str:
+    """SQL: a row of one of ``fids``."""
+    return f"fid IN ({sql_list(fids)})" if fids else "false"
 
 
 def _changed(ctx: _Context, events: _Events) -> dict[str, int]:
