@@ -27,8 +27,9 @@ new messages to it. A refresh does the same, on Spark (steps 1 and 2 are ``refre
 
 A refresh equals a full run of the same input, every table as a multiset of rows (the run's
 own columns aside): ``tests/spark/test_refresh.py`` holds it. (Past 500 lines: the module is the
-list of a refresh's steps, each a function of a few lines; its first steps, its writing and the
-taking back of rewritten files are modules of their own.)
+list of a refresh's steps, each a function of a few lines; its first steps, its writing, the
+taking back of rewritten files and the choice of the folders folded again (``refold``) are
+modules of their own.)
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pfscope.spark_jobs.compute.checkpoints import Checkpoints, Resumed
+from pfscope.spark_jobs.compute.checkpoints import Checkpoints
 from pfscope.spark_jobs.compute.job import (
     MIN_LONG_SQL,
     STATE_EVENTS,
@@ -74,6 +75,7 @@ from pfscope.spark_jobs.compute.reading import (
     events_of,
     source_and_line,
 )
+from pfscope.spark_jobs.compute.refold import Refold, changed_events, refolded
 from pfscope.spark_jobs.compute.refresh_lines import (
     CannotRefresh,
     NewLines,
@@ -137,8 +139,8 @@ def refresh(
     # every folder's state, read once: the folded ones' go through the fold, the others are kept
     folds = _state_rows(prev_dir, STATE_FOLDS, "fid", [], ["fid", "blob"], but=True)
     kept_states = Checkpoints.of(prev_dir, previous.as_of, folds)
-    changed = _changed(ctx, events)
-    refold = _refolded(ctx, entries, changed, kept_states, plan.refold)
+    changed = changed_events(spark, events.new, retaken, prev_dir)
+    refold = refolded(previous.as_of, retaken, entries, changed, kept_states, plan.refold)
     traffic = _traffic(ctx, events)
     fold = _fold(ctx, events, refold, entries, tally, as_of, partitions, traffic.medians, kept_states)
     carried = max(int(previous.folders or 0) - fold.refolded, 0)
@@ -272,84 +274,6 @@ def _traffic(ctx: _Context, events: _Events) -> _Traffic:
 
 
 @dataclass(frozen=True)
-class _Refold:
-    """The folders folded again: late data's, a file read again whole's and those the topology
-    changed. Each folds on from the latest kept state that still holds for it (``resumed``), or
-    from its first event (``first``)."""
-
-    first: list[str]
-    resumed: Resumed
-
-    @property
-    def fids(self) -> list[str]:
-        return sorted({*self.first, *self.resumed.fids})
-
-    @property
-    def where(self) -> str:
-        """SQL: a row of one of them."""
-        return _of(self.fids)
-
-    def made_again(self, table: str) -> str:
-        """SQL: an earlier final row of ``table`` this run makes again (its folder's, made after
-        the state it folds on from)."""
-        return f"({self.first_events()} OR {self.resumed.rows(table)})"
-
-    def first_events(self) -> str:
-        """SQL: an event the folders from their first event fold."""
-        return _of(self.first)
-
-
-def _of(fids: list[str]) -> str:
-    """SQL: a row of one of ``fids``."""
-    return f"fid IN ({sql_list(fids)})" if fids else "false"
-
-
-def _changed(ctx: _Context, events: _Events) -> dict[str, int]:
-    """Each folder's earliest changed event (its time): a new event, or, in a file read again
-    whole, an event of its earlier lines or of its lines now that the other does not hold (row
-    for row, ``seq`` included: an unchanged line keeps its place)."""
-    new = events.new.filter("fid IS NOT NULL")
-    times = new.filter(ctx.kept).groupBy("fid").agg(F.min("ts").alias("t"))
-    if ctx.retaken:
-        again = new.filter(f"NOT ({ctx.kept})")
-        old = (
-            ctx.spark.read.parquet(str(ctx.prev_dir / STATE_EVENTS))
-            .filter(f"fid IS NOT NULL AND NOT ({ctx.kept})")
-            .select(*again.columns)
-        )
-        differ = old.exceptAll(again).unionByName(again.exceptAll(old))
-        times = times.unionByName(differ.groupBy("fid").agg(F.min("ts").alias("t")))
-    ctx.step("refresh: the folders' earliest changed events")
-    return {r.fid: r.t for r in times.groupBy("fid").agg(F.min("t").alias("t")).collect()}
-
-
-def _refolded(
-    ctx: _Context,
-    entries: list[tuple[str, int | None]],
-    changed: dict[str, int],
-    kept_states: Checkpoints,
-    in_topology: tuple[str, ...] = (),
-) -> _Refold:
-    """The folders with a changed event stamped before the previous as-of, a file read again
-    whole's, and those the topology added or changed (``in_topology``: their start is the new
-    topology's, so they fold from their first event). An event stamped at the previous as-of
-    itself comes after every event read before at that time (its line does), so it folds on from
-    the state as it would in a full run, unless a request fell due at that very time: the
-    previous run made it before the event, a full run makes it after. (The as-of is the last
-    event's time, so the next export's lines of that second are the usual case; refolding them
-    rewrote a 10M log's whole history: 11 s.)"""
-    as_of = ctx.previous.as_of
-    asked_then = {fid for fid, at in entries if at == as_of}
-    late = {fid for fid, t in changed.items() if t < as_of or (t == as_of and fid in asked_then)}
-    again = set(ctx.retaken.fids) if ctx.retaken else set()
-    never = (1 << 63) - 1  # no changed event: every state holds
-    redo = {fid: changed.get(fid, never) for fid in sorted(late | again | set(in_topology))}
-    resumed = kept_states.resumed(redo, first=in_topology)
-    on = set(resumed.fids)
-    return _Refold(sorted(f for f in redo if f not in on), resumed)
-
-
-@dataclass(frozen=True)
 class _Fold:
     """The fold's output (checkpointed), and the folders it went through: every fold state, as
     the previous run left it, and which of them were folded (the others are carried)."""
@@ -365,7 +289,7 @@ class _Fold:
 def _fold(
     ctx: _Context,
     events: _Events,
-    refold: _Refold,
+    refold: Refold,
     entries: list[tuple[str, int | None]],
     tally: Tally,
     as_of: int,
@@ -411,7 +335,7 @@ def _fold(
 
 
 def _fold_stream(
-    ctx: _Context, events: _Events, refold: _Refold, states: Any, resumed: Any, as_of: int
+    ctx: _Context, events: _Events, refold: Refold, states: Any, resumed: Any, as_of: int
 ) -> DataFrame:
     """The fold's rows: each folder's state, then its fresh events, so that its fold goes on
     from where it stopped; a folder folded again, from the kept state it goes on from

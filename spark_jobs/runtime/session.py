@@ -13,6 +13,12 @@ LOG4J = Path(__file__).with_name("log4j2.properties")
 #: seconds on the worked example) does not pay back on a small log; on the 1M log (131 MB)
 #: C1 alone cost 319 s wall against 217 s with C2
 C1_ONLY_BELOW_BYTES = 32 << 20
+#: below this much input a job evaluates its queries interpreted and generates no code:
+#: compiling each query's classes (Janino, then the JIT) is most of a small run's JVM time.
+#: Measured against code generation (wall, local[2], alternated): a 5-store log 30 % less (CPU
+#: too), 2.9 MB 7 % less, the demo's 5.4 MB 6 % less, 13.7 MB 10 % more, 29.6 MB 15 % more;
+#: on a standalone cluster, spark-submit of the ingest test's share 49 -> 31 s (docs/performance.md)
+INTERPRETED_BELOW_BYTES = 8 << 20
 BYTES_PER_SHUFFLE_PARTITION = 8 << 20
 #: below this much input the cached frames are kept uncompressed: choosing and applying each
 #: column's encoding was the JVM's largest cost in the 1M job (131 MB: 50 -> 45 s) once the
@@ -129,6 +135,13 @@ def session_settings(
         # the workers import PySpark from where it is installed, its bytecode cached, instead
         # of compiling it from Spark's pyspark.zip in every worker (``worker_daemon``)
         settings["spark.python.daemon.module"] = "pfscope.spark_jobs.runtime.worker_daemon"
+    if for_tests or (input_bytes is not None and input_bytes < INTERPRETED_BELOW_BYTES):
+        settings |= {
+            "spark.sql.codegen.wholeStage": "false",
+            # Spark's own switch between generated and interpreted expressions (an internal
+            # setting its test suites run both ways); without it each projection is compiled
+            "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+        }
     if for_tests:
         settings |= {
             "spark.ui.enabled": "false",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pfscope.spark_jobs.runtime.session import (
     C1_ONLY_BELOW_BYTES,
     C2_LATER,
+    INTERPRETED_BELOW_BYTES,
     UNCOMPRESSED_CACHE_BELOW_BYTES,
     session_settings,
     with_archive,
@@ -71,3 +72,15 @@ def test_the_class_archive_is_added_to_options_a_caller_gives() -> None:
     assert with_archive(ingest, "") == ingest  # no archive made in this environment
     dumping = {"spark.driver.extraJavaOptions": "-XX:ArchiveClassesAtExit=/tmp/t.jsa"}
     assert with_archive(dumping, archive) == dumping
+
+
+def test_a_small_log_runs_interpreted_on_any_master() -> None:
+    # generating and compiling each query's code costs more than it saves on a small log
+    interpreted = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+    for master in ("local[2]", "spark://127.0.0.1:7077", None):
+        small = session_settings(master, input_bytes=INTERPRETED_BELOW_BYTES - 1)
+        assert interpreted.items() <= small.items(), master
+        large = session_settings(master, input_bytes=INTERPRETED_BELOW_BYTES)
+        assert not interpreted.keys() & large.keys(), master  # Spark's defaults: code generated
+    assert interpreted.items() <= session_settings("local[2]", for_tests=True).items()
+    assert not interpreted.keys() & session_settings("local[2]").keys()  # size unknown (a remote log)

@@ -1,0 +1,101 @@
+"""Which folders a refresh folds again, and from where.
+
+A folder is folded again when an event of it stamped before the previous as-of changed (late
+data), when a file holding its lines is read again whole, or when the topology changed its start.
+It goes on from the latest kept fold state that still holds for it (``checkpoints``), or from
+its first event; either way its final rows made after that state are replaced.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from pfscope.spark_jobs.compute.checkpoints import Checkpoints, Resumed
+from pfscope.spark_jobs.compute.job import STATE_EVENTS
+from pfscope.spark_jobs.compute.restarts import sql_list
+from pfscope.spark_jobs.compute.retaken import Retaken
+
+
+@dataclass(frozen=True)
+class Refold:
+    """The folders folded again: late data's, a file read again whole's and those the topology
+    changed. Each folds on from the latest kept state that still holds for it (``resumed``), or
+    from its first event (``first``)."""
+
+    first: list[str]
+    resumed: Resumed
+
+    @property
+    def fids(self) -> list[str]:
+        return sorted({*self.first, *self.resumed.fids})
+
+    @property
+    def where(self) -> str:
+        """SQL: a row of one of them."""
+        return of_folders(self.fids)
+
+    def made_again(self, table: str) -> str:
+        """SQL: an earlier final row of ``table`` this run makes again (its folder's, made after
+        the state it folds on from)."""
+        return f"({self.first_events()} OR {self.resumed.rows(table)})"
+
+    def first_events(self) -> str:
+        """SQL: an event the folders from their first event fold."""
+        return of_folders(self.first)
+
+
+def of_folders(fids: list[str]) -> str:
+    """SQL: a row of one of ``fids``."""
+    return f"fid IN ({sql_list(fids)})" if fids else "false"
+
+
+def changed_events(
+    spark: SparkSession, new: DataFrame, retaken: Retaken | None, prev_dir: Path
+) -> dict[str, int]:
+    """Each folder's earliest changed event (its time): a new event, or, in a file read again
+    whole, an event of its earlier lines or of its lines now that the other does not hold (row
+    for row, ``seq`` included: an unchanged line keeps its place). ``new``: this run's events."""
+    new = new.filter("fid IS NOT NULL")
+    kept = retaken.kept if retaken else "true"
+    times = new.filter(kept).groupBy("fid").agg(F.min("ts").alias("t"))
+    if retaken:
+        again = new.filter(f"NOT ({kept})")
+        old = (
+            spark.read.parquet(str(prev_dir / STATE_EVENTS))
+            .filter(f"fid IS NOT NULL AND NOT ({kept})")
+            .select(*again.columns)
+        )
+        differ = old.exceptAll(again).unionByName(again.exceptAll(old))
+        times = times.unionByName(differ.groupBy("fid").agg(F.min("ts").alias("t")))
+    spark.sparkContext.setJobDescription("refresh: the folders' earliest changed events")
+    return {r.fid: r.t for r in times.groupBy("fid").agg(F.min("t").alias("t")).collect()}
+
+
+def refolded(
+    as_of: int,
+    retaken: Retaken | None,
+    entries: list[tuple[str, int | None]],
+    changed: dict[str, int],
+    kept_states: Checkpoints,
+    in_topology: tuple[str, ...] = (),
+) -> Refold:
+    """The folders with a changed event stamped before the previous as-of (``as_of``), a file
+    read again whole's, and those the topology added or changed (``in_topology``: their start is
+    the new topology's, so they fold from their first event). An event stamped at the previous
+    as-of itself comes after every event read before at that time (its line does), so it folds
+    on from the state as it would in a full run, unless a request fell due at that very time: the
+    previous run made it before the event, a full run makes it after. (The as-of is the last
+    event's time, so the next export's lines of that second are the usual case; refolding them
+    rewrote a 10M log's whole history: 11 s.)"""
+    asked_then = {fid for fid, at in entries if at == as_of}
+    late = {fid for fid, t in changed.items() if t < as_of or (t == as_of and fid in asked_then)}
+    again = set(retaken.fids) if retaken else set()
+    never = (1 << 63) - 1  # no changed event: every state holds
+    redo = {fid: changed.get(fid, never) for fid in sorted(late | again | set(in_topology))}
+    resumed = kept_states.resumed(redo, first=in_topology)
+    on = set(resumed.fids)
+    return Refold(sorted(f for f in redo if f not in on), resumed)
