@@ -1,7 +1,13 @@
 """A live ``pfscope serve`` per published run, and Debian's Chromium driven by Playwright.
 
 The runs come from the real Spark job (``tests/published.py``, once per session). Every test
-gets a fresh page whose console errors and page errors fail the test.
+gets a fresh page whose console errors and page errors fail the test: a new tab of one Chromium
+profile kept for the session (``warm_context``), so Dash's and plotly.js's bundles come from its
+disk cache with V8's compiled code instead of being fetched and compiled again for every test
+(an incognito context, ``browser.new_context()``, keeps neither: test_dashboard.py's Chromium
+took 72 s of CPU with a context per test, 56 s with this); what a test leaves in the profile (cookies, storage, permissions) is
+cleared after it. Tests that need other context options (dark, a phone, an empty cache) make
+their own contexts from ``browser``.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -118,15 +125,46 @@ def ingested_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server
 
 
 @pytest.fixture(scope="session")
-def browser():  # type: ignore[no-untyped-def]
+def pw():  # type: ignore[no-untyped-def]
+    """Playwright, started once per session."""
     from playwright.sync_api import sync_playwright
 
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(f"{CHROMIUM} is missing: run scripts/setup with PFSCOPE_BROWSER=1 (scripts/test does)")
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser(pw):  # type: ignore[no-untyped-def]
+    """Chromium for the tests that make their own (incognito) contexts."""
+    b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    yield b
+    b.close()
+
+
+@pytest.fixture(scope="session")
+def warm_context(pw, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """Chromium on a profile of its own for the session, whose pages the ``page`` fixture gives:
+    its HTTP cache and V8's code cache last from one test to the next."""
+    context = pw.chromium.launch_persistent_context(
+        str(tmp_path_factory.mktemp("chromium-profile")),
+        executable_path=CHROMIUM,
+        args=CHROMIUM_ARGS,
+        viewport={"width": 1400, "height": 1000},
+        accept_downloads=True,
+    )
+    yield context
+    context.close()
+
+
+#: what a test may leave in the shared profile for a site; its HTTP cache (immutable bundles) stays
+SITE_DATA = "cookies,local_storage,indexeddb,websql,service_workers,cache_storage,file_systems,shared_storage,storage_buckets"
+
+
+def origin(url: str) -> str | None:
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") else None
 
 
 @dataclass
@@ -146,10 +184,13 @@ def console_error(message, pg) -> bool:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def page(browser):  # type: ignore[no-untyped-def]
-    """A fresh page; any console error or uncaught page error fails the test."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, accept_downloads=True)
-    pg = context.new_page()
+def page(warm_context):  # type: ignore[no-untyped-def]
+    """A fresh page (a new tab of ``warm_context``, 1400 x 1000, downloads accepted); any console
+    error or uncaught page error fails the test. Afterwards the sites it visited are cleared of
+    cookies and storage, and permissions are reset: the next test starts as clean."""
+    pg = warm_context.new_page()
+    sites: set[str] = set()
+    pg.on("framenavigated", lambda frame: sites.add(origin(frame.url) or ""))
     console = Console()
     pg.on(
         "console",
@@ -158,7 +199,15 @@ def page(browser):  # type: ignore[no-untyped-def]
     pg.on("pageerror", lambda e: console.errors.append(f"page error: {e}"))
     pg.set_default_timeout(20_000)
     yield pg
-    context.close()
+    if pg.is_closed():
+        pg = warm_context.new_page()
+    cdp = warm_context.new_cdp_session(pg)
+    for site in sorted(sites - {""}):
+        cdp.send("Storage.clearDataForOrigin", {"origin": site, "storageTypes": SITE_DATA})
+    cdp.detach()
+    pg.close()
+    warm_context.clear_cookies()
+    warm_context.clear_permissions()
     assert console.errors == [], "\n".join(console.errors)
 
 
