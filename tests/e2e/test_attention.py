@@ -245,10 +245,11 @@ def test_backfill_grid_puts_the_overdue_first_then_the_longest_open(demo_server:
     assert badge.evaluate("e => getComputedStyle(e).color") == OVERDUE_TEXT  # overdue's colour
     # "open for" sorts as a duration: ascending by a click on its header
     wide.locator("#backfill-grid .ag-header-cell[col-id=overdue] .ag-header-cell-label").click(modifiers=[])
-    wide.locator("#backfill-grid .ag-header-cell[col-id=open_for] .ag-header-cell-label").click()
-    wide.wait_for_timeout(300)
-    wide.locator("#backfill-grid .ag-header-cell[col-id=open_for] .ag-header-cell-label").click()
-    wide.wait_for_timeout(300)
+    open_for = "#backfill-grid .ag-header-cell[role=columnheader][col-id=open_for]"
+    for _ in range(2):  # each click sorts it the other way: wait until the header says so
+        was = wide.locator(open_for).get_attribute("aria-sort")
+        wide.locator(f"{open_for} .ag-header-cell-label").click()
+        wide.wait_for_selector(f'{open_for}:not([aria-sort="{was}"])')
     sorted_ages = [seconds(t) for t in grid_column(wide, "open_for")]
     assert sorted_ages in (sorted(sorted_ages), sorted(sorted_ages, reverse=True))
     screenshot(wide, "demo-backfill-1440")
