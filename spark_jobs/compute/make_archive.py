@@ -46,7 +46,7 @@ def _dump(tmp: str) -> None:
     """In the child: the job on the worked example, in a session whose JVM writes its classes to
     ``tmp`` when it exits (with this process)."""
     from pfscope.spark_jobs.compute.entry import JobSettings, run_job
-    from pfscope.spark_jobs.runtime.session import session_settings, spark_session
+    from pfscope.spark_jobs.runtime.session import INTERPRETED, session_settings, spark_session
     from pfscope.spark_jobs.simulator import simulate_to_folder
 
     options = session_settings("local[2]", input_bytes=1 << 20)["spark.driver.extraJavaOptions"]
@@ -70,8 +70,8 @@ def _dump(tmp: str) -> None:
 
         assert run_job(settings("out")) == 0
         assert run_job(settings("out")) == 0  # a refresh of nothing new: its classes too
-        # a log past session.INTERPRETED_BELOW_BYTES generates its code: those classes too
-        for key in ("spark.sql.codegen.wholeStage", "spark.sql.codegen.factoryMode"):
+        # a log past INTERPRETED_BELOW_BYTES generates its code: those classes too
+        for key in INTERPRETED:
             spark.conf.unset(key)
         assert run_job(settings("generated")) == 0
     # the JVM writes the archive as it exits, which it does when its stdin closes: wait for it

@@ -19,6 +19,10 @@ C1_ONLY_BELOW_BYTES = 32 << 20
 #: too), 2.9 MB 7 % less, the demo's 5.4 MB 6 % less, 13.7 MB 10 % more, 29.6 MB 15 % more;
 #: on a standalone cluster, spark-submit of the ingest test's share 49 -> 31 s (docs/performance.md)
 INTERPRETED_BELOW_BYTES = 8 << 20
+#: the settings of a job run interpreted: no whole-stage code, and no generated expressions
+#: (``factoryMode``: Spark's own switch between the two, an internal setting its test suites run
+#: both ways; without it each projection is compiled)
+INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 BYTES_PER_SHUFFLE_PARTITION = 8 << 20
 #: below this much input the cached frames are kept uncompressed: choosing and applying each
 #: column's encoding was the JVM's largest cost in the 1M job (131 MB: 50 -> 45 s) once the
@@ -136,12 +140,7 @@ def session_settings(
         # of compiling it from Spark's pyspark.zip in every worker (``worker_daemon``)
         settings["spark.python.daemon.module"] = "pfscope.spark_jobs.runtime.worker_daemon"
     if for_tests or (input_bytes is not None and input_bytes < INTERPRETED_BELOW_BYTES):
-        settings |= {
-            "spark.sql.codegen.wholeStage": "false",
-            # Spark's own switch between generated and interpreted expressions (an internal
-            # setting its test suites run both ways); without it each projection is compiled
-            "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-        }
+        settings |= INTERPRETED
     if for_tests:
         settings |= {
             "spark.ui.enabled": "false",
