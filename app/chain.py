@@ -17,9 +17,11 @@ are never half-written) and exits.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -118,22 +120,35 @@ PFSCOPE = (sys.executable, "-m", "pfscope.app.cli")
 
 
 class Runner:
-    """Runs the steps as child processes; :meth:`stop` ends the one running (SIGTERM)."""
+    """Runs the steps as child processes; :meth:`stop` ends the one running (SIGTERM) and any
+    :meth:`wait`.
+
+    :meth:`stop` is called from a signal handler, which runs on the main thread between any two
+    of its bytecodes. So it takes no lock the main thread may hold: a ``threading.Event`` would
+    deadlock when the signal lands inside its own ``wait`` (which holds the Event's lock for a
+    moment), and the chain would ignore SIGTERM. It sets a flag and writes a byte to a pipe that
+    :meth:`wait` selects on (the self-pipe trick)."""
 
     def __init__(self) -> None:
         self._child: subprocess.Popen[str] | None = None
-        self._lock = threading.RLock()  # a signal handler runs on the thread that may hold it
-        self.stopped = threading.Event()
+        self._lock = threading.RLock()  # reentrant: the handler may run while the main thread holds it
+        self._stopped = False
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
+
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
 
     def __call__(self, args: Sequence[str]) -> Step:
         started = time.monotonic()
         with self._lock:
-            if self.stopped.is_set():
+            if self._stopped:
                 return Step(ExitStatus.CRASH, "", "stopped by a signal before it started")
             self._child = subprocess.Popen(
                 [*PFSCOPE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
             )
-            if self.stopped.is_set():  # the signal came while it started
+            if self._stopped:  # the signal came while it started
                 self._child.terminate()
         out, err = self._child.communicate()
         with self._lock:
@@ -144,10 +159,25 @@ class Runner:
         return Step(status, out, err, time.monotonic() - started)
 
     def stop(self) -> None:
-        self.stopped.set()
+        self._stopped = True
+        with contextlib.suppress(OSError):  # the pipe is full (stopped many times over) or closed
+            os.write(self._wake_w, b"!")
         with self._lock:
             if self._child is not None and self._child.poll() is None:
                 self._child.terminate()
+
+    def wait(self, seconds: float) -> bool:
+        """Waits ``seconds``, or less when stopped (before or during the wait); True when stopped."""
+        if not self._stopped:  # a stop after this check has written the byte select sees
+            select.select([self._wake_r], [], [], max(0.0, seconds))
+        return self._stopped
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        for fd in (self._wake_r, self._wake_w):
+            os.close(fd)
 
 
 def write_record(out: Path, record: dict[str, Any]) -> None:
@@ -226,16 +256,16 @@ def run_every(
     """Runs on the clock ``start + k * every`` until :meth:`Runner.stop`; 0 when stopped between
     runs, else the interrupted run's status."""
     start = clock()
-    while not runner.stopped.is_set():
+    while not runner.stopped:
         status, line = run_once(s, runner)
-        interrupted = runner.stopped.is_set()  # the signal came during the run: its step was stopped
+        interrupted = runner.stopped  # the signal came during the run: its step was stopped
         say(line)
         if interrupted:
             say(f"refresh: stopped during a run (status {status}); the last good run stays published")
             return status
         due = next_due(start, every, clock())
         _add_next(s.out, time.time() + max(0.0, due - clock()), every)
-        if runner.stopped.wait(max(0.0, due - clock())):
+        if runner.wait(due - clock()):
             break
     say("refresh: stopped between runs")
     return ExitStatus.OK
@@ -280,26 +310,28 @@ def refresh_text(record: dict[str, Any]) -> str:
 
 def refresh_command(s: ChainSettings, every: float | None) -> int:
     """``pfscope refresh``: one run, or (``every``) runs on a clock until SIGTERM or SIGINT."""
-    runner = Runner()
+    with Runner() as runner:
+        if every is None:
+            status, line = run_once(s, runner)
+            _say(line)
+            return status
 
-    def say(line: str) -> None:
-        print(line, flush=True)
+        def on_signal(_signum: int, _frame: FrameType | None) -> None:
+            runner.stop()
 
-    if every is None:
-        status, line = run_once(s, runner)
-        say(line)
-        return status
+        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            _say(
+                f"refresh: every {_length(every)} into {s.out} (pid {os.getpid()}; SIGTERM or Ctrl-C stops it)"
+            )
+            return run_every(s, every, runner, _say, time.monotonic)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
-    def on_signal(_signum: int, _frame: FrameType | None) -> None:
-        runner.stop()
 
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        say(f"refresh: every {_length(every)} into {s.out} (pid {os.getpid()}; SIGTERM or Ctrl-C stops it)")
-        return run_every(s, every, runner, say, time.monotonic)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+def _say(line: str) -> None:
+    print(line, flush=True)
 
 
 def _length(seconds: float) -> str:

@@ -154,46 +154,62 @@ def test_every_runs_on_a_clock_and_stops_on_a_signal(tmp_path: Path, sig: signal
             proc.wait()
 
 
-class _Stopped:
-    """A stand-in for the runner's event: records each wait (the clock moves on by it), and is set
-    after ``waits`` of them."""
+#: a signal at a random moment of the runner's wait, again and again, in a process of its own (a
+#: deadlock fails the test at ``PATIENCE`` instead of hanging the suite)
+_SIGNAL_AT_ANY_MOMENT = """
+import random, signal, sys
+from pfscope.app.chain import Runner
+runner = None
+signal.signal(signal.SIGALRM, lambda _s, _f: runner.stop())
+for i in range(int(sys.argv[1])):
+    with Runner() as runner:
+        signal.setitimer(signal.ITIMER_REAL, random.uniform(1e-6, 3e-4))
+        while not runner.wait(0.001):
+            pass
+print("stopped", i + 1)
+"""
 
-    def __init__(self, waits: int, clock: list[float]) -> None:
-        self.clock = clock
-        self.timeouts: list[float] = []
-        self.waits = waits
-        self.set_ = False
 
-    def is_set(self) -> bool:
-        return self.set_
-
-    def set(self) -> None:
-        self.set_ = True
-
-    def wait(self, timeout: float) -> bool:
-        self.timeouts.append(timeout)
-        self.set_ = self.set_ or len(self.timeouts) >= self.waits
-        if not self.set_:
-            self.clock[0] += timeout
-        return self.set_
+def test_a_signal_at_any_moment_of_the_wait_stops_it() -> None:
+    """The signal handler's stop takes no lock the waiting thread holds. With a
+    ``threading.Event`` (set by the handler, waited on by the loop) this deadlocked within a few
+    dozen signals, when one landed inside ``Event.wait`` while it held the Event's lock: a
+    ``--every`` chain that ignored SIGTERM."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_AT_ANY_MOMENT, "3000"],
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "stopped 3000\n"), done
 
 
 class _Steps(Runner):
-    """Each step done at once (status 0), the clock moved on by ``took`` seconds per step; with
-    ``stop_in``: the signal comes during that step (its status then 143, as SIGTERM's)."""
+    """Each step done at once (status 0), the clock moved on by ``took`` seconds per step and by
+    each wait; stopped after ``waits`` waits, or with ``stop_in``: the signal comes during that
+    step (its status then 143, as SIGTERM's)."""
 
     def __init__(self, clock: list[float], took: float, waits: int, stop_in: int | None = None) -> None:
         super().__init__()
-        self.stopped = _Stopped(waits, clock)  # type: ignore[assignment]
-        self.clock, self.took, self.stop_in, self.calls = clock, took, stop_in, 0
+        self.clock, self.took, self.waits, self.stop_in, self.calls = clock, took, waits, stop_in, 0
+        self.timeouts: list[float] = []
 
     def __call__(self, args: Sequence[str]) -> Step:
         self.calls += 1
         self.clock[0] += self.took
         if self.calls == self.stop_in:
-            self.stopped.set()
+            self.stop()
             return Step(143, "", "terminated")
         return Step(0, "", "")
+
+    def wait(self, seconds: float) -> bool:
+        self.timeouts.append(seconds)
+        if len(self.timeouts) >= self.waits:
+            self.stop()
+        else:
+            self.clock[0] += seconds
+        return self.stopped
 
 
 def test_every_waits_for_the_next_tick_and_a_signal_during_a_run_ends_it(tmp_path: Path) -> None:
@@ -201,21 +217,21 @@ def test_every_waits_for_the_next_tick_and_a_signal_during_a_run_ends_it(tmp_pat
     said: list[str] = []
     clock = [1000.0]
     # runs of 100 s (two steps of 50) every 900 s: the waits are 800 s, to ticks 1900 and 2800
-    steps = _Steps(clock, 50, waits=2)
-    assert run_every(s, 900, steps, said.append, lambda: clock[0]) == 0
-    assert steps.stopped.timeouts == [800, 800] and steps.calls == 4  # type: ignore[attr-defined]
+    with _Steps(clock, 50, waits=2) as steps:
+        assert run_every(s, 900, steps, said.append, lambda: clock[0]) == 0
+    assert steps.timeouts == [800, 800] and steps.calls == 4
     assert said[-1] == "refresh: stopped between runs"
     # a run that overran a tick (1,000 s of 900): the next one at the tick after, not at once
     clock = [1000.0]
-    steps = _Steps(clock, 500, waits=1)
-    run_every(s, 900, steps, said.append, lambda: clock[0])
-    assert steps.stopped.timeouts == [800]  # type: ignore[attr-defined]
+    with _Steps(clock, 500, waits=1) as steps:
+        run_every(s, 900, steps, said.append, lambda: clock[0])
+    assert steps.timeouts == [800]
     # the signal during compute: that run's status, said so, and no wait
     clock = [1000.0]
     said.clear()
-    steps = _Steps(clock, 50, waits=9, stop_in=2)
-    assert run_every(s, 900, steps, said.append, lambda: clock[0]) == 143
-    assert steps.stopped.timeouts == []  # type: ignore[attr-defined]
+    with _Steps(clock, 50, waits=9, stop_in=2) as steps:
+        assert run_every(s, 900, steps, said.append, lambda: clock[0]) == 143
+    assert steps.timeouts == []
     assert said[-1] == "refresh: stopped during a run (status 143); the last good run stays published"
     assert "compute: failed (status 143): terminated" in said[0], said
 
@@ -226,7 +242,8 @@ def test_each_run_is_recorded_beside_the_runs_it_publishes(tmp_path: Path) -> No
     s = ChainSettings((str(tmp_path),), tmp_path / "c")
     said: list[str] = []
     clock = [1000.0]
-    run_every(s, 900, _Steps(clock, 50, waits=1), said.append, lambda: clock[0])
+    with _Steps(clock, 50, waits=1) as steps:
+        run_every(s, 900, steps, said.append, lambda: clock[0])
     record = read_record(tmp_path / "c" / "published")
     assert record is not None and record["line"] == said[0] and record["status"] == 0
     assert record["steps"] == {"ingest": 0.0, "compute": 0.0} and record["every_s"] == 900
