@@ -33,6 +33,7 @@ from pfscope.spark_jobs.compute.state import (
     code_version,
     folders_of_stores,
     load_manifest,
+    nothing_new,
     plan_refresh,
     sizes,
     topology_change,
@@ -41,7 +42,7 @@ from pfscope.spark_jobs.compute.state import (
 from pfscope.spark_jobs.compute.writing import write_piece, write_tables
 from pfscope.spark_jobs.model.errors import ExitStatus, OperatorError
 from pfscope.spark_jobs.model.events import expand_paths
-from pfscope.spark_jobs.model.timeutil import format_ts, parse_ts
+from pfscope.spark_jobs.model.timeutil import format_ts, now_us, parse_ts
 from pfscope.spark_jobs.model.topology import Topology, load_topology
 from pfscope.spark_jobs.published.runs import (
     DEFAULT_KEEP,
@@ -191,6 +192,14 @@ def publish_and_report(args: JobSettings) -> int:
                 pruned = None
     except FileNotFoundError as e:  # a topology or log that is not there: the operator's to fix
         raise JobError(str(e)) from None
+    if pointer.get("unchanged"):
+        print(
+            f"incremental: nothing new since run {pointer['run_id']} (as of {pointer['as_of']}): "
+            "it stays published"
+        )
+        if pruned is not None:
+            _report_pruning(pruned, keep)
+        return ExitStatus.OK
     s = pointer["summary"]
     if pointer.get("refresh"):
         print(pointer["refresh"])
@@ -240,14 +249,17 @@ def _run(args: JobSettings) -> dict[str, Any]:
         raise FileNotFoundError(f"{', '.join(args.events)}: no event log files")
     previous = _previous_run(args.out)
     manifest = load_manifest(previous) if previous else None
+    topology = topology_digest(topo.to_json())
     plan = plan_refresh(
         manifest,
         files,
-        topology=topology_digest(topo.to_json()),
+        topology=topology,
         as_of=as_of,
         force_full=args.full,
         change=_topology_change(previous, manifest, topo),
     )
+    if manifest is not None and nothing_new(plan, manifest, files, topology, as_of, now_us()):
+        return {**(read_latest(args.out) or {}), "unchanged": True}
     local = [f for f in files if "://" not in f]
     before = sizes(local)
     run = start_run(args.out)

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pfscope.spark_jobs.model.timeutil import default_as_of
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID
 from pfscope.spark_jobs.runtime.sources import source_digest
 
@@ -322,6 +323,21 @@ def plan_refresh(
             f"({retaken / total:.0%} of the log's bytes): a full run reads them faster"
         )
     return plan
+
+
+def nothing_new(
+    plan: Plan, previous: Manifest, files: list[str], topology: str, as_of: int | None, clock: int
+) -> bool:
+    """A refresh by ``plan`` would publish ``previous`` again: no new or rewritten byte in the same
+    files, the same topology, and the same as-of (the one given, or the default the refresh would
+    take, ``default_as_of``: with no new line, the last accepted line's time, unless the run's
+    clock held it back). So a run every minute between exports that land every hour costs no
+    Spark job and publishes no run."""
+    if not plan.incremental or plan.new or plan.retaken or plan.refold:
+        return False
+    if previous.topology != topology or len(files) != len(previous.files):
+        return False
+    return (as_of if as_of is not None else default_as_of(previous.last_ts, clock)) == previous.as_of
 
 
 def _changed(path: str, read: FileRead, size: int) -> str:

@@ -81,6 +81,8 @@ class IngestRun:
     new_records: int = 0
     reused_records: int = 0
     timings: dict[str, float] = field(default_factory=dict)
+    #: nothing new: the outputs are the last run's, untouched
+    unchanged: bool = False
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -245,6 +247,11 @@ def _run(
     keys = {f: incremental.file_key(f) for f in files}
     stored = state.files if state else {}
     new = [f for f in files if keys[f] not in stored]
+    inputs = incremental.built_from(
+        [keys[f] for f in files], table, topo.to_json() if topo is not None else None, s.strict
+    )
+    if state is not None and _nothing_new(s.out, state, files, keys, inputs):
+        return _as_they_are(s.out, files, keys, stored)
 
     from pyspark.sql import SparkSession
 
@@ -338,6 +345,7 @@ def _run(
             summary,
             classified,
             options,
+            inputs,
             [
                 {
                     "file_key": keys[f],
@@ -364,6 +372,43 @@ def _run(
     else:
         mode = f"full ingest: {why}"
     return IngestRun(summary, mode, len(files) - len(new), len(new), new_records, reused, timings)
+
+
+#: what ingest writes into ``--out`` (and ``EVENTS_FOLDER``, the log by day and folder)
+OUTPUTS = (
+    "events.jsonl",
+    "ingest_rejects.jsonl",
+    "ingest_errors.jsonl",
+    "topology.json",
+    "ingest_summary.json",
+)
+
+
+def _nothing_new(
+    out: str, state: incremental.State, files: list[str], keys: dict[str, str], inputs: str
+) -> bool:
+    """The share is the one the outputs were built from: every file read before and none new or
+    gone, the same ``--replids``, ``--topology`` and ``--strict``, and every output there."""
+    d = Path(out)
+    return (
+        state.built_from == inputs
+        and set(state.files) == {keys[f] for f in files}
+        and all((d / n).is_file() for n in OUTPUTS)
+        and (d / EVENTS_FOLDER).is_dir()
+    )
+
+
+def _as_they_are(
+    out: str, files: list[str], keys: dict[str, str], stored: dict[str, incremental.Stored]
+) -> IngestRun:
+    """A run with nothing new: the last run's outputs, said so (no Spark, nothing written)."""
+    summary = json.loads((Path(out) / "ingest_summary.json").read_text(encoding="utf-8"))
+    reused = sum(stored[keys[f]].status["count"] for f in files)
+    mode = (
+        f"incremental: 0 new files, 0 new records, 0 already read; {len(files):,} files ({reused:,} records) "
+        "not read again; nothing new: the outputs stay as they are"
+    )
+    return IngestRun(summary, mode, len(files), 0, 0, reused, unchanged=True)
 
 
 def session_conf(s: IngestSettings) -> dict[str, str]:
@@ -429,6 +474,7 @@ def _write(
     summary: dict[str, Any],
     classified: Any,
     options: dict[str, Any],
+    inputs: str,
     files: list[dict[str, Any]],
 ) -> None:
     """The five outputs (and the log by folder, ``event_files``) beside their place, then the
@@ -464,7 +510,7 @@ def _write(
         partial["ingest_summary.json"].write_text(
             json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
         )
-        state_tmp = incremental.save_partial(out, options, files)
+        state_tmp = incremental.save_partial(out, options, files, inputs)
     except BaseException:
         for tmp in [*partial.values(), *([state_tmp] if state_tmp else [])]:
             with contextlib.suppress(OSError):
@@ -486,6 +532,22 @@ def report(run: IngestRun, out: str) -> int:
     s = run.summary
     if run.mode:
         print(run.mode)
+    if not run.unchanged:
+        _said_read(s, out)
+    broken = s["files_broken"]
+    if broken:
+        print(
+            f"pfscope ingest: partial: {len(broken)} of {len(s['files'])} files could not be read whole; "
+            f"their complete records and every other file were ingested (ingest_rejects.jsonl):",
+            file=sys.stderr,
+        )
+        for b in broken:
+            print(f"  {b['file']}: {b['reason']}", file=sys.stderr)
+        return ExitStatus.PARTIAL
+    return ExitStatus.OK
+
+
+def _said_read(s: dict[str, Any], out: str) -> None:
     w = s["events_written"]
     print(
         f"read {s['records_read']:,} records from {len(s['files'])} files in {s['seconds']:.1f} s "
@@ -500,17 +562,6 @@ def report(run: IngestRun, out: str) -> int:
         print(f"  rejected {n:,}: {reason}")
     if s["rejected"] and any("unrendered" in r for r in s["reject_reasons"]):
         print("  some events carry no description: see docs/ingest.md, 'Export the events'")
-    broken = s["files_broken"]
-    if broken:
-        print(
-            f"pfscope ingest: partial: {len(broken)} of {len(s['files'])} files could not be read whole; "
-            f"their complete records and every other file were ingested (ingest_rejects.jsonl):",
-            file=sys.stderr,
-        )
-        for b in broken:
-            print(f"  {b['file']}: {b['reason']}", file=sys.stderr)
-        return ExitStatus.PARTIAL
-    return ExitStatus.OK
 
 
 #: what a crash of ingest leaves: its outputs are written only when it ends well

@@ -9,6 +9,10 @@ whole share again and says why. The state is written after the outputs, each ato
 beside its place, then renamed): a run killed before its renames leaves the last outputs and
 state as they were; one killed between them leaves a state whose digest no longer matches the
 summary, so the next run is a full one.
+
+The state also keeps a digest of the build's other inputs (``built_from``): when no file is new
+or gone and those are unchanged, a run has nothing to do, and leaves the outputs as they are
+without starting Spark (a chain run every minute meets exports that land every hour).
 """
 
 from __future__ import annotations
@@ -71,6 +75,25 @@ class Stored:
 class State:
     options: dict[str, Any]
     files: dict[str, Stored]  # by file key
+    #: the build's inputs the outputs were made from (``built_from``): equal now, and no file new
+    #: or gone, the outputs are those a run would write again
+    built_from: str | None = None
+
+
+def built_from(
+    keys: list[str], replids: dict[tuple[str, int], str] | None, topology: Any, strict: bool
+) -> str:
+    """A digest of what the build steps make the outputs from, beside the rows and ``options``:
+    the files in their order (by key: path, size and time), ``--replids``' table, ``--topology``
+    and ``--strict``."""
+    table = sorted([server, replid, store] for (server, replid), store in (replids or {}).items())
+    text = json.dumps(
+        {"files": keys, "replids": table, "topology": topology, "strict": strict},
+        sort_keys=True,
+        ensure_ascii=False,
+        default=str,
+    )
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def state_root(out: str | os.PathLike[str]) -> Path:
@@ -100,10 +123,12 @@ def load(out: str | os.PathLike[str], options: dict[str, Any]) -> tuple[State | 
         if not (root / "rows" / f["dataset"]).is_dir():
             return None, f"rows of {f['source']} are missing from the state"
         files[key] = Stored(f["dataset"], {int(p): o for p, o in f["offsets"].items()}, f["status"])
-    return State(old, files), ""
+    return State(old, files, data.get("built_from")), ""
 
 
-def save_partial(out: str | os.PathLike[str], options: dict[str, Any], files: list[dict[str, Any]]) -> Path:
+def save_partial(
+    out: str | os.PathLike[str], options: dict[str, Any], files: list[dict[str, Any]], built: str
+) -> Path:
     """``state.json.partial``, to be renamed in by ``commit`` once the outputs are in place."""
     root = state_root(out)
     root.mkdir(parents=True, exist_ok=True)
@@ -111,6 +136,7 @@ def save_partial(out: str | os.PathLike[str], options: dict[str, Any], files: li
         "version": VERSION,
         "options": options,
         "summary": digest(Path(out) / "ingest_summary.json.partial"),
+        "built_from": built,
         "files": {f["file_key"]: {k: v for k, v in f.items() if k != "file_key"} for f in files},
     }
     tmp = root / "state.json.partial"

@@ -5,7 +5,8 @@ line says what ingest read and what compute folded.
 The share is a small simulated organisation rendered as ``wevtutil`` exports, as
 ``tests/benchmarks/bench_ingest.py`` makes them: hour 1 holds each server's first 80 % of records
 but one server's; hour 2 adds that server's (a late export; its store described at last, folders
-only it names, replica lists it joins) and the later, overlapping exports of the others. The steps
+only it names, replica lists it joins) and the later, overlapping exports of the others; hour 3
+every server's last export; hour 4 none (nothing to do). The steps
 run in this process (the suite's SparkSession) through ``chain.run_once``, as the command runs them
 in processes of their own."""
 
@@ -123,3 +124,16 @@ def test_the_chain_hour_by_hour_equals_a_fresh_chain(spark, tmp_path: Path, monk
     for t in TABLES:
         assert got[t] == want[t], t
     assert sum(len(r) for r in want.values()) > 1000  # not vacuous
+
+    # hour 4: no export landed. Neither step does anything (no Spark job); the line says so, and the
+    # run published stays
+    latest = read_latest(chain.published)
+    assert latest is not None
+    status, line = run_once(chain, in_process)
+    assert status == 0, line
+    assert "; nothing new: the outputs stay as they are" in line, line
+    assert (
+        f"compute: incremental: nothing new since run {latest['run_id']} (as of {latest['as_of']}): it stays published"
+        in line
+    ), line
+    assert read_latest(chain.published) == latest

@@ -44,6 +44,11 @@ def _same_outputs(reference: Path, spark: Path) -> None:
     assert list(b) == list(a) and b == a
 
 
+def _stamps(out: Path) -> dict[Path, int]:
+    """Each output file's modification time (the log by folder's included)."""
+    return {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file() and ".ingest_state" not in p.parts}
+
+
 def _worked_example_records() -> dict[str, list[ExportRecord]]:
     """The worked example's events rendered as Exchange records, by server."""
     folder = SAMPLES / "worked-example"
@@ -240,13 +245,25 @@ def test_a_growing_share_is_read_incrementally_and_equals_a_fresh_ingest(
     (out / "ingest_summary.json.partial").rmdir()
     (logs / "EX04-1.xml").unlink()
 
-    # nothing new: nothing read; another time offset: read again, and said why
+    # nothing new: nothing read, built or written, said on one line
+    reused = f"0 new files, 0 new records, 0 already read; {2 * len(servers)} files ({old + new:,} records) not read again"
+    written = _stamps(out)
     assert main(argv) == 0
-    assert capsys.readouterr().out.startswith(
-        f"incremental: 0 new files, 0 new records, 0 already read; "
-        f"{2 * len(servers)} files ({old + new:,} records) not read again"
-    )
+    assert capsys.readouterr().out == f"incremental: {reused}; nothing new: the outputs stay as they are\n"
+    assert _stamps(out) == written
     _same_outputs(ref, out)
+    # the same files, but another --topology (none), or an output gone: built again from the rows kept
+    no_topology = [a for a in argv if a not in ("--topology", str(folder / "topology.json"))]
+    for args, gone in ((no_topology, None), (no_topology, out / "events"), (argv, None)):
+        if gone is not None:
+            shutil.rmtree(gone)
+        assert main(args) == 0
+        assert capsys.readouterr().out.splitlines()[0] == f"incremental: {reused}"
+        run_ingest([str(logs)], ref, topology=str(folder / "topology.json") if args is argv else None)
+        _same_outputs(ref, out)
+        assert (out / "events").is_dir()
+    assert main(argv) == 0
+    assert capsys.readouterr().out.endswith("; nothing new: the outputs stay as they are\n")
     assert main([*argv, "--time-offset=+01:00"]) == 0
     assert capsys.readouterr().out.startswith("full ingest: --time-offset changed")
 
@@ -268,6 +285,9 @@ def test_spark_ingest_exit_statuses(spark: Any, tmp_path: Path, capsys: pytest.C
     assert (
         "partial: 1 of 2 files could not be read whole" in err and "cut.xml: unreadable after record" in err
     )
+    assert main(base) == 3  # nothing new: still partial, said again
+    got = capsys.readouterr()
+    assert got.out.endswith("nothing new: the outputs stay as they are\n") and got.err == err
     (logs / "ex07.xml").write_bytes(b"\x00\x01 not an export")
     (logs / "cut.xml").write_bytes(b"<Event")
     before = (out / "events.jsonl").read_bytes()

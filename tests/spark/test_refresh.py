@@ -221,6 +221,17 @@ def test_ten_refreshes_in_a_row_equal_the_replay(spark, tmp_path: Path, capsys, 
                 assert f"pfscope_run_{name} {float(value)}" in metrics, (name, metrics)
         if said[-1].startswith("incremental"):  # kept few: from at most as many runs as compaction allows
             assert max(small_final_files(out).values()) <= 3
+    # the same files and as-of once more: the run published is what a refresh would publish again,
+    # so none is (no Spark job), and it is said which run stays
+    pointer, runs = (out / "LATEST").read_bytes(), sorted((out / "runs").iterdir())
+    again = compute(data, share.root, out, capsys, *steps[-1][2])
+    latest = read_latest(out)
+    assert latest is not None
+    assert (
+        again
+        == f"incremental: nothing new since run {latest['run_id']} (as of {latest['as_of']}): it stays published"
+    )
+    assert (out / "LATEST").read_bytes() == pointer and sorted((out / "runs").iterdir()) == runs
     assert said[0] == "full: no earlier run to go on from"
     assert said[2].startswith("incremental: 0 new lines"), said
     assert said[7].endswith(" earlier rejects judged again"), said

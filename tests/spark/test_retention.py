@@ -29,7 +29,9 @@ pytestmark = pytest.mark.slow  # five real computes, three of them killed
 
 
 def _compute(out: Path, source: Path, *extra: str) -> subprocess.Popen[str]:
-    """``pfscope compute`` in its own process group (the JVM with it), as cron or systemd starts it."""
+    """``pfscope compute`` in its own process group (the JVM with it), as cron or systemd starts it;
+    in full (``--full``): over the log the published run read, a run would otherwise have nothing
+    new to do and publish no run to kill or wait for."""
     return subprocess.Popen(
         [
             sys.executable,
@@ -42,6 +44,7 @@ def _compute(out: Path, source: Path, *extra: str) -> subprocess.Popen[str]:
             str(source / "events.jsonl"),
             "--out",
             str(out),
+            "--full",
             *extra,
         ],
         cwd=ROOT,

@@ -15,6 +15,7 @@ from pfscope.spark_jobs.compute.state import (
     NewBytes,
     TopologyChange,
     code_version,
+    nothing_new,
     plan_refresh,
     read_new_lines,
     topology_change,
@@ -55,6 +56,32 @@ def plan(m: Manifest | None, files: list[Path], **kw: object):  # type: ignore[n
 def test_nothing_new_is_a_refresh_of_nothing(share: list[Path]) -> None:
     p = plan(manifest(share), share, as_of=None)
     assert p.incremental and p.new == []
+
+
+def test_nothing_new_publishes_no_run_unless_the_as_of_would_move(share: list[Path], tmp_path: Path) -> None:
+    """The same bytes, topology and as-of: the previous run is what a refresh would publish. The
+    as-of moves when one is given, or when the run's clock held the previous one back."""
+    m, files, later = manifest(share), [str(f) for f in share], 2_000
+
+    def unchanged(m: Manifest, files: list[str], as_of: int | None = None, topology: str = "t") -> bool:
+        p = plan_refresh(m, files, topology=topology, as_of=as_of)
+        return nothing_new(p, m, files, topology, as_of, clock=later)
+
+    assert unchanged(m, files) and unchanged(m, files, as_of=1_000)
+    assert not unchanged(m, files, as_of=1_500)  # a later as-of: timers fire, status falls due
+    assert not unchanged(replace(m, as_of=900), files)  # the clock held it back: it moves now
+    assert not unchanged(replace(m, last_ts=3_000), files)  # still held back, but to a later time
+    assert unchanged(replace(m, as_of=0, last_ts=None), files)  # nothing accepted, ever
+    assert not unchanged(m, files, topology="u")  # a store or folder more: a refresh refolds
+    assert not unchanged(m, files, as_of=500)  # a run in full, said why
+    c = tmp_path / "c.jsonl"
+    c.write_bytes(b"")
+    assert not unchanged(m, [*files, str(c)])  # an empty file more: the manifest lists it
+    with open(share[1], "ab") as fh:
+        fh.write(LINES[0])
+    assert not unchanged(m, files)  # a line more
+    share[1].write_bytes(b"X" + share[1].read_bytes()[1:])
+    assert not unchanged(m, files)  # a file rewritten
 
 
 def test_appended_lines_and_a_new_file_after_the_others_are_what_is_read(
