@@ -135,7 +135,7 @@ class Checkpoints:
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        from pfscope.spark_jobs.compute.state import rows_where
+        from pfscope.spark_jobs.compute.state_rows import rows_where
 
         parts = []
         for c, fids in sorted(resumed.by_as_of.items()):

@@ -90,7 +90,8 @@ from pfscope.spark_jobs.compute.refresh_pieces import pieces_of, replaced_rows
 from pfscope.spark_jobs.compute.rejudged import Rejudged
 from pfscope.spark_jobs.compute.restarts import refreshed_folders, sql_list, topology_starts
 from pfscope.spark_jobs.compute.retaken import Retaken, of_files, retaken_files
-from pfscope.spark_jobs.compute.state import Manifest, Plan, rows_where
+from pfscope.spark_jobs.compute.state import Manifest, Plan
+from pfscope.spark_jobs.compute.state_rows import rows_where
 from pfscope.spark_jobs.compute.stream import FOLD_STATE, OUT_TABLES, STREAM_COLUMNS, org_payload
 from pfscope.spark_jobs.compute.traffic import all_messages, refreshed_messages
 from pfscope.spark_jobs.compute.writing import final_files
@@ -547,7 +548,7 @@ def open_entries(run_dir: Path) -> list[tuple[str, int | None]]:
 def _state_rows(
     run_dir: Path, table: str, column: str, values: list[str], columns: list[str], *, but: bool = False
 ) -> Any:
-    """``state.rows_where`` of one of the earlier run's state tables; a state without that
+    """``state_rows.rows_where`` of one of the earlier run's state tables; a state without that
     table's files cannot be gone on from."""
     rows = rows_where(run_dir / table, column, values, columns, but=but)
     if rows is None:

@@ -42,7 +42,7 @@ SMALL_TABLES = {
 FOLDER_TABLES = {"state_history", "state_table"}
 ROW_GROUP_BYTES = 1 << 20
 #: the kept lines and events, in input order in row groups of about 1 MB: a refresh reads the few
-#: rows it wants (mostly recent ones) from the row groups that hold them (``state.gather``)
+#: rows it wants (mostly recent ones) from the row groups that hold them (``state_rows.gather``)
 SEQ_ORDERED = {"_state/lines", "_state/events"}
 #: a table's small final files, once they come from this many runs, are compacted into one by
 #: the next refresh

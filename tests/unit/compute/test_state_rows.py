@@ -8,7 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pfscope.spark_jobs.compute.state import earlier_lines, rows_where
+from pfscope.spark_jobs.compute.state_rows import earlier_lines, rows_where
 
 COLUMNS = ["seq", "key", "kind", "store", "ts", "msg", "cn", "fid", "shard", "first_seq", "why"]
 
