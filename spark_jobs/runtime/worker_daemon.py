@@ -9,15 +9,35 @@ jar's whole directory (thousands of entries) again. On the 12-export ingest, 2.8
 31 CPU seconds were imports and those reads. When the same PySpark is installed beside this
 package (``pip install pyspark``: its ``.pyc`` files are cached), these archives are dropped from
 ``sys.path`` before anything imports it; otherwise nothing changes.
+
+The daemon also imports, once, what every worker it forks would import for its first task
+(``PRELOADED``: pyarrow, pandas, PySpark's worker and Arrow serializers, the model's fold), and
+freezes it: each forked worker inherits the modules instead of importing them again (and, with
+no bytecode cache for this package's own modules, compiling them again).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import importlib
 import importlib.util
 import os
 import sys
 from collections.abc import Callable
+
+#: imported by the daemon before it forks any worker: what a task of the job's (a fold, stage 1's
+#: parsing, ingest's steps: ``mapInArrow`` functions) imports first. A module missing here is only
+#: imported by each worker, as before.
+PRELOADED = (
+    "pyarrow",
+    "pyarrow.parquet",
+    "pandas",
+    "pyspark.worker",
+    "pyspark.sql.pandas.serializers",
+    "pfscope.spark_jobs.model.fold",
+    "pfscope.spark_jobs.model.events",
+)
 
 
 def _without_spark_zips(path: list[str]) -> list[str]:
@@ -64,6 +84,19 @@ def _frozen_after(worker: Callable[..., int]) -> Callable[..., int]:
     return run
 
 
+def preload(names: tuple[str, ...] = PRELOADED) -> list[str]:
+    """Import ``names`` (those that import: an optional one may be absent) and freeze what they
+    made, so that forked workers share it; the names imported."""
+    done = []
+    for name in names:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+            done.append(name)
+    gc.collect()
+    gc.freeze()
+    return done
+
+
 if __name__ == "__main__":
     kept = _without_spark_zips(sys.path)
     for dropped in set(sys.path) - set(kept):
@@ -71,6 +104,7 @@ if __name__ == "__main__":
         # importer then reads the zip's whole directory again
         sys.path_importer_cache.pop(dropped, None)
     sys.path[:] = kept
+    preload()
     from pyspark import daemon
 
     daemon.worker = _frozen_after(daemon.worker)

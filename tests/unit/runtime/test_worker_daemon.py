@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import subprocess
 import sys
 
 import pyspark
@@ -43,3 +44,26 @@ def test_a_worker_freezes_what_its_task_left() -> None:
         assert gc.get_freeze_count() > 0
     finally:
         gc.unfreeze()
+
+
+#: in a process of its own: which modules are imported is the point
+_PRELOAD = """
+import gc, os, sys
+from pfscope.spark_jobs.runtime.worker_daemon import PRELOADED, preload
+before = [m for m in PRELOADED if m in sys.modules]
+done = preload((*PRELOADED, "no_such_module_here"))
+pid = os.fork()
+if pid == 0:  # a worker, as the daemon forks it: the modules are there, nothing to import
+    os._exit(0 if all(m in sys.modules for m in PRELOADED) else 1)
+_, status = os.waitpid(pid, 0)
+print(before, done == list(PRELOADED), os.waitstatus_to_exitcode(status), gc.get_freeze_count() > 0)
+"""
+
+
+def test_the_daemon_imports_what_its_workers_would_once_before_it_forks_them() -> None:
+    """Each worker inherits pyarrow, pandas, PySpark's worker and the model's fold; a module that
+    cannot be imported is left to the workers (as before), not an error."""
+    got = subprocess.run(
+        [sys.executable, "-c", _PRELOAD], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert got.stdout == "[] True 0 True\n", got
