@@ -8,16 +8,20 @@ its first event; either way its final rows made after that state are replaced.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pfscope.spark_jobs.compute.checkpoints import Checkpoints, Resumed
 from pfscope.spark_jobs.compute.job import STATE_EVENTS
+from pfscope.spark_jobs.compute.rejudged import LINE_BITS
 from pfscope.spark_jobs.compute.restarts import sql_list
 from pfscope.spark_jobs.compute.retaken import Retaken
+from pfscope.spark_jobs.compute.state_rows import gather
 
 
 @dataclass(frozen=True)
@@ -58,21 +62,57 @@ def changed_events(
 ) -> dict[str, int]:
     """Each folder's earliest changed event (its time): a new event, or, in a file read again
     whole, an event of its earlier lines or of its lines now that the other does not hold (row
-    for row, ``seq`` included: an unchanged line keeps its place). ``new``: this run's events."""
+    for row, ``seq`` included: an unchanged line keeps its place). ``new``: this run's events
+    (checkpointed: few). A file's events then and now are compared in the driver (pyarrow reads
+    the earlier ones of ``_state/events``): in Spark the comparison was two shuffles, the
+    largest job of a chain's hourly refresh after the fold."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     new = new.filter("fid IS NOT NULL")
-    kept = retaken.kept if retaken else "true"
-    times = new.filter(kept).groupBy("fid").agg(F.min("ts").alias("t"))
-    if retaken:
-        again = new.filter(f"NOT ({kept})")
-        old = (
-            spark.read.parquet(str(prev_dir / STATE_EVENTS))
-            .filter(f"fid IS NOT NULL AND NOT ({kept})")
-            .select(*again.columns)
-        )
-        differ = old.exceptAll(again).unionByName(again.exceptAll(old))
-        times = times.unionByName(differ.groupBy("fid").agg(F.min("ts").alias("t")))
     spark.sparkContext.setJobDescription("refresh: the folders' earliest changed events")
-    return {r.fid: r.t for r in times.groupBy("fid").agg(F.min("t").alias("t")).collect()}
+    if not retaken:
+        return {r.fid: r.t for r in new.groupBy("fid").agg(F.min("ts").alias("t")).collect()}
+    now = new.toArrow()
+    indexes = pa.array(sorted(retaken.files), pa.int64())
+
+    def theirs(t: pa.Table) -> pa.Array:  # a row of a file read again (no line: stays)
+        return pc.fill_null(pc.is_in(pc.shift_right(t.column("seq"), LINE_BITS), value_set=indexes), False)
+
+    mine = theirs(now)
+    earliest = _earliest(now.filter(pc.invert(mine)).select(["fid", "ts"]).to_pylist())
+    paths = sorted(str(f) for f in (prev_dir / STATE_EVENTS).glob("*.parquet"))
+    old = (
+        gather(
+            paths,
+            ["seq", "fid"],
+            lambda p: pc.and_(theirs(p), pc.is_valid(p.column("fid"))),
+            now.column_names,
+        )
+        if paths
+        else now.slice(0, 0)
+    )
+    columns = now.column_names
+    before, after = _rows(old, columns), _rows(now.filter(mine), columns)
+    fid, ts = columns.index("fid"), columns.index("ts")
+    for row in (before - after) + (after - before):
+        if row[fid] not in earliest or row[ts] < earliest[row[fid]]:
+            earliest[row[fid]] = row[ts]
+    return earliest
+
+
+def _earliest(rows: list[dict[str, Any]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in rows:
+        if r["fid"] not in out or r["ts"] < out[r["fid"]]:
+            out[r["fid"]] = r["ts"]
+    return out
+
+
+def _rows(table: Any, columns: list[str]) -> Counter[tuple[Any, ...]]:
+    """A table's rows as a multiset (a list column as a tuple), as EXCEPT ALL compares them."""
+    values = [[tuple(v) if isinstance(v, list) else v for v in table.column(c).to_pylist()] for c in columns]
+    return Counter(zip(*values, strict=True))
 
 
 def refolded(
