@@ -481,14 +481,7 @@ def _write(
     state; renamed in only when all are complete."""
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
-    names = [
-        "events.jsonl",
-        "ingest_rejects.jsonl",
-        "ingest_errors.jsonl",
-        "topology.json",
-        "ingest_summary.json",
-    ]
-    partial = {n: d / (n + ".partial") for n in names}
+    partial = {n: d / (n + ".partial") for n in OUTPUTS}
     by_folder = d / (EVENTS_FOLDER + ".partial")
     discard(by_folder)
     state_tmp = None
