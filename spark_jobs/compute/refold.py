@@ -18,7 +18,6 @@ from pyspark.sql import functions as F
 
 from pfscope.spark_jobs.compute.checkpoints import Checkpoints, Resumed
 from pfscope.spark_jobs.compute.job import STATE_EVENTS
-from pfscope.spark_jobs.compute.rejudged import LINE_BITS
 from pfscope.spark_jobs.compute.restarts import sql_list
 from pfscope.spark_jobs.compute.retaken import Retaken
 from pfscope.spark_jobs.compute.state_rows import gather
@@ -66,7 +65,6 @@ def changed_events(
     (checkpointed: few). A file's events then and now are compared in the driver (pyarrow reads
     the earlier ones of ``_state/events``): in Spark the comparison was two shuffles, the
     largest job of a chain's hourly refresh after the fold."""
-    import pyarrow as pa
     import pyarrow.compute as pc
 
     new = new.filter("fid IS NOT NULL")
@@ -74,25 +72,17 @@ def changed_events(
     if not retaken:
         return {r.fid: r.t for r in new.groupBy("fid").agg(F.min("ts").alias("t")).collect()}
     now = new.toArrow()
-    indexes = pa.array(sorted(retaken.files), pa.int64())
-
-    def theirs(t: pa.Table) -> pa.Array:  # a row of a file read again (no line: stays)
-        return pc.fill_null(pc.is_in(pc.shift_right(t.column("seq"), LINE_BITS), value_set=indexes), False)
-
-    mine = theirs(now)
+    columns = now.column_names
+    mine = retaken.theirs(now)
     earliest = _earliest(now.filter(pc.invert(mine)).select(["fid", "ts"]).to_pylist())
     paths = sorted(str(f) for f in (prev_dir / STATE_EVENTS).glob("*.parquet"))
     old = (
         gather(
-            paths,
-            ["seq", "fid"],
-            lambda p: pc.and_(theirs(p), pc.is_valid(p.column("fid"))),
-            now.column_names,
+            paths, ["seq", "fid"], lambda p: pc.and_(retaken.theirs(p), pc.is_valid(p.column("fid"))), columns
         )
         if paths
         else now.slice(0, 0)
     )
-    columns = now.column_names
     before, after = _rows(old, columns), _rows(now.filter(mine), columns)
     fid, ts = columns.index("fid"), columns.index("ts")
     for row in (before - after) + (after - before):

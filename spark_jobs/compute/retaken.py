@@ -55,6 +55,17 @@ class Retaken:
         indexes = ", ".join(str(i) for i in sorted(self.files))
         return f"NOT coalesce(shiftright(seq, {LINE_BITS}) IN ({indexes}), false)"
 
+    def theirs(self, table: Any) -> Any:
+        """``kept``'s complement over a pyarrow Table with ``seq``: a row of these files (no line:
+        not theirs), as a boolean array."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        indexes = pa.array(sorted(self.files), pa.int64())
+        return pc.fill_null(
+            pc.is_in(pc.shift_right(table.column("seq"), LINE_BITS), value_set=indexes), False
+        )
+
     def without_messages(self, spark: SparkSession, df: DataFrame) -> DataFrame:
         """``df`` (rows with a ``msg``) without these files' messages, which come anew from their
         lines as they are now."""
