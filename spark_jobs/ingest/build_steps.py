@@ -1,7 +1,7 @@
 """Ingest's build steps on Spark (REPLIDs, messages, derivation), so the driver holds no event.
 
-The reference (``ingest.build.build_events``) runs them over the whole share in one process.
-Here each is split where its rule allows, the rule itself run as it is (``ingest.grouped``):
+The reference (``exchange.build.build_events``) runs them over the whole share in one process.
+Here each is split where its rule allows, the rule itself run as it is (``exchange.grouped``):
 
 1. The kept records are grouped by message key (one shuffle, kept on the executors' disks);
    each group goes through ``message_keys`` in a worker, which gives its REPLID links and hints.

@@ -1,14 +1,14 @@
 """``pfscope ingest`` as a Spark job, and its ``spark-submit`` entry:
 ``spark-submit --master URL spark_jobs/ingest/entry.py --logs ... --out ...``.
 
-The exports are read by Spark's workers, each running the reference rules of ``spark_jobs.ingest``
-on one file or one piece of a large XML export (``ingest_spark``); duplicates and the accounting
-are found in Spark SQL; the steps of ``ingest.build.build_events`` (REPLIDs, message matching,
-derivation) run as Spark steps too (``ingest_build``), so the driver holds no event.
+The exports are read by Spark's workers, each running the reference rules of ``spark_jobs.exchange``
+on one file or one piece of a large XML export (``stages``); duplicates and the accounting are
+found in Spark SQL; the steps of ``exchange.build.build_events`` (REPLIDs, message matching,
+derivation) run as Spark steps too (``build_steps``), so the driver holds no event.
 The outputs are those of ``run_ingest`` (the reference, which the differential test holds them
-equal to), written the same way: beside their place, renamed in when all are complete.
+equal to), written the same way (``outputs``): beside their place, renamed in when all are complete.
 
-Incremental: the step-1 rows of every file are kept under ``OUT/.ingest_state`` (``ingest_state``);
+Incremental: the step-1 rows of every file are kept under ``OUT/.ingest_state`` (``incremental``);
 a later run reads only the files it has not read (new exports, a server's later export) and
 reuses the rows of the others, so its result is that of a fresh ingest of the whole share.
 """
@@ -16,14 +16,12 @@ reuses the rows of the others, so its result is that of a fresh ingest of the wh
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import re
 import sys
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,13 +29,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pfscope.spark_jobs.exchange import InputError, check_some_file_read
 from pfscope.spark_jobs.exchange.build import summarize
-from pfscope.spark_jobs.exchange.event_files import EVENTS_FOLDER, discard, swap_in, write_event_files
 from pfscope.spark_jobs.exchange.formats import expand_log_paths, sniff
 from pfscope.spark_jobs.exchange.identity import load_replids
-from pfscope.spark_jobs.exchange.stage import WHOLE, ReadTask
+from pfscope.spark_jobs.exchange.stage import ReadTask
 from pfscope.spark_jobs.exchange.xml_splits import SPLIT_BYTES, plan, splittable
 from pfscope.spark_jobs.ingest import incremental
 from pfscope.spark_jobs.ingest.incremental import BUILD_SUFFIX
+from pfscope.spark_jobs.ingest.outputs import built_as_they_are, write_outputs
 from pfscope.spark_jobs.model.errors import ExitStatus, OperatorError
 from pfscope.spark_jobs.runtime.command import add_debug_argument, run_command
 
@@ -67,7 +65,7 @@ class IngestSettings:
     #: read every file again, whatever the state says
     full: bool = False
     split_bytes: int = SPLIT_BYTES
-    #: kept records per partition of the build steps (``ingest_build``), at least
+    #: kept records per partition of the build steps (``build_steps``), at least
     build_records_per_part: int = 25_000
 
 
@@ -250,7 +248,7 @@ def _run(
     inputs = incremental.built_from(
         [keys[f] for f in files], table, topo.to_json() if topo is not None else None, s.strict
     )
-    if state is not None and _nothing_new(s.out, state, files, keys, inputs):
+    if state is not None and built_as_they_are(s.out, state, files, keys, inputs):
         return _as_they_are(s.out, files, keys, stored)
 
     from pyspark.sql import SparkSession
@@ -288,7 +286,7 @@ def _run(
                 s.default_offset_min,
                 zone,
             )
-        entries = _entries(got, set(resplit), run_id)
+        entries = incremental.stored_entries(got, set(resplit), run_id)
     lap("read")
     entries |= {keys[f]: stored[keys[f]] for f in files if keys[f] in stored}
     _counts, broken, empty = _file_statuses(files, keys, entries, s.strict)
@@ -338,7 +336,7 @@ def _run(
         summary["formats"] = {f: sniff_or_none(f) or "unknown" for f in files}
         summary["seconds"] = round(took, 3)
         summary["records_per_second"] = round(summary["records_read"] / max(took, 1e-9))
-        _write(
+        write_outputs(
             s.out,
             built,
             made.write_events,
@@ -374,30 +372,6 @@ def _run(
     return IngestRun(summary, mode, len(files) - len(new), len(new), new_records, reused, timings)
 
 
-#: what ingest writes into ``--out`` (and ``EVENTS_FOLDER``, the log by day and folder)
-OUTPUTS = (
-    "events.jsonl",
-    "ingest_rejects.jsonl",
-    "ingest_errors.jsonl",
-    "topology.json",
-    "ingest_summary.json",
-)
-
-
-def _nothing_new(
-    out: str, state: incremental.State, files: list[str], keys: dict[str, str], inputs: str
-) -> bool:
-    """The share is the one the outputs were built from: every file read before and none new or
-    gone, the same ``--replids``, ``--topology`` and ``--strict``, and every output there."""
-    d = Path(out)
-    return (
-        state.built_from == inputs
-        and set(state.files) == {keys[f] for f in files}
-        and all((d / n).is_file() for n in OUTPUTS)
-        and (d / EVENTS_FOLDER).is_dir()
-    )
-
-
 def _as_they_are(
     out: str, files: list[str], keys: dict[str, str], stored: dict[str, incremental.Stored]
 ) -> IngestRun:
@@ -429,26 +403,6 @@ def session_conf(s: IngestSettings) -> dict[str, str]:
     return conf | parse_conf(list(s.conf))
 
 
-def _entries(got: list[dict[str, Any]], resplit: set[str], run_id: str) -> dict[str, incremental.Stored]:
-    """Per file read this run: its dataset, its pieces' record offsets, how the reading went."""
-    pieces: dict[str, dict[int, int]] = {}
-    out: dict[str, incremental.Stored] = {}
-    for g in got:
-        k = g["file_key"]
-        if g["kind"] == "file":
-            status = {"count": g["count"], "broken": g["broken"], "unreadable": bool(g["unreadable"])}
-            out[k] = incremental.Stored(run_id + "-whole" if k in resplit else run_id, {WHOLE: 0}, status)
-        elif g["kind"] == "piece" and k not in resplit:
-            pieces.setdefault(k, {})[g["piece"]] = g["count"]
-    for k, counts in pieces.items():
-        offsets, n = {}, 0
-        for p in sorted(counts):
-            offsets[p] = n
-            n += counts[p]
-        out[k] = incremental.Stored(run_id, offsets, {"count": n, "broken": None, "unreadable": False})
-    return out
-
-
 def _file_statuses(
     files: list[str], keys: dict[str, str], entries: dict[str, incremental.Stored], strict: bool
 ) -> tuple[dict[str, int], list[dict[str, Any]], list[str]]:
@@ -465,59 +419,6 @@ def _file_statuses(
         elif st["count"] == 0:
             empty.append(f)
     return counts, broken, empty
-
-
-def _write(
-    out: str,
-    built: Any,
-    write_events: Callable[[Path], None],
-    summary: dict[str, Any],
-    classified: Any,
-    options: dict[str, Any],
-    inputs: str,
-    files: list[dict[str, Any]],
-) -> None:
-    """The five outputs (and the log by folder, ``event_files``) beside their place, then the
-    state; renamed in only when all are complete."""
-    d = Path(out)
-    d.mkdir(parents=True, exist_ok=True)
-    partial = {n: d / (n + ".partial") for n in OUTPUTS}
-    by_folder = d / (EVENTS_FOLDER + ".partial")
-    discard(by_folder)
-    state_tmp = None
-    try:
-        write_events(partial["events.jsonl"])
-        write_event_files(partial["events.jsonl"], by_folder)
-        with open(partial["ingest_rejects.jsonl"], "w", encoding="utf-8") as fh:
-            fh.writelines(_line(r) for r in classified.rejects())
-            fh.writelines(_line(r) for r in built.rejects)
-        with open(partial["ingest_errors.jsonl"], "w", encoding="utf-8") as fh:
-            for text, record, server in classified.errors():
-                row = json.loads(text)
-                row["store"] = built.own.get(server, server)
-                row["record"] = record
-                fh.write(_line(row))
-        partial["topology.json"].write_text(
-            json.dumps(built.topology, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
-        partial["ingest_summary.json"].write_text(
-            json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
-        state_tmp = incremental.save_partial(out, options, files, inputs)
-    except BaseException:
-        for tmp in [*partial.values(), *([state_tmp] if state_tmp else [])]:
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
-        discard(by_folder)
-        raise
-    for name, tmp in partial.items():
-        tmp.replace(d / name)
-    swap_in(by_folder, d / EVENTS_FOLDER)
-    incremental.commit(state_tmp)
-
-
-def _line(row: dict[str, Any]) -> str:
-    return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
 
 
 def report(run: IngestRun, out: str) -> int:

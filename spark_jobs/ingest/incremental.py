@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pfscope.spark_jobs.exchange.stage import WHOLE
 from pfscope.spark_jobs.runtime.sources import source_digest
 
 STATE_DIR = ".ingest_state"
@@ -164,3 +165,23 @@ def prune_run(out: str | os.PathLike[str], run_id: str) -> None:
     for name in (run_id, run_id + "-whole", run_id + BUILD_SUFFIX):
         with contextlib.suppress(OSError):
             shutil.rmtree(state_root(out) / "rows" / name)
+
+
+def stored_entries(got: list[dict[str, Any]], resplit: set[str], run_id: str) -> dict[str, Stored]:
+    """Per file read this run: its dataset, its pieces' record offsets, how the reading went."""
+    pieces: dict[str, dict[int, int]] = {}
+    out: dict[str, Stored] = {}
+    for g in got:
+        k = g["file_key"]
+        if g["kind"] == "file":
+            status = {"count": g["count"], "broken": g["broken"], "unreadable": bool(g["unreadable"])}
+            out[k] = Stored(run_id + "-whole" if k in resplit else run_id, {WHOLE: 0}, status)
+        elif g["kind"] == "piece" and k not in resplit:
+            pieces.setdefault(k, {})[g["piece"]] = g["count"]
+    for k, counts in pieces.items():
+        offsets, n = {}, 0
+        for p in sorted(counts):
+            offsets[p] = n
+            n += counts[p]
+        out[k] = Stored(run_id, offsets, {"count": n, "broken": None, "unreadable": False})
+    return out

@@ -10,7 +10,7 @@
    of a key in input order is kept; a later one with the same meaning is a duplicate, otherwise a
    reject), and the accounting the summary needs, in a few aggregations.
 
-The kept replication events go on to the build steps (``ingest_build``); the rejects and errors
+The kept replication events go on to the build steps (``build_steps``); the rejects and errors
 stream from Spark to their files.
 """
 
