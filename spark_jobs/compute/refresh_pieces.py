@@ -21,10 +21,10 @@ from pfscope.spark_jobs.compute.job import (
     Piece,
     local_frame,
 )
-from pfscope.spark_jobs.compute.rejudged import Rejudged
+from pfscope.spark_jobs.compute.rejudged import LINE_BITS, Rejudged
 from pfscope.spark_jobs.compute.restarts import sql_list
 from pfscope.spark_jobs.compute.retaken import Retaken
-from pfscope.spark_jobs.compute.writing import files_holding, final_files, to_compact
+from pfscope.spark_jobs.compute.writing import SEQ_ORDERED, InputFiles, files_holding, final_files, to_compact
 
 #: the fold's tables of final rows: a refolded folder's rows in them are written anew
 REFOLDED_TABLES = (
@@ -37,7 +37,7 @@ REFOLDED_TABLES = (
 
 #: earlier final rows a run replaces in one table: the column that tells them, its values, and
 #: a frame of that table without them (a table may have several)
-Replaced = tuple[str, set[str] | set[int], Callable[[DataFrame], DataFrame]]
+Replaced = tuple[str, set[str] | set[int] | InputFiles, Callable[[DataFrame], DataFrame]]
 
 
 def replaced_rows(
@@ -88,10 +88,12 @@ def _taken_back(spark: SparkSession, retaken: Retaken) -> dict[str, Replaced]:
     kept = retaken.kept
     fids: set[str] = set(retaken.fids)
     sources = set(retaken.files.values())
+    theirs = InputFiles(frozenset(retaken.files), LINE_BITS)
     not_theirs = f"NOT source IN ({sql_list(sorted(sources))})"
     return {
-        STATE_LINES: ("seq", set(retaken.seqs), lambda df: df.filter(kept)),
-        STATE_EVENTS: ("fid", fids, lambda df: df.filter(kept)),
+        # the rows of their lines by their place: a file of other lines is kept as it is
+        STATE_LINES: ("seq", theirs, lambda df: df.filter(kept)),
+        STATE_EVENTS: ("seq", theirs, lambda df: df.filter(kept)),
         "rejects": ("source", sources, lambda df: df.filter(not_theirs)),
         "replica_lists": ("fid", fids, lambda df: df.filter(kept)),
         "messages": ("msg", set(retaken.msgs), lambda df: retaken.without_messages(spark, df)),
@@ -149,6 +151,9 @@ def _final_with_files_redone(
     for _, _, without in replaced:
         earlier = without(earlier)
     # as many files as large ones are written again, and one: the small ones and this run's rows
-    # in a file of their own
-    final = earlier.unionByName(final).coalesce(len(set(redo) - set(compact)) + 1)
+    # in a file of their own; the kept lines and events in ranges of input order, as a full run
+    # writes them, so that the next file read again rewrites the files of its lines only
+    parts = len(set(redo) - set(compact)) + 1
+    final = earlier.unionByName(final)
+    final = final.repartitionByRange(parts, "seq") if name in SEQ_ORDERED else final.coalesce(parts)
     return final, {f"{name}/{f.name}" for f in redo}

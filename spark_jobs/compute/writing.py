@@ -6,18 +6,21 @@ a hard link (no copy: a refresh costs what changed, and retention can remove the
 folder without losing them); ``live-*`` files hold rows of this run only. Readers see one
 dataset per table, whatever its files. After many refreshes a table's small final files (the
 refreshes' few rows) are written again as one (``to_compact``), so a reader never opens hundreds
-of small files; the files of a full run, one per fold partition, stay as they are.
+of small files; the files of a full run, one per fold partition (the kept lines and events: one
+per range of input order), stay as they are.
 """
 
 from __future__ import annotations
 
+import bisect
 import errno
 import os
 import shutil
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -97,7 +100,21 @@ def run_of(file: Path) -> str:
     return file.name.removeprefix("final-").split("-part-", 1)[0]
 
 
-def files_holding(files: list[Path], values: set[str] | set[int], column: str = "fid") -> list[Path]:
+@dataclass(frozen=True)
+class InputFiles:
+    """The rows of some input files, by ``seq`` (``make_seq``: the file's index in its high bits):
+    what a refresh takes back of the files it reads again whole."""
+
+    indexes: frozenset[int]
+    line_bits: int
+
+    def ranges(self) -> list[tuple[int, int]]:
+        return [(i << self.line_bits, ((i + 1) << self.line_bits) - 1) for i in sorted(self.indexes)]
+
+
+def files_holding(
+    files: list[Path], values: set[str] | set[int] | InputFiles, column: str = "fid"
+) -> list[Path]:
     """The files among ``files`` with a row whose ``column`` is one of ``values`` (a refolded
     folder's, a line judged again): the ones a refresh must rewrite (the others are kept as they
     are). Row groups whose range of ``column`` misses every value are skipped by their
@@ -106,10 +123,22 @@ def files_holding(files: list[Path], values: set[str] | set[int], column: str = 
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    wanted = sorted(values)
-    if not wanted:
+    ranges: list[tuple[Any, Any]]
+    if isinstance(values, InputFiles):
+        ranges = list(values.ranges())
+        value_set = pa.array(sorted(values.indexes), pa.int64())
+
+        def held(col: Any) -> Any:
+            return pc.is_in(pc.shift_right(col, values.line_bits), value_set=value_set)
+    else:
+        ranges = [(v, v) for v in sorted(values)]
+        value_set = pa.array(sorted(values))
+
+        def held(col: Any) -> Any:
+            return pc.is_in(col, value_set=value_set)
+
+    if not ranges:
         return []
-    value_set = pa.array(wanted)
     out = []
     for f in files:
         pf = pq.ParquetFile(f)
@@ -117,16 +146,17 @@ def files_holding(files: list[Path], values: set[str] | set[int], column: str = 
         groups = []
         for g in range(pf.metadata.num_row_groups):
             st = pf.metadata.row_group(g).column(col).statistics
-            if st is None or not st.has_min_max or any(st.min <= v <= st.max for v in wanted):
+            if st is None or not st.has_min_max or _meets(ranges, st.min, st.max):
                 groups.append(g)
-        if (
-            groups
-            and pc.any(
-                pc.is_in(pf.read_row_groups(groups, columns=[column]).column(column), value_set=value_set)
-            ).as_py()
-        ):
+        if groups and pc.any(held(pf.read_row_groups(groups, columns=[column]).column(column))).as_py():
             out.append(f)
     return out
+
+
+def _meets(ranges: list[tuple[Any, Any]], low: Any, high: Any) -> bool:
+    """Whether any of ``ranges`` (sorted, apart) meets ``[low, high]`` (a row group's statistics)."""
+    at = bisect.bisect_left(ranges, (low,))  # the first range starting at or after low
+    return (at < len(ranges) and ranges[at][0] <= high) or (at > 0 and ranges[at - 1][1] >= low)
 
 
 def link_final_files(

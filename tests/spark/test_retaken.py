@@ -19,7 +19,9 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from pfscope.spark_jobs.compute import state
+from pfscope.spark_jobs.compute import job, state
+from pfscope.spark_jobs.compute.job import STATE_EVENTS, STATE_LINES
+from pfscope.spark_jobs.compute.writing import final_files
 from pfscope.spark_jobs.exchange.event_files import day_of
 from tests.spark.table_compare import assert_published_equals_replay
 from tests.spark.test_refresh import SMALL, compute, simulate, stamp
@@ -72,6 +74,9 @@ def test_rewritten_files_are_taken_back(spark, tmp_path: Path, capsys, monkeypat
     # a small log's files are each a large part of it: taken back all the same, to be held equal
     monkeypatch.setattr(state, "RETAKE_LIMIT", 1.0)
     data, lines = simulate(tmp_path, "scale", 5, SMALL)
+    # the kept lines and events in several files of consecutive lines, as a large log's are: a
+    # file read again takes back the rows of the files that hold its lines, the others are kept
+    monkeypatch.setattr(job, "SEQ_FILE_ROWS", len(lines) // 40)
     share = FolderShare(tmp_path / "logs", lines)
     recs = share.recs
     times = [stamp(line) for line in lines]
@@ -118,9 +123,17 @@ def test_rewritten_files_are_taken_back(spark, tmp_path: Path, capsys, monkeypat
     step(cuts[2], set())
     # 3: a line goes away (a change seen twice by ingest, say), and the log grows to its end
     gone = max(i for i, r in enumerate(recs) if r["kind"] == "change" and times[i] <= cuts[2])
+    before = max((out / "runs").iterdir())
+    files_before = {t: [f.stat().st_ino for f in final_files(before, t)] for t in (STATE_LINES, STATE_EVENTS)}
     step(cuts[4], {gone})
 
     assert said[0] == "full: no earlier run to go on from", said
+    last = max((out / "runs").iterdir())
+    for table in (STATE_LINES, STATE_EVENTS):
+        now = {f.stat().st_ino for f in final_files(last, table)}
+        kept = [ino in now for ino in files_before[table]]
+        # the files of the lines before the one file read again are kept as they are
+        assert len(kept) >= 3 and kept[0] and not all(kept), (table, kept)
     for line in said[1:4]:
         assert line.startswith("incremental: "), said
     assert re.search(r", \d+ rewritten files? read again$", said[2]), said

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pfscope.spark_jobs.compute import writing
-from pfscope.spark_jobs.compute.writing import files_holding, link_final_files, to_compact
+from pfscope.spark_jobs.compute.writing import InputFiles, files_holding, link_final_files, to_compact
 
 
 def _write(path: Path, fids: list[str], row_group_size: int = 2) -> Path:
@@ -32,6 +32,37 @@ def test_files_holding_reads_past_the_statistics(tmp_path: Path) -> None:
     assert files_holding(files, {1}, "n") == [a, b]
     assert files_holding(files, {3}, "n") == [a]
     assert files_holding(files, {7}, "n") == []
+
+
+def _seqs(path: Path, seqs: list[int | None], row_group_size: int = 2) -> Path:
+    pq.write_table(pa.table({"seq": pa.array(seqs, pa.int64())}), path, row_group_size=row_group_size)
+    return path
+
+
+def test_files_holding_the_lines_of_input_files_by_their_place(tmp_path: Path) -> None:
+    # ``seq``: the input file's index in the high bits (here 4), then the line number
+    def seq(file: int, line: int) -> int:
+        return (file << 4) + line
+
+    # in input order, as a full run writes the kept lines: files 0-1, then 2-3, then 5
+    a = _seqs(tmp_path / "a.parquet", [seq(0, 1), seq(0, 9), seq(1, 2), seq(1, 15)])
+    b = _seqs(tmp_path / "b.parquet", [seq(2, 0), seq(3, 3), None])
+    c = _seqs(tmp_path / "c.parquet", [seq(5, 1)])
+    # a refresh's file: lines of several input files, not in ranges
+    d = _seqs(tmp_path / "d.parquet", [seq(0, 3), seq(5, 2)], row_group_size=10)
+    files = [a, b, c, d]
+
+    def holding(*indexes: int) -> list[Path]:
+        return files_holding(files, InputFiles(frozenset(indexes), 4), "seq")
+
+    assert holding(5) == [c, d]
+    assert holding(1) == [a]
+    assert holding(3, 4) == [b]
+    # within the statistics' range of d's one row group, and b's last, in no file
+    assert holding(4) == []
+    assert holding(2, 6) == [b]
+    assert holding() == []
+    assert InputFiles(frozenset({1, 3}), 4).ranges() == [(16, 31), (48, 63)]
 
 
 def test_rewritten_files_are_not_linked(tmp_path: Path) -> None:
