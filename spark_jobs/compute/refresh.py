@@ -45,6 +45,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pfscope.spark_jobs.compute.checkpoints import Checkpoints
+from pfscope.spark_jobs.compute.frames import arrow_frame, local_frame
 from pfscope.spark_jobs.compute.job import (
     MIN_LONG_SQL,
     STATE_EVENTS,
@@ -53,21 +54,16 @@ from pfscope.spark_jobs.compute.job import (
     STATE_PENDING,
     JobResult,
     Refresh,
-    arrow_frame,
     collected_transits,
     conform,
     fold_groups,
     fold_partitions_for,
     fold_table,
     group_stream,
-    local_frame,
-    store_periods_table,
-    stores_table,
     summary_frame,
     topology_groups,
-    with_paths,
-    with_risk,
 )
+from pfscope.spark_jobs.compute.org_tables import store_periods_table, stores_table, with_paths, with_risk
 from pfscope.spark_jobs.compute.reading import (
     MESSAGE_COLUMNS,
     PARSED_COLUMNS,
@@ -89,7 +85,7 @@ from pfscope.spark_jobs.compute.refresh_lines import (
 from pfscope.spark_jobs.compute.refresh_pieces import pieces_of, replaced_rows
 from pfscope.spark_jobs.compute.rejudged import Rejudged
 from pfscope.spark_jobs.compute.restarts import refreshed_folders, sql_list, topology_starts
-from pfscope.spark_jobs.compute.retaken import Retaken, of_files, retaken_files
+from pfscope.spark_jobs.compute.retaken import Retaken, retaken_files
 from pfscope.spark_jobs.compute.state import Manifest, Plan
 from pfscope.spark_jobs.compute.state_rows import rows_where
 from pfscope.spark_jobs.compute.stream import FOLD_STATE, OUT_TABLES, STREAM_COLUMNS, org_payload
@@ -479,7 +475,7 @@ def _seen_elsewhere(ctx: _Context, as_of: int) -> tuple[str, ...]:
     if not unnamed:
         return ()
     rows = _state_rows(ctx.prev_dir, STATE_EVENTS, "fid", unnamed, ["fid", "kind", "ts", "seq"])
-    theirs = of_files(rows, pa.array(sorted(ctx.retaken.files), pa.int64()))
+    theirs = ctx.retaken.theirs(rows)
     shown = pc.is_in(rows.column("kind"), value_set=pa.array(["replicas", "change", "send"]))
     seen = rows.filter(pc.and_(pc.and_(pc.invert(theirs), shown), pc.less_equal(rows.column("ts"), as_of)))
     return tuple(sorted(set(seen.column("fid").to_pylist())))

@@ -19,7 +19,8 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pfscope.spark_jobs.compute.job import STATE_EVENTS, STATE_LINES, arrow_frame, local_frame
+from pfscope.spark_jobs.compute.frames import arrow_frame, local_frame
+from pfscope.spark_jobs.compute.job import STATE_EVENTS, STATE_LINES
 from pfscope.spark_jobs.compute.reading import NARROW, PARSED_COLUMNS, SHARD, judge, parsed_row
 from pfscope.spark_jobs.compute.rejudged import Rejudged
 from pfscope.spark_jobs.compute.state import Manifest, Plan, read_new_lines

@@ -12,6 +12,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from pfscope.spark_jobs.compute.frames import local_frame
 from pfscope.spark_jobs.compute.job import (
     FINAL_STATE,
     FINAL_TABLES,
@@ -19,9 +20,8 @@ from pfscope.spark_jobs.compute.job import (
     STATE_EVENTS,
     STATE_LINES,
     Piece,
-    local_frame,
 )
-from pfscope.spark_jobs.compute.rejudged import LINE_BITS, Rejudged
+from pfscope.spark_jobs.compute.rejudged import Rejudged
 from pfscope.spark_jobs.compute.restarts import sql_list
 from pfscope.spark_jobs.compute.retaken import Retaken
 from pfscope.spark_jobs.compute.writing import SEQ_ORDERED, InputFiles, files_holding, final_files, to_compact
@@ -88,12 +88,11 @@ def _taken_back(spark: SparkSession, retaken: Retaken) -> dict[str, Replaced]:
     kept = retaken.kept
     fids: set[str] = set(retaken.fids)
     sources = set(retaken.files.values())
-    theirs = InputFiles(frozenset(retaken.files), LINE_BITS)
     not_theirs = f"NOT source IN ({sql_list(sorted(sources))})"
     return {
         # the rows of their lines by their place: a file of other lines is kept as it is
-        STATE_LINES: ("seq", theirs, lambda df: df.filter(kept)),
-        STATE_EVENTS: ("seq", theirs, lambda df: df.filter(kept)),
+        STATE_LINES: ("seq", retaken.inputs, lambda df: df.filter(kept)),
+        STATE_EVENTS: ("seq", retaken.inputs, lambda df: df.filter(kept)),
         "rejects": ("source", sources, lambda df: df.filter(not_theirs)),
         "replica_lists": ("fid", fids, lambda df: df.filter(kept)),
         "messages": ("msg", set(retaken.msgs), lambda df: retaken.without_messages(spark, df)),

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pfscope.spark_jobs.compute.writing import files_holding, final_files
-
-LINE_BITS = 32  # ``make_seq``: the file's index, then the line number
+from pfscope.spark_jobs.model.events import LINE_BITS
 
 
 @dataclass

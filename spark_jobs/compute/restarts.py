@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 
-from pfscope.spark_jobs.compute.job import folders_from, topology_folders, topology_lists
+from pfscope.spark_jobs.compute.org_tables import folders_from, topology_folders, topology_lists
 from pfscope.spark_jobs.compute.reading import sql_text
 from pfscope.spark_jobs.model.topology import Topology
 
@@ -23,7 +23,7 @@ class Starts:
 
 
 def topology_starts(spark: SparkSession, topo: Topology, fids: tuple[str, ...]) -> Starts:
-    """As ``job.folders_table`` and ``job.replica_lists_table`` start them."""
+    """As ``org_tables.folders_table`` and ``org_tables.replica_lists_table`` start them."""
     wanted = set(fids)
     return Starts(topology_folders(spark, topo, wanted), topology_lists(spark, topo, wanted))
 

@@ -27,8 +27,9 @@ from pyspark.sql import functions as F
 
 from pfscope.spark_jobs.compute.job import STATE_EVENTS, STATE_LINES
 from pfscope.spark_jobs.compute.refresh_lines import CannotRefresh
-from pfscope.spark_jobs.compute.rejudged import LINE_BITS
 from pfscope.spark_jobs.compute.state import Manifest
+from pfscope.spark_jobs.compute.writing import InputFiles
+from pfscope.spark_jobs.model.events import LINE_BITS
 
 
 @dataclass(frozen=True)
@@ -50,21 +51,17 @@ class Retaken:
         return (self.lines, self.accepted, self.duplicates)
 
     @property
+    def inputs(self) -> InputFiles:
+        return InputFiles(frozenset(self.files))
+
+    @property
     def kept(self) -> str:
         """SQL: a row of the earlier state that stays (not from these files; no line: stays)."""
-        indexes = ", ".join(str(i) for i in sorted(self.files))
-        return f"NOT coalesce(shiftright(seq, {LINE_BITS}) IN ({indexes}), false)"
+        return f"NOT {self.inputs.sql()}"
 
     def theirs(self, table: Any) -> Any:
-        """``kept``'s complement over a pyarrow Table with ``seq``: a row of these files (no line:
-        not theirs), as a boolean array."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        indexes = pa.array(sorted(self.files), pa.int64())
-        return pc.fill_null(
-            pc.is_in(pc.shift_right(table.column("seq"), LINE_BITS), value_set=indexes), False
-        )
+        """``kept``'s complement over a pyarrow Table with ``seq``, as a boolean array."""
+        return self.inputs.holds(table.column("seq"))
 
     def without_messages(self, spark: SparkSession, df: DataFrame) -> DataFrame:
         """``df`` (rows with a ``msg``) without these files' messages, which come anew from their
@@ -91,15 +88,15 @@ def retaken_files(
             raise CannotRefresh(
                 f"{retaken[seq >> LINE_BITS]}, and it held up/down lines (the organisation's timeline)"
             )
-    indexes = pa.array(sorted(retaken), pa.int64())
+    inputs = InputFiles(frozenset(retaken))
     old = _earlier(prev_dir / STATE_LINES)
-    theirs = of_files(old, indexes)
+    theirs = inputs.holds(old.column("seq"))
     was, kept = old.filter(theirs), old.filter(pc.invert(theirs))
     new = pa.Table.from_pylist(
         [{"seq": seq, "shard": shard, "fid": fid} for seq, shard, fid in new_lines],
         schema=pa.schema([("seq", pa.int64()), ("shard", pa.string()), ("fid", pa.string())]),
     )
-    now = new.filter(of_files(new, indexes))
+    now = new.filter(inputs.holds(new.column("seq")))
     shards = pa.chunked_array([was.column("shard"), now.column("shard")], pa.string())
     others = pa.concat_tables(
         [
@@ -131,16 +128,8 @@ def retaken_files(
         sum(previous.files[i].lines for i in retaken),
         _count(pc.and_(accepted, first)),
         _count(pc.and_(accepted, pc.invert(first))),
-        _last_ts(prev_dir / STATE_EVENTS, indexes),
+        _last_ts(prev_dir / STATE_EVENTS, inputs),
     )
-
-
-def of_files(table: Any, indexes: Any) -> Any:
-    """A mask of ``table``'s rows (a ``seq`` column) whose line is in one of the files ``indexes``
-    (a pyarrow array of file indexes): the pyarrow twin of ``Retaken.kept``."""
-    import pyarrow.compute as pc
-
-    return pc.is_in(pc.shift_right(table.column("seq"), LINE_BITS), value_set=indexes)
 
 
 def _refuse_shared(lines: Any, retaken: dict[int, str], files: list[str]) -> None:
@@ -169,8 +158,8 @@ def _earlier(folder: Path) -> Any:
     return pq.read_table(paths, columns=["seq", "shard", "fid", "ts", "first_seq", "why"])
 
 
-def _last_ts(folder: Path, indexes: Any) -> int | None:
-    """The last accepted event's time of the files not in ``indexes`` (pending ones included)."""
+def _last_ts(folder: Path, inputs: InputFiles) -> int | None:
+    """The last accepted event's time of the files not ``inputs`` (pending ones included)."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
@@ -178,6 +167,6 @@ def _last_ts(folder: Path, indexes: Any) -> int | None:
     if not paths:
         return None
     t = pq.read_table(paths, columns=["ts", "seq"])
-    kept = t.filter(pc.invert(of_files(t, indexes)))
+    kept = t.filter(pc.invert(inputs.holds(t.column("seq"))))
     last = pc.max(kept.column("ts")).as_py()
     return int(last) if last is not None else None

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pfscope.spark_jobs.model.events import LINE_BITS
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -103,13 +105,27 @@ def run_of(file: Path) -> str:
 @dataclass(frozen=True)
 class InputFiles:
     """The rows of some input files, by ``seq`` (``make_seq``: the file's index in its high bits):
-    what a refresh takes back of the files it reads again whole."""
+    what a refresh takes back of the files it reads again whole. The one test "is this row a line
+    of these files", in each form a caller needs: ranges of ``seq``, SQL and pyarrow."""
 
     indexes: frozenset[int]
-    line_bits: int
 
     def ranges(self) -> list[tuple[int, int]]:
-        return [(i << self.line_bits, ((i + 1) << self.line_bits) - 1) for i in sorted(self.indexes)]
+        """Their ``seq`` ranges, sorted and apart."""
+        return [(i << LINE_BITS, ((i + 1) << LINE_BITS) - 1) for i in sorted(self.indexes)]
+
+    def sql(self, seq: str = "seq") -> str:
+        """SQL: a row of these files (no line: not theirs)."""
+        indexes = ", ".join(str(i) for i in sorted(self.indexes)) or "NULL"
+        return f"coalesce(shiftright({seq}, {LINE_BITS}) IN ({indexes}), false)"
+
+    def holds(self, seq: Any) -> Any:
+        """``sql``'s twin over a pyarrow array of ``seq``: a boolean array, false where null."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        indexes = pa.array(sorted(self.indexes), pa.int64())
+        return pc.fill_null(pc.is_in(pc.shift_right(seq, LINE_BITS), value_set=indexes), False)
 
 
 def files_holding(
@@ -124,12 +140,9 @@ def files_holding(
     import pyarrow.parquet as pq
 
     ranges: list[tuple[Any, Any]]
+    held: Callable[[Any], Any]
     if isinstance(values, InputFiles):
-        ranges = list(values.ranges())
-        value_set = pa.array(sorted(values.indexes), pa.int64())
-
-        def held(col: Any) -> Any:
-            return pc.is_in(pc.shift_right(col, values.line_bits), value_set=value_set)
+        ranges, held = values.ranges(), values.holds
     else:
         ranges = [(v, v) for v in sorted(values)]
         value_set = pa.array(sorted(values))

@@ -169,9 +169,13 @@ class RejectRow:
 Stage2Reject = tuple[str, int | None]
 
 
+#: ``make_seq``: the bits of a line's number; the file's index is above them
+LINE_BITS = 32
+
+
 def make_seq(file_index: int, line: int) -> int:
     """A total input order over several files: the file's rank, then the line number."""
-    return (file_index << 32) | line
+    return (file_index << LINE_BITS) | line
 
 
 # --------------------------------------------------------------------------------------------

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
-from pfscope.spark_jobs.compute.job import compute, local_frame
+from pfscope.spark_jobs.compute.frames import local_frame
+from pfscope.spark_jobs.compute.job import compute
 from pfscope.spark_jobs.model.events import read_event_log
 from pfscope.spark_jobs.model.replay import replay
 from pfscope.spark_jobs.model.tables import TABLES

@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 
 from pfscope.spark_jobs.compute import writing
 from pfscope.spark_jobs.compute.writing import InputFiles, files_holding, link_final_files, to_compact
+from pfscope.spark_jobs.model.events import make_seq
 
 
 def _write(path: Path, fids: list[str], row_group_size: int = 2) -> Path:
@@ -40,12 +41,11 @@ def _seqs(path: Path, seqs: list[int | None], row_group_size: int = 2) -> Path:
 
 
 def test_files_holding_the_lines_of_input_files_by_their_place(tmp_path: Path) -> None:
-    # ``seq``: the input file's index in the high bits (here 4), then the line number
-    def seq(file: int, line: int) -> int:
-        return (file << 4) + line
+    # ``seq``: the input file's index in the high bits, then the line number
+    seq = make_seq
 
     # in input order, as a full run writes the kept lines: files 0-1, then 2-3, then 5
-    a = _seqs(tmp_path / "a.parquet", [seq(0, 1), seq(0, 9), seq(1, 2), seq(1, 15)])
+    a = _seqs(tmp_path / "a.parquet", [seq(0, 1), seq(0, 9), seq(1, 2), seq(1, 2**32 - 1)])
     b = _seqs(tmp_path / "b.parquet", [seq(2, 0), seq(3, 3), None])
     c = _seqs(tmp_path / "c.parquet", [seq(5, 1)])
     # a refresh's file: lines of several input files, not in ranges
@@ -53,7 +53,7 @@ def test_files_holding_the_lines_of_input_files_by_their_place(tmp_path: Path) -
     files = [a, b, c, d]
 
     def holding(*indexes: int) -> list[Path]:
-        return files_holding(files, InputFiles(frozenset(indexes), 4), "seq")
+        return files_holding(files, InputFiles(frozenset(indexes)), "seq")
 
     assert holding(5) == [c, d]
     assert holding(1) == [a]
@@ -62,7 +62,7 @@ def test_files_holding_the_lines_of_input_files_by_their_place(tmp_path: Path) -
     assert holding(4) == []
     assert holding(2, 6) == [b]
     assert holding() == []
-    assert InputFiles(frozenset({1, 3}), 4).ranges() == [(16, 31), (48, 63)]
+    assert InputFiles(frozenset({1, 3})).ranges() == [(seq(1, 0), seq(2, 0) - 1), (seq(3, 0), seq(4, 0) - 1)]
 
 
 def test_rewritten_files_are_not_linked(tmp_path: Path) -> None:

@@ -1,0 +1,29 @@
+"""``writing.InputFiles``: its SQL test (what a refresh drops of the earlier state in Spark) and
+its pyarrow twin (what it reads and rewrites in the driver) pick the same rows."""
+
+from __future__ import annotations
+
+import random
+
+import pyarrow as pa
+
+from pfscope.spark_jobs.compute.writing import InputFiles
+from pfscope.spark_jobs.model.events import make_seq
+
+
+def test_input_files_sql_and_arrow_agree(spark) -> None:  # type: ignore[no-untyped-def]
+    rng = random.Random(7)
+    seqs = [make_seq(rng.randrange(6), rng.choice([0, 1, 2**31, 2**32 - 1])) for _ in range(300)]
+    seqs += [None, make_seq(0, 0), make_seq(5, 2**32 - 1)]
+    rows = [(i, s) for i, s in enumerate(seqs)]
+    df = spark.createDataFrame(rows, "i int, seq long")
+    table = pa.table({"i": [i for i, _ in rows], "seq": pa.array(seqs, pa.int64())})
+    for indexes in ({0}, {5}, {1, 3}, set(range(6)), {9}):
+        inputs = InputFiles(frozenset(indexes))
+        in_sql = {r["i"] for r in df.where(inputs.sql()).collect()}
+        in_arrow = set(table.filter(inputs.holds(table.column("seq"))).column("i").to_pylist())
+        expected = {i for i, s in rows if s is not None and s >> 32 in indexes}
+        assert in_sql == in_arrow == expected
+        # the complement keeps every other row, those without a line among them
+        kept = {r["i"] for r in df.where(f"NOT {inputs.sql()}").collect()}
+        assert kept == {i for i, _ in rows} - expected
