@@ -13,8 +13,8 @@ A line's file is its day's (UTC; a receive's is its send's, so that a message is
 and its folder's among ``FOLDER_FILES`` (a folder's lines of one day are in one file, in the
 log's order). Every day from the first to the last has all its files, empty ones included, and
 the names sort by day: a folder never moves, and no new file sorts before one read before unless
-a line comes before the log's first day. Both engines of ingest write them from the
-``events.jsonl`` they wrote: one rule.
+a line comes before the log's first day. Both engines follow one rule (``placement``): the
+reference over the ``events.jsonl`` it wrote, the Spark job where each line is made.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import json
 import shutil
 import zlib
 from pathlib import Path
-from typing import TextIO
+from typing import Any, NamedTuple, TextIO
 
 #: the folder of the files, in ingest's output folder
 EVENTS_FOLDER = "events"
@@ -58,26 +58,64 @@ def day_of(ts: object) -> str:
     return when.date().isoformat()
 
 
+class Placement(NamedTuple):
+    """Where one line goes, as far as the line itself says: a line with a folder (or with neither
+    folder nor message) in its own file; one with a message only in its message's send's file
+    (the last send of it in the log), else in the message's own file of its day. A send also
+    says where its message's receives go."""
+
+    own: str | None  # the line's file, when the line itself says it
+    msg: str | None  # else: the message whose send's file it goes in
+    fallback: str | None  # ... or this file, when the log holds no send of it
+    send: tuple[str, str] | None  # a send: its message, and the file its receives go in
+
+    def resolve(self, sends: dict[str, str]) -> str:
+        """The line's file, given each message's send's file (``sends``, the last in the log)."""
+        if self.own is not None:
+            return self.own
+        assert self.msg is not None and self.fallback is not None
+        return sends.get(self.msg, self.fallback)
+
+
+def placement(rec: dict[str, Any]) -> Placement:
+    """Where the line ``rec`` (an event line's fields) goes: the one rule of the files, which both
+    engines follow (the Spark one where each line is made, the reference over its log)."""
+    msg, fid, day = rec.get("msg"), rec.get("fid"), day_of(rec.get("ts"))
+    send = None
+    if rec.get("kind") == "send" and msg is not None:
+        send = (str(msg), file_name(day, file_of(str(fid))))
+    if fid is None and msg is not None:
+        return Placement(None, str(msg), file_name(day, file_of(str(msg))), send)
+    return Placement(file_name(day, file_of(str(fid if fid is not None else ""))), None, None, send)
+
+
+def day_of_file(name: str) -> str:
+    """The day of a file's name (``file_name``)."""
+    return name.rsplit("-folders-", 1)[0]
+
+
 def write_event_files(log: Path, folder: Path) -> None:
-    """``log``'s lines (ingest's ``events.jsonl``) into ``folder``, a new folder, by day and folder."""
+    """``log``'s lines (ingest's ``events.jsonl``) into ``folder``, a new folder, by day and folder
+    (the reference engine's; the Spark engine places its lines as it makes them)."""
     folder.mkdir(parents=True)
     sends = _sends(log)
     days: set[str] = set()
-    with _Files(folder) as files, open(log, encoding="utf-8") as fh:
+    with AppendFiles(folder) as files, open(log, encoding="utf-8") as fh:
         for line in fh:
-            rec = json.loads(line)
-            msg = rec.get("msg")
-            fid, day = rec.get("fid"), day_of(rec.get("ts"))
-            if fid is None and msg is not None:
-                fid, day = sends.get(str(msg), (str(msg), day))
-            days.add(day)
-            files.write(file_name(day, file_of(str(fid if fid is not None else ""))), line)
+            name = placement(json.loads(line)).resolve(sends)
+            days.add(day_of_file(name))
+            files.write(name, line)
+    fill_days(folder, days)
+
+
+def fill_days(folder: Path, days: set[str]) -> None:
+    """Every day's files from the first day to the last, empty ones included."""
     for day in _every_day(days):
         for i in range(FOLDER_FILES):
             (folder / file_name(day, i)).touch()
 
 
-class _Files:
+class AppendFiles:
     """Files appended to, at most ``OPEN_FILES`` open at once (the least used closed first)."""
 
     def __init__(self, folder: Path):
@@ -93,7 +131,7 @@ class _Files:
         self.open[name] = out  # the most recent last
         out.write(line)
 
-    def __enter__(self) -> _Files:
+    def __enter__(self) -> AppendFiles:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -101,15 +139,15 @@ class _Files:
             out.close()
 
 
-def _sends(log: Path) -> dict[str, tuple[str, str]]:
-    """Each sent message's folder and day (a receive goes into its send's file)."""
-    out: dict[str, tuple[str, str]] = {}
+def _sends(log: Path) -> dict[str, str]:
+    """Each sent message's send's file (the last send of it in the log)."""
+    out: dict[str, str] = {}
     with open(log, encoding="utf-8") as fh:
         for line in fh:
             if '"send"' in line:
-                rec = json.loads(line)
-                if rec.get("kind") == "send" and rec.get("msg") is not None:
-                    out[str(rec["msg"])] = (str(rec.get("fid")), day_of(rec.get("ts")))
+                send = placement(json.loads(line)).send
+                if send is not None:
+                    out[send[0]] = send[1]
     return out
 
 

@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from pfscope.spark_jobs.exchange.classify import Parsed
 from pfscope.spark_jobs.exchange.derive import derive_keyed
+from pfscope.spark_jobs.exchange.event_files import placement
 from pfscope.spark_jobs.exchange.identity import ReplidMap
 from pfscope.spark_jobs.exchange.inferred import version_hints
 from pfscope.spark_jobs.exchange.messages import Folders, build_messages, message_keys
@@ -252,8 +253,8 @@ class MessageBuilder:
 
 class FolderDeriver:
     """``derive_keyed`` over one partition's folders (``group``: one folder's messages, as
-    ``MessageBuilder`` keeps them): each line as JSON with its place in the log, the records it
-    rejects; and at the end (``finish``) the statistics, each with where it was first counted."""
+    ``MessageBuilder`` keeps them): each line as JSON with its place in the log and its file by
+    day and folder as far as it says (``event_files.placement``), the records it rejects; and at the end (``finish``) the statistics, each with where it was first counted."""
 
     def __init__(self, fids: dict[FolderKey, str], replicas: dict[str, list[str]], all_stores: list[str]):
         self.fids, self.replicas, self.all_stores = fids, replicas, all_stores
@@ -262,7 +263,17 @@ class FolderDeriver:
     def group(self, rows: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         d = derive_keyed([pickle.loads(r["msg"]) for r in rows], self.fids, self.replicas, self.all_stores)
         for k, line in d.lines:
-            yield {"out": "line", "sort": list(k), "text": _LINE_JSON.encode(line)}
+            at = placement(line)
+            yield {
+                "out": "line",
+                "sort": list(k),
+                "text": _LINE_JSON.encode(line),
+                "own": at.own,
+                "mkey": at.msg,
+                "fallback": at.fallback,
+                "skey": at.send and at.send[0],
+                "sname": at.send and at.send[1],
+            }
         for m, reason in d.bad:
             refs = cast("list[tuple[Any, ...]]", m.records)  # ``_ref``'s tuples, as MessageBuilder ships them
             for j, (source, record, record_id, server, event_id, time_text) in enumerate(refs):

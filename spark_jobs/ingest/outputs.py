@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pfscope.spark_jobs.exchange.event_files import EVENTS_FOLDER, discard, swap_in, write_event_files
+from pfscope.spark_jobs.exchange.event_files import EVENTS_FOLDER, discard, swap_in
 from pfscope.spark_jobs.ingest import incremental
 
 #: what ingest writes into ``--out`` (and ``EVENTS_FOLDER``, the log by day and folder)
@@ -40,15 +40,15 @@ def built_as_they_are(
 def write_outputs(
     out: str,
     built: Any,
-    write_events: Callable[[Path], None],
+    write_events: Callable[[Path, Path], None],
     summary: dict[str, Any],
     classified: Any,
     options: dict[str, Any],
     inputs: str,
     files: list[dict[str, Any]],
 ) -> None:
-    """The five outputs (and the log by folder, ``event_files``) beside their place, then the
-    state; renamed in only when all are complete."""
+    """The five outputs (and the log by day and folder, ``event_files``: ``write_events`` writes
+    both) beside their place, then the state; renamed in only when all are complete."""
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
     partial = {n: d / (n + ".partial") for n in OUTPUTS}
@@ -56,8 +56,7 @@ def write_outputs(
     discard(by_folder)
     state_tmp = None
     try:
-        write_events(partial["events.jsonl"])
-        write_event_files(partial["events.jsonl"], by_folder)
+        write_events(partial["events.jsonl"], by_folder)
         with open(partial["ingest_rejects.jsonl"], "w", encoding="utf-8") as fh:
             fh.writelines(_line(r) for r in classified.rejects())
             fh.writelines(_line(r) for r in built.rejects)

@@ -15,6 +15,7 @@ import pytest
 
 from pfscope.app.cli import main
 from pfscope.spark_jobs.exchange import run_ingest
+from pfscope.spark_jobs.exchange.event_files import EVENTS_FOLDER
 from pfscope.spark_jobs.ingest.entry import IngestSettings, run_ingest_spark
 from pfscope.spark_jobs.model.timeutil import parse_ts
 from pfscope.spark_jobs.model.topology import load_topology
@@ -37,6 +38,9 @@ def _same_outputs(reference: Path, spark: Path) -> None:
         assert (spark / name).read_text(encoding="utf-8") == (reference / name).read_text(encoding="utf-8"), (
             name
         )
+    # the log by day and folder: the reference's from its log, Spark's placed as each line is made
+    by_file = {p.name: p.read_bytes() for p in (reference / EVENTS_FOLDER).iterdir()}
+    assert by_file and {p.name: p.read_bytes() for p in (spark / EVENTS_FOLDER).iterdir()} == by_file
     a = json.loads((reference / "ingest_summary.json").read_text(encoding="utf-8"))
     b = json.loads((spark / "ingest_summary.json").read_text(encoding="utf-8"))
     for k in TIMING:
