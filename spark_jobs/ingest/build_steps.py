@@ -491,15 +491,23 @@ def _write_lines(lines: DataFrame, n: int, work: str, path: Path, folder: Path) 
 
         task = TaskContext.get()
         assert task is not None  # a Spark task runs this
+        # an attempt writes apart and is renamed in whole: a task tried again starts afresh
         mine = Path(root) / f"part-{task.partitionId():05d}"
-        (mine / "by_name").mkdir(parents=True)
-        with AppendFiles(mine / "by_name") as by_name, open(mine / "range", "w", encoding="utf-8") as whole:
+        attempt = Path(root) / f".attempt-{task.partitionId():05d}-{task.attemptNumber()}"
+        shutil.rmtree(attempt, ignore_errors=True)
+        (attempt / "by_name").mkdir(parents=True)
+        with (
+            AppendFiles(attempt / "by_name") as by_name,
+            open(attempt / "range", "w", encoding="utf-8") as whole,
+        ):
             for batch in batches:
                 names, texts = batch.column(0).to_pylist(), batch.column(1).to_pylist()
                 for name, text in zip(names, texts, strict=True):
                     line = text + "\n"
                     whole.write(line)
                     by_name.write(name, line)
+        shutil.rmtree(mine, ignore_errors=True)
+        attempt.rename(mine)
         return iter(())
 
     lines.join(F.broadcast(sends), "mkey", "left").selectExpr(
