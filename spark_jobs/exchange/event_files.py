@@ -64,17 +64,13 @@ class Placement(NamedTuple):
     (the last send of it in the log), else in the message's own file of its day. A send also
     says where its message's receives go."""
 
-    own: str | None  # the line's file, when the line itself says it
-    msg: str | None  # else: the message whose send's file it goes in
-    fallback: str | None  # ... or this file, when the log holds no send of it
+    name: str  # the line's file, unless it goes with its message's send
+    msg: str | None  # the message whose send's file it goes in, when the log holds a send of it
     send: tuple[str, str] | None  # a send: its message, and the file its receives go in
 
     def resolve(self, sends: dict[str, str]) -> str:
         """The line's file, given each message's send's file (``sends``, the last in the log)."""
-        if self.own is not None:
-            return self.own
-        assert self.msg is not None and self.fallback is not None
-        return sends.get(self.msg, self.fallback)
+        return self.name if self.msg is None else sends.get(self.msg, self.name)
 
 
 def placement(rec: dict[str, Any]) -> Placement:
@@ -85,8 +81,8 @@ def placement(rec: dict[str, Any]) -> Placement:
     if rec.get("kind") == "send" and msg is not None:
         send = (str(msg), file_name(day, file_of(str(fid))))
     if fid is None and msg is not None:
-        return Placement(None, str(msg), file_name(day, file_of(str(msg))), send)
-    return Placement(file_name(day, file_of(str(fid if fid is not None else ""))), None, None, send)
+        return Placement(file_name(day, file_of(str(msg))), str(msg), send)
+    return Placement(file_name(day, file_of(str(fid if fid is not None else ""))), None, send)
 
 
 def day_of_file(name: str) -> str:

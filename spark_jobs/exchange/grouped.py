@@ -254,7 +254,8 @@ class MessageBuilder:
 class FolderDeriver:
     """``derive_keyed`` over one partition's folders (``group``: one folder's messages, as
     ``MessageBuilder`` keeps them): each line as JSON with its place in the log and its file by
-    day and folder as far as it says (``event_files.placement``), the records it rejects; and at the end (``finish``) the statistics, each with where it was first counted."""
+    day and folder as far as it says (``event_files.placement``), the records it rejects; and at
+    the end (``finish``) the statistics, each with where it was first counted."""
 
     def __init__(self, fids: dict[FolderKey, str], replicas: dict[str, list[str]], all_stores: list[str]):
         self.fids, self.replicas, self.all_stores = fids, replicas, all_stores
@@ -268,9 +269,8 @@ class FolderDeriver:
                 "out": "line",
                 "sort": list(k),
                 "text": _LINE_JSON.encode(line),
-                "own": at.own,
+                "name": at.name,
                 "mkey": at.msg,
-                "fallback": at.fallback,
                 "skey": at.send and at.send[0],
                 "sname": at.send and at.send[1],
             }

@@ -114,9 +114,8 @@ DERIVED_SCHEMA = T.StructType(
             ("text", S),
             ("seq", L),
             # a line's file by day and folder (``event_files.Placement``)
-            ("own", S),
+            ("name", S),
             ("mkey", S),
-            ("fallback", S),
             ("skey", S),
             ("sname", S),
         ]
@@ -511,7 +510,7 @@ def _write_lines(lines: DataFrame, n: int, work: str, path: Path, folder: Path) 
         return iter(())
 
     lines.join(F.broadcast(sends), "mkey", "left").selectExpr(
-        "coalesce(own, via, fallback) AS name", "sort", "text"
+        "coalesce(via, name) AS name", "sort", "text"
     ).repartitionByRange(n, "sort").sortWithinPartitions("sort").select("name", "text").mapInArrow(
         run, "n long"
     ).collect()
