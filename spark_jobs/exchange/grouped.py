@@ -19,7 +19,7 @@ from pfscope.spark_jobs.exchange.derive import derive_keyed
 from pfscope.spark_jobs.exchange.event_files import placement
 from pfscope.spark_jobs.exchange.identity import ReplidMap
 from pfscope.spark_jobs.exchange.inferred import version_hints
-from pfscope.spark_jobs.exchange.messages import Folders, build_messages, message_keys
+from pfscope.spark_jobs.exchange.messages import Folders, Msg, build_messages, message_keys
 from pfscope.spark_jobs.exchange.parse import server_from_dn, site_from_dn
 from pfscope.spark_jobs.exchange.stage import parsed_from_row
 from pfscope.spark_jobs.exchange.translate import FolderKey, group_hints, group_links
@@ -74,17 +74,14 @@ def _grouped(
 
 
 class MessageGrouper:
-    """What the REPLID table needs of one partition's messages (``group``: one message key's kept
-    records; the records without a key come as one group): the records ``message_keys`` rejects,
-    each message's links (without a link repeated at once, which changes nothing); and at the
-    end (``finish``) the distinct links, the servers they name and each hint at its first place
-    (a hint repeated later changes nothing)."""
+    """What the REPLID table needs of one message (``group``: one message key's kept records; the
+    records without a key come as one group): the records ``message_keys`` rejects, its links
+    (without a link repeated at once, which changes nothing), each hint at its first place in it
+    (a hint repeated later changes nothing) and the servers it names. Every row is the group's
+    own, so what the groups say together is an aggregate over their rows (``build_steps``)."""
 
     def __init__(self, known: set[str]):
         self.known = known
-        self.servers: set[str] = set()
-        self.hints: dict[tuple[str, int, str], list[int]] = {}
-        self.links: set[tuple[str, int, str, int]] = set()
 
     def group(self, rows: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         g, _key, kept, bad = _grouped(rows, self.known)
@@ -95,42 +92,29 @@ class MessageGrouper:
                 if unkeyed
                 else _reject(p, reason, 1, [*g, n])
             )
+        place = {"g_file": g[0], "g_rec": g[1]}
         last = None
         for n, link in enumerate(group_links(kept)):
             if link != last:
                 yield {
                     "out": "link",
-                    "g_file": g[0],
-                    "g_rec": g[1],
+                    **place,
                     "seq": n,
                     "s": link[0],
                     "a": link[1],
                     "r": link[2],
                     "b": link[3],
                 }
-                self.links.add(link)
             last = link
+        hints: dict[tuple[str, int, str], int] = {}
         for n, hint in enumerate(group_hints(kept)):
-            if hint not in self.hints or [*g, n] < self.hints[hint]:
-                self.hints[hint] = [*g, n]
-        self.servers |= {p.server for p in kept} | {p.sender for p in kept if p.sender}
-        self.servers |= {n for p in kept if p.ev.server_dn for n in [server_from_dn(p.ev.server_dn)] if n}
-
-    def finish(self) -> Iterator[dict[str, Any]]:
-        for s, a, r, b in self.links:
-            yield {"out": "linkset", "s": s, "a": a, "r": r, "b": b}
-        for (server, replid, sender), first in self.hints.items():
-            yield {
-                "out": "hint",
-                "g_file": first[0],
-                "g_rec": first[1],
-                "seq": first[2],
-                "s": server,
-                "a": replid,
-                "r": sender,
-            }
-        for name in self.servers:
-            yield {"out": "server", "s": name}
+            hints.setdefault(hint, n)
+        for (server, replid, sender), n in hints.items():
+            yield {"out": "hint", **place, "seq": n, "s": server, "a": replid, "r": sender}
+        servers = {p.server for p in kept} | {p.sender for p in kept if p.sender}
+        servers |= {n for p in kept if p.ev.server_dn for n in [server_from_dn(p.ev.server_dn)] if n}
+        if servers:
+            yield {"out": "servers", **place, "names": sorted(servers)}
 
 
 def _ref(p: Parsed) -> tuple[Any, ...]:
@@ -144,22 +128,15 @@ def _folder_cols(k: FolderKey | None, prefix: str = "f") -> dict[str, Any]:
 
 
 class MessageBuilder:
-    """``build_messages`` over the message groups of one partition (``group``: one message key's
-    kept records, which go through ``message_keys`` again): each message (one per folder,
-    pickled), the records it rejects and those it uses, row by row; and what the partition's
-    messages say of folders and servers, merged as the reference merges them (``finish``: the
-    first path and parent of a folder in the reference's order, the stores it was seen at, the
-    first site named for a server, the version hints of its events)."""
+    """``build_messages`` over one message group (``group``: one message key's kept records, which
+    go through ``message_keys`` again): each message (one per folder, pickled), the records it
+    rejects; a row per record (used or not, the site its Server line names, its version hints);
+    and a row per folder it speaks of (its path, parent and the stores it was seen at). Every row
+    is the group's own: what the groups say together of folders and servers is an aggregate over
+    their rows (``build_steps``), each first in the reference's order."""
 
     def __init__(self, known: set[str], rmap: ReplidMap, own: dict[str, str]):
         self.known, self.rmap, self.own = known, rmap, own
-        self.paths: dict[FolderKey, tuple[list[int], str]] = {}
-        self.parents: dict[FolderKey, tuple[list[int], FolderKey]] = {}
-        self.seen: dict[FolderKey, set[str]] = {}
-        self.sites: dict[str, tuple[list[int], str]] = {}
-        self.hints: dict[str, list[bool]] = {}  # any outgoing event; hints of its outgoing events; of all
-        self.folders: set[FolderKey] = set()  # of its messages
-        self.counts = [0, 0, 0]  # messages; without an incoming event; without an outgoing one
 
     def group(self, rows: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         g, key, ps, _bad = _grouped(rows, self.known)
@@ -167,88 +144,56 @@ class MessageBuilder:
             return
         folders = Folders()
         msgs, bad = build_messages({key: ps}, self.rmap, self.own, folders)
+        place = {"g_file": g[0], "g_rec": g[1]}
         for n, (p, reason) in enumerate(bad):
             yield _reject(p, reason, 2, [*g, n])
         for n, m in enumerate(msgs):
-            if m.folder is not None:
-                self.folders.add(m.folder)
-            self.counts[0] += 1
-            self.counts[1] += not m.synthesized and not m.receives
-            self.counts[2] += m.synthesized
-            m.order = (g[0], g[1], n)
             m.records = [_ref(p) for p in m.records]  # type: ignore[misc]  # shipped as plain tuples
             yield {
                 "out": "msg",
                 **_folder_cols(m.folder),
                 "sent_at": m.sent_at,
-                "g_file": g[0],
-                "g_rec": g[1],
+                **place,
                 "seq": n,
                 "synthesized": m.synthesized,
                 "received": bool(m.receives),
                 "msg": pickle.dumps(m, protocol=pickle.HIGHEST_PROTOCOL),
             }
-        for k, path in folders.paths.items():
-            if k not in self.paths or g < self.paths[k][0]:
-                self.paths[k] = (g, path)
-        for k, parent in folders.parents.items():
-            if k not in self.parents or g < self.parents[k][0]:
-                self.parents[k] = (g, parent)
-        for k, stores in folders.seen_at.items():
-            self.seen.setdefault(k, set()).update(stores)
+        for k in folders.paths.keys() | folders.parents.keys() | folders.seen_at.keys():
+            yield {
+                "out": "folder",
+                **_folder_cols(k),
+                **_folder_cols(folders.parents.get(k), "p"),
+                **place,
+                "text": folders.paths.get(k),
+                "stores": sorted(folders.seen_at.get(k, ())),
+            }
         rejected = {id(p) for p, _ in bad}
         for n, p in enumerate(ps):
-            if id(p) not in rejected:
-                yield {
-                    "out": "used",
-                    "source": p.raw.source,
-                    "record": p.raw.record,
-                    "server": p.server,
-                    "direction": p.direction,
-                    "text": f"0x{p.ev.type_code:X}",
-                    "g_file": g[0],
-                    "g_rec": g[1],
-                    "seq": n,
-                }
             dn = p.ev.server_dn
             named, site = (server_from_dn(dn), site_from_dn(dn)) if dn else (None, None)
-            if named and site and (named not in self.sites or [*g, n] < self.sites[named][0]):
-                self.sites[named] = ([*g, n], site)
-            h = self.hints.setdefault(p.server, [False] * 7)
-            out = p.direction == "out"
-            h[0] |= out
-            for i, v in enumerate(version_hints(p)):
-                h[1 + i] |= out and v
-                h[4 + i] |= v
+            yield {
+                "out": "record",
+                "source": p.raw.source,
+                "record": p.raw.record,
+                "server": p.server,
+                "direction": p.direction,
+                "text": f"0x{p.ev.type_code:X}",
+                **place,
+                "seq": n,
+                "used": id(p) not in rejected,
+                "s": named if named and site else None,
+                "site": site if named and site else None,
+                "flags": list(version_hints(p)),
+            }
 
-    def finish(self) -> Iterator[dict[str, Any]]:
-        for k, (g, path) in self.paths.items():
-            yield {"out": "path", **_folder_cols(k), "g_file": g[0], "g_rec": g[1], "text": path}
-        for k, (g, parent) in self.parents.items():
-            yield {
-                "out": "parent",
-                **_folder_cols(k),
-                **_folder_cols(parent, "p"),
-                "g_file": g[0],
-                "g_rec": g[1],
-            }
-        for k, stores in self.seen.items():
-            for s in stores:
-                yield {"out": "seen", **_folder_cols(k), "text": s}
-        for named, (first, site) in self.sites.items():
-            yield {
-                "out": "site",
-                "s": named,
-                "text": site,
-                "g_file": first[0],
-                "g_rec": first[1],
-                "seq": first[2],
-            }
-        for server, h in self.hints.items():
-            yield {"out": "version", "s": server, "flags": h}
-        for k in self.folders:
-            yield {"out": "folder", **_folder_cols(k)}
-        yield {"out": "count", "flags": None, "sort": self.counts}
+
+def _message(row: dict[str, Any]) -> Msg:
+    """A message as ``MessageBuilder`` pickled it, with its place in the order messages are built:
+    its group's place and its position there, as the row (not the pickle) says."""
+    m: Msg = pickle.loads(row["msg"])
+    m.order = (row["g_file"], row["g_rec"], row["seq"])
+    return m
 
 
 class FolderDeriver:
@@ -262,7 +207,7 @@ class FolderDeriver:
         self.stats: dict[str, list[Any]] = {}  # name -> [count, first]
 
     def group(self, rows: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-        d = derive_keyed([pickle.loads(r["msg"]) for r in rows], self.fids, self.replicas, self.all_stores)
+        d = derive_keyed([_message(r) for r in rows], self.fids, self.replicas, self.all_stores)
         for k, line in d.lines:
             at = placement(line)
             yield {

@@ -6,21 +6,22 @@ Here each is split where its rule allows, the rule itself run as it is (``exchan
 1. The kept records are grouped by message key (one shuffle, kept on the executors' disks);
    each group goes through ``message_keys`` in a worker, which gives its REPLID links and hints.
 2. The driver solves the REPLID table (``solve_replids``) from the links, which it holds as one
-   small integer each, in the reference's order: the distinct links are few (each partition
-   hands back its own), and one task sorts the integers.
+   small integer each, in the reference's order: the distinct links are few, and one task sorts
+   the integers.
 3. Each group goes through ``build_messages`` in a worker, over the same partitions, which gives
-   its messages, one per folder; each partition merges what its messages say of folders and
-   servers, and the driver merges the partitions' (first in the reference's order) and assigns
-   the FIDs.
+   its messages, one per folder, a row per record and per folder it speaks of; what they say
+   together of folders and servers is merged in SQL (``build_merges``, first in the reference's
+   order), and the driver assigns the FIDs.
 4. Each folder's messages, sorted by time in a partition by folder, go through ``derive_keyed``
    in a worker: a folder's lines depend on its own messages only.
 5. The event lines are sorted by their place in the log and written by the workers, a file per
    range, joined in order by the driver; the rejects (few) and the statistics are merged on the
    driver in the reference's order.
 
-In each step the workers write the rows there are many of (links, messages, lines) to Parquet
-under the run's work folder, by kind (``kind_files``), for the next step to read; the few rows the
-driver merges (folders, servers, hints, rejects, statistics) come back to it.
+In each step the workers write their rows to Parquet under the run's work folder, by kind
+(``worker_files``), for the next steps and the merges to read; each row of the message steps is
+its group's own, so a merge holds over any set of groups. The rejects and the derivation's
+statistics (few) come back to the driver.
 """
 
 from __future__ import annotations
@@ -46,9 +47,9 @@ from pfscope.spark_jobs.exchange.event_files import AppendFiles, day_of_file, fi
 from pfscope.spark_jobs.exchange.grouped import FolderDeriver, MessageBuilder, MessageGrouper
 from pfscope.spark_jobs.exchange.identity import ReplidMap, norm_server
 from pfscope.spark_jobs.exchange.inferred import assign_fids, build_topology, version_of
-from pfscope.spark_jobs.exchange.messages import Folders
 from pfscope.spark_jobs.exchange.reasons import reason_key
-from pfscope.spark_jobs.exchange.translate import ROOT, FolderKey, Link, solve_replids
+from pfscope.spark_jobs.exchange.translate import ROOT, Link, solve_replids
+from pfscope.spark_jobs.ingest import build_merges as merges
 from pfscope.spark_jobs.ingest.stages import arrow_schema
 from pfscope.spark_jobs.model.topology import VERSIONS, Topology
 from pfscope.spark_jobs.runtime.worker_files import KindFiles
@@ -78,6 +79,7 @@ GROUP_SCHEMA = T.StructType(
             ("a", L),
             ("r", S),
             ("b", L),
+            ("names", T.ArrayType(S)),
         ]
     ]
 )
@@ -102,6 +104,9 @@ MSG_SCHEMA = T.StructType(
             ("text", S),
             ("s", S),
             ("flags", T.ArrayType(B)),
+            ("used", B),
+            ("site", S),
+            ("stores", T.ArrayType(S)),
         ]
     ]
 )
@@ -241,7 +246,9 @@ def _step(
         with KindFiles(
             path, row_schema, "out", f"part-{task.partitionId():05d}", compression="none", dictionary=[]
         ) as files:
-            for row in _grouped_rows(batches, lambda r: tuple(r[k] for k in keys), it.group, it.finish):
+            for row in _grouped_rows(
+                batches, lambda r: tuple(r[k] for k in keys), it.group, getattr(it, "finish", None)
+            ):
                 if row["out"] in many:
                     files.add(row)
                 else:
@@ -260,14 +267,13 @@ def _step(
 def _replids(
     spark: SparkSession,
     groups: DataFrame,
-    small: dict[str, list[Any]],
     own: dict[str, str],
     given: dict[tuple[str, int], str],
 ) -> ReplidMap:
     """The REPLID table, solved on the driver from every message's links and the hints."""
     rmap = ReplidMap(given=given)
     links = groups.where(F.col("out") == "link")
-    distinct: list[Link] = sorted({(r["s"], r["a"], r["r"], r["b"]) for r in small["linkset"]})
+    distinct = merges.distinct_links(groups)
     ids = array("i")
     if distinct:
         table = spark.createDataFrame(
@@ -277,38 +283,13 @@ def _replids(
         got = (
             links.join(F.broadcast(table), ["s", "a", "r", "b"])
             .repartition(1)
-            .sortWithinPartitions("g_file", "g_rec", "seq")
+            .sortWithinPartitions(*merges.PLACE)
             .select("id")
             .toArrow()
         )
         ids.frombytes(got.column(0).to_numpy().astype("int32").tobytes())
-    firsts: dict[tuple[str, int, str], list[int]] = {}
-    for h in small["hint"]:
-        k, first = (h["s"], h["a"], h["r"]), [h["g_file"], h["g_rec"], h["seq"]]
-        if k not in firsts or first < firsts[k]:
-            firsts[k] = first
-    solve_replids(_Links(distinct, ids), sorted(firsts, key=firsts.__getitem__), own, rmap)
+    solve_replids(_Links(distinct, ids), merges.first_hints(groups), own, rmap)
     return rmap
-
-
-def _folders(small: dict[str, list[Any]]) -> tuple[Folders, set[FolderKey]]:
-    """The partitions' folders merged: a folder's first path and parent in the reference's order,
-    the stores it was seen at; and the folders of the messages."""
-    folders = Folders()
-    first: dict[tuple[str, FolderKey], list[int]] = {}
-    for r in small["path"] + small["parent"]:
-        k = (r["fs"], r["fg"])
-        g = [r["g_file"], r["g_rec"]]
-        if (r["out"], k) in first and first[(r["out"], k)] < g:
-            continue
-        first[(r["out"], k)] = g
-        if r["out"] == "path":
-            folders.paths[k] = r["text"]
-        else:
-            folders.parents[k] = (r["ps"], r["pg"])
-    for r in small["seen"]:
-        folders.seen_at[(r["fs"], r["fg"])].add(r["text"])
-    return folders, {(r["fs"], r["fg"]) for r in small["folder"]}
 
 
 def _built(
@@ -329,8 +310,8 @@ def _built(
         "msg_key",
         lambda: MessageGrouper(known),
         f"{work}/groups",
-        many=("link",),
-        few=("reject", "linkset", "hint", "server"),
+        many=("link", "hint", "servers"),
+        few=("reject",),
     )
     lap("groups")
 
@@ -339,10 +320,10 @@ def _built(
     if topology is not None:
         for st in topology.stores.values():
             topo_by_server.setdefault(norm_server(st.server), st.name)
-    servers = {r["s"] for r in small["server"]} | set(error_servers)
+    servers = merges.servers_named(groups) | set(error_servers)
     given = dict(replids or {})
     own = {s: given.get((s, 1)) or topo_by_server.get(s) or s for s in sorted(servers)}
-    rmap = _replids(spark, groups, small, own, given)
+    rmap = _replids(spark, groups, own, given)
     lap("replids")
 
     # 3. messages built, over the same partitions (no second shuffle); folders merged, FIDs
@@ -352,10 +333,10 @@ def _built(
         "msg_key",
         lambda: MessageBuilder(known, rmap, own),
         f"{work}/messages",
-        many=("msg", "used"),
-        few=("reject", "path", "parent", "seen", "site", "version", "folder", "count"),
+        many=("msg", "folder", "record"),
+        few=("reject",),
     )
-    folders, keys = _folders(merged)
+    folders, keys = merges.folders_said(made)
     all_stores = sorted(set(own.values()) | (set(topology.stores) if topology else set()))
     keys |= set(folders.paths) | set(folders.parents.values())
     fids = assign_fids(folders, (k for k in keys if k != ROOT), topology, all_stores)
@@ -372,7 +353,7 @@ def _built(
         made.where(F.col("out") == "msg")
         .repartition(parts, "fs", "fg")
         .sortWithinPartitions("fs", "fg", "sent_at", "g_file", "g_rec", "seq")
-        .select("fs", "fg", "msg")
+        .select("fs", "fg", "msg", "g_file", "g_rec", "seq")
     )  # all a folder's messages need in the worker
     derived, last = _step(
         by_folder,
@@ -391,19 +372,9 @@ def _built(
     )
     rows = _rejected(rejects, acc)
     late = [(r["source"], r["record"]) for r in rejects if r["phase"] == 3]
-    used = made.where(F.col("out") == "used")
-    if late:
-        used = used.join(
-            F.broadcast(spark.createDataFrame(late, "source string, record long")),
-            ["source", "record"],
-            "left_anti",
-        )
     n_used = 0
-    for g in sorted(
-        used.groupBy("server", "direction", "text")
-        .agg(F.count("*").alias("n"), F.min(F.struct("g_file", "g_rec", "seq")).alias("first"))
-        .collect(),
-        key=lambda g: tuple(g["first"]),
+    for g in merges.used_counts(
+        made, spark.createDataFrame(late, "source string, record long") if late else None
     ):
         acc.per_server[g["server"]][f"{g['direction']} {g['text']}"] += g["n"]
         acc.per_type[g["text"]][g["direction"]] += g["n"]
@@ -416,21 +387,12 @@ def _built(
         got[1] = min(got[1], list(r["sort"]))
     for name, (n, _first) in sorted(merged_stats.items(), key=lambda kv: kv[1][1]):
         stats[name] = n
-    counts = [sum(r["sort"][i] for r in merged["count"]) for i in range(3)]
-    site_of: dict[str, tuple[list[int], str]] = {}
-    for r in merged["site"]:
-        first = [r["g_file"], r["g_rec"], r["seq"]]
-        if r["s"] not in site_of or first < site_of[r["s"]][0]:
-            site_of[r["s"]] = (first, r["text"])
-    flags: dict[str, list[bool]] = {}
-    for r in merged["version"]:
-        f = flags.setdefault(r["s"], [False] * 7)
-        for i, v in enumerate(r["flags"]):
-            f[i] |= v
+    counts = merges.message_counts(made)
     # the hints of a server's outgoing events, if it has any; else those of all its events
+    flags = merges.version_flags(made)
     versions = {s: version_of(*(f[1:4] if f[0] else f[4:7])) for s, f in flags.items()}
     topo_json, added = build_topology(
-        topology, own, {s: v[1] for s, v in site_of.items()}, versions, folders, fids, replicas
+        topology, own, merges.first_sites(made), versions, folders, fids, replicas
     )
     part: dict[str, Any] = {
         "used": n_used,
