@@ -52,6 +52,7 @@ def _reject(p: Parsed, reason: str, phase: int, sort: list[int]) -> dict[str, An
         "out": "reject",
         "phase": phase,
         "sort": sort,
+        "g_file": sort[0],  # the file its place starts with
         "source": raw.source,
         "record": raw.record,
         "record_id": raw.record_id,

@@ -126,3 +126,10 @@ def used_counts(made: DataFrame, late: DataFrame | None) -> list[Any]:
         .collect()
     )
     return sorted(got, key=lambda g: tuple(g["first"]))
+
+
+def rejects(groups: DataFrame, made: DataFrame) -> list[Any]:
+    """The records the message steps rejected (few), each with its phase and place."""
+    cols = ["phase", "sort", "source", "record", "record_id", "server", "event_id", "time_text", "reason"]
+    got = groups.where(F.col("out") == "reject").select(*cols)
+    return got.unionByName(made.where(F.col("out") == "reject").select(*cols)).collect()

@@ -43,13 +43,15 @@ from pyspark.sql import types as T
 
 from pfscope.spark_jobs.exchange.build import Built
 from pfscope.spark_jobs.exchange.classify import Accounting
-from pfscope.spark_jobs.exchange.event_files import AppendFiles, day_of_file, fill_days
 from pfscope.spark_jobs.exchange.grouped import FolderDeriver, MessageBuilder, MessageGrouper
 from pfscope.spark_jobs.exchange.identity import ReplidMap, norm_server
 from pfscope.spark_jobs.exchange.inferred import assign_fids, build_topology, version_of
 from pfscope.spark_jobs.exchange.reasons import reason_key
 from pfscope.spark_jobs.exchange.translate import ROOT, Link, solve_replids
+from pfscope.spark_jobs.ingest import build_cache
 from pfscope.spark_jobs.ingest import build_merges as merges
+from pfscope.spark_jobs.ingest.build_cache import BuildCache
+from pfscope.spark_jobs.ingest.event_lines import LINES_PER_PART, write_lines
 from pfscope.spark_jobs.ingest.stages import arrow_schema
 from pfscope.spark_jobs.model.topology import VERSIONS, Topology
 from pfscope.spark_jobs.runtime.worker_files import KindFiles
@@ -80,6 +82,7 @@ GROUP_SCHEMA = T.StructType(
             ("r", S),
             ("b", L),
             ("names", T.ArrayType(S)),
+            ("msg_key", S),
         ]
     ]
 )
@@ -107,6 +110,7 @@ MSG_SCHEMA = T.StructType(
             ("used", B),
             ("site", S),
             ("stores", T.ArrayType(S)),
+            ("msg_key", S),
         ]
     ]
 )
@@ -126,7 +130,6 @@ DERIVED_SCHEMA = T.StructType(
         ]
     ]
 )
-LINES_PER_PART = 200_000  # event lines per range of the final sort (about 40 MB)
 
 
 def _grouped_rows(
@@ -155,10 +158,30 @@ def _grouped_rows(
 
 @dataclass
 class SparkBuilt:
-    """``Built`` (without the event lines) and what writes the event lines to a file."""
+    """``Built`` (without the event lines) and what writes the event lines to a file; the rows kept
+    for the next run (``build_cache``) and how the build went, said in a few words."""
 
     built: Built
     write_events: Callable[[Path, Path], None]  # events.jsonl, and the folder of the log by day and folder
+    cache: BuildCache
+    how: str
+
+
+@dataclass
+class Layers:
+    """What an incremental build needs: the last run's layers (``build_cache``), where they are,
+    this run's share (its file keys in order) and which of its files are new."""
+
+    cache: BuildCache | None
+    rows_root: str  # the state's rows/, this run's build folder among them
+    given: str  # ``--replids``, ``--topology`` and ``--strict`` (``incremental.built_from``)
+    files: list[str]
+    new: list[int]  # the new files' indexes
+    new_records: int
+
+
+class _Stale(Exception):
+    """What the layers' rows were built with no longer holds (found after step 1 or 2)."""
 
 
 class _Links:
@@ -184,11 +207,13 @@ def build_on_spark(
     topology: Topology | None = None,
     per_part: int = 25_000,
     timings: dict[str, float] | None = None,
+    layers: Layers,
 ) -> SparkBuilt:
     """Steps 2 to 5 of ``build_events`` over the kept records (``kept``: ``RECORD_COLUMNS`` and
     ``msg_key``; ``records`` of them, a partition per ``per_part``; ``kept_servers``: their
-    servers and senders), equal to it; ``acc`` counts the records rejected here, as it does.
-    ``timings`` gets each step's seconds."""
+    servers and senders), equal to it; ``acc`` counts the records rejected here, as it does. The
+    message steps run over the groups the new files reach when ``layers`` allow (``build_cache``),
+    else over all. ``timings`` gets each step's seconds."""
     clock = [time.perf_counter()]
 
     def lap(name: str) -> None:
@@ -198,21 +223,18 @@ def build_on_spark(
             clock[0] = now
 
     known = set(kept_servers) | set(error_servers)
-    # 1. grouped by message (kept on the executors' disks for step 3; the records without a key
-    # are one group, rejected there), message_keys, links, hints
     # a partition per ``per_part`` records, up to the session's shuffle partitions: on a small
     # share, each task's fixed cost outweighs its share of the work
     most = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
     parts = max(1, min(most, -(-records // per_part)))
-    keyed = (
-        kept.repartition(parts, "msg_key")
-        .sortWithinPartitions("msg_key", "file_idx", "record")
-        .persist(StorageLevel.DISK_ONLY)
-    )
-    try:
-        return _built(spark, keyed, parts, work, known, error_servers, acc, replids, topology, lap)
-    finally:
-        keyed.unpersist()
+    b = _Build(spark, work, parts, known, error_servers, acc, replids, topology, layers, per_part, lap)
+    why = build_cache.why_whole(layers.cache, layers.given, layers.files, known)
+    if not why:
+        try:
+            return b.run(kept, incremental=True)
+        except _Stale as e:
+            why = str(e)
+    return b.run(kept, incremental=False, why=why)
 
 
 def _step(
@@ -228,8 +250,10 @@ def _step(
     ``finish`` (one object per partition). Their rows of the ``many`` kinds are written by the
     workers to ``path`` by kind (``out``), uncompressed and without dictionaries (read once or
     twice; their binary values all differ) and read back as one DataFrame; those of the ``few``
-    kinds (what the driver merges) come back to the driver, by kind."""
+    kinds (what the driver merges) come back to the driver, by kind. A row carries its group's
+    ``key`` when that is one column of ``schema`` (a layer's rows are found by it: ``build_cache``)."""
     keys = (key,) if isinstance(key, str) else key
+    tag = key if isinstance(key, str) and key in schema.fieldNames() else None
     path = os.path.abspath(path)  # a worker's working folder is not the driver's
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path)
@@ -243,11 +267,18 @@ def _step(
         back: list[dict[str, Any]] = []
         task = TaskContext.get()
         assert task is not None  # a Spark task runs this
+
+        def each(group: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+            for row in it.group(group):
+                if tag is not None:
+                    row[tag] = group[0][tag]
+                yield row
+
         with KindFiles(
             path, row_schema, "out", f"part-{task.partitionId():05d}", compression="none", dictionary=[]
         ) as files:
             for row in _grouped_rows(
-                batches, lambda r: tuple(r[k] for k in keys), it.group, getattr(it, "finish", None)
+                batches, lambda r: tuple(r[k] for k in keys), each, getattr(it, "finish", None)
             ):
                 if row["out"] in many:
                     files.add(row)
@@ -292,50 +323,148 @@ def _replids(
     return rmap
 
 
-def _built(
+class _Build:
+    """The build steps over one share: ``run`` them over every message group, or over the groups
+    the new files reach with the others' rows from the layers (``build_cache``)."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        work: str,
+        parts: int,
+        known: set[str],
+        error_servers: set[str],
+        acc: Accounting,
+        replids: dict[tuple[str, int], str] | None,
+        topology: Topology | None,
+        layers: Layers,
+        per_part: int,
+        lap: Callable[[str], None],
+    ):
+        self.spark, self.work, self.parts, self.known = spark, work, parts, known
+        self.per_part = per_part
+        self.error_servers, self.acc, self.replids, self.topology = error_servers, acc, replids, topology
+        self.layers, self.lap = layers, lap
+
+    def run(self, kept: DataFrame, *, incremental: bool, why: str = "") -> SparkBuilt:
+        shutil.rmtree(self.work, ignore_errors=True)  # an incremental attempt's rows, if it gave up
+        touched = self._touched(kept) if incremental else None
+        if touched is not None:
+            # the groups the new files reach (and the records without a key: one group, rejected)
+            kept = kept.join(F.broadcast(touched.withColumn("_new", F.lit(True))), "msg_key", "left")
+            kept = kept.where(F.col("_new") | F.col("msg_key").isNull()).drop("_new")
+            # the groups they reach hold about as many records again as the new ones; a task a core
+            est = -(-3 * self.layers.new_records // self.per_part)
+            per = max(1, min(self.parts, max(est, self.spark.sparkContext.defaultParallelism)))
+        else:
+            per = self.parts
+        # 1. grouped by message (kept on the executors' disks for step 3)
+        keyed = (
+            kept.repartition(per, "msg_key")
+            .sortWithinPartitions("msg_key", "file_idx", "record")
+            .persist(StorageLevel.DISK_ONLY)
+        )
+        try:
+            built = self._built(keyed, touched)
+        finally:
+            keyed.unpersist()
+        old = self.layers.cache
+        layer = build_cache.Layer(os.path.basename(self.work), self.layers.files, whole=touched is None)
+        built.cache.layers = [*(old.layers if touched is not None and old else []), layer]
+        if touched is not None and old is not None:
+            n = touched.count()
+            built.how = (
+                f"built again {n:,} message keys, the others kept from {len(old.layers)} earlier run(s)"
+            )
+        else:
+            built.how = f"built whole: {why}"
+        return built
+
+    def _touched(self, kept: DataFrame) -> DataFrame:
+        """The message keys of the new files' records, written beside this run's rows."""
+        path = f"{os.path.abspath(self.work)}/touched"
+        new = F.col("file_idx").isin(self.layers.new) & F.col("msg_key").isNotNull()
+        kept.where(new).select("msg_key").distinct().write.parquet(path)
+        return self.spark.read.parquet(path)
+
+    def _with_kept(
+        self, rows: DataFrame, kind: str, schema: T.StructType, touched: DataFrame | None
+    ) -> DataFrame:
+        """This run's rows of a message step and, in an incremental build, the layers' others."""
+        cache = self.layers.cache
+        if touched is None or cache is None:
+            return rows
+        old = build_cache.kept_rows(
+            self.spark, self.layers.rows_root, cache, kind, schema, self.layers.files, touched
+        )
+        return rows if old is None else rows.unionByName(old)
+
+    def _own(self, groups: DataFrame) -> dict[str, str]:
+        """Each server's own store: ``--replids``' REPLID 1, else the topology's, else its name."""
+        topo_by_server: dict[str, str] = {}
+        if self.topology is not None:
+            for st in self.topology.stores.values():
+                topo_by_server.setdefault(norm_server(st.server), st.name)
+        servers = merges.servers_named(groups) | set(self.error_servers)
+        given = dict(self.replids or {})
+        return {s: given.get((s, 1)) or topo_by_server.get(s) or s for s in sorted(servers)}
+
+    def _built(self, keyed: DataFrame, touched: DataFrame | None) -> SparkBuilt:
+        spark, work, known, cache = self.spark, self.work, self.known, self.layers.cache
+        groups, _ = _step(
+            keyed,
+            GROUP_SCHEMA,
+            "msg_key",
+            lambda: MessageGrouper(known),
+            f"{work}/groups",
+            many=("link", "hint", "servers", "reject"),
+            few=(),
+        )
+        groups = self._with_kept(groups, "groups", GROUP_SCHEMA, touched)
+        self.lap("groups")
+
+        # 2. the REPLID table on the driver
+        own = self._own(groups)
+        if touched is not None and cache is not None and own != cache.own:
+            raise _Stale("a server's store changed")
+        rmap = _replids(spark, groups, own, dict(self.replids or {}))
+        stores = build_cache.stores_of(rmap)
+        if touched is not None and cache is not None and stores != cache.stores:
+            raise _Stale("the REPLID table changed")
+        self.lap("replids")
+
+        # 3. messages built, over the same partitions (no second shuffle); folders merged, FIDs
+        made, _ = _step(
+            keyed,
+            MSG_SCHEMA,
+            "msg_key",
+            lambda: MessageBuilder(known, rmap, own),
+            f"{work}/messages",
+            many=("msg", "folder", "record", "reject"),
+            few=(),
+        )
+        made = self._with_kept(made, "messages", MSG_SCHEMA, touched)
+        built, write_events = _derived(
+            spark, groups, made, work, self.parts, own, rmap, self.topology, self.acc, self.lap
+        )
+        cache = build_cache.BuildCache(self.layers.given, sorted(known), own, stores)
+        return SparkBuilt(built, write_events, cache, "")
+
+
+def _derived(
     spark: SparkSession,
-    keyed: DataFrame,
-    parts: int,
+    groups: DataFrame,
+    made: DataFrame,
     work: str,
-    known: set[str],
-    error_servers: set[str],
-    acc: Accounting,
-    replids: dict[tuple[str, int], str] | None,
+    parts: int,
+    own: dict[str, str],
+    rmap: ReplidMap,
     topology: Topology | None,
+    acc: Accounting,
     lap: Callable[[str], None],
-) -> SparkBuilt:
-    groups, small = _step(
-        keyed,
-        GROUP_SCHEMA,
-        "msg_key",
-        lambda: MessageGrouper(known),
-        f"{work}/groups",
-        many=("link", "hint", "servers"),
-        few=("reject",),
-    )
-    lap("groups")
-
-    # 2. the REPLID table on the driver
-    topo_by_server: dict[str, str] = {}
-    if topology is not None:
-        for st in topology.stores.values():
-            topo_by_server.setdefault(norm_server(st.server), st.name)
-    servers = merges.servers_named(groups) | set(error_servers)
-    given = dict(replids or {})
-    own = {s: given.get((s, 1)) or topo_by_server.get(s) or s for s in sorted(servers)}
-    rmap = _replids(spark, groups, own, given)
-    lap("replids")
-
-    # 3. messages built, over the same partitions (no second shuffle); folders merged, FIDs
-    made, merged = _step(
-        keyed,
-        MSG_SCHEMA,
-        "msg_key",
-        lambda: MessageBuilder(known, rmap, own),
-        f"{work}/messages",
-        many=("msg", "folder", "record"),
-        few=("reject",),
-    )
+) -> tuple[Built, Callable[[Path, Path], None]]:
+    """Steps 3 (the merges), 4 and 5 over every message group's rows (``groups``, ``made``): what
+    the build found, and what writes its event lines."""
     folders, keys = merges.folders_said(made)
     all_stores = sorted(set(own.values()) | (set(topology.stores) if topology else set()))
     keys |= set(folders.paths) | set(folders.parents.values())
@@ -367,9 +496,7 @@ def _built(
     lap("derive")
 
     # 5. rejects (few), accounting, statistics, topology
-    rejects = sorted(
-        small["reject"] + merged["reject"] + last["reject"], key=lambda r: (r["phase"], r["sort"])
-    )
+    rejects = sorted(merges.rejects(groups, made) + last["reject"], key=lambda r: (r["phase"], r["sort"]))
     rows = _rejected(rejects, acc)
     late = [(r["source"], r["record"]) for r in rejects if r["phase"] == 3]
     n_used = 0
@@ -416,76 +543,11 @@ def _built(
 
     def write_events(path: Path, folder: Path) -> None:
         n = max(parts, -(-sum(part["events_written"].values()) // LINES_PER_PART))
-        _write_lines(derived.where(F.col("out") == "line"), n, f"{work}/lines", path, folder)
+        write_lines(derived.where(F.col("out") == "line"), n, f"{work}/lines", path, folder)
+        for kept_not in ("derived", "lines"):  # the layer keeps the message steps' rows only
+            shutil.rmtree(f"{work}/{kept_not}", ignore_errors=True)
 
-    return SparkBuilt(Built([], topo_json, rows, own, part), write_events)
-
-
-def _joined(parts: list[Path], path: Path) -> None:
-    """``parts`` joined in their order into ``path``."""
-    with open(path, "wb") as fh:
-        for f in parts:
-            with open(f, "rb") as part_file:
-                shutil.copyfileobj(part_file, fh, 1 << 20)
-
-
-def _write_lines(lines: DataFrame, n: int, work: str, path: Path, folder: Path) -> None:
-    """``events.jsonl`` and the log by day and folder (``event_files``) from the lines as the
-    workers made them, in one pass: the lines sorted in ranges of at most ``LINES_PER_PART``,
-    each range written by its worker whole and a file per name, then the files joined in range
-    order. A line with a message only goes in the file of the last send of it in the log (a
-    broadcast of the sends). The lines never pass through the driver's JVM (converting 172,000
-    rows for Python cost more than writing them) nor its Python (parsing them again there to
-    place them: 11 s at 1M events)."""
-    sends = (
-        lines.where("skey IS NOT NULL")
-        .groupBy("skey")
-        .agg(F.max_by("sname", "sort").alias("via"))
-        .withColumnRenamed("skey", "mkey")
-    )
-    root = os.path.abspath(work)  # a worker's working folder is not the driver's
-    shutil.rmtree(root, ignore_errors=True)
-    os.makedirs(root)
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        from pyspark import TaskContext
-
-        task = TaskContext.get()
-        assert task is not None  # a Spark task runs this
-        # an attempt writes apart and is renamed in whole: a task tried again starts afresh
-        mine = Path(root) / f"part-{task.partitionId():05d}"
-        attempt = Path(root) / f".attempt-{task.partitionId():05d}-{task.attemptNumber()}"
-        shutil.rmtree(attempt, ignore_errors=True)
-        (attempt / "by_name").mkdir(parents=True)
-        with (
-            AppendFiles(attempt / "by_name") as by_name,
-            open(attempt / "range", "w", encoding="utf-8") as whole,
-        ):
-            for batch in batches:
-                names, texts = batch.column(0).to_pylist(), batch.column(1).to_pylist()
-                for name, text in zip(names, texts, strict=True):
-                    line = text + "\n"
-                    whole.write(line)
-                    by_name.write(name, line)
-        shutil.rmtree(mine, ignore_errors=True)
-        attempt.rename(mine)
-        return iter(())
-
-    lines.join(F.broadcast(sends), "mkey", "left").selectExpr(
-        "coalesce(via, name) AS name", "sort", "text"
-    ).repartitionByRange(n, "sort").sortWithinPartitions("sort").select("name", "text").mapInArrow(
-        run, "n long"
-    ).collect()
-    ranges = sorted(Path(root).glob("part-*"))
-    _joined([r / "range" for r in ranges], path)
-    folder.mkdir(parents=True)
-    named: dict[str, list[Path]] = {}
-    for r in ranges:
-        for f in sorted((r / "by_name").iterdir()):
-            named.setdefault(f.name, []).append(f)
-    for name, files in named.items():
-        _joined(files, folder / name)
-    fill_days(folder, {day_of_file(name) for name in named})
+    return Built([], topo_json, rows, own, part), write_events
 
 
 def _rejected(rejects: list[Any], acc: Accounting) -> list[dict[str, Any]]:

@@ -254,7 +254,8 @@ def _run(
     from pyspark.sql import SparkSession
 
     from pfscope.spark_jobs.ingest import stages as ks
-    from pfscope.spark_jobs.ingest.build_steps import build_on_spark
+    from pfscope.spark_jobs.ingest.build_cache import BuildCache
+    from pfscope.spark_jobs.ingest.build_steps import Layers, build_on_spark
     from pfscope.spark_jobs.runtime.config import input_bytes
     from pfscope.spark_jobs.runtime.session import spark_session
 
@@ -312,6 +313,14 @@ def _run(
             topology=topo,
             per_part=s.build_records_per_part,
             timings=timings,
+            layers=Layers(
+                BuildCache.from_json(state.build) if state is not None and state.build else None,
+                str(root.resolve()),
+                incremental.built_from([], table, topo.to_json() if topo is not None else None, s.strict),
+                [keys[f] for f in files],
+                [i for i, f in enumerate(files) if keys[f] not in stored],
+                sum(entries[keys[f]].status["count"] for f in new),
+            ),
         )
         built = made.built
         lap("build")
@@ -354,18 +363,20 @@ def _run(
                 }
                 for f in files
             ],
+            made.cache.to_json(),
         )
         lap("write")
         repeated = classified.repeated([keys[f] for f in new]) if state is not None and new else 0
     finally:
         classified.release()
-    incremental.prune(s.out, {e.dataset for e in entries.values()})
+    incremental.prune(s.out, {e.dataset for e in entries.values()} | {x.dataset for x in made.cache.layers})
     new_records = sum(entries[keys[f]].status["count"] for f in new)
     reused = sum(entries[keys[f]].status["count"] for f in files if keys[f] in stored)
     if state is not None:
         mode = (
             f"incremental: {len(new):,} new files, {new_records - repeated:,} new records, "
-            f"{repeated:,} already read; {len(files) - len(new):,} files ({reused:,} records) not read again"
+            f"{repeated:,} already read; {len(files) - len(new):,} files ({reused:,} records) not read again; "
+            + made.how
         )
     else:
         mode = f"full ingest: {why}"

@@ -32,7 +32,7 @@ from pfscope.spark_jobs.runtime.sources import source_digest
 
 STATE_DIR = ".ingest_state"
 VERSION = 1
-BUILD_SUFFIX = "-build"  # a run's work folder of the build steps, under rows/ (no state refers to it)
+BUILD_SUFFIX = "-build"  # a run's work folder of the build steps, under rows/ (kept as a layer: build_cache)
 
 
 def code_digest() -> str:
@@ -79,6 +79,8 @@ class State:
     #: the build's inputs the outputs were made from (``built_from``): equal now, and no file new
     #: or gone, the outputs are those a run would write again
     built_from: str | None = None
+    #: the message steps' rows kept for the next build (``build_cache.BuildCache.to_json``)
+    build: dict[str, Any] | None = None
 
 
 def built_from(
@@ -124,11 +126,18 @@ def load(out: str | os.PathLike[str], options: dict[str, Any]) -> tuple[State | 
         if not (root / "rows" / f["dataset"]).is_dir():
             return None, f"rows of {f['source']} are missing from the state"
         files[key] = Stored(f["dataset"], {int(p): o for p, o in f["offsets"].items()}, f["status"])
-    return State(old, files, data.get("built_from")), ""
+    build = data.get("build")
+    if build and not all((root / "rows" / x["dataset"]).is_dir() for x in build.get("layers", [])):
+        build = None  # the next build runs whole
+    return State(old, files, data.get("built_from"), build), ""
 
 
 def save_partial(
-    out: str | os.PathLike[str], options: dict[str, Any], files: list[dict[str, Any]], built: str
+    out: str | os.PathLike[str],
+    options: dict[str, Any],
+    files: list[dict[str, Any]],
+    built: str,
+    build: dict[str, Any] | None = None,
 ) -> Path:
     """``state.json.partial``, to be renamed in by ``commit`` once the outputs are in place."""
     root = state_root(out)
@@ -138,6 +147,7 @@ def save_partial(
         "options": options,
         "summary": digest(Path(out) / "ingest_summary.json.partial"),
         "built_from": built,
+        "build": build,
         "files": {f["file_key"]: {k: v for k, v in f.items() if k != "file_key"} for f in files},
     }
     tmp = root / "state.json.partial"

@@ -46,6 +46,7 @@ def write_outputs(
     options: dict[str, Any],
     inputs: str,
     files: list[dict[str, Any]],
+    build: dict[str, Any] | None = None,
 ) -> None:
     """The five outputs (and the log by day and folder, ``event_files``: ``write_events`` writes
     both) beside their place, then the state; renamed in only when all are complete."""
@@ -72,7 +73,7 @@ def write_outputs(
         partial["ingest_summary.json"].write_text(
             json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
         )
-        state_tmp = incremental.save_partial(out, options, files, inputs)
+        state_tmp = incremental.save_partial(out, options, files, inputs, build)
     except BaseException:
         for tmp in [*partial.values(), *([state_tmp] if state_tmp else [])]:
             with contextlib.suppress(OSError):

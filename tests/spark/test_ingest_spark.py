@@ -6,6 +6,7 @@ then incrementally on a share that grows, and its exit statuses on the command l
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections import defaultdict
 from pathlib import Path
@@ -225,11 +226,16 @@ def test_a_growing_share_is_read_incrementally_and_equals_a_fresh_ingest(
     old = sum(first.values())
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert printed.splitlines()[0] == (
+    said, built = printed.splitlines()[0].rsplit("; ", 1)
+    assert said == (
         f"incremental: {len(servers)} new files, {new - 3 * len(servers):,} new "
         f"records, {3 * len(servers)} already read; {len(servers)} files "
         f"({old:,} records) not read again"
     )
+    # the message steps ran over the groups the new records reach, the others' rows kept
+    again = re.fullmatch(r"built again (\d+) message keys, the others kept from 1 earlier run\(s\)", built)
+    messages = json.loads((out / "ingest_summary.json").read_text(encoding="utf-8"))["messages"]["total"]
+    assert again is not None and 0 < int(again[1]) < messages, built
     run_ingest([str(logs)], ref, topology=str(folder / "topology.json"))
     _same_outputs(ref, out)
     summary = json.loads((out / "ingest_summary.json").read_text(encoding="utf-8"))
@@ -256,13 +262,20 @@ def test_a_growing_share_is_read_incrementally_and_equals_a_fresh_ingest(
     assert capsys.readouterr().out == f"incremental: {reused}; nothing new: the outputs stay as they are\n"
     assert _stamps(out) == written
     _same_outputs(ref, out)
-    # the same files, but another --topology (none), or an output gone: built again from the rows kept
+    # the same files, but another --topology (none), or an output gone: built again from the rows
+    # kept; the message steps whole when --topology changed, else not at all
     no_topology = [a for a in argv if a not in ("--topology", str(folder / "topology.json"))]
-    for args, gone in ((no_topology, None), (no_topology, out / "events"), (argv, None)):
+    whole = "built whole: --replids, --topology or --strict changed"
+    kept = "built again 0 message keys, the others kept from 1 earlier run(s)"
+    for args, gone, how in (
+        (no_topology, None, whole),
+        (no_topology, out / "events", kept),
+        (argv, None, whole),
+    ):
         if gone is not None:
             shutil.rmtree(gone)
         assert main(args) == 0
-        assert capsys.readouterr().out.splitlines()[0] == f"incremental: {reused}"
+        assert capsys.readouterr().out.splitlines()[0] == f"incremental: {reused}; {how}"
         run_ingest([str(logs)], ref, topology=str(folder / "topology.json") if args is argv else None)
         _same_outputs(ref, out)
         assert (out / "events").is_dir()
@@ -322,7 +335,7 @@ def test_a_later_export_read_again_whole_counts_what_it_repeats_once(spark: Any,
     got = run_ingest_spark(settings)
     assert got.mode == (
         f"incremental: 2 new files, {len(mine) - 4 + 3:,} new records, 2 already read; "
-        "1 files (4 records) not read again"
+        "1 files (4 records) not read again; built whole: the share names new servers"
     )
     run_ingest([str(logs)], ref)
     _same_outputs(ref, out)

@@ -1,0 +1,131 @@
+"""The message steps' rows kept from run to run, so that a share grown by new exports builds again
+only the message groups the new records reach.
+
+Every row of the two message steps is its group's own (``exchange.grouped``), and a group's rows
+depend only on its records, the servers the share knows (step 1), each server's store and the
+REPLID table (step 3). A run's work folder of the build steps (``rows/<run>-build``) keeps those
+rows (``groups/``, ``messages/``) as a *layer*, with the message keys the run built (``touched/``).
+A later run builds the groups the new files' records belong to, and takes every other group's rows
+from the layers: from each layer, its rows whose key no later layer (nor this run) built again,
+their places (``g_file``: a file's index in that run's share) moved to this run's.
+
+The layers are used only while what the rows depend on holds: the same ``--replids``,
+``--topology`` and ``--strict``, no file gone from the share, the same known servers, then (once
+step 1 and 2 are done) the same stores and REPLID table; and at most ``MAX_LAYERS`` of them.
+Otherwise the build runs whole, and its folder is the one layer the next run starts from. Either
+way the derivation and what follows run over every message, as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from pfscope.spark_jobs.exchange.identity import ReplidMap
+
+#: layers kept before a build runs whole again (each costs a read and a join in every run after)
+MAX_LAYERS = 8
+KEY = "msg_key"
+
+
+@dataclass
+class Layer:
+    """One run's rows of the message steps."""
+
+    dataset: str  # its build folder, under the state's rows/
+    files: list[str]  # the share's file keys in that run's order: its ``g_file`` is an index here
+    whole: bool = False  # every group built (no ``touched/``)
+
+
+@dataclass
+class BuildCache:
+    """What the layers' rows were built with, and the layers, oldest first."""
+
+    given: str  # ``--replids``, ``--topology`` and ``--strict`` (``incremental.built_from``)
+    known: list[str]  # the servers the share knew (step 1)
+    own: dict[str, str]  # each server's store (step 3)
+    stores: list[list[Any]]  # the REPLID table: server, REPLID, store (step 3)
+    layers: list[Layer] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "given": self.given,
+            "known": self.known,
+            "own": self.own,
+            "stores": self.stores,
+            "layers": [{"dataset": x.dataset, "files": x.files, "whole": x.whole} for x in self.layers],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BuildCache:
+        layers = [Layer(x["dataset"], list(x["files"]), bool(x["whole"])) for x in data["layers"]]
+        return cls(data["given"], list(data["known"]), dict(data["own"]), list(data["stores"]), layers)
+
+
+def stores_of(rmap: ReplidMap) -> list[list[Any]]:
+    """The REPLID table as the messages use it: each (server, REPLID)'s store."""
+    keys = sorted(rmap.given.keys() | rmap.inferred.keys())
+    return [[s, r, rmap.store(s, r)] for s, r in keys]
+
+
+def why_whole(cache: BuildCache | None, given: str, files: list[str], known: set[str]) -> str:
+    """Why the build must run whole over this share, or "" when the layers can be used."""
+    if cache is None or not cache.layers:
+        return "no earlier build"
+    if cache.given != given:
+        return "--replids, --topology or --strict changed"
+    present = set(files)
+    if any(k not in present for x in cache.layers for k in x.files):
+        return "a file left the share"
+    if sorted(known) != cache.known:
+        return "the share names new servers"
+    if len(cache.layers) >= MAX_LAYERS:
+        return f"{MAX_LAYERS} builds kept: built whole again"
+    return ""
+
+
+def kept_rows(
+    spark: SparkSession,
+    rows_root: str,
+    cache: BuildCache,
+    kind: str,
+    schema: T.StructType,
+    files: list[str],
+    touched: DataFrame,
+) -> DataFrame | None:
+    """Each layer's rows of ``kind`` (``groups`` or ``messages``) of the groups neither a later
+    layer nor this run (``touched``: one column, ``msg_key``) built, their places in this run's
+    share (``files``: its file keys in order)."""
+    index = {k: i for i, k in enumerate(files)}
+    later = touched
+    frames: list[DataFrame] = []
+    for layer in reversed(cache.layers):
+        rows = spark.read.schema(schema).parquet(f"{rows_root}/{layer.dataset}/{kind}")
+        rows = rows.where(F.col(KEY).isNotNull()).join(F.broadcast(later), KEY, "left_anti")
+        moved = spark.createDataFrame(
+            [(i, index[k]) for i, k in enumerate(layer.files)], "was long, now long"
+        )
+        frames.append(_moved(rows, F.broadcast(moved), schema))
+        if not layer.whole:
+            later = later.unionByName(spark.read.parquet(f"{rows_root}/{layer.dataset}/touched"))
+    if not frames:
+        return None
+    got = frames[0]
+    for f in frames[1:]:
+        got = got.unionByName(f)
+    return got
+
+
+def _moved(rows: DataFrame, moved: DataFrame, schema: T.StructType) -> DataFrame:
+    """``rows`` with their file index (``g_file``, and a reject's place, which starts with it) that
+    of this run's share."""
+    joined = rows.join(moved, rows["g_file"] == moved["was"])
+    sort = F.when(
+        F.col("sort").isNotNull(),
+        F.concat(F.array(F.col("now")), F.slice(F.col("sort"), 2, F.size(F.col("sort")))),
+    )
+    return joined.withColumn("g_file", F.col("now")).withColumn("sort", sort).select(*schema.fieldNames())

@@ -1,0 +1,73 @@
+"""``build_cache``: when the layers of earlier builds may be used, and what a layer gives: the rows
+of the groups no later run built again, their places moved to this run's share."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pfscope.spark_jobs.ingest.build_cache import MAX_LAYERS, BuildCache, Layer, kept_rows, why_whole
+from pfscope.spark_jobs.ingest.build_steps import GROUP_SCHEMA
+
+GIVEN = "digest"
+
+
+def _cache(*layers: Layer) -> BuildCache:
+    return BuildCache(GIVEN, ["EX1", "EX2"], {"EX1": "S1", "EX2": "S2"}, [["EX1", 1, "S1"]], list(layers))
+
+
+def test_why_whole() -> None:
+    cache = _cache(Layer("r1-build", ["a", "b"], whole=True))
+    assert why_whole(cache, GIVEN, ["a", "x", "b"], {"EX1", "EX2"}) == ""
+    assert why_whole(None, GIVEN, ["a", "b"], {"EX1", "EX2"}) == "no earlier build"
+    assert why_whole(_cache(), GIVEN, ["a", "b"], {"EX1", "EX2"}) == "no earlier build"
+    assert (
+        why_whole(cache, "other", ["a", "b"], {"EX1", "EX2"}) == "--replids, --topology or --strict changed"
+    )
+    assert why_whole(cache, GIVEN, ["a"], {"EX1", "EX2"}) == "a file left the share"
+    assert why_whole(cache, GIVEN, ["a", "b"], {"EX1", "EX2", "EX3"}) == "the share names new servers"
+    full = _cache(*[Layer(f"r{i}-build", ["a"]) for i in range(MAX_LAYERS)])
+    assert why_whole(full, GIVEN, ["a", "b"], {"EX1", "EX2"}).startswith(f"{MAX_LAYERS} builds kept")
+    assert BuildCache.from_json(cache.to_json()) == cache
+
+
+def _layer(spark: Any, root: Path, name: str, rows: list[dict[str, Any]], touched: list[str] | None) -> None:
+    """A layer's ``groups/`` as a build step writes it (by kind), and the keys it built."""
+    df = spark.createDataFrame(
+        [tuple(r.get(f.name) for f in GROUP_SCHEMA.fields) for r in rows], GROUP_SCHEMA
+    )
+    df.write.partitionBy("out").parquet(str(root / name / "groups"))
+    if touched is not None:
+        spark.createDataFrame([(k,) for k in touched], "msg_key string").write.parquet(
+            str(root / name / "touched")
+        )
+
+
+def test_a_layer_gives_the_groups_no_later_run_built_their_places_moved(spark: Any, tmp_path: Path) -> None:
+    def link(key: str, g_file: int, rec: int) -> dict[str, Any]:
+        return {"out": "link", "msg_key": key, "g_file": g_file, "g_rec": rec, "seq": 0, "s": "EX1", "a": 1}
+
+    # the first run read files a, b (indexes 0, 1); the second read c, which sorts between them
+    # (a, c, b), and built m2 again; this run reads d (a, c, d, b) and builds m3 again
+    _layer(spark, tmp_path, "r1-build", [link("m1", 0, 5), link("m2", 1, 7), link("m3", 1, 9)], None)
+    _layer(spark, tmp_path, "r2-build", [link("m2", 1, 1)], ["m2"])
+    _layer(
+        spark,
+        tmp_path,
+        "r1-build-rejects",
+        [{"out": "reject", "msg_key": "m1", "g_file": 0, "sort": [0, 5, 0], "phase": 1}],
+        None,
+    )
+    cache = _cache(Layer("r1-build", ["a", "b"], whole=True), Layer("r2-build", ["a", "c", "b"]))
+    touched = spark.createDataFrame([("m3",)], "msg_key string")
+    got = kept_rows(spark, str(tmp_path), cache, "groups", GROUP_SCHEMA, ["a", "c", "d", "b"], touched)
+    assert got is not None
+    assert sorted((r["msg_key"], r["g_file"], r["g_rec"]) for r in got.collect()) == [
+        ("m1", 0, 5),
+        ("m2", 1, 1),
+    ]
+    # a reject's place starts with its file: moved with it
+    cache = _cache(Layer("r1-build-rejects", ["b", "a"], whole=True))
+    got = kept_rows(spark, str(tmp_path), cache, "groups", GROUP_SCHEMA, ["a", "c", "d", "b"], touched)
+    assert got is not None
+    assert [(r["g_file"], r["sort"]) for r in got.collect()] == [(3, [3, 5, 0])]
