@@ -102,7 +102,9 @@ def test_the_chain_hour_by_hour_equals_a_fresh_chain(spark, tmp_path: Path, monk
     for line in lines[1:]:  # ingest reads only the new exports
         assert "ingest: incremental: " in line, line
     # and builds again only the message groups they reach, once the share knows every server
-    assert re.search(r"; built again [1-9][\d,]* message keys, the others kept from \d earlier run", lines[2]), lines
+    assert re.search(
+        r"; built again [1-9][\d,]* message keys, the others kept from \d earlier run", lines[2]
+    ), lines
     # compute goes on from the run before: ingest rewrote the files of the folders the new exports
     # reach (a send's recipients grow as their exports arrive), and compute took those files
     # back; in hour 2 a store named before is described at last (its folders folded again)
