@@ -10,7 +10,8 @@ from the layers: from each layer, its rows whose key no later layer (nor this ru
 their places (``g_file``: a file's index in that run's share) moved to this run's.
 
 The layers are used only while what the rows depend on holds: the same ``--replids``,
-``--topology`` and ``--strict``, no file gone from the share, the same known servers, then (once
+``--topology`` and ``--strict``, no file gone from the share, the files in the same order and
+named as they were, the same known servers, then (once
 step 1 and 2 are done) the same stores and REPLID table; and at most ``MAX_LAYERS`` of them.
 Otherwise the build runs whole, and its folder is the one layer the next run starts from. Either
 way the derivation and what follows run over every message, as before.
@@ -37,7 +38,10 @@ class Layer:
     """One run's rows of the message steps."""
 
     dataset: str  # its build folder, under the state's rows/
-    files: list[str]  # the share's file keys in that run's order: its ``g_file`` is an index here
+    #: the share's file keys in that run's order (its ``g_file`` is an index here; "" for a file that
+    #: could not be read, which no row names), and each file as that run named it (its rows say so)
+    files: list[str]
+    sources: list[str]
     whole: bool = False  # every group built (no ``touched/``)
 
 
@@ -57,12 +61,18 @@ class BuildCache:
             "known": self.known,
             "own": self.own,
             "stores": self.stores,
-            "layers": [{"dataset": x.dataset, "files": x.files, "whole": x.whole} for x in self.layers],
+            "layers": [
+                {"dataset": x.dataset, "files": x.files, "sources": x.sources, "whole": x.whole}
+                for x in self.layers
+            ],
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> BuildCache:
-        layers = [Layer(x["dataset"], list(x["files"]), bool(x["whole"])) for x in data["layers"]]
+        layers = [
+            Layer(x["dataset"], list(x["files"]), list(x["sources"]), bool(x["whole"]))
+            for x in data["layers"]
+        ]
         return cls(data["given"], list(data["known"]), dict(data["own"]), list(data["stores"]), layers)
 
 
@@ -72,15 +82,27 @@ def stores_of(rmap: ReplidMap) -> list[list[Any]]:
     return [[s, r, rmap.store(s, r)] for s, r in keys]
 
 
-def why_whole(cache: BuildCache | None, given: str, files: list[str], known: set[str]) -> str:
-    """Why the build must run whole over this share, or "" when the layers can be used."""
+def why_whole(
+    cache: BuildCache | None, given: str, files: list[str], sources: list[str], known: set[str]
+) -> str:
+    """Why the build must run whole over this share (``files``: its keys in order, ``sources``: its
+    files as named), or "" when the layers can be used: a group's rows hold its records' order
+    (which copy of a record is kept, which comes first) and their files' names."""
     if cache is None or not cache.layers:
         return "no earlier build"
     if cache.given != given:
         return "--replids, --topology or --strict changed"
-    present = set(files)
-    if any(k not in present for x in cache.layers for k in x.files):
-        return "a file left the share"
+    index = {k: i for i, k in enumerate(files)}
+    source = dict(zip(files, sources, strict=True))
+    for x in cache.layers:
+        kept = [(k, s) for k, s in zip(x.files, x.sources, strict=True) if k]
+        if any(k not in index for k, _ in kept):
+            return "a file left the share"
+        at = [index[k] for k, _ in kept]
+        if at != sorted(at):
+            return "the files are in another order"
+        if any(source[k] != s for k, s in kept):
+            return "the files are named otherwise (--logs)"
     if sorted(known) != cache.known:
         return "the share names new servers"
     if len(cache.layers) >= MAX_LAYERS:
@@ -107,11 +129,13 @@ def kept_rows(
         rows = spark.read.schema(schema).parquet(f"{rows_root}/{layer.dataset}/{kind}")
         rows = rows.where(F.col(KEY).isNotNull()).join(F.broadcast(later), KEY, "left_anti")
         moved = spark.createDataFrame(
-            [(i, index[k]) for i, k in enumerate(layer.files)], "was long, now long"
+            [(i, index[k]) for i, k in enumerate(layer.files) if k], "was long, now long"
         )
         frames.append(_moved(rows, F.broadcast(moved), schema))
         if not layer.whole:
-            later = later.unionByName(spark.read.parquet(f"{rows_root}/{layer.dataset}/touched"))
+            later = later.unionByName(
+                spark.read.schema(f"{KEY} string").parquet(f"{rows_root}/{layer.dataset}/touched")
+            )
     if not frames:
         return None
     got = frames[0]

@@ -175,7 +175,8 @@ class Layers:
     cache: BuildCache | None
     rows_root: str  # the state's rows/, this run's build folder among them
     given: str  # ``--replids``, ``--topology`` and ``--strict`` (``incremental.built_from``)
-    files: list[str]
+    files: list[str]  # "" for a file that could not be read (its key changes every run)
+    sources: list[str]
     new: list[int]  # the new files' indexes
     new_records: int
 
@@ -209,7 +210,7 @@ def build_on_spark(
     timings: dict[str, float] | None = None,
     layers: Layers,
 ) -> SparkBuilt:
-    """Steps 2 to 5 of ``build_events`` over the kept records (``kept``: ``RECORD_COLUMNS`` and
+    """Steps 2 to 5 of ``build_events`` (the build steps 1 to 5 here) over the kept records (``kept``: ``RECORD_COLUMNS`` and
     ``msg_key``; ``records`` of them, a partition per ``per_part``; ``kept_servers``: their
     servers and senders), equal to it; ``acc`` counts the records rejected here, as it does. The
     message steps run over the groups the new files reach when ``layers`` allow (``build_cache``),
@@ -228,7 +229,7 @@ def build_on_spark(
     most = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
     parts = max(1, min(most, -(-records // per_part)))
     b = _Build(spark, work, parts, known, error_servers, acc, replids, topology, layers, per_part, lap)
-    why = build_cache.why_whole(layers.cache, layers.given, layers.files, known)
+    why = build_cache.why_whole(layers.cache, layers.given, layers.files, layers.sources, known)
     if not why:
         try:
             return b.run(kept, incremental=True)
@@ -369,7 +370,9 @@ class _Build:
         finally:
             keyed.unpersist()
         old = self.layers.cache
-        layer = build_cache.Layer(os.path.basename(self.work), self.layers.files, whole=touched is None)
+        layer = build_cache.Layer(
+            os.path.basename(self.work), self.layers.files, self.layers.sources, whole=touched is None
+        )
         built.cache.layers = [*(old.layers if touched is not None and old else []), layer]
         if touched is not None and old is not None:
             n = touched.count()

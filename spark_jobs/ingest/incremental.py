@@ -171,10 +171,18 @@ def prune(out: str | os.PathLike[str], keep: set[str]) -> None:
 
 
 def prune_run(out: str | os.PathLike[str], run_id: str) -> None:
-    """Remove the rows a failed run wrote (``run_id``, its second round, its build steps')."""
+    """Remove the rows a failed run wrote (``run_id``, its second round, its build steps'), but
+    those its state refers to: a run that fails after its state was committed keeps them."""
+    try:
+        data = json.loads((state_root(out) / "state.json").read_text(encoding="utf-8"))
+        used = {f["dataset"] for f in data.get("files", {}).values()}
+        used |= {x["dataset"] for x in (data.get("build") or {}).get("layers", [])}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        used = set()
     for name in (run_id, run_id + "-whole", run_id + BUILD_SUFFIX):
-        with contextlib.suppress(OSError):
-            shutil.rmtree(state_root(out) / "rows" / name)
+        if name not in used:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(state_root(out) / "rows" / name)
 
 
 def stored_entries(got: list[dict[str, Any]], resplit: set[str], run_id: str) -> dict[str, Stored]:

@@ -10,24 +10,34 @@ from pfscope.spark_jobs.ingest.build_cache import MAX_LAYERS, BuildCache, Layer,
 from pfscope.spark_jobs.ingest.build_steps import GROUP_SCHEMA
 
 GIVEN = "digest"
+KNOWN = frozenset({"EX1", "EX2"})
 
 
 def _cache(*layers: Layer) -> BuildCache:
     return BuildCache(GIVEN, ["EX1", "EX2"], {"EX1": "S1", "EX2": "S2"}, [["EX1", 1, "S1"]], list(layers))
 
 
+def _why(
+    cache: BuildCache | None, files: list[str], known: frozenset[str] = KNOWN, given: str = GIVEN
+) -> str:
+    """``why_whole`` over a share of ``files`` (keys; ``key=name`` for a file named otherwise than
+    ``key.xml``)."""
+    keys = [f.split("=")[0] for f in files]
+    return why_whole(cache, given, keys, [f.split("=")[-1] + ".xml" for f in files], set(known))
+
+
 def test_why_whole() -> None:
-    cache = _cache(Layer("r1-build", ["a", "b"], whole=True))
-    assert why_whole(cache, GIVEN, ["a", "x", "b"], {"EX1", "EX2"}) == ""
-    assert why_whole(None, GIVEN, ["a", "b"], {"EX1", "EX2"}) == "no earlier build"
-    assert why_whole(_cache(), GIVEN, ["a", "b"], {"EX1", "EX2"}) == "no earlier build"
-    assert (
-        why_whole(cache, "other", ["a", "b"], {"EX1", "EX2"}) == "--replids, --topology or --strict changed"
-    )
-    assert why_whole(cache, GIVEN, ["a"], {"EX1", "EX2"}) == "a file left the share"
-    assert why_whole(cache, GIVEN, ["a", "b"], {"EX1", "EX2", "EX3"}) == "the share names new servers"
-    full = _cache(*[Layer(f"r{i}-build", ["a"]) for i in range(MAX_LAYERS)])
-    assert why_whole(full, GIVEN, ["a", "b"], {"EX1", "EX2"}).startswith(f"{MAX_LAYERS} builds kept")
+    cache = _cache(Layer("r1-build", ["a", "", "b"], ["a.xml", "gone.xml", "b.xml"], whole=True))
+    assert _why(cache, ["a", "x", "b"]) == ""  # a new file; one that could not be read is no more
+    assert _why(None, ["a", "b"]) == "no earlier build"
+    assert _why(_cache(), ["a", "b"]) == "no earlier build"
+    assert _why(cache, ["a", "b"], given="other") == "--replids, --topology or --strict changed"
+    assert _why(cache, ["a"]) == "a file left the share"
+    assert _why(cache, ["b", "a"]) == "the files are in another order"
+    assert _why(cache, ["a=./a", "b"]) == "the files are named otherwise (--logs)"
+    assert _why(cache, ["a", "b"], KNOWN | {"EX3"}) == "the share names new servers"
+    full = _cache(*[Layer(f"r{i}-build", ["a"], ["a.xml"]) for i in range(MAX_LAYERS)])
+    assert _why(full, ["a", "b"]).startswith(f"{MAX_LAYERS} builds kept")
     assert BuildCache.from_json(cache.to_json()) == cache
 
 
@@ -49,7 +59,7 @@ def test_a_layer_gives_the_groups_no_later_run_built_their_places_moved(spark: A
 
     # the first run read files a, b (indexes 0, 1); the second read c, which sorts between them
     # (a, c, b), and built m2 again; this run reads d (a, c, d, b) and builds m3 again
-    _layer(spark, tmp_path, "r1-build", [link("m1", 0, 5), link("m2", 1, 7), link("m3", 1, 9)], None)
+    _layer(spark, tmp_path, "r1-build", [link("m1", 1, 5), link("m2", 1, 7), link("m3", 1, 9)], None)
     _layer(spark, tmp_path, "r2-build", [link("m2", 1, 1)], ["m2"])
     _layer(
         spark,
@@ -58,16 +68,16 @@ def test_a_layer_gives_the_groups_no_later_run_built_their_places_moved(spark: A
         [{"out": "reject", "msg_key": "m1", "g_file": 0, "sort": [0, 5, 0], "phase": 1}],
         None,
     )
-    cache = _cache(Layer("r1-build", ["a", "b"], whole=True), Layer("r2-build", ["a", "c", "b"]))
+    cache = _cache(Layer("r1-build", ["a", "b"], [], whole=True), Layer("r2-build", ["a", "c", "b"], []))
     touched = spark.createDataFrame([("m3",)], "msg_key string")
     got = kept_rows(spark, str(tmp_path), cache, "groups", GROUP_SCHEMA, ["a", "c", "d", "b"], touched)
     assert got is not None
     assert sorted((r["msg_key"], r["g_file"], r["g_rec"]) for r in got.collect()) == [
-        ("m1", 0, 5),
+        ("m1", 3, 5),
         ("m2", 1, 1),
     ]
     # a reject's place starts with its file: moved with it
-    cache = _cache(Layer("r1-build-rejects", ["b", "a"], whole=True))
+    cache = _cache(Layer("r1-build-rejects", ["b", "a"], [], whole=True))
     got = kept_rows(spark, str(tmp_path), cache, "groups", GROUP_SCHEMA, ["a", "c", "d", "b"], touched)
     assert got is not None
     assert [(r["g_file"], r["sort"]) for r in got.collect()] == [(3, [3, 5, 0])]

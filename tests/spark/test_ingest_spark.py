@@ -12,6 +12,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 
 from pfscope.app.cli import main
@@ -234,8 +235,14 @@ def test_a_growing_share_is_read_incrementally_and_equals_a_fresh_ingest(
     )
     # the message steps ran over the groups the new records reach, the others' rows kept
     again = re.fullmatch(r"built again (\d+) message keys, the others kept from 1 earlier run\(s\)", built)
-    messages = json.loads((out / "ingest_summary.json").read_text(encoding="utf-8"))["messages"]["total"]
-    assert again is not None and 0 < int(again[1]) < messages, built
+    layers = json.loads((out / ".ingest_state" / "state.json").read_text(encoding="utf-8"))["build"]["layers"]
+    rows = out / ".ingest_state" / "rows"
+    keys = {
+        k
+        for x in layers
+        for k in pq.read_table(rows / x["dataset"] / "groups", columns=["msg_key"]).column(0).to_pylist()
+    }
+    assert again is not None and 0 < int(again[1]) < len(keys - {None}), built
     run_ingest([str(logs)], ref, topology=str(folder / "topology.json"))
     _same_outputs(ref, out)
     summary = json.loads((out / "ingest_summary.json").read_text(encoding="utf-8"))
@@ -360,3 +367,41 @@ def test_an_export_that_leaves_the_share_and_comes_back_is_read_once(spark: Any,
     assert got.mode.startswith(f"incremental: 1 new files, {len(by_server[b]):,} new records, 0 already read")
     run_ingest([str(logs)], ref)
     _same_outputs(ref, out)
+
+
+def test_later_exports_build_on_the_layers_of_the_runs_before(spark: Any, tmp_path: Path) -> None:
+    """Each run equals a fresh ingest of the share as it is: the message steps over the groups the
+    new exports reach, on two layers (a new export that sorts before the old ones, its overlap
+    kept as its copy); and whole when the files are named otherwise or come in another order."""
+    by_server = _worked_example_records()
+    logs, out, ref = tmp_path / "logs", tmp_path / "out", tmp_path / "ref"
+    logs.mkdir()
+    servers = sorted(by_server)
+    third = {s: len(by_server[s]) // 3 for s in servers}
+
+    def ingest(*paths: str) -> str:
+        mode = run_ingest_spark(IngestSettings(logs=paths, out=str(out))).mode
+        run_ingest(list(paths), ref)
+        _same_outputs(ref, out)
+        return mode.rsplit("; ", 1)[-1]
+
+    for s in servers:
+        _export(by_server[s][: third[s]], logs / f"{s}-1.xml", 1)
+    assert ingest(str(logs)).startswith("full ingest")
+    for s in servers:  # overlapping the first by two records each
+        _export(by_server[s][third[s] - 2 : 2 * third[s]], logs / f"{s}-2.xml", third[s] - 1)
+    assert re.fullmatch(
+        r"built again [1-9]\d* message keys, the others kept from 1 earlier run\(s\)", ingest(str(logs))
+    )
+    for s in servers:  # named to sort before the others
+        _export(by_server[s][2 * third[s] - 2 :], logs / f"{s}-0.xml", 2 * third[s] - 1)
+    assert re.fullmatch(
+        r"built again [1-9]\d* message keys, the others kept from 2 earlier run\(s\)", ingest(str(logs))
+    )
+    layers = json.loads((out / ".ingest_state" / "state.json").read_text(encoding="utf-8"))["build"]["layers"]
+    assert [x["whole"] for x in layers] == [True, False, False]
+
+    _export(by_server[servers[0]][-2:], logs / "again.xml", len(by_server[servers[0]]) - 1)
+    assert ingest(str(logs / ".." / "logs")) == "built whole: the files are named otherwise (--logs)"
+    files = sorted(str(p) for p in logs.iterdir())
+    assert ingest(*reversed(files)) == "built whole: the files are in another order"
