@@ -245,9 +245,8 @@ def _run(
     keys = {f: incremental.file_key(f) for f in files}
     stored = state.files if state else {}
     new = [f for f in files if keys[f] not in stored]
-    inputs = incremental.built_from(
-        [keys[f] for f in files], table, topo.to_json() if topo is not None else None, s.strict
-    )
+    topo_json = topo.to_json() if topo is not None else None
+    inputs = incremental.built_from([keys[f] for f in files], table, topo_json, s.strict)
     if state is not None and built_as_they_are(s.out, state, files, keys, inputs):
         return _as_they_are(s.out, files, keys, stored)
 
@@ -316,7 +315,7 @@ def _run(
             layers=Layers(
                 BuildCache.from_json(state.build) if state is not None and state.build else None,
                 str(root.resolve()),
-                incremental.built_from([], table, topo.to_json() if topo is not None else None, s.strict),
+                incremental.built_from([], table, topo_json, s.strict),
                 ["" if entries[keys[f]].status["unreadable"] else keys[f] for f in files],
                 files,
                 [i for i, f in enumerate(files) if keys[f] not in stored],
