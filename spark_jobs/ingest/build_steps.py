@@ -30,11 +30,9 @@ import os
 import shutil
 import time
 from array import array
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -43,117 +41,15 @@ from pyspark.sql import types as T
 
 from pfscope.spark_jobs.exchange.build import Built
 from pfscope.spark_jobs.exchange.classify import Accounting
-from pfscope.spark_jobs.exchange.grouped import FolderDeriver, MessageBuilder, MessageGrouper
+from pfscope.spark_jobs.exchange.grouped import MessageBuilder, MessageGrouper
 from pfscope.spark_jobs.exchange.identity import ReplidMap, norm_server
-from pfscope.spark_jobs.exchange.inferred import assign_fids, build_topology, version_of
-from pfscope.spark_jobs.exchange.reasons import reason_key
-from pfscope.spark_jobs.exchange.translate import ROOT, Link, solve_replids
+from pfscope.spark_jobs.exchange.translate import Link, solve_replids
 from pfscope.spark_jobs.ingest import build_cache
 from pfscope.spark_jobs.ingest import build_merges as merges
 from pfscope.spark_jobs.ingest.build_cache import BuildCache
-from pfscope.spark_jobs.ingest.event_lines import LINES_PER_PART, write_lines
-from pfscope.spark_jobs.ingest.stages import arrow_schema
-from pfscope.spark_jobs.model.topology import VERSIONS, Topology
-from pfscope.spark_jobs.runtime.worker_files import KindFiles
-
-S, L, B, BIN = T.StringType(), T.LongType(), T.BooleanType(), T.BinaryType()
-_REJECT = [
-    ("phase", L),
-    ("sort", T.ArrayType(L)),
-    ("source", S),
-    ("record", L),
-    ("record_id", L),
-    ("server", S),
-    ("event_id", L),
-    ("time_text", S),
-    ("reason", S),
-]
-GROUP_SCHEMA = T.StructType(
-    [
-        T.StructField(n, t)
-        for n, t in [
-            ("out", S),
-            *_REJECT,
-            ("g_file", L),
-            ("g_rec", L),
-            ("seq", L),
-            ("s", S),
-            ("a", L),
-            ("r", S),
-            ("b", L),
-            ("names", T.ArrayType(S)),
-            ("msg_key", S),
-        ]
-    ]
-)
-MSG_SCHEMA = T.StructType(
-    [
-        T.StructField(n, t)
-        for n, t in [
-            ("out", S),
-            *_REJECT,
-            ("fs", S),
-            ("fg", L),
-            ("ps", S),
-            ("pg", L),
-            ("sent_at", L),
-            ("g_file", L),
-            ("g_rec", L),
-            ("seq", L),
-            ("synthesized", B),
-            ("received", B),
-            ("msg", BIN),
-            ("direction", S),
-            ("text", S),
-            ("s", S),
-            ("flags", T.ArrayType(B)),
-            ("used", B),
-            ("site", S),
-            ("stores", T.ArrayType(S)),
-            ("msg_key", S),
-        ]
-    ]
-)
-DERIVED_SCHEMA = T.StructType(
-    [
-        T.StructField(n, t)
-        for n, t in [
-            *_REJECT,
-            ("out", S),
-            ("text", S),
-            ("seq", L),
-            # a line's file by day and folder (``event_files.Placement``)
-            ("name", S),
-            ("mkey", S),
-            ("skey", S),
-            ("sname", S),
-        ]
-    ]
-)
-
-
-def _grouped_rows(
-    batches: Iterator[Any],
-    key: Callable[[dict[str, Any]], Any],
-    each: Callable[[list[dict[str, Any]]], Iterator[dict[str, Any]]],
-    finish: Callable[[], Iterator[dict[str, Any]]] | None = None,
-) -> Iterator[dict[str, Any]]:
-    """Over a partition sorted by ``key``: ``each``'s rows for every run of rows with one key (a
-    group may span batches), then ``finish``'s rows of the whole partition."""
-    group: list[dict[str, Any]] = []
-    current: Any = None
-    for batch in batches:
-        for row in batch.to_pylist():
-            k = key(row)
-            if group and k != current:
-                yield from each(group)
-                group = []
-            current = k
-            group.append(row)
-    if group:
-        yield from each(group)
-    if finish is not None:
-        yield from finish()
+from pfscope.spark_jobs.ingest.build_folders import derive_folders
+from pfscope.spark_jobs.ingest.build_rows import GROUP_SCHEMA, MSG_SCHEMA, run_step
+from pfscope.spark_jobs.model.topology import Topology
 
 
 @dataclass
@@ -236,64 +132,6 @@ def build_on_spark(
         except _Stale as e:
             why = str(e)
     return b.run(kept, incremental=False, why=why)
-
-
-def _step(
-    df: DataFrame,
-    schema: T.StructType,
-    key: str | tuple[str, ...],
-    make: Callable[[], Any],
-    path: str,
-    many: tuple[str, ...],
-    few: tuple[str, ...],
-) -> tuple[DataFrame, dict[str, list[Any]]]:
-    """``make()``'s ``group`` over each run of one ``key`` in each partition of ``df``, then its
-    ``finish`` (one object per partition). Their rows of the ``many`` kinds are written by the
-    workers to ``path`` by kind (``out``), uncompressed and without dictionaries (read once or
-    twice; their binary values all differ) and read back as one DataFrame; those of the ``few``
-    kinds (what the driver merges) come back to the driver, by kind. A row carries its group's
-    ``key`` when that is one column of ``schema`` (a layer's rows are found by it: ``build_cache``)."""
-    keys = (key,) if isinstance(key, str) else key
-    tag = key if isinstance(key, str) and key in schema.fieldNames() else None
-    path = os.path.abspath(path)  # a worker's working folder is not the driver's
-    shutil.rmtree(path, ignore_errors=True)
-    os.makedirs(path)
-
-    def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
-        from pyspark import TaskContext
-
-        it = make()
-        row_schema = arrow_schema(schema)
-        back: list[dict[str, Any]] = []
-        task = TaskContext.get()
-        assert task is not None  # a Spark task runs this
-
-        def each(group: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-            for row in it.group(group):
-                if tag is not None:
-                    row[tag] = group[0][tag]
-                yield row
-
-        with KindFiles(
-            path, row_schema, "out", f"part-{task.partitionId():05d}", compression="none", dictionary=[]
-        ) as files:
-            for row in _grouped_rows(
-                batches, lambda r: tuple(r[k] for k in keys), each, getattr(it, "finish", None)
-            ):
-                if row["out"] in many:
-                    files.add(row)
-                else:
-                    back.append(row)
-        if back:
-            yield pa.RecordBatch.from_pylist(back, schema=row_schema)  # a missing column is null
-
-    small: dict[str, list[Any]] = {k: [] for k in few}
-    for r in df.mapInArrow(run, schema).collect():
-        if r["out"] not in small:
-            raise RuntimeError(f"a build step made rows of kind {r['out']!r}, neither {many} nor {few}")
-        small[r["out"]].append(r)
-    return df.sparkSession.read.schema(schema).parquet(path), small
 
 
 def _replids(
@@ -414,7 +252,7 @@ class _Build:
 
     def _built(self, keyed: DataFrame, touched: DataFrame | None) -> SparkBuilt:
         spark, work, known, cache = self.spark, self.work, self.known, self.layers.cache
-        groups, _ = _step(
+        groups, _ = run_step(
             keyed,
             GROUP_SCHEMA,
             "msg_key",
@@ -437,7 +275,7 @@ class _Build:
         self.lap("replids")
 
         # 3. messages built, over the same partitions (no second shuffle); folders merged, FIDs
-        made, _ = _step(
+        made, _ = run_step(
             keyed,
             MSG_SCHEMA,
             "msg_key",
@@ -447,133 +285,8 @@ class _Build:
             few=(),
         )
         made = self._with_kept(made, "messages", MSG_SCHEMA, touched)
-        built, write_events = _derived(
+        built, write_events = derive_folders(
             spark, groups, made, work, self.parts, own, rmap, self.topology, self.acc, self.lap
         )
         cache = build_cache.BuildCache(self.layers.given, sorted(known), own, stores)
         return SparkBuilt(built, write_events, cache, "")
-
-
-def _derived(
-    spark: SparkSession,
-    groups: DataFrame,
-    made: DataFrame,
-    work: str,
-    parts: int,
-    own: dict[str, str],
-    rmap: ReplidMap,
-    topology: Topology | None,
-    acc: Accounting,
-    lap: Callable[[str], None],
-) -> tuple[Built, Callable[[Path, Path], None]]:
-    """Steps 3 (the merges), 4 and 5 over every message group's rows (``groups``, ``made``): what
-    the build found, and what writes its event lines."""
-    folders, keys = merges.folders_said(made)
-    all_stores = sorted(set(own.values()) | (set(topology.stores) if topology else set()))
-    keys |= set(folders.paths) | set(folders.parents.values())
-    fids = assign_fids(folders, (k for k in keys if k != ROOT), topology, all_stores)
-    replicas: dict[str, list[str]] = {}
-    for k, fid in fids.items():
-        given_f = topology.folders.get(fid) if topology else None
-        replicas[fid] = (
-            list(given_f.replicas) if given_f is not None else sorted(folders.seen_at.get(k, set()))
-        )
-    lap("messages")
-
-    # 4. derivation, folder by folder
-    by_folder = (
-        made.where(F.col("out") == "msg")
-        .repartition(parts, "fs", "fg")
-        .sortWithinPartitions("fs", "fg", "sent_at", "g_file", "g_rec", "seq")
-        .select("fs", "fg", "msg", "g_file", "g_rec", "seq")
-    )  # all a folder's messages need in the worker
-    derived, last = _step(
-        by_folder,
-        DERIVED_SCHEMA,
-        ("fs", "fg"),
-        lambda: FolderDeriver(fids, replicas, all_stores),
-        f"{work}/derived",
-        many=("line",),
-        few=("reject", "stat"),
-    )
-    lap("derive")
-
-    # 5. rejects (few), accounting, statistics, topology
-    rejects = sorted(merges.rejects(groups, made) + last["reject"], key=lambda r: (r["phase"], r["sort"]))
-    rows = _rejected(rejects, acc)
-    late = [(r["source"], r["record"]) for r in rejects if r["phase"] == 3]
-    n_used = 0
-    for g in merges.used_counts(
-        made, spark.createDataFrame(late, "source string, record long") if late else None
-    ):
-        acc.per_server[g["server"]][f"{g['direction']} {g['text']}"] += g["n"]
-        acc.per_type[g["text"]][g["direction"]] += g["n"]
-        n_used += g["n"]
-    stats: Counter[str] = Counter()
-    merged_stats: dict[str, list[Any]] = {}
-    for r in last["stat"]:
-        got = merged_stats.setdefault(r["text"], [0, list(r["sort"])])
-        got[0] += r["seq"]
-        got[1] = min(got[1], list(r["sort"]))
-    for name, (n, _first) in sorted(merged_stats.items(), key=lambda kv: kv[1][1]):
-        stats[name] = n
-    counts = merges.message_counts(made)
-    # the hints of a server's outgoing events, if it has any; else those of all its events
-    flags = merges.version_flags(made)
-    versions = {s: version_of(*(f[1:4] if f[0] else f[4:7])) for s, f in flags.items()}
-    topo_json, added = build_topology(
-        topology, own, merges.first_sites(made), versions, folders, fids, replicas
-    )
-    part: dict[str, Any] = {
-        "used": n_used,
-        "events_written": {k: v for k, v in stats.items() if k in ("send", "receive", "change")},
-        "derived": {k: v for k, v in stats.items() if k not in ("send", "receive", "change")},
-        "messages": {
-            "total": counts[0],
-            "outgoing_without_incoming": counts[1],
-            "incoming_without_outgoing": counts[2],
-        },
-        "stores": own,
-        "replids": rmap.report(),
-        "inferred": {
-            "stores_added_to_topology": added["stores"],
-            "sites_added": added["sites"],
-            "folders_added": added["folders"],
-        },
-    }
-    assert all(v in VERSIONS for v in versions.values())
-    lap("merge")
-
-    def write_events(path: Path, folder: Path) -> None:
-        n = max(parts, -(-sum(part["events_written"].values()) // LINES_PER_PART))
-        write_lines(derived.where(F.col("out") == "line"), n, f"{work}/lines", path, folder)
-        for kept_not in ("derived", "lines"):  # the layer keeps the message steps' rows only
-            shutil.rmtree(f"{work}/{kept_not}", ignore_errors=True)
-
-    return Built([], topo_json, rows, own, part), write_events
-
-
-def _rejected(rejects: list[Any], acc: Accounting) -> list[dict[str, Any]]:
-    """The reject rows of the build steps in the reference's order (a record of a message in
-    several folders once, at its first), counted in ``acc`` as the reference counts them."""
-    rows: list[dict[str, Any]] = []
-    seen: set[tuple[str, int]] = set()
-    for r in rejects:
-        if (r["source"], r["record"]) in seen:
-            continue
-        seen.add((r["source"], r["record"]))
-        rows.append(
-            {
-                "source": r["source"],
-                "record": r["record"],
-                "record_id": r["record_id"],
-                "server": r["server"],
-                "event_id": r["event_id"],
-                "time": r["time_text"],
-                "reason": r["reason"],
-                "text": None,
-            }
-        )
-        acc.reasons[reason_key(r["reason"])] += 1
-        acc.per_server[r["server"]]["rejected"] += 1
-    return rows

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from pfscope.spark_jobs.ingest.build_cache import MAX_LAYERS, BuildCache, Layer, kept_rows, why_whole
-from pfscope.spark_jobs.ingest.build_steps import GROUP_SCHEMA
+from pfscope.spark_jobs.ingest.build_rows import GROUP_SCHEMA
 
 GIVEN = "digest"
 KNOWN = frozenset({"EX1", "EX2"})

@@ -7,7 +7,7 @@ import random
 from typing import Any
 
 from pfscope.spark_jobs.ingest import build_merges as merges
-from pfscope.spark_jobs.ingest.build_steps import GROUP_SCHEMA, MSG_SCHEMA
+from pfscope.spark_jobs.ingest.build_rows import GROUP_SCHEMA, MSG_SCHEMA
 
 SERVERS = ["EX1", "EX2", "EX3", "EX4"]
 
