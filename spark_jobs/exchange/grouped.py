@@ -200,12 +200,12 @@ def _message(row: dict[str, Any]) -> Msg:
 class FolderDeriver:
     """``derive_keyed`` over one partition's folders (``group``: one folder's messages, as
     ``MessageBuilder`` keeps them): each line as JSON with its place in the log and its file by
-    day and folder as far as it says (``event_files.placement``), the records it rejects; and at
-    the end (``finish``) the statistics, each with where it was first counted."""
+    day and folder as far as it says (``event_files.placement``), the records it rejects, and its
+    statistics, each with where it was first counted: every row its folder's own, so that a
+    folder's rows can be kept from a run to the next."""
 
     def __init__(self, fids: dict[FolderKey, str], replicas: dict[str, list[str]], all_stores: list[str]):
         self.fids, self.replicas, self.all_stores = fids, replicas, all_stores
-        self.stats: dict[str, list[Any]] = {}  # name -> [count, first]
 
     def group(self, rows: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
         d = derive_keyed([_message(r) for r in rows], self.fids, self.replicas, self.all_stores)
@@ -236,10 +236,4 @@ class FolderDeriver:
                     "reason": reason,
                 }
         for name, n in d.stats.items():
-            got = self.stats.setdefault(name, [0, list(d.firsts[name])])
-            got[0] += n
-            got[1] = min(got[1], list(d.firsts[name]))
-
-    def finish(self) -> Iterator[dict[str, Any]]:
-        for name, (n, first) in self.stats.items():
-            yield {"out": "stat", "text": name, "seq": n, "sort": first}
+            yield {"out": "stat", "text": name, "seq": n, "sort": list(d.firsts[name])}

@@ -13,16 +13,23 @@ The layers are used only while what the rows depend on holds: the same ``--repli
 ``--topology`` and ``--strict``, no file gone from the share, the files in the same order and
 named as they were, the same known servers, then (once
 step 1 and 2 are done) the same stores and REPLID table; and at most ``MAX_LAYERS`` of them.
-Otherwise the build runs whole, and its folder is the one layer the next run starts from. Either
-way the derivation and what follows run over every message, as before.
+Otherwise the build runs whole, and its folder is the one layer the next run starts from.
+
+Step 4 is kept the same way, by folder: a folder's lines depend only on its messages, its FID and
+its replicas (the hierarchy's: every store). A layer keeps its rows of step 4 (``derived/``) and
+the folders it derived, each with the FID and replicas it used (``folders/``); a later run derives
+again the folders of the messages it builds again (where they were and where they are) and those
+whose FID or replicas changed (``folders_again``), and takes the others' rows from the layers,
+their places in the log moved to this run's share.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -31,6 +38,7 @@ from pfscope.spark_jobs.exchange.identity import ReplidMap
 #: layers kept before a build runs whole again (each costs a read and a join in every run after)
 MAX_LAYERS = 8
 KEY = "msg_key"
+FOLDER = "fkey"  # a folder's key in step 4's rows (``folder_key``)
 
 
 @dataclass
@@ -118,23 +126,26 @@ def kept_rows(
     schema: T.StructType,
     files: list[str],
     touched: DataFrame,
+    *,
+    key: str = KEY,
+    built: str = "touched",
+    move: Callable[[DataFrame, list[tuple[int, int]], T.StructType], DataFrame] | None = None,
 ) -> DataFrame | None:
-    """Each layer's rows of ``kind`` (``groups`` or ``messages``) of the groups neither a later
-    layer nor this run (``touched``: one column, ``msg_key``) built, their places in this run's
-    share (``files``: its file keys in order)."""
+    """Each layer's rows of ``kind`` (``groups``, ``messages`` or ``derived``) of the groups neither
+    a later layer (its ``built``: the keys it built) nor this run (``touched``: one column, ``key``)
+    built, their places in this run's share (``files``: its file keys in order), moved by ``move``
+    (by default: ``g_file``)."""
     index = {k: i for i, k in enumerate(files)}
     later = touched
     frames: list[DataFrame] = []
     for layer in reversed(cache.layers):
         rows = spark.read.schema(schema).parquet(f"{rows_root}/{layer.dataset}/{kind}")
-        rows = rows.where(F.col(KEY).isNotNull()).join(F.broadcast(later), KEY, "left_anti")
-        moved = spark.createDataFrame(
-            [(i, index[k]) for i, k in enumerate(layer.files) if k], "was long, now long"
-        )
-        frames.append(_moved(rows, F.broadcast(moved), schema))
+        rows = rows.where(F.col(key).isNotNull()).join(F.broadcast(later), key, "left_anti")
+        pairs = [(i, index[k]) for i, k in enumerate(layer.files) if k]
+        frames.append((move or _moved)(rows, pairs, schema))
         if not layer.whole:
             later = later.unionByName(
-                spark.read.schema(f"{KEY} string").parquet(f"{rows_root}/{layer.dataset}/touched")
+                spark.read.schema(f"{key} string").parquet(f"{rows_root}/{layer.dataset}/{built}")
             )
     if not frames:
         return None
@@ -144,12 +155,68 @@ def kept_rows(
     return got
 
 
-def _moved(rows: DataFrame, moved: DataFrame, schema: T.StructType) -> DataFrame:
+def _moved(rows: DataFrame, pairs: list[tuple[int, int]], schema: T.StructType) -> DataFrame:
     """``rows`` with their file index (``g_file``, and a reject's place, which starts with it) that
-    of this run's share."""
+    of this run's share (``pairs``: each file's index then and now)."""
+    moved = F.broadcast(rows.sparkSession.createDataFrame(pairs, "was long, now long"))
     joined = rows.join(moved, rows["g_file"] == moved["was"])
     sort = F.when(
         F.col("sort").isNotNull(),
         F.concat(F.array(F.col("now")), F.slice(F.col("sort"), 2, F.size(F.col("sort")))),
     )
     return joined.withColumn("g_file", F.col("now")).withColumn("sort", sort).select(*schema.fieldNames())
+
+
+def folder_key() -> Column:
+    """A folder's key (``fs``, ``fg``) as one string, "" for the hierarchy (no folder)."""
+    fg = F.col("fg").cast("string")
+    return F.when(F.col("fs").isNull(), F.lit("")).otherwise(F.concat_ws("\x1f", F.col("fs"), fg))
+
+
+def moved_in_place(rows: DataFrame, pairs: list[tuple[int, int]], schema: T.StructType) -> DataFrame:
+    """Step 4's ``rows`` with the file index in their place in the log (``derive.Key``: a line's
+    4th value, a reject's 2nd, a statistic's 5th when counted at a line) that of this run's share."""
+    if all(was == now for was, now in pairs):
+        return rows
+    to = F.create_map(*[F.lit(x) for pair in pairs for x in pair])
+    out, sort = F.col("out"), F.col("sort")
+    at = (
+        F.when(out == "line", 3)
+        .when(out == "reject", 1)
+        .when((out == "stat") & (sort[0] == 3), 4)
+        .otherwise(-1)
+    )
+    moved = F.transform(sort, lambda x, i: F.when(i == at, F.element_at(to, x)).otherwise(x))
+    return rows.withColumn("sort", moved).select(*schema.fieldNames())
+
+
+def folders_again(
+    spark: SparkSession,
+    rows_root: str,
+    cache: BuildCache,
+    touched: DataFrame,
+    built_now: DataFrame,
+    inputs: DataFrame,
+) -> DataFrame:
+    """The folders step 4 derives again, with their inputs now ("" for a folder gone): those of
+    the messages built again, where they were (the layers' rows of the ``touched`` keys) and where
+    they are (``built_now``: this run's message rows), and those whose inputs (``inputs``:
+    ``FOLDER`` and its FID and replicas as text) are not those the latest layer to derive them used."""
+    msg = F.col("out") == "msg"
+    keys = built_now.where(msg).select(folder_key().alias(FOLDER))
+    said: DataFrame | None = None
+    for n, layer in enumerate(cache.layers):
+        at = f"{rows_root}/{layer.dataset}"
+        old = spark.read.schema(f"out string, fs string, fg long, {KEY} string").parquet(f"{at}/messages")
+        old = old.where(msg).join(F.broadcast(touched), KEY, "left_semi")
+        keys = keys.unionByName(old.select(folder_key().alias(FOLDER)))
+        rows = spark.read.schema(f"{FOLDER} string, inputs string").parquet(f"{at}/folders")
+        rows = rows.withColumn("layer", F.lit(n))
+        said = rows if said is None else said.unionByName(rows)
+    assert said is not None  # an incremental build has layers
+    was = said.groupBy(FOLDER).agg(F.max_by("inputs", "layer").alias("was"))
+    changed = (
+        inputs.join(was, FOLDER, "full_outer").where(~F.col("inputs").eqNullSafe(F.col("was"))).select(FOLDER)
+    )
+    again = keys.unionByName(changed).distinct()
+    return again.join(inputs, FOLDER, "left").select(FOLDER, F.coalesce("inputs", F.lit("")).alias("inputs"))

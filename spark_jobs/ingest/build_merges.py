@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Row
 from pyspark.sql import functions as F
 
 from pfscope.spark_jobs.exchange.messages import Folders
@@ -133,3 +133,10 @@ def rejects(groups: DataFrame, made: DataFrame) -> list[Any]:
     cols = ["phase", "sort", "source", "record", "record_id", "server", "event_id", "time_text", "reason"]
     got = groups.where(F.col("out") == "reject").select(*cols)
     return got.unionByName(made.where(F.col("out") == "reject").select(*cols)).collect()
+
+
+def derived_stats(derived: DataFrame) -> list[Row]:
+    """Step 4's statistics over its folders: each one's count (``n``) and where it was first
+    counted (``first``), from a row per statistic and folder."""
+    rows = derived.where(F.col("out") == "stat").groupBy("text")
+    return rows.agg(F.sum("seq").alias("n"), F.min("sort").alias("first")).collect()

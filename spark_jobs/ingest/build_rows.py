@@ -15,7 +15,7 @@ from pfscope.spark_jobs.ingest.stages import arrow_schema
 from pfscope.spark_jobs.runtime.worker_files import KindFiles
 
 S, L, B, BIN = T.StringType(), T.LongType(), T.BooleanType(), T.BinaryType()
-_REJECT = [
+REJECT = [
     ("phase", L),
     ("sort", T.ArrayType(L)),
     ("source", S),
@@ -31,7 +31,7 @@ GROUP_SCHEMA = T.StructType(
         T.StructField(n, t)
         for n, t in [
             ("out", S),
-            *_REJECT,
+            *REJECT,
             ("g_file", L),
             ("g_rec", L),
             ("seq", L),
@@ -49,7 +49,7 @@ MSG_SCHEMA = T.StructType(
         T.StructField(n, t)
         for n, t in [
             ("out", S),
-            *_REJECT,
+            *REJECT,
             ("fs", S),
             ("fg", L),
             ("ps", S),
@@ -76,7 +76,7 @@ DERIVED_SCHEMA = T.StructType(
     [
         T.StructField(n, t)
         for n, t in [
-            *_REJECT,
+            *REJECT,
             ("out", S),
             ("text", S),
             ("seq", L),
@@ -85,6 +85,7 @@ DERIVED_SCHEMA = T.StructType(
             ("mkey", S),
             ("skey", S),
             ("sname", S),
+            ("fkey", S),  # the folder's (``build_cache.folder_key``)
         ]
     ]
 )

@@ -13,15 +13,16 @@ Here each is split where its rule allows, the rule itself run as it is (``exchan
    together of folders and servers is merged in SQL (``build_merges``, first in the reference's
    order), and the driver assigns the FIDs.
 4. Each folder's messages, sorted by time in a partition by folder, go through ``derive_keyed``
-   in a worker: a folder's lines depend on its own messages only.
+   in a worker: a folder's lines depend on its own messages (and its FID and replicas) only.
 5. The event lines are sorted by their place in the log and written by the workers, a file per
    range, joined in order by the driver; the rejects (few) and the statistics are merged on the
    driver in the reference's order.
 
 In each step the workers write their rows to Parquet under the run's work folder, by kind
-(``worker_files``), for the next steps and the merges to read; each row of the message steps is
-its group's own, so a merge holds over any set of groups. The rejects and the derivation's
-statistics (few) come back to the driver.
+(``worker_files``), for the next steps and the merges to read; each row is its message group's
+(steps 1 and 3) or its folder's (step 4) own, so a merge holds over any set of them, and a later
+run takes the rows of the groups and folders its new files do not reach from this one
+(``build_cache``).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from pfscope.spark_jobs.exchange.translate import Link, solve_replids
 from pfscope.spark_jobs.ingest import build_cache
 from pfscope.spark_jobs.ingest import build_merges as merges
 from pfscope.spark_jobs.ingest.build_cache import BuildCache
-from pfscope.spark_jobs.ingest.build_folders import derive_folders
+from pfscope.spark_jobs.ingest.build_folders import Derivation, FolderLayers, derive_folders
 from pfscope.spark_jobs.ingest.build_rows import GROUP_SCHEMA, MSG_SCHEMA, run_step
 from pfscope.spark_jobs.model.topology import Topology
 
@@ -204,22 +205,22 @@ class _Build:
             .persist(StorageLevel.DISK_ONLY)
         )
         try:
-            built = self._built(keyed, touched)
+            derived, cache = self._built(keyed, touched)
         finally:
             keyed.unpersist()
         old = self.layers.cache
         layer = build_cache.Layer(
             os.path.basename(self.work), self.layers.files, self.layers.sources, whole=touched is None
         )
-        built.cache.layers = [*(old.layers if touched is not None and old else []), layer]
+        cache.layers = [*(old.layers if touched is not None and old else []), layer]
         if touched is not None and old is not None:
-            n = touched.count()
-            built.how = (
-                f"built again {n:,} message keys, the others kept from {len(old.layers)} earlier run(s)"
+            how = (
+                f"built again {touched.count():,} message keys and {derived.folders:,} of "
+                f"{derived.of:,} folders, the others kept from {len(old.layers)} earlier run(s)"
             )
         else:
-            built.how = f"built whole: {why}"
-        return built
+            how = f"built whole: {why}"
+        return SparkBuilt(derived.built, derived.write_events, cache, how)
 
     def _touched(self, kept: DataFrame) -> DataFrame:
         """The message keys of the new files' records, written beside this run's rows."""
@@ -250,7 +251,9 @@ class _Build:
         given = dict(self.replids or {})
         return {s: given.get((s, 1)) or topo_by_server.get(s) or s for s in sorted(servers)}
 
-    def _built(self, keyed: DataFrame, touched: DataFrame | None) -> SparkBuilt:
+    def _built(self, keyed: DataFrame, touched: DataFrame | None) -> tuple[Derivation, BuildCache]:
+        """Steps 1 to 5 over the keyed records (the groups ``touched`` names, or all): what they
+        found, and what the rows were built with (its layers for ``run`` to say)."""
         spark, work, known, cache = self.spark, self.work, self.known, self.layers.cache
         groups, _ = run_step(
             keyed,
@@ -284,9 +287,12 @@ class _Build:
             many=("msg", "folder", "record", "reject"),
             few=(),
         )
+        kept = None
+        if touched is not None and cache is not None:
+            rows_root, files = self.layers.rows_root, self.layers.files
+            kept = FolderLayers(rows_root, cache, files, touched, made)
         made = self._with_kept(made, "messages", MSG_SCHEMA, touched)
-        built, write_events = derive_folders(
-            spark, groups, made, work, self.parts, own, rmap, self.topology, self.acc, self.lap
+        derived = derive_folders(
+            spark, groups, made, work, self.parts, own, rmap, self.topology, self.acc, self.lap, kept
         )
-        cache = build_cache.BuildCache(self.layers.given, sorted(known), own, stores)
-        return SparkBuilt(built, write_events, cache, "")
+        return derived, build_cache.BuildCache(self.layers.given, sorted(known), own, stores)

@@ -6,7 +6,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pfscope.spark_jobs.ingest.build_cache import MAX_LAYERS, BuildCache, Layer, kept_rows, why_whole
+from pfscope.spark_jobs.ingest.build_cache import (
+    FOLDER,
+    MAX_LAYERS,
+    BuildCache,
+    Layer,
+    folder_key,
+    folders_again,
+    kept_rows,
+    moved_in_place,
+    why_whole,
+)
 from pfscope.spark_jobs.ingest.build_rows import GROUP_SCHEMA
 
 GIVEN = "digest"
@@ -81,3 +91,58 @@ def test_a_layer_gives_the_groups_no_later_run_built_their_places_moved(spark: A
     got = kept_rows(spark, str(tmp_path), cache, "groups", GROUP_SCHEMA, ["a", "c", "d", "b"], touched)
     assert got is not None
     assert [(r["g_file"], r["sort"]) for r in got.collect()] == [(3, [3, 5, 0])]
+
+
+def test_a_kept_folders_places_in_the_log_move_with_its_files(spark: Any) -> None:
+    """A line's place holds its message's file index 4th, a reject's 2nd, a statistic's 5th when it
+    was counted at a line (``derive.Key``); nothing else moves."""
+    rows = [
+        {"out": "line", "sort": [9, 1, 8, 0, 5, 2, 0]},
+        {"out": "reject", "sort": [8, 1, 5, 2, 0]},
+        {"out": "stat", "sort": [3, 9, 1, 8, 1, 5, 2, 0]},
+        {"out": "stat", "sort": [1]},
+    ]
+    df = spark.createDataFrame([(r["out"], r["sort"]) for r in rows], "out string, sort array<long>")
+    schema = df.schema
+    got = moved_in_place(df, [(0, 0), (1, 2)], schema).collect()
+    assert [r["sort"] for r in got] == [[9, 1, 8, 0, 5, 2, 0], [8, 2, 5, 2, 0], [3, 9, 1, 8, 2, 5, 2, 0], [1]]
+    assert moved_in_place(df, [(0, 0), (1, 1)], schema) is df  # no file moved: the rows as they are
+
+
+def test_the_folders_derived_again(spark: Any, tmp_path: Path) -> None:
+    """Those of the messages built again, where they were and where they are; those whose FID or
+    replicas changed since the latest layer derived them; no other."""
+    root = tmp_path / "rows"
+    msgs = "out string, fs string, fg long, msg_key string"
+
+    def layer(name: str, messages: list[tuple[Any, ...]], folders: list[tuple[str, str]]) -> Layer:
+        spark.createDataFrame(messages, msgs).write.parquet(str(root / name / "messages"))
+        spark.createDataFrame(folders, f"{FOLDER} string, inputs string").write.parquet(
+            str(root / name / "folders")
+        )
+        return Layer(name, [], [])
+
+    def key(fs: str | None, fg: int | None) -> str:
+        got = spark.createDataFrame([(fs, fg)], "fs string, fg long").select(folder_key()).first()
+        return str(got[0])
+
+    a, b, c, d, h = key("S1", 1), key("S1", 2), key("S2", 1), key("S2", 7), key(None, None)
+    assert h == "" and len({a, b, c, d, h}) == 5
+    first = layer(
+        "r1-build",
+        [("msg", "S1", 1, "m1"), ("msg", "S1", 2, "m2"), ("msg", "S2", 1, "m3"), ("record", "S2", 7, "m1")],
+        [(a, "A"), (b, "B"), (c, "C"), (d, "D"), (h, "H")],
+    )
+    second = layer("r2-build", [("msg", "S2", 1, "m3")], [(c, "C2")])  # c's replicas changed then
+    cache = _cache(first, second)
+    touched = spark.createDataFrame([("m1",)], "msg_key string")  # built again: now in S2/7
+    now = spark.createDataFrame([("msg", "S2", 7, "m1")], msgs)
+    inputs = spark.createDataFrame(
+        [(a, "A"), (b, "B2"), (c, "C2"), (d, "D"), (h, "H")], f"{FOLDER} string, inputs string"
+    )
+    got = folders_again(spark, str(root), cache, touched, now, inputs).collect()
+    # a: where m1 was; d: where it is; b: its inputs changed; c: as the latest layer derived it
+    assert sorted((r[FOLDER], r["inputs"]) for r in got) == [(a, "A"), (b, "B2"), (d, "D")]
+    gone = inputs.where(f"{FOLDER} != '{b}'")  # a folder no longer named: derived again, as nothing
+    got = folders_again(spark, str(root), cache, touched.limit(0), now.limit(0), gone).collect()
+    assert [(r[FOLDER], r["inputs"]) for r in got] == [(b, "")]

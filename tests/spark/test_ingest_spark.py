@@ -21,6 +21,7 @@ from pfscope.spark_jobs.exchange.event_files import EVENTS_FOLDER
 from pfscope.spark_jobs.ingest.entry import IngestSettings, run_ingest_spark
 from pfscope.spark_jobs.model.timeutil import parse_ts
 from pfscope.spark_jobs.model.topology import load_topology
+from tests.benchmarks.bench_ingest import render
 from tests.render import ExportRecord, render_log
 from tests.unit.exchange import three_servers as fx
 from tests.unit.exchange.exports import NS, event_xml, write_events_xml, write_export_csv, write_wevtutil_xml
@@ -234,7 +235,10 @@ def test_a_growing_share_is_read_incrementally_and_equals_a_fresh_ingest(
         f"({old:,} records) not read again"
     )
     # the message steps ran over the groups the new records reach, the others' rows kept
-    again = re.fullmatch(r"built again (\d+) message keys, the others kept from 1 earlier run\(s\)", built)
+    again = re.fullmatch(
+        r"built again (\d+) message keys and (\d+) of (\d+) folders, the others kept from 1 earlier run\(s\)",
+        built,
+    )
     layers = json.loads((out / ".ingest_state" / "state.json").read_text(encoding="utf-8"))["build"]["layers"]
     rows = out / ".ingest_state" / "rows"
     keys = {
@@ -243,6 +247,7 @@ def test_a_growing_share_is_read_incrementally_and_equals_a_fresh_ingest(
         for k in pq.read_table(rows / x["dataset"] / "groups", columns=["msg_key"]).column(0).to_pylist()
     }
     assert again is not None and 0 < int(again[1]) < len(keys - {None}), built
+    assert 0 < int(again[2]) <= int(again[3]), built
     run_ingest([str(logs)], ref, topology=str(folder / "topology.json"))
     _same_outputs(ref, out)
     summary = json.loads((out / "ingest_summary.json").read_text(encoding="utf-8"))
@@ -273,7 +278,7 @@ def test_a_growing_share_is_read_incrementally_and_equals_a_fresh_ingest(
     # kept; the message steps whole when --topology changed, else not at all
     no_topology = [a for a in argv if a not in ("--topology", str(folder / "topology.json"))]
     whole = "built whole: --replids, --topology or --strict changed"
-    kept = "built again 0 message keys, the others kept from 1 earlier run(s)"
+    kept = r"built again 0 message keys and 0 of \d+ folders, the others kept from 1 earlier run\(s\)"
     for args, gone, how in (
         (no_topology, None, whole),
         (no_topology, out / "events", kept),
@@ -282,7 +287,10 @@ def test_a_growing_share_is_read_incrementally_and_equals_a_fresh_ingest(
         if gone is not None:
             shutil.rmtree(gone)
         assert main(args) == 0
-        assert capsys.readouterr().out.splitlines()[0] == f"incremental: {reused}; {how}"
+        said = capsys.readouterr().out.splitlines()[0]
+        assert re.fullmatch(
+            re.escape(f"incremental: {reused}; ") + (how if how is kept else re.escape(how)), said
+        )
         run_ingest([str(logs)], ref, topology=str(folder / "topology.json") if args is argv else None)
         _same_outputs(ref, out)
         assert (out / "events").is_dir()
@@ -391,12 +399,14 @@ def test_later_exports_build_on_the_layers_of_the_runs_before(spark: Any, tmp_pa
     for s in servers:  # overlapping the first by two records each
         _export(by_server[s][third[s] - 2 : 2 * third[s]], logs / f"{s}-2.xml", third[s] - 1)
     assert re.fullmatch(
-        r"built again [1-9]\d* message keys, the others kept from 1 earlier run\(s\)", ingest(str(logs))
+        r"built again [1-9]\d* message keys and [1-9]\d* of \d+ folders, the others kept from 1 earlier run\(s\)",
+        ingest(str(logs)),
     )
     for s in servers:  # named to sort before the others
         _export(by_server[s][2 * third[s] - 2 :], logs / f"{s}-0.xml", 2 * third[s] - 1)
     assert re.fullmatch(
-        r"built again [1-9]\d* message keys, the others kept from 2 earlier run\(s\)", ingest(str(logs))
+        r"built again [1-9]\d* message keys and [1-9]\d* of \d+ folders, the others kept from 2 earlier run\(s\)",
+        ingest(str(logs)),
     )
     layers = json.loads((out / ".ingest_state" / "state.json").read_text(encoding="utf-8"))["build"]["layers"]
     assert [x["whole"] for x in layers] == [True, False, False]
@@ -405,3 +415,39 @@ def test_later_exports_build_on_the_layers_of_the_runs_before(spark: Any, tmp_pa
     assert ingest(str(logs / ".." / "logs")) == "built whole: the files are named otherwise (--logs)"
     files = sorted(str(p) for p in logs.iterdir())
     assert ingest(*reversed(files)) == "built whole: the files are in another order"
+
+
+FOLDERS_AGAIN = re.compile(
+    r"built again ([1-9]\d*) message keys and ([1-9]\d*) of (\d+) folders, the others kept from (\d) earlier run\(s\)"
+)
+
+
+def test_a_small_export_derives_again_only_the_folders_it_reaches(spark: Any, tmp_path: Path) -> None:
+    """In an organisation of 40 folders, an export of a few records of one server derives again
+    only the folders of the messages they reach, the others' lines kept from the layers: each run
+    equal to a fresh ingest, also when the new export sorts before the old ones (every kept line's
+    place moved) and when the rest of every server's records arrive."""
+    _, by_server = render(tmp_path / "sim", 4, 40, 1)
+    logs, out, ref = tmp_path / "logs", tmp_path / "out", tmp_path / "ref"
+    logs.mkdir()
+    servers = sorted(by_server)
+    cut = {s: int(len(recs) * 0.9) for s, recs in by_server.items()}
+
+    def ingest() -> str:
+        mode = run_ingest_spark(IngestSettings(logs=(str(logs),), out=str(out))).mode
+        run_ingest([str(logs)], ref)
+        _same_outputs(ref, out)
+        return mode.rsplit("; ", 1)[-1]
+
+    for s in servers:
+        _export(by_server[s][: cut[s]], logs / f"{s}-1.xml", 1)
+    assert ingest().startswith("full ingest")
+    # a few records of one server, then of another, in an export named to sort before all others
+    for n, (s, name) in enumerate([(servers[1], f"{servers[1]}-2.xml"), (servers[2], f"0-{servers[2]}.xml")]):
+        _export(by_server[s][cut[s] : cut[s] + 4], logs / name, cut[s] + 1)
+        said = FOLDERS_AGAIN.fullmatch(ingest())
+        assert said is not None and int(said[2]) < int(said[3]) // 2 and int(said[4]) == n + 1, said
+        cut[s] += 4
+    for s in servers:  # the rest of every server's records
+        _export(by_server[s][cut[s] :], logs / f"{s}-3.xml", cut[s] + 1)
+    assert FOLDERS_AGAIN.fullmatch(ingest())
