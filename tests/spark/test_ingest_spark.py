@@ -18,7 +18,7 @@ import pytest
 from pfscope.app.cli import main
 from pfscope.spark_jobs.exchange import run_ingest
 from pfscope.spark_jobs.exchange.event_files import EVENTS_FOLDER
-from pfscope.spark_jobs.ingest.entry import IngestSettings, run_ingest_spark
+from pfscope.spark_jobs.ingest.job import IngestSettings, run_ingest_spark
 from pfscope.spark_jobs.model.timeutil import parse_ts
 from pfscope.spark_jobs.model.topology import load_topology
 from tests.benchmarks.bench_ingest import render
