@@ -180,14 +180,19 @@ def moved_in_place(rows: DataFrame, pairs: list[tuple[int, int]], schema: T.Stru
         return rows
     to = F.create_map(*[F.lit(x) for pair in pairs for x in pair])
     out, sort = F.col("out"), F.col("sort")
-    at = (
-        F.when(out == "line", 3)
-        .when(out == "reject", 1)
-        .when((out == "stat") & (sort[0] == 3), 4)
-        .otherwise(-1)
+    at = (  # 1-based, as ``slice`` and ``element_at`` count
+        F.when(out == "line", 4)
+        .when(out == "reject", 2)
+        .when((out == "stat") & (sort[0] == 3), 5)
+        .otherwise(0)
     )
-    moved = F.transform(sort, lambda x, i: F.when(i == at, F.element_at(to, x)).otherwise(x))
-    return rows.withColumn("sort", moved).select(*schema.fieldNames())
+    # slices rather than ``transform``: a lambda over each element is not compiled
+    moved = F.concat(
+        F.slice(sort, F.lit(1), at - 1),
+        F.array(F.element_at(to, F.element_at(sort, at))),
+        F.slice(sort, at + 1, F.size(sort) - at),
+    )
+    return rows.withColumn("sort", F.when(at > 0, moved).otherwise(sort)).select(*schema.fieldNames())
 
 
 def folders_again(
