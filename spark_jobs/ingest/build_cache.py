@@ -12,8 +12,9 @@ their places (``g_file``: a file's index in that run's share) moved to this run'
 The layers are used only while what the rows depend on holds: the same ``--replids``,
 ``--topology`` and ``--strict``, no file gone from the share, the files in the same order and
 named as they were, the same known servers, then (once
-step 1 and 2 are done) the same stores and REPLID table; and at most ``MAX_LAYERS`` of them.
-Otherwise the build runs whole, and its folder is the one layer the next run starts from.
+step 1 and 2 are done) the same stores and REPLID table. Otherwise the build runs whole, and its
+folder is the one layer the next run starts from. A run that would keep ``MAX_LAYERS`` writes its
+rows and those it took from the layers as one layer instead (``compacts``), whole.
 
 Step 4 is kept the same way, by folder: a folder's lines depend only on its messages, its FID and
 its replicas (the hierarchy's: every store). A layer keeps its rows of step 4 (``derived/``) and
@@ -35,7 +36,8 @@ from pyspark.sql import types as T
 
 from pfscope.spark_jobs.exchange.identity import ReplidMap
 
-#: layers kept before a build runs whole again (each costs a read and a join in every run after)
+#: layers kept at most: the run that would make this many writes every row as one layer instead
+#: (each layer costs a read and a join in every run after)
 MAX_LAYERS = 8
 KEY = "msg_key"
 FOLDER = "fkey"  # a folder's key in step 4's rows (``folder_key``)
@@ -82,6 +84,11 @@ class BuildCache:
             for x in data["layers"]
         ]
         return cls(data["given"], list(data["known"]), dict(data["own"]), list(data["stores"]), layers)
+
+
+def compacts(cache: BuildCache | None) -> bool:
+    """Whether an incremental run on ``cache`` writes its rows and the layers' as one layer."""
+    return cache is not None and len(cache.layers) + 1 >= MAX_LAYERS
 
 
 def stores_of(rmap: ReplidMap) -> list[list[Any]]:

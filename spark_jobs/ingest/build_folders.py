@@ -66,10 +66,12 @@ def derive_folders(
     acc: Accounting,
     lap: Callable[[str], None],
     kept: FolderLayers | None,
+    compact_to: str | None = None,
 ) -> Derivation:
     """Steps 3 (the merges), 4 and 5 over every message group's rows (``groups``, ``made``): what
     the build found, and what writes its event lines. Step 4 derives every folder, or with
-    ``kept`` those ``build_cache.folders_again`` names, the others' rows taken from the layers."""
+    ``kept`` those ``build_cache.folders_again`` names, the others' rows taken from the layers;
+    with ``compact_to``, every row used is written there as one layer, after the event lines."""
     folders, fids, replicas, all_stores = _folders(made, own, topology)
     lap("messages")
 
@@ -124,6 +126,10 @@ def derive_folders(
         n = max(parts, -(-sum(built.summary["events_written"].values()) // LINES_PER_PART))
         write_lines(derived.where(F.col("out") == "line"), n, f"{work}/lines", path, folder)
         shutil.rmtree(f"{work}/lines", ignore_errors=True)  # the layer keeps every step's rows
+        if compact_to is not None:
+            for kind, rows in (("groups", groups), ("messages", made), ("derived", derived)):
+                rows.write.partitionBy("out").option("compression", "none").parquet(f"{compact_to}/{kind}")
+            inputs.write.parquet(f"{compact_to}/folders")
 
     return Derivation(built, write_events, n_again, len(fids) + 1)
 

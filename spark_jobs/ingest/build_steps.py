@@ -50,6 +50,7 @@ from pfscope.spark_jobs.ingest import build_merges as merges
 from pfscope.spark_jobs.ingest.build_cache import BuildCache
 from pfscope.spark_jobs.ingest.build_folders import Derivation, FolderLayers, derive_folders
 from pfscope.spark_jobs.ingest.build_rows import GROUP_SCHEMA, MSG_SCHEMA, run_step
+from pfscope.spark_jobs.ingest.incremental import BUILD_SUFFIX, LAYER_SUFFIX
 from pfscope.spark_jobs.model.topology import Topology
 
 
@@ -204,19 +205,25 @@ class _Build:
             .sortWithinPartitions("msg_key", "file_idx", "record")
             .persist(StorageLevel.DISK_ONLY)
         )
+        old = self.layers.cache
+        # a run that would keep MAX_LAYERS writes every row it used as one layer
+        compact_to = f"{self.work.removesuffix(BUILD_SUFFIX)}{LAYER_SUFFIX}"
+        compact = touched is not None and build_cache.compacts(old)
         try:
-            derived, cache = self._built(keyed, touched)
+            derived, cache = self._built(keyed, touched, compact_to if compact else None)
         finally:
             keyed.unpersist()
-        old = self.layers.cache
-        layer = build_cache.Layer(
-            os.path.basename(self.work), self.layers.files, self.layers.sources, whole=touched is None
-        )
-        cache.layers = [*(old.layers if touched is not None and old else []), layer]
+        files, sources = self.layers.files, self.layers.sources
+        if compact:
+            cache.layers = [build_cache.Layer(os.path.basename(compact_to), files, sources, whole=True)]
+        else:
+            layer = build_cache.Layer(os.path.basename(self.work), files, sources, whole=touched is None)
+            cache.layers = [*(old.layers if touched is not None and old else []), layer]
         if touched is not None and old is not None:
             how = (
                 f"built again {touched.count():,} message keys and {derived.folders:,} of "
                 f"{derived.of:,} folders, the others kept from {len(old.layers)} earlier run(s)"
+                + (", all written as one layer" if compact else "")
             )
         else:
             how = f"built whole: {why}"
@@ -251,9 +258,12 @@ class _Build:
         given = dict(self.replids or {})
         return {s: given.get((s, 1)) or topo_by_server.get(s) or s for s in sorted(servers)}
 
-    def _built(self, keyed: DataFrame, touched: DataFrame | None) -> tuple[Derivation, BuildCache]:
+    def _built(
+        self, keyed: DataFrame, touched: DataFrame | None, compact_to: str | None
+    ) -> tuple[Derivation, BuildCache]:
         """Steps 1 to 5 over the keyed records (the groups ``touched`` names, or all): what they
-        found, and what the rows were built with (its layers for ``run`` to say)."""
+        found, and what the rows were built with (its layers for ``run`` to say); every row used
+        written to ``compact_to`` as one layer, if given, with the event lines."""
         spark, work, known, cache = self.spark, self.work, self.known, self.layers.cache
         groups, _ = run_step(
             keyed,
@@ -293,6 +303,17 @@ class _Build:
             kept = FolderLayers(rows_root, cache, files, touched, made)
         made = self._with_kept(made, "messages", MSG_SCHEMA, touched)
         derived = derive_folders(
-            spark, groups, made, work, self.parts, own, rmap, self.topology, self.acc, self.lap, kept
+            spark,
+            groups,
+            made,
+            work,
+            self.parts,
+            own,
+            rmap,
+            self.topology,
+            self.acc,
+            self.lap,
+            kept,
+            compact_to,
         )
         return derived, build_cache.BuildCache(self.layers.given, sorted(known), own, stores)

@@ -33,6 +33,7 @@ from pfscope.spark_jobs.runtime.sources import source_digest
 STATE_DIR = ".ingest_state"
 VERSION = 1
 BUILD_SUFFIX = "-build"  # a run's work folder of the build steps, under rows/ (kept as a layer: build_cache)
+LAYER_SUFFIX = "-layer"  # its rows with those of the layers before it, as one layer (``build_cache``)
 
 
 def code_digest() -> str:
@@ -179,7 +180,7 @@ def prune_run(out: str | os.PathLike[str], run_id: str) -> None:
         used |= {x["dataset"] for x in (data.get("build") or {}).get("layers", [])}
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         used = set()
-    for name in (run_id, run_id + "-whole", run_id + BUILD_SUFFIX):
+    for name in (run_id, run_id + "-whole", run_id + BUILD_SUFFIX, run_id + LAYER_SUFFIX):
         if name not in used:
             with contextlib.suppress(OSError):
                 shutil.rmtree(state_root(out) / "rows" / name)

@@ -18,6 +18,7 @@ import pytest
 from pfscope.app.cli import main
 from pfscope.spark_jobs.exchange import run_ingest
 from pfscope.spark_jobs.exchange.event_files import EVENTS_FOLDER
+from pfscope.spark_jobs.ingest import build_cache
 from pfscope.spark_jobs.ingest.job import IngestSettings, run_ingest_spark
 from pfscope.spark_jobs.model.timeutil import parse_ts
 from pfscope.spark_jobs.model.topology import load_topology
@@ -377,10 +378,13 @@ def test_an_export_that_leaves_the_share_and_comes_back_is_read_once(spark: Any,
     _same_outputs(ref, out)
 
 
-def test_later_exports_build_on_the_layers_of_the_runs_before(spark: Any, tmp_path: Path) -> None:
+def test_later_exports_build_on_the_layers_of_the_runs_before(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each run equals a fresh ingest of the share as it is: the message steps over the groups the
     new exports reach, on two layers (a new export that sorts before the old ones, its overlap
-    kept as its copy); and whole when the files are named otherwise or come in another order."""
+    kept as its copy), then written as one layer when they would be too many; and whole when the
+    files are named otherwise or come in another order."""
     by_server = _worked_example_records()
     logs, out, ref = tmp_path / "logs", tmp_path / "out", tmp_path / "ref"
     logs.mkdir()
@@ -410,6 +414,33 @@ def test_later_exports_build_on_the_layers_of_the_runs_before(spark: Any, tmp_pa
     )
     layers = json.loads((out / ".ingest_state" / "state.json").read_text(encoding="utf-8"))["build"]["layers"]
     assert [x["whole"] for x in layers] == [True, False, False]
+
+    # the run that would keep MAX_LAYERS writes every row it used as one layer, which the next
+    # run builds on; the other layers' folders are removed
+    monkeypatch.setattr(build_cache, "MAX_LAYERS", 4)
+    s = servers[0]
+    _export(by_server[s][-3:], logs / f"{s}-9.xml", len(by_server[s]) - 2)
+    assert re.fullmatch(
+        r"built again \d+ message keys and \d+ of \d+ folders, the others kept from 3 earlier "
+        r"run\(s\), all written as one layer",
+        ingest(str(logs)),
+    )
+    state = json.loads((out / ".ingest_state" / "state.json").read_text(encoding="utf-8"))["build"]
+    assert [x["whole"] for x in state["layers"]] == [True]
+    rows = out / ".ingest_state" / "rows"
+    assert not [p for p in rows.iterdir() if p.name.endswith("-build")]
+    assert {p.name for p in (rows / state["layers"][0]["dataset"]).iterdir()} == {
+        "groups",
+        "messages",
+        "derived",
+        "folders",
+    }
+    s = servers[1]
+    _export(by_server[s][-3:], logs / f"{s}-9.xml", len(by_server[s]) - 2)
+    assert re.fullmatch(
+        r"built again \d+ message keys and \d+ of \d+ folders, the others kept from 1 earlier run\(s\)",
+        ingest(str(logs)),
+    )
 
     _export(by_server[servers[0]][-2:], logs / "again.xml", len(by_server[servers[0]]) - 1)
     assert ingest(str(logs / ".." / "logs")) == "built whole: the files are named otherwise (--logs)"
