@@ -19,8 +19,8 @@ Accounting: records read = used + errors kept + duplicates + rejected, per file 
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
 from typing import Any
@@ -77,6 +77,35 @@ class Built:
     rejects: list[dict[str, Any]]  # rejected after step 1, in the order they were found
     own: dict[str, str]  # each server's own store
     summary: dict[str, Any]  # the parts of the summary steps 2-5 know
+
+
+def summary_part(
+    used: int,
+    stats: Counter[str],
+    counts: Sequence[int],
+    own: dict[str, str],
+    rmap: ReplidMap,
+    added: dict[str, Any],
+) -> dict[str, Any]:
+    """The parts of the summary steps 2-5 know: records used, lines written and derived, messages
+    (all, sent and never received, received and never sent), stores, REPLIDs, what was inferred."""
+    return {
+        "used": used,
+        "events_written": {k: v for k, v in stats.items() if k in ("send", "receive", "change")},
+        "derived": {k: v for k, v in stats.items() if k not in ("send", "receive", "change")},
+        "messages": {
+            "total": counts[0],
+            "outgoing_without_incoming": counts[1],
+            "incoming_without_outgoing": counts[2],
+        },
+        "stores": own,
+        "replids": rmap.report(),
+        "inferred": {
+            "stores_added_to_topology": added["stores"],
+            "sites_added": added["sites"],
+            "folders_added": added["folders"],
+        },
+    }
 
 
 def ingest_records(
@@ -195,23 +224,12 @@ def build_events(
         code = f"0x{p.ev.type_code:X}"
         acc.per_server[p.server][f"{p.direction} {code}"] += 1
         acc.per_type[code][p.direction] += 1
-    part: dict[str, Any] = {
-        "used": len(used_records),
-        "events_written": {k: v for k, v in stats.items() if k in ("send", "receive", "change")},
-        "derived": {k: v for k, v in stats.items() if k not in ("send", "receive", "change")},
-        "messages": {
-            "total": len(msgs),
-            "outgoing_without_incoming": sum(1 for m in msgs if not m.synthesized and not m.receives),
-            "incoming_without_outgoing": sum(1 for m in msgs if m.synthesized),
-        },
-        "stores": own,
-        "replids": rmap.report(),
-        "inferred": {
-            "stores_added_to_topology": added["stores"],
-            "sites_added": added["sites"],
-            "folders_added": added["folders"],
-        },
-    }
+    counts = (
+        len(msgs),
+        sum(1 for m in msgs if not m.synthesized and not m.receives),
+        sum(1 for m in msgs if m.synthesized),
+    )
+    part = summary_part(len(used_records), stats, counts, own, rmap, added)
     assert all(v in VERSIONS for v in versions.values())
     return Built(lines, topo_json, rejects, own, part)
 

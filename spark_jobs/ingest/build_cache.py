@@ -45,14 +45,15 @@ FOLDER = "fkey"  # a folder's key in step 4's rows (``folder_key``)
 
 @dataclass
 class Layer:
-    """One run's rows of the message steps."""
+    """The rows of one run's build steps (message groups, messages, folders), or those of several
+    runs written as one (``compacts``)."""
 
     dataset: str  # its build folder, under the state's rows/
     #: the share's file keys in that run's order (its ``g_file`` is an index here; "" for a file that
     #: could not be read, which no row names), and each file as that run named it (its rows say so)
     files: list[str]
     sources: list[str]
-    whole: bool = False  # every group built (no ``touched/``)
+    whole: bool = False  # every group and folder there (no ``touched/``)
 
 
 @dataclass
@@ -120,8 +121,6 @@ def why_whole(
             return "the files are named otherwise (--logs)"
     if sorted(known) != cache.known:
         return "the share names new servers"
-    if len(cache.layers) >= MAX_LAYERS:
-        return f"{MAX_LAYERS} builds kept: built whole again"
     return ""
 
 
@@ -194,10 +193,11 @@ def moved_in_place(rows: DataFrame, pairs: list[tuple[int, int]], schema: T.Stru
         .otherwise(0)
     )
     # slices rather than ``transform``: a lambda over each element is not compiled
+    pos = F.greatest(at, F.lit(1))  # every branch valid, though only rows with a place use it
     moved = F.concat(
-        F.slice(sort, F.lit(1), at - 1),
-        F.array(F.element_at(to, F.element_at(sort, at))),
-        F.slice(sort, at + 1, F.size(sort) - at),
+        F.slice(sort, F.lit(1), pos - 1),
+        F.array(F.element_at(to, F.element_at(sort, pos))),
+        F.slice(sort, pos + 1, F.greatest(F.size(sort) - pos, F.lit(0))),
     )
     return rows.withColumn("sort", F.when(at > 0, moved).otherwise(sort)).select(*schema.fieldNames())
 
@@ -227,6 +227,7 @@ def folders_again(
         said = rows if said is None else said.unionByName(rows)
     assert said is not None  # an incremental build has layers
     was = said.groupBy(FOLDER).agg(F.max_by("inputs", "layer").alias("was"))
+    was = was.withColumn("was", F.when(F.col("was") != "", F.col("was")))  # "": a folder gone then
     changed = (
         inputs.join(was, FOLDER, "full_outer").where(~F.col("inputs").eqNullSafe(F.col("was"))).select(FOLDER)
     )

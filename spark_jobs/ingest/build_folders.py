@@ -15,7 +15,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pfscope.spark_jobs.exchange.build import Built
+from pfscope.spark_jobs.exchange.build import Built, summary_part
 from pfscope.spark_jobs.exchange.classify import Accounting
 from pfscope.spark_jobs.exchange.grouped import FolderDeriver
 from pfscope.spark_jobs.exchange.identity import ReplidMap
@@ -23,11 +23,18 @@ from pfscope.spark_jobs.exchange.inferred import assign_fids, build_topology, ve
 from pfscope.spark_jobs.exchange.messages import Folders
 from pfscope.spark_jobs.exchange.reasons import reason_key
 from pfscope.spark_jobs.exchange.translate import ROOT, FolderKey
-from pfscope.spark_jobs.ingest import build_cache
 from pfscope.spark_jobs.ingest import build_merges as merges
-from pfscope.spark_jobs.ingest.build_cache import FOLDER, BuildCache, folder_key
+from pfscope.spark_jobs.ingest.build_cache import (
+    FOLDER,
+    BuildCache,
+    folder_key,
+    folders_again,
+    kept_rows,
+    moved_in_place,
+)
 from pfscope.spark_jobs.ingest.build_rows import DERIVED_SCHEMA, REJECT, run_step
 from pfscope.spark_jobs.ingest.event_lines import LINES_PER_PART, write_lines
+from pfscope.spark_jobs.ingest.stages import reject_line
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID, VERSIONS, Topology
 
 
@@ -46,12 +53,12 @@ class FolderLayers:
 @dataclass
 class Derivation:
     """``Built`` (without the event lines), what writes the event lines, and how many folders step 4
-    derived of those the share names (the hierarchy one of them)."""
+    derived (a folder gone among them) of those the share names (the hierarchy one of them)."""
 
     built: Built
     write_events: Callable[[Path, Path], None]
     folders: int
-    of: int
+    named: int
 
 
 def derive_folders(
@@ -79,9 +86,7 @@ def derive_folders(
     inputs = _inputs(spark, fids, replicas, all_stores)
     again = inputs
     if kept is not None:
-        again = build_cache.folders_again(
-            spark, kept.rows_root, kept.cache, kept.touched, kept.built_now, inputs
-        )
+        again = folders_again(spark, kept.rows_root, kept.cache, kept.touched, kept.built_now, inputs)
     again.write.parquet(f"{os.path.abspath(work)}/folders")  # the folders this layer derives
     again = spark.read.parquet(f"{os.path.abspath(work)}/folders").select(FOLDER)
     msgs = made.where(F.col("out") == "msg").withColumn(FOLDER, folder_key())
@@ -92,17 +97,16 @@ def derive_folders(
         .sortWithinPartitions(FOLDER, "sent_at", "g_file", "g_rec", "seq")
         .select(FOLDER, "msg", "g_file", "g_rec", "seq")
     )  # all a folder's messages need in the worker
-    derived, _ = run_step(
+    derived = run_step(
         by_folder,
         DERIVED_SCHEMA,
         FOLDER,
         lambda: FolderDeriver(fids, replicas, all_stores),
         f"{work}/derived",
-        many=("line", "reject", "stat"),
-        few=(),
+        ("line", "reject", "stat"),
     )
     if kept is not None:
-        old = build_cache.kept_rows(
+        old = kept_rows(
             spark,
             kept.rows_root,
             kept.cache,
@@ -112,7 +116,7 @@ def derive_folders(
             again,
             key=FOLDER,
             built="folders",
-            move=build_cache.moved_in_place,
+            move=moved_in_place,
         )
         derived = derived if old is None else derived.unionByName(old)
     n_again = len(fids) + 1 if kept is None else again.count()
@@ -127,11 +131,17 @@ def derive_folders(
         write_lines(derived.where(F.col("out") == "line"), n, f"{work}/lines", path, folder)
         shutil.rmtree(f"{work}/lines", ignore_errors=True)  # the layer keeps every step's rows
         if compact_to is not None:
-            for kind, rows in (("groups", groups), ("messages", made), ("derived", derived)):
-                rows.write.partitionBy("out").option("compression", "none").parquet(f"{compact_to}/{kind}")
-            inputs.write.parquet(f"{compact_to}/folders")
+            _write_layer(compact_to, groups=groups, messages=made, derived=derived, folders=inputs)
 
     return Derivation(built, write_events, n_again, len(fids) + 1)
+
+
+def _write_layer(to: str, **kinds: DataFrame) -> None:
+    """Every row a run used, its own and the layers', as one layer (``build_cache.compacts``), each
+    kind as a step writes it (by ``out``; the folders as they are)."""
+    for kind, rows in kinds.items():
+        writer = rows.write.partitionBy("out") if "out" in rows.columns else rows.write
+        writer.option("compression", "none").parquet(f"{to}/{kind}")
 
 
 def _folders(
@@ -199,23 +209,7 @@ def _summary(
     topo_json, added = build_topology(
         topology, own, merges.first_sites(made), versions, folders, fids, replicas
     )
-    part: dict[str, Any] = {
-        "used": n_used,
-        "events_written": {k: v for k, v in stats.items() if k in ("send", "receive", "change")},
-        "derived": {k: v for k, v in stats.items() if k not in ("send", "receive", "change")},
-        "messages": {
-            "total": counts[0],
-            "outgoing_without_incoming": counts[1],
-            "incoming_without_outgoing": counts[2],
-        },
-        "stores": own,
-        "replids": rmap.report(),
-        "inferred": {
-            "stores_added_to_topology": added["stores"],
-            "sites_added": added["sites"],
-            "folders_added": added["folders"],
-        },
-    }
+    part = summary_part(n_used, stats, counts, own, rmap, added)
     assert all(v in VERSIONS for v in versions.values())
     return Built([], topo_json, rows, own, part)
 
@@ -229,18 +223,7 @@ def _rejected(rejects: list[Any], acc: Accounting) -> list[dict[str, Any]]:
         if (r["source"], r["record"]) in seen:
             continue
         seen.add((r["source"], r["record"]))
-        rows.append(
-            {
-                "source": r["source"],
-                "record": r["record"],
-                "record_id": r["record_id"],
-                "server": r["server"],
-                "event_id": r["event_id"],
-                "time": r["time_text"],
-                "reason": r["reason"],
-                "text": None,
-            }
-        )
+        rows.append(reject_line(r, None))
         acc.reasons[reason_key(r["reason"])] += 1
         acc.per_server[r["server"]]["rejected"] += 1
     return rows

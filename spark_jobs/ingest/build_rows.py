@@ -95,10 +95,9 @@ def grouped_rows(
     batches: Iterator[Any],
     key: Callable[[dict[str, Any]], Any],
     each: Callable[[list[dict[str, Any]]], Iterator[dict[str, Any]]],
-    finish: Callable[[], Iterator[dict[str, Any]]] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Over a partition sorted by ``key``: ``each``'s rows for every run of rows with one key (a
-    group may span batches), then ``finish``'s rows of the whole partition."""
+    group may span batches)."""
     group: list[dict[str, Any]] = []
     current: Any = None
     for batch in batches:
@@ -111,8 +110,6 @@ def grouped_rows(
             group.append(row)
     if group:
         yield from each(group)
-    if finish is not None:
-        yield from finish()
 
 
 def run_step(
@@ -121,15 +118,13 @@ def run_step(
     key: str | tuple[str, ...],
     make: Callable[[], Any],
     path: str,
-    many: tuple[str, ...],
-    few: tuple[str, ...],
-) -> tuple[DataFrame, dict[str, list[Any]]]:
-    """``make()``'s ``group`` over each run of one ``key`` in each partition of ``df``, then its
-    ``finish`` (one object per partition). Their rows of the ``many`` kinds are written by the
-    workers to ``path`` by kind (``out``), uncompressed and without dictionaries (read once or
-    twice; their binary values all differ) and read back as one DataFrame; those of the ``few``
-    kinds (what the driver merges) come back to the driver, by kind. A row carries its group's
-    ``key`` when that is one column of ``schema`` (a layer's rows are found by it: ``build_cache``)."""
+    kinds: tuple[str, ...],
+) -> DataFrame:
+    """``make()``'s ``group`` over each run of one ``key`` in each partition of ``df`` (one object
+    per partition): its rows, each of one of ``kinds``, written by the workers to ``path`` by kind
+    (``out``), uncompressed and without dictionaries (read once or twice; their binary values all
+    differ), read back as one DataFrame. A row carries its group's ``key`` when that is one column
+    of ``schema`` (a layer's rows are found by it: ``build_cache``)."""
     keys = (key,) if isinstance(key, str) else key
     tag = key if isinstance(key, str) and key in schema.fieldNames() else None
     path = os.path.abspath(path)  # a worker's working folder is not the driver's
@@ -137,37 +132,31 @@ def run_step(
     os.makedirs(path)
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
-        import pyarrow as pa
         from pyspark import TaskContext
 
         it = make()
-        row_schema = arrow_schema(schema)
-        back: list[dict[str, Any]] = []
         task = TaskContext.get()
         assert task is not None  # a Spark task runs this
 
         def each(group: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
             for row in it.group(group):
+                if row["out"] not in kinds:
+                    raise RuntimeError(f"a build step made a row of kind {row['out']!r}, not one of {kinds}")
                 if tag is not None:
                     row[tag] = group[0][tag]
                 yield row
 
         with KindFiles(
-            path, row_schema, "out", f"part-{task.partitionId():05d}", compression="none", dictionary=[]
+            path,
+            arrow_schema(schema),
+            "out",
+            f"part-{task.partitionId():05d}",
+            compression="none",
+            dictionary=[],
         ) as files:
-            for row in grouped_rows(
-                batches, lambda r: tuple(r[k] for k in keys), each, getattr(it, "finish", None)
-            ):
-                if row["out"] in many:
-                    files.add(row)
-                else:
-                    back.append(row)
-        if back:
-            yield pa.RecordBatch.from_pylist(back, schema=row_schema)  # a missing column is null
+            for row in grouped_rows(batches, lambda r: tuple(r[k] for k in keys), each):
+                files.add(row)
+        return iter(())
 
-    small: dict[str, list[Any]] = {k: [] for k in few}
-    for r in df.mapInArrow(run, schema).collect():
-        if r["out"] not in small:
-            raise RuntimeError(f"a build step made rows of kind {r['out']!r}, neither {many} nor {few}")
-        small[r["out"]].append(r)
-    return df.sparkSession.read.schema(schema).parquet(path), small
+    df.mapInArrow(run, schema).collect()
+    return df.sparkSession.read.schema(schema).parquet(path)

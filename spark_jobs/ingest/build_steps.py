@@ -15,8 +15,8 @@ Here each is split where its rule allows, the rule itself run as it is (``exchan
 4. Each folder's messages, sorted by time in a partition by folder, go through ``derive_keyed``
    in a worker: a folder's lines depend on its own messages (and its FID and replicas) only.
 5. The event lines are sorted by their place in the log and written by the workers, a file per
-   range, joined in order by the driver; the rejects (few) and the statistics are merged on the
-   driver in the reference's order.
+   range, joined in order by the driver; the rejects (few) are merged on the driver in the
+   reference's order, the statistics in SQL.
 
 In each step the workers write their rows to Parquet under the run's work folder, by kind
 (``worker_files``), for the next steps and the merges to read; each row is its message group's
@@ -210,7 +210,7 @@ class _Build:
         compact_to = f"{self.work.removesuffix(BUILD_SUFFIX)}{LAYER_SUFFIX}"
         compact = touched is not None and build_cache.compacts(old)
         try:
-            derived, cache = self._built(keyed, touched, compact_to if compact else None)
+            derivation, cache = self._built(keyed, touched, compact_to if compact else None)
         finally:
             keyed.unpersist()
         files, sources = self.layers.files, self.layers.sources
@@ -221,13 +221,13 @@ class _Build:
             cache.layers = [*(old.layers if touched is not None and old else []), layer]
         if touched is not None and old is not None:
             how = (
-                f"built again {touched.count():,} message keys and {derived.folders:,} of "
-                f"{derived.of:,} folders, the others kept from {len(old.layers)} earlier run(s)"
+                f"built again {touched.count():,} message keys and {derivation.folders:,} of "
+                f"{derivation.named:,} folders, the others kept from {len(old.layers)} earlier run(s)"
                 + (", all written as one layer" if compact else "")
             )
         else:
             how = f"built whole: {why}"
-        return SparkBuilt(derived.built, derived.write_events, cache, how)
+        return SparkBuilt(derivation.built, derivation.write_events, cache, how)
 
     def _touched(self, kept: DataFrame) -> DataFrame:
         """The message keys of the new files' records, written beside this run's rows."""
@@ -265,14 +265,13 @@ class _Build:
         found, and what the rows were built with (its layers for ``run`` to say); every row used
         written to ``compact_to`` as one layer, if given, with the event lines."""
         spark, work, known, cache = self.spark, self.work, self.known, self.layers.cache
-        groups, _ = run_step(
+        groups = run_step(
             keyed,
             GROUP_SCHEMA,
             "msg_key",
             lambda: MessageGrouper(known),
             f"{work}/groups",
-            many=("link", "hint", "servers", "reject"),
-            few=(),
+            ("link", "hint", "servers", "reject"),
         )
         groups = self._with_kept(groups, "groups", GROUP_SCHEMA, touched)
         self.lap("groups")
@@ -288,14 +287,13 @@ class _Build:
         self.lap("replids")
 
         # 3. messages built, over the same partitions (no second shuffle); folders merged, FIDs
-        made, _ = run_step(
+        made = run_step(
             keyed,
             MSG_SCHEMA,
             "msg_key",
             lambda: MessageBuilder(known, rmap, own),
             f"{work}/messages",
-            many=("msg", "folder", "record", "reject"),
-            few=(),
+            ("msg", "folder", "record", "reject"),
         )
         kept = None
         if touched is not None and cache is not None:

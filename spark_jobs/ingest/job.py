@@ -93,13 +93,14 @@ def run_ingest_spark(s: IngestSettings) -> IngestRun:
     from pfscope.spark_jobs.published.runs import run_lock
 
     started = time.perf_counter()
-    share = _Share.of(s)
+    zone = _zone(s.zone)
+    files = expand_log_paths(s.logs)
     table = load_replids(s.replids) if s.replids else None
     topo = load_topology(s.topology) if s.topology else None
     with run_lock(incremental.state_root(s.out)):  # one run at a time updates the state
         run_id = time.strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:6]
         try:
-            return _run(s, started, share, table, topo, run_id)
+            return _run(s, started, _Share.of(files, zone), table, topo, run_id)
         except BaseException:  # this run's rows are no state's: removed (the last state's stay)
             incremental.prune_run(s.out, run_id)
             raise
@@ -116,9 +117,8 @@ class _Share:
     entries: dict[str, incremental.Stored] = field(default_factory=dict)  # every file's, once read
 
     @classmethod
-    def of(cls, s: IngestSettings) -> _Share:
-        files = expand_log_paths(s.logs)
-        return cls(files, _zone(s.zone), {f: incremental.file_key(f) for f in files})
+    def of(cls, files: list[str], zone: ZoneInfo | None) -> _Share:
+        return cls(files, zone, {f: incremental.file_key(f) for f in files})
 
     @property
     def new(self) -> list[str]:

@@ -353,16 +353,7 @@ class Classified:
             .orderBy("file_idx", "record")
         )
         for r in q.toLocalIterator(prefetchPartitions=True):
-            yield {
-                "source": r["source"],
-                "record": r["record"],
-                "record_id": r["record_id"],
-                "server": r["server"],
-                "event_id": r["event_id"],
-                "time": r["time_text"],
-                "reason": r["reason"],
-                "text": r["text"],
-            }
+            yield reject_line(r, r["text"])
 
     def repeated(self, new_keys: list[str]) -> int:
         """Records of the files in ``new_keys`` that another file already holds: the same server,
@@ -387,3 +378,19 @@ class Classified:
 
 
 __all__ = ["WHOLE", "Accounted", "Classified", "FilePlan", "read_exports"]
+
+
+def reject_line(r: Any, text: str | None) -> dict[str, Any]:
+    """A line of ``ingest_rejects.jsonl`` (as ``reasons.reject_row`` writes it) from a row that
+    names the record (``source``, ``record``, ``record_id``, ``server``, ``event_id``,
+    ``time_text``) and its ``reason``."""
+    return {
+        "source": r["source"],
+        "record": r["record"],
+        "record_id": r["record_id"],
+        "server": r["server"],
+        "event_id": r["event_id"],
+        "time": r["time_text"],
+        "reason": r["reason"],
+        "text": text,
+    }
