@@ -114,15 +114,17 @@ class _Share:
     zone: ZoneInfo | None
     keys: dict[str, str] = field(default_factory=dict)
     stored: dict[str, incremental.Stored] = field(default_factory=dict)
+    new: list[str] = field(default_factory=list)  # the files no earlier run read (``given``)
     entries: dict[str, incremental.Stored] = field(default_factory=dict)  # every file's, once read
 
     @classmethod
     def of(cls, files: list[str], zone: ZoneInfo | None) -> _Share:
         return cls(files, zone, {f: incremental.file_key(f) for f in files})
 
-    @property
-    def new(self) -> list[str]:
-        return [f for f in self.files if self.keys[f] not in self.stored]
+    def given(self, stored: dict[str, incremental.Stored]) -> None:
+        """The state's files: those of the share it does not hold are new."""
+        self.stored = stored
+        self.new = [f for f in self.files if self.keys[f] not in stored]
 
     def count(self, files: list[str]) -> int:
         return sum(self.entries[self.keys[f]].status["count"] for f in files)
@@ -139,7 +141,7 @@ def _run(
     options = {"time_offset": s.default_offset_min, "timezone": s.zone, "code": incremental.code_digest()}
     state, why = (None, "--full") if s.full else incremental.load(s.out, options)
     files, keys = share.files, share.keys
-    share.stored = state.files if state else {}
+    share.given(state.files if state else {})
     topo_json = topo.to_json() if topo is not None else None
     inputs = incremental.built_from([keys[f] for f in files], table, topo_json, s.strict)
     if state is not None and built_as_they_are(s.out, state, files, keys, inputs):
