@@ -1,5 +1,6 @@
 """Frames of rows the driver holds: a few rows built in Python, or a Table pyarrow read of a
-run's Parquet. Both are local relations the JVM keeps whole, sent as Arrow."""
+run's Parquet. Both are local relations the JVM keeps whole, sent as Arrow; the queries over
+them run in the tasks, not in the driver's optimizer (``session.NO_LOCAL_EVALUATION``)."""
 
 from __future__ import annotations
 

@@ -140,3 +140,15 @@ def test_local_frame_is_held_by_the_jvm(spark, rows: list[tuple[Any, ...]]) -> N
     assert [tuple(r) for r in df.collect()] == rows
     # a local relation: no Python worker re-serializes it when a job reads it
     assert df._jdf.queryExecution().optimizedPlan().toString().startswith("LocalRelation")
+
+
+def test_a_filter_over_a_local_frame_runs_in_the_tasks(spark) -> None:  # type: ignore[no-untyped-def]
+    """The optimizer does not fold a local relation's filters and projections into a new one in
+    the driver (``session.NO_LOCAL_EVALUATION``): the plan keeps them, and so do the results."""
+    rows = [(f"F{i}", i) for i in range(50)]
+    df = local_frame(spark, rows, {"fid": "string", "n": "long"})
+    picked = df.filter("n % 7 = 0").selectExpr("fid", "n * 2 AS twice")
+    plan = picked._jdf.queryExecution().optimizedPlan().toString()
+    assert plan.splitlines()[0].startswith("Project"), plan
+    assert "Filter" in plan and "LocalRelation" in plan, plan
+    assert [tuple(r) for r in picked.collect()] == [(f"F{i}", 2 * i) for i in range(0, 50, 7)]

@@ -6,6 +6,7 @@ from pfscope.spark_jobs.runtime.session import (
     C1_ONLY_BELOW_BYTES,
     C2_LATER,
     INTERPRETED_BELOW_BYTES,
+    NO_LOCAL_EVALUATION,
     UNCOMPRESSED_CACHE_BELOW_BYTES,
     session_settings,
     with_archive,
@@ -18,6 +19,14 @@ def test_arrow_batches_have_no_byte_limit_on_any_master() -> None:
     # a byte limit makes Spark measure the batch after every row (quadratic with list columns)
     for master in ("local[2]", "spark://127.0.0.1:7077", None):
         assert session_settings(master)["spark.sql.execution.arrow.maxBytesPerBatch"] == str(2**31 - 1)
+
+
+def test_no_master_folds_local_rows_in_the_drivers_optimizer() -> None:
+    # a refresh's local frames hold its new and earlier lines: their filters run in the tasks
+    for master in ("local[2]", "spark://127.0.0.1:7077", None):
+        for size in (14 * 1024, C1_ONLY_BELOW_BYTES, None):
+            settings = session_settings(master, input_bytes=size)
+            assert settings["spark.sql.optimizer.excludedRules"] == NO_LOCAL_EVALUATION
 
 
 def test_the_cache_is_compressed_only_for_a_large_log() -> None:
