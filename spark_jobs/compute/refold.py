@@ -83,12 +83,55 @@ def changed_events(
         if paths
         else now.slice(0, 0)
     )
-    before, after = _rows(old, columns), _rows(now.filter(mine), columns)
-    fid, ts = columns.index("fid"), columns.index("ts")
-    for row in (before - after) + (after - before):
-        if row[fid] not in earliest or row[ts] < earliest[row[fid]]:
-            earliest[row[fid]] = row[ts]
+    for row in unmatched(old, now.filter(mine), columns).to_pylist():
+        if row["fid"] not in earliest or row["ts"] < earliest[row["fid"]]:
+            earliest[row["fid"]] = row["ts"]
     return earliest
+
+
+#: joins a list column's items into one key (a list holding it is compared as Python tuples)
+_ITEMS = "\x1f"
+
+
+def unmatched(before: Any, after: Any, columns: list[str]) -> Any:
+    """The rows of each Table that the other does not hold, as multisets (``EXCEPT ALL`` both
+    ways), as a Table of ``fid`` and ``ts``. Counted in Arrow, each list column keyed by its
+    length and its items joined (a 1M log's hour compares some 145,000 rows a side: 11.6 s as
+    Python tuples, 1.0 s so); as Python tuples when a list holds a null or the joining
+    character, which would make two lists one key."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def keyed(table: Any, sign: int) -> Any:
+        keys = {}
+        for c in columns:
+            col = table.column(c)
+            if pa.types.is_list(col.type):
+                keys[f"{c}#n"] = pc.list_value_length(col)
+                col = pc.binary_join(col, _ITEMS)
+            keys[c] = col
+        return pa.table({**keys, "#sign": pa.array([sign] * table.num_rows, pa.int64())})
+
+    lists = [
+        t.column(c) for t in (before, after) for c in columns if pa.types.is_list(t.schema.field(c).type)
+    ]
+    items = [pc.list_flatten(col) for col in lists]
+    if any(i.null_count or pc.any(pc.match_substring(i, _ITEMS)).as_py() for i in items):
+        return _unmatched_as_tuples(before, after, columns)
+    both = pa.concat_tables([keyed(before, 1), keyed(after, -1)])
+    counts = both.group_by([c for c in both.column_names if c != "#sign"], use_threads=False).aggregate(
+        [("#sign", "sum")]
+    )
+    return counts.filter(pc.not_equal(counts.column("#sign_sum"), 0)).select(["fid", "ts"])
+
+
+def _unmatched_as_tuples(before: Any, after: Any, columns: list[str]) -> Any:
+    import pyarrow as pa
+
+    then, now = _rows(before, columns), _rows(after, columns)
+    fid, ts = columns.index("fid"), columns.index("ts")
+    rows = list((then - now) + (now - then))
+    return pa.table({"fid": [r[fid] for r in rows], "ts": [r[ts] for r in rows]})
 
 
 def _earliest(rows: list[dict[str, Any]]) -> dict[str, int]:
