@@ -65,6 +65,7 @@ def changed_events(
     (checkpointed: few). A file's events then and now are compared in the driver (pyarrow reads
     the earlier ones of ``_state/events``): in Spark the comparison was two shuffles, the
     largest job of a chain's hourly refresh after the fold."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     new = new.filter("fid IS NOT NULL")
@@ -74,7 +75,6 @@ def changed_events(
     now = new.toArrow()
     columns = now.column_names
     mine = retaken.theirs(now)
-    earliest = _earliest(now.filter(pc.invert(mine)).select(["fid", "ts"]).to_pylist())
     paths = sorted(str(f) for f in (prev_dir / STATE_EVENTS).glob("*.parquet"))
     old = (
         gather(
@@ -83,10 +83,12 @@ def changed_events(
         if paths
         else now.slice(0, 0)
     )
-    for row in unmatched(old, now.filter(mine), columns).to_pylist():
-        if row["fid"] not in earliest or row["ts"] < earliest[row["fid"]]:
-            earliest[row["fid"]] = row["ts"]
-    return earliest
+    changed = pa.concat_tables(
+        [now.filter(pc.invert(mine)).select(["fid", "ts"]), unmatched(old, now.filter(mine), columns)],
+        promote_options="default",  # a column not null on one side
+    )
+    earliest = changed.group_by("fid", use_threads=False).aggregate([("ts", "min")])
+    return dict(zip(earliest.column("fid").to_pylist(), earliest.column("ts_min").to_pylist(), strict=True))
 
 
 #: joins a list column's items into one key (a list holding it is compared as Python tuples)
@@ -131,15 +133,10 @@ def _unmatched_as_tuples(before: Any, after: Any, columns: list[str]) -> Any:
     then, now = _rows(before, columns), _rows(after, columns)
     fid, ts = columns.index("fid"), columns.index("ts")
     rows = list((then - now) + (now - then))
-    return pa.table({"fid": [r[fid] for r in rows], "ts": [r[ts] for r in rows]})
-
-
-def _earliest(rows: list[dict[str, Any]]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for r in rows:
-        if r["fid"] not in out or r["ts"] < out[r["fid"]]:
-            out[r["fid"]] = r["ts"]
-    return out
+    return pa.table(
+        [pa.array([r[fid] for r in rows], pa.string()), pa.array([r[ts] for r in rows], pa.int64())],
+        names=["fid", "ts"],
+    )
 
 
 def _rows(table: Any, columns: list[str]) -> Counter[tuple[Any, ...]]:
