@@ -13,6 +13,11 @@ LOG4J = Path(__file__).with_name("log4j2.properties")
 #: seconds on the worked example) does not pay back on a small log; on the 1M log (131 MB)
 #: C1 alone cost 319 s wall against 217 s with C2
 C1_ONLY_BELOW_BYTES = 32 << 20
+#: with C1 alone the JVM reserves 48 MB for compiled code, which a session of many small queries
+#: fills (the test suite's session within a minute of ``test_retaken``): the compiler stops, and a
+#: method handle that needs code space then fails the job ("Out of space in CodeCache for method
+#: handle intrinsic"). This is what the JVM reserves when C2 is on.
+C1_CODE_CACHE = "-XX:ReservedCodeCacheSize=240m"
 #: below this much input a job evaluates its queries interpreted and generates no code:
 #: compiling each query's classes (Janino, then the JIT) is most of a small run's JVM time.
 #: Measured against code generation (wall, local[2], alternated): a 5-store log 30 % less (CPU
@@ -98,7 +103,7 @@ def session_settings(
     local = master is not None and master.startswith("local")
     java_opts = f"-Dlog4j2.configurationFile=file:{LOG4J.resolve()}"
     if for_tests or (input_bytes is not None and input_bytes < C1_ONLY_BELOW_BYTES):
-        java_opts += " -XX:TieredStopAtLevel=1"
+        java_opts += f" -XX:TieredStopAtLevel=1 {C1_CODE_CACHE}"
     elif local:  # the driver runs the tasks: its JIT competes with them for the cores
         java_opts += " " + C2_LATER
     if local:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pfscope.spark_jobs.runtime.session import (
+    C1_CODE_CACHE,
     C1_ONLY_BELOW_BYTES,
     C2_LATER,
     INTERPRETED_BELOW_BYTES,
@@ -42,6 +43,8 @@ def test_jit_and_shuffle_partitions_follow_the_log_size() -> None:
     small = session_settings("local[2]", input_bytes=14 * 1024)
     large = session_settings("local[2]", input_bytes=C1_ONLY_BELOW_BYTES)
     assert "-XX:TieredStopAtLevel=1" in small["spark.driver.extraJavaOptions"]
+    assert C1_CODE_CACHE in small["spark.driver.extraJavaOptions"]  # C1's own 48 MB fills
+    assert "ReservedCodeCacheSize" not in large["spark.driver.extraJavaOptions"]
     assert "TieredStopAtLevel" not in large["spark.driver.extraJavaOptions"]
     assert C2_LATER in large["spark.driver.extraJavaOptions"]
     assert "Tier4" not in small["spark.driver.extraJavaOptions"]
