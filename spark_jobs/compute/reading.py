@@ -178,17 +178,17 @@ def source_and_line(seq: Column, sources: dict[int, str], prefix: str = "") -> l
 
 def _match_names(files: list[str], uris: list[str]) -> dict[str, int]:
     """Spark reports file URIs (file:/...); map each to its index in the sorted file list."""
+    listed = list(enumerate(files))[::-1]  # a file listed twice: its first place
+    given = {f: i for i, f in listed}
+    resolved = {str(Path(f).resolve()): i for i, f in listed}  # each resolved once, not per URI
+    every = sorted(uris)  # a URI no listed file names: after them, by its place among all
     index: dict[str, int] = {}
     for uri in uris:
         plain = unquote(uri)
         if plain.startswith("file:"):
             plain = "/" + plain[5:].lstrip("/")
-        for i, f in enumerate(files):
-            if f == uri or str(Path(f).resolve()) == plain:
-                index[uri] = i
-                break
-        else:
-            index[uri] = len(files) + sorted(uris).index(uri)
+        found = min((i for i in (given.get(uri), resolved.get(plain)) if i is not None), default=None)
+        index[uri] = found if found is not None else len(files) + every.index(uri)
     return index
 
 
