@@ -77,7 +77,7 @@ STATE_LINES, STATE_EVENTS, STATE_PENDING, STATE_FOLDS = (
 )
 FINAL_STATE = (STATE_LINES, STATE_EVENTS)
 #: a full run writes them as files of consecutive lines (``in_input_order``), about this many rows
-#: each: a file read again whole (the last day's files of ingest's ``events/``) takes back rows of
+#: each: a file read again whole (the last blocks' files of ingest's ``events/``) takes back rows of
 #: the last files only, and every other file is kept by a link (``writing.files_holding``)
 SEQ_FILE_ROWS = 100_000
 
@@ -110,6 +110,7 @@ class Refresh:
     folders_carried: int | None = None
     lines_rejudged: int = 0  # lines rejected before, judged otherwise now (``spark_jobs.rejudged``)
     files_retaken: int = 0  # files rewritten since the last run, read again whole (``compute.retaken``)
+    files_shared: int = 0  # unchanged files read again whole with them (``retaken.widened``)
     folders_from_start: int = 0  # folders folded again from their first event (no kept state held)
 
     def line(self) -> str:
@@ -119,6 +120,8 @@ class Refresh:
         if self.files_retaken:
             files = "file" if self.files_retaken == 1 else "files"
             again += f", {self.files_retaken:,} rewritten {files} read again"
+            if self.files_shared:
+                again += f" ({self.files_shared:,} more sharing their lines)"
         start = f" ({self.folders_from_start:,} from their first event)" if self.folders_from_start else ""
         return (
             f"incremental: {self.lines_new:,} new lines, {self.folders_refolded:,} folders refolded{start}, "

@@ -85,7 +85,7 @@ from pfscope.spark_jobs.compute.refresh_lines import (
 from pfscope.spark_jobs.compute.refresh_pieces import pieces_of, replaced_rows
 from pfscope.spark_jobs.compute.rejudged import Rejudged
 from pfscope.spark_jobs.compute.restarts import refreshed_folders, sql_list, topology_starts
-from pfscope.spark_jobs.compute.retaken import Retaken, retaken_files
+from pfscope.spark_jobs.compute.retaken import Retaken, retaken_files, widened
 from pfscope.spark_jobs.compute.state import Manifest, Plan
 from pfscope.spark_jobs.compute.state_rows import rows_where
 from pfscope.spark_jobs.compute.stream import FOLD_STATE, OUT_TABLES, STREAM_COLUMNS, org_payload
@@ -112,6 +112,8 @@ def refresh(
     """The run, going on from ``previous`` (published at ``prev_dir``); raises
     :class:`CannotRefresh` when a full run is needed."""
     started = time.time()
+    files_rewritten = len(plan.retaken)
+    plan = widened(plan, prev_dir, files)
     new = read_new(spark, topo, plan)
     # (a job: only when a file is read again whole)
     shards = new.ok.selectExpr("seq", f"{SHARD} AS shard", "fid").collect() if plan.retaken else []
@@ -148,7 +150,8 @@ def refresh(
         fold.refolded,
         carried,
         tally.rejudged,
-        files_retaken=len(retaken.files) if retaken else 0,
+        files_retaken=files_rewritten,
+        files_shared=len(plan.retaken) - files_rewritten,
         folders_from_start=len(refold.first),
     )
     t = _tables(

@@ -1,6 +1,6 @@
 """Files a refresh reads again whole because their bytes changed (``state.Plan.retaken``).
 
-Ingest writes its events as files by day and folder and writes one again when a later export
+Ingest writes its events as files by block and folder and writes one again when a later export
 changes a line of it (a send's recipients grow, a receive's send is the sender's own after all,
 a change is seen earlier) or adds lines among its last hours' (``exchange.event_files``). A
 refresh takes such a file back: the verdicts, events, pending events, reject rows and messages of
@@ -11,23 +11,27 @@ first event (their events in other files included).
 That equals a full run when no other line's verdict depended on its earlier lines: a message of
 its lines (before or now) is in no other file, and any other shard of its earlier lines (a store's
 changes to a folder, a meaning) is only in files before it, in lines stamped no later than its
-first line of that shard. Otherwise, and when it held up/down lines (the organisation's
-timeline), the job runs in full and says why. The earlier state is read by pyarrow in the driver.
+first line of that shard. A later file that shares such a shard is read again whole with it
+(``widened``: ingest's blocks of hours split a folder's lines, and a later export that reaches
+back past a block's start rewrites the earlier block's file, while the next one may only grow).
+Otherwise, and when it held up/down lines (the organisation's timeline), the job runs in full and
+says why. The earlier state is read by pyarrow in the driver.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from pfscope.spark_jobs.compute import state
 from pfscope.spark_jobs.compute.job import STATE_EVENTS, STATE_LINES
 from pfscope.spark_jobs.compute.refresh_lines import CannotRefresh
-from pfscope.spark_jobs.compute.state import Manifest
+from pfscope.spark_jobs.compute.state import Manifest, NewBytes, Plan
 from pfscope.spark_jobs.compute.writing import InputFiles
 from pfscope.spark_jobs.model.events import LINE_BITS
 
@@ -70,6 +74,57 @@ class Retaken:
             return df
         msgs = spark.createDataFrame([(m,) for m in sorted(self.msgs)], "msg string")
         return df.join(F.broadcast(msgs), "msg", "left_anti")
+
+
+def widened(plan: Plan, prev_dir: Path, files: list[str]) -> Plan:
+    """``plan`` with every file read before whose earlier lines share a shard with a file it reads
+    again whole, after that file's first line of the shard (in input order or in time), read again
+    whole too, until none is left: those lines' verdicts may depend on the earlier lines taken
+    back, so they are judged again with them. Raises :class:`CannotRefresh` when the files read
+    again whole grow past ``state.RETAKE_LIMIT`` of the log's bytes."""
+    import pyarrow.compute as pc
+
+    if not plan.retaken:
+        return plan
+    old = _earlier(prev_dir / STATE_LINES)
+    index = pc.shift_right(old.column("seq"), LINE_BITS)
+    old = old.append_column("file", index).select(["file", "seq", "shard", "ts"])
+    retaken = dict(plan.retaken)
+    while True:
+        theirs = InputFiles(frozenset(retaken)).holds(old.column("seq"))
+        firsts = old.filter(theirs).group_by("shard").aggregate([("ts", "min"), ("seq", "min")])
+        joined = old.filter(pc.invert(theirs)).join(firsts, "shard", join_type="inner")
+        after = pc.or_(
+            pc.greater(joined.column("seq"), joined.column("seq_min")),
+            pc.greater(joined.column("ts"), joined.column("ts_min")),
+        )
+        more = pc.unique(joined.filter(after).column("file")).to_pylist()
+        if not more:
+            break
+        for i in more:
+            retaken[i] = (
+                f"{files[i]} shares a store's changes or a message with {files[min(retaken)]}, read again"
+            )
+    if len(retaken) == len(plan.retaken):
+        return plan
+    sizes = {i: Path(f).stat().st_size for i, f in enumerate(files)} | {nb.index: nb.end for nb in plan.new}
+    total = sum(sizes.values())
+    again = sum(sizes[i] for i in retaken)
+    added = set(retaken) - set(plan.retaken)
+    if again > state.RETAKE_LIMIT * total:
+        raise CannotRefresh(
+            f"{plan.retaken[min(plan.retaken)]}, and {files[min(added)]} shares a message or a store's changes with it "
+            f"({len(retaken):,} files to read again whole, {again / total:.0%} of the log's bytes: "
+            "a full run reads them faster)"
+        )
+    new = [nb for nb in plan.new if nb.index not in added] + [
+        NewBytes(i, files[i], 0, sizes[i], 1) for i in added
+    ]
+    return replace(
+        plan,
+        new=sorted(new, key=lambda nb: nb.index),
+        retaken={i: retaken[i] for i in sorted(retaken)},
+    )
 
 
 def retaken_files(

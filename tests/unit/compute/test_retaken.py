@@ -8,9 +8,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from pfscope.spark_jobs.compute import state
 from pfscope.spark_jobs.compute.refresh_lines import CannotRefresh
-from pfscope.spark_jobs.compute.retaken import retaken_files
-from pfscope.spark_jobs.compute.state import FileRead, Manifest
+from pfscope.spark_jobs.compute.retaken import retaken_files, widened
+from pfscope.spark_jobs.compute.state import FileRead, Manifest, NewBytes, Plan
 from pfscope.spark_jobs.model.events import make_seq
 
 FILES = ["a.jsonl", "b.jsonl"]
@@ -103,3 +104,51 @@ def test_a_file_with_up_down_lines_cannot_be(tmp_path: Path) -> None:
     m, run = earlier_run(tmp_path, status=[(5, make_seq(1, 6), "S1", True)])
     with pytest.raises(CannotRefresh, match="held up/down lines"):
         retaken_files(m, run, {1: WHY}, FILES, [])
+
+
+def on_disk(tmp_path: Path, sizes: tuple[int, int]) -> list[str]:
+    """``FILES`` as files of ``sizes`` bytes (a refresh weighs what it reads again by them)."""
+    paths = []
+    for name, size in zip(FILES, sizes, strict=True):
+        (tmp_path / name).write_bytes(b"x" * size)
+        paths.append(str(tmp_path / name))
+    return paths
+
+
+def test_a_later_file_sharing_a_rewritten_ones_changes_is_read_again_with_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """a was rewritten; its store's changes to the folder go on in b, which only grew: b is read
+    again whole too (its verdicts depended on a's lines), so the refresh can take both back."""
+    monkeypatch.setattr(state, "RETAKE_LIMIT", 1.0)  # two files: each is much of the log
+    m, run = earlier_run(tmp_path)
+    files = on_disk(tmp_path, (50, 120))
+    why = f"{files[0]} was rewritten since it was read"
+    plan = Plan(new=[NewBytes(0, files[0], 0, 50, 1), NewBytes(1, files[1], 100, 120, 6)], retaken={0: why})
+    wide = widened(plan, run, files)
+    assert wide.retaken == {
+        0: why,
+        1: f"{files[1]} shares a store's changes or a message with {files[0]}, read again",
+    }
+    assert wide.new == [NewBytes(0, files[0], 0, 50, 1), NewBytes(1, files[1], 0, 120, 1)]
+    assert plan.retaken == {0: why}  # the plan given stays as it was
+    r = retaken_files(m, run, wide.retaken, files, [])
+    assert r is not None and sorted(r.files) == [0, 1]
+
+
+def test_a_later_file_sharing_nothing_is_not_read_again(tmp_path: Path) -> None:
+    _, run = earlier_run(tmp_path)
+    files = on_disk(tmp_path, (50, 100))
+    plan = Plan(new=[NewBytes(1, files[1], 0, 100, 1)], retaken={1: WHY})
+    assert widened(plan, run, files) is plan
+
+
+def test_reading_too_much_again_is_a_full_run(tmp_path: Path) -> None:
+    _, run = earlier_run(tmp_path)
+    files = on_disk(tmp_path, (30, 70))  # b is 70 % of the log
+    plan = Plan(new=[NewBytes(0, files[0], 0, 30, 1)], retaken={0: "a was rewritten"})
+    shares = r"^a was rewritten, and .*b.jsonl shares a message or a store's changes with it"
+    with pytest.raises(
+        CannotRefresh, match=shares + r" \(2 files to read again whole, 100% of the log's bytes"
+    ):
+        widened(plan, run, files)
