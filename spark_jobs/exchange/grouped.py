@@ -200,7 +200,7 @@ def _message(row: dict[str, Any]) -> Msg:
 class FolderDeriver:
     """``derive_keyed`` over one partition's folders (``group``: one folder's messages, as
     ``MessageBuilder`` keeps them): each line as JSON with its place in the log and its file by
-    day and folder as far as it says (``event_files.placement``), the records it rejects, and its
+    block and folder as far as it says (``event_files.placement``), the records it rejects, and its
     statistics, each with where it was first counted: every row its folder's own, so that a
     folder's rows can be kept from a run to the next."""
 

@@ -80,7 +80,7 @@ DERIVED_SCHEMA = T.StructType(
             ("out", S),
             ("text", S),
             ("seq", L),
-            # a line's file by day and folder (``event_files.Placement``)
+            # a line's file by block and folder (``event_files.Placement``)
             ("name", S),
             ("mkey", S),
             ("skey", S),

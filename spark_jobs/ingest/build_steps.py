@@ -60,7 +60,7 @@ class SparkBuilt:
     for the next run (``build_cache``) and how the build went, said in a few words."""
 
     built: Built
-    write_events: Callable[[Path, Path], None]  # events.jsonl, and the folder of the log by day and folder
+    write_events: Callable[[Path, Path], None]  # events.jsonl, and the folder of the log by block and folder
     cache: BuildCache
     how: str
 

@@ -1,5 +1,5 @@
 """The event lines of ingest's build, written where the workers made them: ``events.jsonl`` and
-the log by day and folder (``exchange.event_files``), in one pass over the lines sorted by their
+the log by block and folder (``exchange.event_files``), in one pass over the lines sorted by their
 place in the log, which never passes through the driver."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pfscope.spark_jobs.exchange.event_files import AppendFiles, day_of_file, fill_days
+from pfscope.spark_jobs.exchange.event_files import AppendFiles, block_of_file, fill_blocks
 
 LINES_PER_PART = 200_000  # event lines per range of the final sort (about 40 MB)
 
@@ -27,7 +27,7 @@ def _joined(parts: list[Path], path: Path) -> None:
 
 
 def write_lines(lines: DataFrame, n: int, work: str, path: Path, folder: Path) -> None:
-    """``events.jsonl`` and the log by day and folder (``event_files``) from the lines as the
+    """``events.jsonl`` and the log by block and folder (``event_files``) from the lines as the
     workers made them, in one pass: the lines sorted in ranges of at most ``LINES_PER_PART``,
     each range written by its worker whole and a file per name, then the files joined in range
     order. A line with a message only goes in the file of the last send of it in the log (a
@@ -82,4 +82,4 @@ def write_lines(lines: DataFrame, n: int, work: str, path: Path, folder: Path) -
             named.setdefault(f.name, []).append(f)
     for name, files in named.items():
         _joined(files, folder / name)
-    fill_days(folder, {day_of_file(name) for name in named})
+    fill_blocks(folder, {block_of_file(name) for name in named})

@@ -1,4 +1,4 @@
-"""What ingest writes into ``--out``: its five outputs and the log by day and folder, written
+"""What ingest writes into ``--out``: its five outputs and the log by block and folder, written
 beside their place and renamed in only when all are complete, then the state (``incremental``);
 and whether the outputs there are those a run would write again (nothing new)."""
 
@@ -13,7 +13,7 @@ from typing import Any
 from pfscope.spark_jobs.exchange.event_files import EVENTS_FOLDER, discard, swap_in
 from pfscope.spark_jobs.ingest import incremental
 
-#: what ingest writes into ``--out`` (and ``EVENTS_FOLDER``, the log by day and folder)
+#: what ingest writes into ``--out`` (and ``EVENTS_FOLDER``, the log by block and folder)
 OUTPUTS = (
     "events.jsonl",
     "ingest_rejects.jsonl",
@@ -48,7 +48,7 @@ def write_outputs(
     files: list[dict[str, Any]],
     build: dict[str, Any] | None = None,
 ) -> None:
-    """The five outputs (and the log by day and folder, ``event_files``: ``write_events`` writes
+    """The five outputs (and the log by block and folder, ``event_files``: ``write_events`` writes
     both) beside their place, then the state; renamed in only when all are complete."""
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)

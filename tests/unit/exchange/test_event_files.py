@@ -1,5 +1,5 @@
-"""Ingest's events by day and folder (``exchange.event_files``): every line once, a folder's lines
-of a day in one file in the log's order, a receive with its message's send, every day's files."""
+"""Ingest's events by block and folder (``exchange.event_files``): every line once, a folder's lines
+of a block in one file in the log's order, a receive with its message's send, every block's files."""
 
 from __future__ import annotations
 
@@ -9,8 +9,11 @@ from pathlib import Path
 import pytest
 
 from pfscope.spark_jobs.exchange.event_files import (
+    BLOCK_HOURS,
+    FILLED_DAYS,
     FOLDER_FILES,
-    day_of,
+    NO_BLOCK,
+    block_of,
     file_name,
     file_of,
     swap_in,
@@ -56,33 +59,51 @@ def test_each_folder_in_one_file_in_the_log_order(tmp_path: Path) -> None:
             to=["S1"],
             cnset="S2:1",
         ),
-        # processed two days later (a store down): in its send's day
-        line(ts="2026-11-04T08:00:05Z", store="S2", kind="receive", msg="<m1>"),
-        line(ts="2026-11-04T08:00:06Z", store="S1", kind="replicas", fid=a, replicas=["S1", "S2"]),
+        # processed a day later (a store down): in its send's block
+        line(ts="2026-11-03T08:00:05Z", store="S2", kind="receive", msg="<m1>"),
+        line(ts="2026-11-03T08:00:06Z", store="S1", kind="replicas", fid=a, replicas=["S1", "S2"]),
     ]
     log = tmp_path / "events.jsonl"
     log.write_text("".join(lines), encoding="utf-8")
     write_event_files(log, tmp_path / "events")
     files = sorted(p.name for p in (tmp_path / "events").iterdir())
-    days = ["2026-11-02", "2026-11-03", "2026-11-04"]  # the day between too: every day's files
-    assert files == [file_name(d, i) for d in days for i in range(FOLDER_FILES)]
+    assert BLOCK_HOURS == 6
+    # the blocks between too: every block's files
+    blocks = ["2026-11-02T06", "2026-11-02T12", "2026-11-02T18", "2026-11-03T00", "2026-11-03T06"]
+    assert files == [file_name(d, i) for d in blocks for i in range(FOLDER_FILES)]
     texts = {name: (tmp_path / "events" / name).read_text(encoding="utf-8") for name in files}
-    assert texts[file_name(days[0], file_of(a))] == "".join(lines[i] for i in (0, 1, 5))
-    assert texts[file_name(days[0], file_of(b))] == "".join(lines[i] for i in (2, 3, 4))
-    assert texts[file_name(days[2], file_of(a))] == lines[6]
+    assert texts[file_name(blocks[0], file_of(a))] == "".join(lines[i] for i in (0, 1, 5))
+    assert texts[file_name(blocks[0], file_of(b))] == "".join(lines[i] for i in (2, 3, 4))
+    assert texts[file_name(blocks[-1], file_of(a))] == lines[6]
     assert sum(len(t) for t in texts.values()) == len("".join(lines))  # nothing else
 
 
+def test_a_clock_years_off_fills_no_blocks_between(tmp_path: Path) -> None:
+    far = f"{2026 + FILLED_DAYS // 365 + 1}-11-02T08:00:00Z"
+    lines = [
+        line(ts="2026-11-02T08:00:00Z", store="S1", kind="change", fid="1-2", cn=1),
+        line(ts=far, store="S1", kind="change", fid="1-2", cn=2),
+        line(ts="not a time", store="S1", kind="change", fid="1-2", cn=3),
+    ]
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(lines), encoding="utf-8")
+    write_event_files(log, tmp_path / "events")
+    blocks = sorted({p.name.rsplit("-folders-", 1)[0] for p in (tmp_path / "events").iterdir()})
+    assert blocks == [NO_BLOCK, "2026-11-02T06", far[:11] + "06"]
+
+
 @pytest.mark.parametrize(
-    ("ts", "day"),
+    ("ts", "block"),
     [
-        ("2026-11-02T23:59:59Z", "2026-11-02"),
-        ("2026-11-03T01:00:00+02:00", "2026-11-02"),  # UTC's day
-        ("not a time", "0000-00-00"),
+        ("2026-11-02T23:59:59Z", "2026-11-02T18"),
+        ("2026-11-03T01:00:00+02:00", "2026-11-02T18"),  # UTC's block
+        ("2026-11-02T06:00:00Z", "2026-11-02T06"),
+        ("2026-11-02T05:59:59.999Z", "2026-11-02T00"),
+        ("not a time", NO_BLOCK),
     ],
 )
-def test_the_day_of_a_line(ts: str, day: str) -> None:
-    assert day_of(ts) == day
+def test_the_block_of_a_line(ts: str, block: str) -> None:
+    assert block_of(ts) == block
 
 
 def test_a_new_folder_replaces_the_old_whole(tmp_path: Path) -> None:
@@ -91,9 +112,9 @@ def test_a_new_folder_replaces_the_old_whole(tmp_path: Path) -> None:
     (folder / "old.jsonl").write_text("x\n", encoding="utf-8")
     partial = tmp_path / "events.partial"
     partial.mkdir()
-    (partial / file_name("2026-11-02", 0)).write_text("y\n", encoding="utf-8")
+    (partial / file_name("2026-11-02T06", 0)).write_text("y\n", encoding="utf-8")
     swap_in(partial, folder)
-    assert [p.name for p in folder.iterdir()] == [file_name("2026-11-02", 0)]
+    assert [p.name for p in folder.iterdir()] == [file_name("2026-11-02T06", 0)]
     assert not partial.exists() and not (tmp_path / "events.old").exists()
 
 
