@@ -92,13 +92,8 @@ def widened(plan: Plan, prev_dir: Path, files: list[str]) -> Plan:
     retaken = dict(plan.retaken)
     while True:
         theirs = InputFiles(frozenset(retaken)).holds(old.column("seq"))
-        firsts = old.filter(theirs).group_by("shard").aggregate([("ts", "min"), ("seq", "min")])
-        joined = old.filter(pc.invert(theirs)).join(firsts, "shard", join_type="inner")
-        after = pc.or_(
-            pc.greater(joined.column("seq"), joined.column("seq_min")),
-            pc.greater(joined.column("ts"), joined.column("ts_min")),
-        )
-        more = pc.unique(joined.filter(after).column("file")).to_pylist()
+        later = _after_their_first(old.filter(theirs), old.filter(pc.invert(theirs)))
+        more = pc.unique(later.column("file")).to_pylist()
         if not more:
             break
         for i in more:
@@ -165,13 +160,7 @@ def retaken_files(
     # any other shard of their earlier lines (a store's changes to a folder, a meaning) only in
     # lines before their first line of it, in input order (a file before) and in time: no other
     # verdict depended on them (the new lines are judged with the earlier ones as any new line is)
-    firsts = was.group_by("shard").aggregate([("ts", "min"), ("seq", "min")])
-    joined = kept.join(firsts, "shard", join_type="inner")
-    after = pc.or_(
-        pc.greater(joined.column("seq"), joined.column("seq_min")),
-        pc.greater(joined.column("ts"), joined.column("ts_min")),
-    )
-    _refuse_shared(joined.filter(after), retaken, files)
+    _refuse_shared(_after_their_first(was, kept), retaken, files)
     fids = pc.unique(pc.drop_null(pa.chunked_array([was.column("fid"), now.column("fid")], pa.string())))
     accepted = pc.is_null(was.column("why"))
     first = pc.equal(was.column("seq"), was.column("first_seq"))
@@ -185,6 +174,21 @@ def retaken_files(
         _count(pc.and_(accepted, pc.invert(first))),
         _last_ts(prev_dir / STATE_EVENTS, inputs),
     )
+
+
+def _after_their_first(was: Any, kept: Any) -> Any:
+    """The rows of ``kept`` that share a shard with ``was`` and come after ``was``'s first line of
+    it, in input order or in time (pyarrow Tables with ``seq``, ``shard``, ``ts``): lines whose
+    verdicts may have depended on ``was``'s."""
+    import pyarrow.compute as pc
+
+    firsts = was.group_by("shard").aggregate([("ts", "min"), ("seq", "min")])
+    joined = kept.join(firsts, "shard", join_type="inner")
+    after = pc.or_(
+        pc.greater(joined.column("seq"), joined.column("seq_min")),
+        pc.greater(joined.column("ts"), joined.column("ts_min")),
+    )
+    return joined.filter(after)
 
 
 def _refuse_shared(lines: Any, retaken: dict[int, str], files: list[str]) -> None:
