@@ -343,7 +343,9 @@ def compute(
         as_of = default_as_of(read.last_ts, now_us() if clock is None else clock)
     status = [(store, ts, seq, down) for ts, seq, store, down in read.status if ts <= as_of]
     applied = read.events.filter(f"ts <= {int(as_of)}")
-    messages = messages_table(applied)
+    # cached: the transits, then the table's two pieces (final, live), each read the one join
+    messages = messages_table(applied).cache()
+    read.cached.append(messages)
     transits, medians = collected_transits(spark, messages)
     payload = org_payload(topo.to_json(), status, medians)
     n = partitions or fold_partitions_for(spark.sparkContext.defaultParallelism, read.accepted)
