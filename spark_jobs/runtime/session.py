@@ -41,6 +41,12 @@ C2_LATER = (
     "-XX:Tier4InvocationThreshold=50000 -XX:Tier4MinInvocationThreshold=20000"
     " -XX:Tier4CompileThreshold=60000 -XX:Tier4BackEdgeThreshold=400000"
 )
+#: nor does C2 compile the libraries that plan the queries in the driver (Janino, ASM, ANTLR,
+#: Java serialization; ``c2_directives.json``): at 1M events C2 spent 33-41 of the job's CPU
+#: seconds, a third of them on those libraries' large methods, a second each, code that runs hot
+#: while a query is planned and not again. C1's code serves them.
+C2_DIRECTIVES = Path(__file__).with_name("c2_directives.json")
+C2_SKIPS = f"-XX:+UnlockDiagnosticVMOptions -XX:CompilerDirectivesFile={C2_DIRECTIVES.resolve()}"
 
 
 #: the driver's heap unless the job is given another (``PFSCOPE_DRIVER_MEMORY`` or ``--conf``)
@@ -105,7 +111,7 @@ def session_settings(
     if for_tests or (input_bytes is not None and input_bytes < C1_ONLY_BELOW_BYTES):
         java_opts += f" -XX:TieredStopAtLevel=1 {C1_CODE_CACHE}"
     elif local:  # the driver runs the tasks: its JIT competes with them for the cores
-        java_opts += " " + C2_LATER
+        java_opts += f" {C2_LATER} {C2_SKIPS}"
     if local:
         # the throughput collector: G1's concurrent threads compete with the tasks for the
         # cores (1M log on 2 cores: 46-47 s with G1, 42-44 s with this one)

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+
+import pytest
+
 from pfscope.spark_jobs.runtime.session import (
     C1_CODE_CACHE,
     C1_ONLY_BELOW_BYTES,
     C2_LATER,
+    C2_SKIPS,
     INTERPRETED_BELOW_BYTES,
     NO_LOCAL_EVALUATION,
     UNCOMPRESSED_CACHE_BELOW_BYTES,
@@ -47,7 +54,9 @@ def test_jit_and_shuffle_partitions_follow_the_log_size() -> None:
     assert "ReservedCodeCacheSize" not in large["spark.driver.extraJavaOptions"]
     assert "TieredStopAtLevel" not in large["spark.driver.extraJavaOptions"]
     assert C2_LATER in large["spark.driver.extraJavaOptions"]
+    assert C2_SKIPS in large["spark.driver.extraJavaOptions"]
     assert "Tier4" not in small["spark.driver.extraJavaOptions"]
+    assert "CompilerDirectivesFile" not in small["spark.driver.extraJavaOptions"]  # no C2 there
     assert small["spark.sql.shuffle.partitions"] == "1"
     assert int(large["spark.sql.shuffle.partitions"]) > 1
     assert large["spark.sql.adaptive.enabled"] == "false"
@@ -62,6 +71,33 @@ def test_a_local_job_uses_the_throughput_collector() -> None:
     # nor does a cluster's driver compile the tasks' code
     cluster = session_settings("spark://127.0.0.1:7077", input_bytes=C1_ONLY_BELOW_BYTES)
     assert "Tier4" not in cluster["spark.driver.extraJavaOptions"]
+    assert "CompilerDirectivesFile" not in cluster["spark.driver.extraJavaOptions"]
+
+
+def _java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if not java:
+        pytest.skip("no java here (Spark's tests need one)")
+    return java
+
+
+def test_the_jvm_takes_the_c2_directives_as_shipped() -> None:
+    # a directives file the JVM cannot read stops it from starting ("Could not load file"): the
+    # shipped one loads, and excludes what it names from C2 only
+    run = subprocess.run(
+        [_java(), *C2_SKIPS.split(), "-XX:+CompilerDirectivesPrint", "-version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    printed = run.stdout + run.stderr
+    assert "org/codehaus/*.*" in printed and "org/antlr/*.*" in printed
+    ours = printed[printed.index("org/codehaus/*.*") : printed.index("(default)")]
+    c1, c2 = ours.split("c1 directives:")[1].split("c2 directives:")
+    assert "Exclude:true" in c2 and "Exclude:true" not in c1
 
 
 def test_local_workers_import_pyspark_through_the_daemon_module() -> None:
