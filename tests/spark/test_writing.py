@@ -27,3 +27,31 @@ def test_input_files_sql_and_arrow_agree(spark) -> None:  # type: ignore[no-unty
         # the complement keeps every other row, those without a line among them
         kept = {r["i"] for r in df.where(f"NOT {inputs.sql()}").collect()}
         assert kept == {i for i, _ in rows} - expected
+
+
+def test_unique_columns_are_written_without_a_dictionary(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # the dictionary of a column whose values never repeat is built, then thrown away; a column
+    # with few values keeps its own. Here every column repeats (so Parquet's default keeps each
+    # one's dictionary) and the option alone leaves it out
+    import pyarrow.parquet as pq
+
+    from pfscope.spark_jobs.compute.writing import UNIQUE_COLUMNS, write_table
+
+    rows = [(make_seq(0, i % 7), f"key-{i % 11:06d}", f"store-{i % 3}") for i in range(3000)]
+    df = spark.createDataFrame(rows, "seq long, key string, store string")
+    assert {"seq", "key"} <= set(UNIQUE_COLUMNS["_state/lines"])
+    for name, unique in (("_state/lines", {"seq", "key"}), ("state_table", set())):
+        out = tmp_path / name.replace("/", "_")
+        write_table(df, name, str(out))
+        encodings: dict[str, set[str]] = {}
+        for f in out.glob("*.parquet"):
+            meta = pq.ParquetFile(f).metadata
+            for g in range(meta.num_row_groups):
+                for c in range(meta.num_columns):
+                    col = meta.row_group(g).column(c)
+                    encodings.setdefault(col.path_in_schema, set()).update(col.encodings)
+        dictionary = {c for c, e in encodings.items() if {"PLAIN_DICTIONARY", "RLE_DICTIONARY"} & e}
+        assert "store" in dictionary, name
+        assert dictionary.isdisjoint(unique), (name, encodings)
+        if not unique:  # Spark's default: a dictionary on every column where it pays
+            assert {"seq", "key"} <= dictionary
