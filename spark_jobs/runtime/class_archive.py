@@ -24,14 +24,16 @@ from pathlib import Path
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 
 
+def java_binary() -> str | None:
+    """The ``java`` Spark launches: ``$JAVA_HOME/bin/java``, else the one on the PATH."""
+    home = os.environ.get("JAVA_HOME")
+    return shutil.which("java", path=os.path.join(home, "bin")) if home else shutil.which("java")
+
+
 def archive_path() -> Path | None:
     """Where this environment's archive is (beside its packages: it belongs to its Spark jars and
     its Java), or None without a Java."""
-    java = (
-        shutil.which("java", path=os.path.join(os.environ["JAVA_HOME"], "bin"))
-        if os.environ.get("JAVA_HOME")
-        else shutil.which("java")
-    )
+    java = java_binary()
     if java is None:
         return None
     import pyspark

@@ -6,8 +6,9 @@ from __future__ import annotations
 import random
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
-from pfscope.spark_jobs.compute.writing import InputFiles
+from pfscope.spark_jobs.compute.writing import UNIQUE_COLUMNS, InputFiles, write_table
 from pfscope.spark_jobs.model.events import make_seq
 
 
@@ -33,10 +34,6 @@ def test_unique_columns_are_written_without_a_dictionary(spark, tmp_path) -> Non
     # the dictionary of a column whose values never repeat is built, then thrown away; a column
     # with few values keeps its own. Here every column repeats (so Parquet's default keeps each
     # one's dictionary) and the option alone leaves it out
-    import pyarrow.parquet as pq
-
-    from pfscope.spark_jobs.compute.writing import UNIQUE_COLUMNS, write_table
-
     rows = [(make_seq(0, i % 7), f"key-{i % 11:06d}", f"store-{i % 3}") for i in range(3000)]
     df = spark.createDataFrame(rows, "seq long, key string, store string")
     assert {"seq", "key"} <= set(UNIQUE_COLUMNS["_state/lines"])

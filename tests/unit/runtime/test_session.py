@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 
 import pytest
 
+from pfscope.spark_jobs.runtime.class_archive import java_binary
 from pfscope.spark_jobs.runtime.session import (
     C1_CODE_CACHE,
     C1_ONLY_BELOW_BYTES,
@@ -74,19 +73,14 @@ def test_a_local_job_uses_the_throughput_collector() -> None:
     assert "CompilerDirectivesFile" not in cluster["spark.driver.extraJavaOptions"]
 
 
-def _java() -> str:
-    home = os.environ.get("JAVA_HOME")
-    java = os.path.join(home, "bin", "java") if home else shutil.which("java")
-    if not java:
-        pytest.skip("no java here (Spark's tests need one)")
-    return java
-
-
 def test_the_jvm_takes_the_c2_directives_as_shipped() -> None:
     # a directives file the JVM cannot read stops it from starting ("Could not load file"): the
     # shipped one loads, and excludes what it names from C2 only
+    java = java_binary()
+    if java is None:
+        pytest.skip("no java here (Spark's tests need one)")
     run = subprocess.run(
-        [_java(), *C2_SKIPS.split(), "-XX:+CompilerDirectivesPrint", "-version"],
+        [java, *C2_SKIPS.split(), "-XX:+CompilerDirectivesPrint", "-version"],
         capture_output=True,
         text=True,
         timeout=60,
