@@ -267,7 +267,20 @@ def create_app(settings: Settings) -> dash.Dash:
     defer_ag_grid(app)  # AG Grid's bundle only on pages with a grid (assets/pfscope-grid.js)
     app.index_string = INDEX
     app.layout = _shell
+    _set_up_dash_now(app, settings)
     return app
+
+
+def _set_up_dash_now(app: dash.Dash, settings: Settings) -> None:
+    """Dash sets itself up on its first request (its scripts' paths, the pages' routes) with no
+    lock (plotly/dash#3971): in a worker's threads the requests that came with the first found no
+    script registered and answered 500. One request through the test client does it before any
+    thread can."""
+    headers = {}
+    if settings.auth_required:  # the credentials hook runs before Dash's own
+        token = base64.b64encode(f"{settings.user}:{settings.password}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+    app.server.test_client().get("/latest.json", headers=headers)
 
 
 class _BoundCache:

@@ -22,8 +22,12 @@ from gunicorn.app.base import BaseApplication
 from pfscope.app.settings import Settings
 
 GRACEFUL_SECONDS = 10
-#: a first visit of a folder at 100,000 folders reads several tables: well under this, even loaded
+#: a worker whose main loop is silent this long is restarted (gthread: its requests run in threads)
 TIMEOUT_SECONDS = 120
+#: requests each worker serves at once. Threads, not sync workers: Chromium opens sockets it sends
+#: nothing on (preconnect); a sync worker waits on such a socket until gunicorn kills it (measured:
+#: two of them held both workers of a server for over 40 s), gthread parks it in its poller
+THREADS = 4
 
 
 def listening_line(settings: Settings, workers: int | None) -> str:
@@ -54,7 +58,8 @@ class PfscopeServer(BaseApplication):
         options: dict[str, Any] = {
             "bind": f"{host}:{self.settings.port}",
             "workers": self.workers,
-            "worker_class": "sync",
+            "worker_class": "gthread",
+            "threads": THREADS,
             "timeout": TIMEOUT_SECONDS,
             "graceful_timeout": GRACEFUL_SECONDS,
             "keepalive": 5,

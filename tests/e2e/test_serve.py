@@ -1,9 +1,10 @@
 """``pfscope serve`` as an operator runs it: real processes, real sockets, real signals.
 
-gunicorn by default (the workers are counted), the one line saying where it listens, pages over
-HTTP, SIGTERM and Ctrl-C ending it with status 0, the refusals (off loopback without
-credentials, a taken port, a bad worker count) as one line and status 2, ``--dev`` for Flask's
-server, and the Procfile's command taking the same path. TLS: ``test_serve_tls.py``.
+gunicorn by default (the workers are counted; neither silent sockets nor a burst of first
+requests stops one), the one line saying where it listens, pages over HTTP, SIGTERM and Ctrl-C
+ending it with status 0, the refusals (off loopback without credentials, a taken port, a bad
+worker count) as one line and status 2, ``--dev`` for Flask's server, and the Procfile's command
+taking the same path. TLS: ``test_serve_tls.py``.
 """
 
 from __future__ import annotations
@@ -143,6 +144,43 @@ def test_gunicorn_by_default_pages_workers_and_sigterm(we_data: Path, tmp_path: 
         err = proc.stderr.read() if proc.stderr else ""
         assert "development server" not in err and "Traceback" not in err
     assert _port_free(port)
+
+
+def test_silent_connections_hold_no_worker(we_data: Path, tmp_path: Path) -> None:
+    """Chromium opens sockets it sends nothing on (preconnect): with them open, one worker still
+    answers. A sync worker would wait on the first until gunicorn's 120 s time-out killed it."""
+    from pfscope.app.serve import THREADS
+
+    port = free_port()
+    with _serving(["--data", str(we_data), "--port", str(port), "--workers", "1"], tmp_path) as proc:
+        _first_line(proc)
+        base = f"http://127.0.0.1:{port}"
+        _wait_ready(base)
+        silent = [socket.create_connection(("127.0.0.1", port)) for _ in range(2 * THREADS)]
+        try:
+            code, body = _get(base + "/latest.json", timeout=60)
+            assert code == 200 and '"run_id"' in body
+        finally:
+            for s in silent:
+                s.close()
+        assert _stop(proc)[0] == 0
+
+
+def test_a_new_workers_first_requests_come_at_once(we_data: Path, tmp_path: Path) -> None:
+    """A browser's first page asks for its scripts at once, in a worker's threads: each is
+    served (Dash sets itself up on a first request, which others must not overtake)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pfscope.app.serve import THREADS
+
+    port = free_port()
+    with _serving(["--data", str(we_data), "--port", str(port), "--workers", "1"], tmp_path) as proc:
+        _first_line(proc)  # the socket is bound: these wait in its backlog while the worker boots
+        script = f"http://127.0.0.1:{port}/_dash-component-suites/dash/dcc/dash_core_components.js"
+        with ThreadPoolExecutor(2 * THREADS) as pool:
+            answers = list(pool.map(lambda _: _get(script, timeout=120), range(2 * THREADS)))
+        assert [code for code, _ in answers] == [200] * (2 * THREADS), answers[0][1][:300]
+        assert _stop(proc)[0] == 0
 
 
 def test_ctrl_c_stops_with_status_zero(we_data: Path, tmp_path: Path) -> None:
