@@ -273,9 +273,9 @@ def create_app(settings: Settings) -> dash.Dash:
 
 def _set_up_dash_now(app: dash.Dash, settings: Settings) -> None:
     """Dash sets itself up on its first request (its scripts' paths, the pages' routes) with no
-    lock (plotly/dash#3971): in a worker's threads the requests that came with the first found no
-    script registered and answered 500. One request through the test client does it before any
-    thread can."""
+    lock (plotly/dash#3971): on a threaded server (``--dev``, gunicorn's gthread) the requests
+    that came with the first found no script registered and answered 500. One request through
+    the test client does it before any thread can."""
     headers = {}
     if settings.auth_required:  # the credentials hook runs before Dash's own
         token = base64.b64encode(f"{settings.user}:{settings.password}".encode()).decode()

@@ -15,6 +15,7 @@ SIGTERM stops gracefully (requests in flight finish, at most ``GRACEFUL_SECONDS`
 from __future__ import annotations
 
 import os
+import socket
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
@@ -22,12 +23,15 @@ from gunicorn.app.base import BaseApplication
 from pfscope.app.settings import Settings
 
 GRACEFUL_SECONDS = 10
-#: a worker whose main loop is silent this long is restarted (gthread: its requests run in threads)
+#: a first visit of a folder at 100,000 folders reads several tables: well under this, even loaded
 TIMEOUT_SECONDS = 120
-#: requests each worker serves at once. Threads, not sync workers: Chromium opens sockets it sends
-#: nothing on (preconnect); a sync worker waits on such a socket until gunicorn kills it (measured:
-#: two of them held both workers of a server for over 40 s), gthread parks it in its poller
-THREADS = 4
+#: a connection reaches a worker once its request has arrived, or after this long. Chromium opens
+#: sockets it sends nothing on (preconnect; it closes one unused after 10 s), and a sync worker
+#: that accepts one waits on it until gunicorn's time-out kills the worker: two such sockets held
+#: both workers of a server for over 40 s. Linux's TCP_DEFER_ACCEPT (nginx's ``listen ...
+#: deferred``) keeps them in the kernel. Threads (gthread) would park them too, but cost the
+#: demo's 20 users a quarter more server CPU per callback and twice the p95 (docs/performance.md)
+DEFER_ACCEPT_SECONDS = 30
 
 
 def listening_line(settings: Settings, workers: int | None) -> str:
@@ -52,14 +56,14 @@ class PfscopeServer(BaseApplication):
         host = f"[{self.settings.host}]" if ":" in self.settings.host else self.settings.host
         line = listening_line(self.settings, self.workers)
 
-        def when_ready(_arbiter: Any) -> None:  # after the socket is bound: the address is real
+        def when_ready(arbiter: Any) -> None:  # after the socket is bound, before any worker
+            defer_accept(arbiter.LISTENERS)
             print(line, flush=True)
 
         options: dict[str, Any] = {
             "bind": f"{host}:{self.settings.port}",
             "workers": self.workers,
-            "worker_class": "gthread",
-            "threads": THREADS,
+            "worker_class": "sync",
             "timeout": TIMEOUT_SECONDS,
             "graceful_timeout": GRACEFUL_SECONDS,
             "keepalive": 5,
@@ -80,6 +84,16 @@ class PfscopeServer(BaseApplication):
         from pfscope.app.main import create_app
 
         return create_app(self.settings).server
+
+
+def defer_accept(listeners: Any) -> None:
+    """Hand the workers only connections that have sent something (``DEFER_ACCEPT_SECONDS``);
+    a no-op where the system has no TCP_DEFER_ACCEPT (not Linux)."""
+    option = getattr(socket, "TCP_DEFER_ACCEPT", None)
+    if option is None:
+        return
+    for listener in listeners:
+        listener.setsockopt(socket.IPPROTO_TCP, option, DEFER_ACCEPT_SECONDS)
 
 
 def serve(settings: Settings, *, workers: int, dev: bool = False, access_log: str | None = None) -> int:
