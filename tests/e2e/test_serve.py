@@ -111,14 +111,16 @@ def _serving(
             proc.wait()
 
 
-def _accepts(port: int) -> bool:
-    """Whether a connection to the port is accepted (nothing is sent on it)."""
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=5).close()
-    except OSError:
-        time.sleep(0.05)  # refused at once: not bound yet, ask again shortly
-        return False
-    return True
+def _wait_listening(port: int, proc: subprocess.Popen[str], timeout: float = 120) -> None:
+    """Wait until a connection to the port is accepted, sending nothing on it (no request yet)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+            return
+        except OSError:
+            time.sleep(0.05)  # refused at once: not bound yet
+    raise AssertionError(f"port {port} not listening within {timeout} s (exit status {proc.poll()})")
 
 
 def _port_free(port: int) -> bool:
@@ -183,9 +185,7 @@ def test_the_first_requests_may_come_at_once(we_data: Path, tmp_path: Path) -> N
     port = free_port()
     with _serving(["--data", str(we_data), "--port", str(port), "--dev"], tmp_path) as proc:
         _first_line(proc)  # printed before Flask's server binds
-        deadline = time.monotonic() + 120
-        while not _accepts(port):  # no request yet: the burst below is the first
-            assert time.monotonic() < deadline and proc.poll() is None, "the server never listened"
+        _wait_listening(port, proc)  # the burst below is the first request
         script = f"http://127.0.0.1:{port}/_dash-component-suites/dash/dcc/dash_core_components.js"
         with ThreadPoolExecutor(8) as pool:
             assert [code for code, _ in pool.map(lambda _: _get(script), range(8))] == [200] * 8
