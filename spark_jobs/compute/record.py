@@ -13,20 +13,12 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
-import pyarrow.parquet as pq
 
+from pfscope.spark_jobs.compute.arrow_rows import arrow_table, write_live
 from pfscope.spark_jobs.model.forecast.record import Happened, carried, judged, record_fids
 from pfscope.spark_jobs.model.tables import RECORD_TABLES
 
 RECORD = "forecast_record"
-
-_ARROW = {
-    "string": pa.string(),
-    "long": pa.int64(),
-    "double": pa.float64(),
-    "timestamp": pa.timestamp("us", tz="UTC"),
-    "array<string>": pa.list_(pa.string()),
-}
 
 
 def write_forecast_record(previous: Path | None, run_dir: Path, as_of: int) -> int:
@@ -78,16 +70,4 @@ def _as_of(run_dir: Path) -> int | None:
 
 
 def _write(dest: Path, rows: list[dict[str, Any]]) -> None:
-    schema = pa.schema([(c, _ARROW[t]) for c, t in RECORD_TABLES[RECORD]])
-    columns = {c: [r.get(c) for r in rows] for c in schema.names}
-    arrays = []
-    for f in schema:
-        if pa.types.is_timestamp(f.type):
-            arrays.append(pa.array(columns[f.name], pa.int64()).cast(f.type))
-        else:
-            arrays.append(pa.array(columns[f.name], f.type))
-    dest.mkdir(parents=True, exist_ok=True)
-    pq.write_table(
-        pa.Table.from_arrays(arrays, schema=schema), dest / f"live-{dest.parent.name}-part-00000.parquet"
-    )
-    (dest / "_SUCCESS").touch()
+    write_live(dest, arrow_table(RECORD_TABLES[RECORD], rows))
