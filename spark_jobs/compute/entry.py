@@ -14,13 +14,13 @@ import argparse
 import json
 import sys
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow.parquet as pq
 
+from pfscope.spark_jobs.compute.engines import Done, SparkArgs, computed, replayed
 from pfscope.spark_jobs.compute.record import RECORD, write_forecast_record
 from pfscope.spark_jobs.compute.state import (
     MANIFEST,
@@ -28,7 +28,6 @@ from pfscope.spark_jobs.compute.state import (
     TOPOLOGY,
     FileRead,
     Manifest,
-    Plan,
     TopologyChange,
     code_version,
     folders_of_stores,
@@ -39,7 +38,6 @@ from pfscope.spark_jobs.compute.state import (
     topology_change,
     topology_digest,
 )
-from pfscope.spark_jobs.compute.writing import write_piece, write_tables
 from pfscope.spark_jobs.model.errors import ExitStatus, OperatorError
 from pfscope.spark_jobs.model.events import expand_paths
 from pfscope.spark_jobs.model.timeutil import format_ts, now_us, parse_ts
@@ -57,16 +55,11 @@ from pfscope.spark_jobs.published.runs import (
     wait_seconds,
 )
 from pfscope.spark_jobs.runtime.command import add_debug_argument, run_command
-from pfscope.spark_jobs.runtime.config import input_bytes, parse_conf
+from pfscope.spark_jobs.runtime.config import parse_conf
 
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
-
-    from pfscope.spark_jobs.compute.job import JobResult
-
-
-#: tables written at once (each a Spark job): their fixed latencies overlap
-WRITER_THREADS = 4
+ENGINES = ("spark", "python", "auto")
+#: ``--engine auto`` runs Spark from this much log on
+AUTO_SPARK_BYTES = 128 << 20
 
 
 class JobError(OperatorError):
@@ -94,6 +87,11 @@ class JobSettings:
     driver_memory: str | None = None
     #: read the whole log even when the previous run's state could be gone on from
     full: bool = False
+    #: ``spark``, ``python`` (the replay in this process) or ``auto`` (:func:`choose_engine`)
+    engine: str = "spark"
+    #: a Spark flag was given (``--master``, ``--conf``, ``--partitions``; not the environment's
+    #: master): ``auto`` runs Spark
+    spark_flags: bool = False
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -138,7 +136,33 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="when another run holds DIR/.lock: wait for it (as long as it takes, or SECONDS) "
         "instead of exiting with status 75",
     )
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="spark: the Spark job (a refresh goes on from the last run); python: the replay in this "
+        "process, every table and fold state as Spark writes them, reading the whole log each run; "
+        f"auto: python for a local log under {AUTO_SPARK_BYTES >> 20} MB and no Spark flag, else spark "
+        "(default: spark)",
+    )
     add_debug_argument(p)
+
+
+def choose_engine(args: JobSettings, files: list[str], size: int) -> tuple[str, str]:
+    """The engine, and why when it is not Spark. ``auto`` runs the replay in this process for a
+    small local log: the JVM's start and Spark's fixed costs per query outweigh such a log's whole
+    work (docs/performance.md, "The Python engine"); any Spark flag, a remote file or a larger log
+    runs Spark."""
+    if args.engine == "python":
+        if any("://" in f for f in files):
+            raise JobError("--engine python reads local files only; a URI needs --engine spark")
+        if args.spark_flags:
+            raise JobError("--master, --conf and --partitions are Spark's: give them with --engine spark")
+        return "python", "--engine python"
+    if args.engine == "spark" or args.spark_flags:
+        return "spark", ""
+    if any("://" in f for f in files) or size >= AUTO_SPARK_BYTES:
+        return "spark", ""
+    return "python", f"the log is under {AUTO_SPARK_BYTES >> 20} MB"
 
 
 def settings_from_flags(args: argparse.Namespace, **defaults: Any) -> JobSettings:
@@ -155,6 +179,8 @@ def settings_from_flags(args: argparse.Namespace, **defaults: Any) -> JobSetting
         "wait_lock": args.wait_lock,
         "driver_memory": defaults.get("driver_memory"),
         "full": bool(args.full),
+        "engine": args.engine or "spark",
+        "spark_flags": bool(args.master or args.conf or args.partitions),
     }
     keep = pick("keep")
     if keep is not None:
@@ -262,98 +288,37 @@ def _run(args: JobSettings) -> dict[str, Any]:
         return {**(read_latest(args.out) or {}), "unchanged": True}
     local = [f for f in files if "://" not in f]
     before = sizes(local)
+    engine, why = choose_engine(args, files, sum(before.values()))
     run = start_run(args.out)
     try:
-        from pfscope.spark_jobs.compute.job import compute
-        from pfscope.spark_jobs.runtime.session import spark_session
-
-        # a refresh's work is its new bytes and the state it folds on from, not the whole log
-        # (the session's JIT and partitions are chosen by it)
-        size = (
-            refresh_bytes(plan, previous)
-            if plan.incremental and previous is not None
-            else input_bytes(list(args.events))
-        )
-        spark = spark_session(master=args.master, conf=conf, progress=sys.stderr.isatty(), input_bytes=size)
-        # leaving the pool waits for every write it runs, so nothing writes into an abandoned run
-        with ThreadPoolExecutor(max_workers=WRITER_THREADS, thread_name_prefix="pfscope-write") as pool:
-            started_writes: dict[str, Future[None]] = {}
-            result = None
-            reason = plan.reason
-            if plan.incremental:
-                from pfscope.spark_jobs.compute.refresh import refresh
-                from pfscope.spark_jobs.compute.refresh_lines import CannotRefresh
-
-                assert previous is not None
-                manifest = load_manifest(previous)
-                assert manifest is not None
-                try:
-                    result = refresh(
-                        spark,
-                        topo,
-                        manifest,
-                        previous,
-                        plan,
-                        files,
-                        as_of=as_of,
-                        run_id=run.run_id,
-                        partitions=args.partitions,
-                    )
-                except CannotRefresh as e:
-                    reason = str(e)
-            if result is None:
-
-                def start_rejects(df: DataFrame) -> None:
-                    from pfscope.spark_jobs.compute.job import Piece
-
-                    started_writes["rejects"] = pool.submit(
-                        write_piece, Piece("rejects", True, df), run.table_path
-                    )
-
-                result = compute(
-                    spark,
-                    topo,
-                    files,
-                    as_of=as_of,
-                    run_id=run.run_id,
-                    partitions=args.partitions,
-                    on_rejects=start_rejects,
-                    full_reason=reason,
-                )
-            write_tables(result, run.table_path, pool, started_writes)
-        write_forecast_record(previous, run.path, result.as_of)
-        _write_manifest(run.path, result, files, before, local, topo, previous)
+        if engine == "python":
+            done = replayed(topo, files, as_of, run, why)
+        else:
+            spark = SparkArgs(args.master, conf, args.partitions, args.events)
+            done = computed(spark, topo, files, as_of, plan, previous, run)
+        write_forecast_record(previous, run.path, done.as_of)
+        _write_manifest(run.path, done, files, before, local, topo, previous)
     except BaseException:
         abandon(run)
         raise
-    counts = result.counts
-    last_ts = counts.get("last_ts")
-    tables = sorted({p.table for p in result.pieces} | set(result.carry) | {RECORD})
+    last_ts = done.counts.get("last_ts")
     info = {
-        "as_of": format_ts(result.as_of),
-        "tables": [t for t in tables if not t.startswith("_")],
+        "as_of": format_ts(done.as_of),
+        "tables": [t for t in sorted({*done.tables, RECORD}) if not t.startswith("_")],
         # the latest accepted line, when it is stamped after the as-of (not applied in this run)
         "last_event_after_as_of": format_ts(last_ts)
-        if last_ts is not None and last_ts > result.as_of
+        if last_ts is not None and last_ts > done.as_of
         else None,
-        "refresh": result.refresh.line() if result.refresh else None,
+        "refresh": done.line,
         "seconds": round(time.perf_counter() - started, 3),
         "summary": {
-            "lines_read": counts["lines_read"],
-            "accepted": counts["accepted"],
-            "duplicates": counts["duplicates"],
-            "rejected": counts["lines_read"] - counts["accepted"] - counts["duplicates"],
+            "lines_read": done.counts["lines_read"],
+            "accepted": done.counts["accepted"],
+            "duplicates": done.counts["duplicates"],
+            "rejected": done.counts["lines_read"] - done.counts["accepted"] - done.counts["duplicates"],
         },
     }
     return publish(run, info)
-
-
-def refresh_bytes(plan: Plan, previous: Path) -> int:
-    """What a refresh reads: the new bytes, and the fold states and pending events it goes on from."""
-    state = previous / STATE_DIR
-    return sum(n.end - n.start for n in plan.new) + sum(
-        f.stat().st_size for d in ("folds", "pending") for f in (state / d).glob("*.parquet")
-    )
 
 
 def list_log_files(paths: list[str]) -> list[str]:
@@ -392,7 +357,7 @@ def _previous_run(out: str) -> Path | None:
 
 def _write_manifest(
     run_dir: Path,
-    result: JobResult,
+    done: Done,
     files: list[str],
     before: dict[str, int],
     local: list[str],
@@ -402,8 +367,11 @@ def _write_manifest(
     """What the next run needs of this one (``state``); none when some file is remote."""
     if len(local) != len(files):
         return
-    if result.read is not None:  # a full run: the files as they were before it read them
-        reads = [FileRead.of(f, before[f], result.file_lines.get(i, 0)) for i, f in enumerate(files)]
+    result = done.result
+    if result is None or result.read is not None:  # read whole: the files as they were before
+        lines = done.file_lines if result is None else result.file_lines
+        assert lines is not None
+        reads = [FileRead.of(f, before[f], lines.get(i, 0)) for i, f in enumerate(files)]
         stable = sizes(local) == before
     else:
         earlier = load_manifest(previous) if previous else None
@@ -411,12 +379,16 @@ def _write_manifest(
         known = {i: r for i, r in enumerate(earlier.files)}
         reads = [result.reads.get(i) or known.get(i) or FileRead.of(f, 0, 0) for i, f in enumerate(files)]
         stable = True
-    counts = result.counts
+    counts = done.counts
     folds = run_dir / "_state" / "folds"
-    folders = sum(pq.ParquetFile(f).metadata.num_rows for f in folds.glob("*.parquet"))
+    folders = (
+        done.folders
+        if done.folders is not None
+        else sum(pq.ParquetFile(f).metadata.num_rows for f in folds.glob("*.parquet"))
+    )
     manifest = Manifest(
         run_id=run_dir.name,
-        as_of=result.as_of,
+        as_of=done.as_of,
         last_ts=counts.get("last_ts"),
         code=code_version(),
         topology=topology_digest(topo.to_json()),
@@ -427,6 +399,7 @@ def _write_manifest(
         status=[tuple(s) for s in counts["status"]],
         stable=stable,
         folders=folders,
+        engine=done.engine,
     )
     (run_dir / STATE_DIR / MANIFEST).write_text(manifest.to_json(), encoding="utf-8")
     # what a plan on this run reads beside the fold states (``compute.planning``)

@@ -78,6 +78,9 @@ class Manifest:
     stable: bool = True  # False: a file changed while the run read it
     folders: int | None = None  # folders with a fold state
     format: int = FORMAT
+    #: what computed the run: ``spark`` keeps the state a refresh goes on from; ``python`` (the
+    #: replay, ``compute.python_engine``) keeps only the fold states
+    engine: str = "spark"
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=1) + "\n"
@@ -320,6 +323,10 @@ def plan_refresh(
         return full(
             f"{len(plan.retaken):,} of {len(files):,} files were rewritten since they were read "
             f"({retaken / total:.0%} of the log's bytes): a full run reads them faster"
+        )
+    if previous.engine != "spark" and (plan.new or plan.refold):  # nothing new: nothing to go on with
+        return full(
+            f"the earlier run was computed by the {previous.engine} engine: it keeps no state to go on from"
         )
     return plan
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pfscope.spark_jobs.model.cnset import EMPTY, CNSet
-from pfscope.spark_jobs.model.events import Event, EventLog
+from pfscope.spark_jobs.model.events import Event, EventLog, Message
 from pfscope.spark_jobs.model.fold import FolderFold, Rows
 from pfscope.spark_jobs.model.forecast.tables import forecast_tables, in_flight
 from pfscope.spark_jobs.model.forecast.world import Transits
@@ -34,6 +34,10 @@ class ReplayResult:
     as_of: int
     tables: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     folds: dict[GroupKey, FolderFold] = field(default_factory=dict)
+    #: each folder's status requests and who processed them (a folder's fold state keeps them)
+    processed: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: each folder's mail on its way at the as-of, with its recipient (``in_flight``)
+    mail: dict[str, list[tuple[Message, str]]] = field(default_factory=dict)
 
 
 def group_key(ev: Event) -> GroupKey | None:
@@ -104,6 +108,7 @@ def replay(
         for name, chunk in vars(rows).items():
             getattr(all_rows, name).extend(chunk)
         result.folds[key] = fold
+        result.processed.setdefault(key[1], []).extend(rows.processed_status_requests)
     t = result.tables
     t["state_table"] = all_rows.state_table
     t["state_history"] = all_rows.state_history
@@ -126,8 +131,9 @@ def replay(
     add_paths(t["replicas"], t["folders"])
     t["messages"] = messages_table(applied)
     t["transits"] = transits_table(t["messages"])
+    result.mail = in_flight(applied, as_of)
     t["forecast"], t["forecast_requests"] = forecast_tables(
-        result.folds, org, in_flight(applied, as_of), as_of, Transits.from_rows(t["transits"])
+        result.folds, org, result.mail, as_of, Transits.from_rows(t["transits"])
     )
     t["rejects"] = [
         {

@@ -3,6 +3,7 @@ a full run, said in one line; the new bytes of each file, split into lines as th
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -296,3 +297,18 @@ def test_a_topology_change_a_refresh_cannot_take_says_why(share: list[Path], edi
         manifest(share), list(share), as_of=None, topology="other", change=TopologyChange("", ("1-10",))
     )
     assert taken.incremental and taken.refold == ("1-10",)
+
+
+def test_a_run_of_the_python_engine_is_gone_on_from_only_when_nothing_is_new(share: list[Path]) -> None:
+    """The replay keeps no state a refresh goes on from: a new byte makes the next run full, and
+    the same bytes still publish nothing. A manifest written before engines were named is Spark's."""
+    m = manifest(share, engine="python")
+    assert nothing_new(plan(m, share, as_of=None), m, [str(f) for f in share], "t", None, clock=2_000)
+    with open(share[1], "ab") as fh:
+        fh.write(LINES[0])
+    p = plan(m, share, as_of=None)
+    assert p.reason == "the earlier run was computed by the python engine: it keeps no state to go on from"
+    assert plan(manifest(share), share, as_of=None).incremental
+    older = json.loads(manifest(share).to_json())
+    del older["engine"]
+    assert Manifest.from_json(json.dumps(older)).engine == "spark"

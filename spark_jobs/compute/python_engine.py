@@ -1,0 +1,139 @@
+"""``compute --engine python``: a run computed in this process by the reference replay, published
+as the Spark job publishes one.
+
+Below some tens of megabytes of log the JVM's fixed costs outweigh the whole work: the
+12-server share's log (172,295 lines, 22 MB) replays in 6.8 CPU s where the Spark job takes
+42.4 (docs/performance.md). The run holds what a reader of a Spark run reads: every table in the
+job's types and order (times as INT96, as Spark writes them), each folder's fold state (what the
+what-if planner plays on, ``_state/folds``), the forecast record, and a manifest by which the next
+run knows when nothing is new. It keeps nothing for a Spark refresh (the kept lines and events,
+pending events), so a Spark run after it reads the whole log (``state.plan_refresh``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from pfscope.spark_jobs.compute.arrow_rows import arrow_table, write_live
+from pfscope.spark_jobs.compute.stream import FolderState, dump_state
+from pfscope.spark_jobs.compute.writing import FOLDER_TABLES, ROW_GROUP_BYTES
+from pfscope.spark_jobs.model.events import Event, EventLog, read_lines
+from pfscope.spark_jobs.model.replay import ReplayResult, replay
+from pfscope.spark_jobs.model.tables import KEYS, TABLES
+from pfscope.spark_jobs.model.topology import Topology
+from pfscope.spark_jobs.published.runs import Run
+
+#: ``state_history`` and ``state_table`` are read a folder at a time: sorted by folder first
+_FOLDER_ORDER = ("fid",)
+
+
+@dataclass(frozen=True)
+class ReplayRun:
+    """What the run read and made: for its manifest and its one line."""
+
+    as_of: int
+    counts: dict[str, Any]
+    file_lines: dict[int, int]  # lines read, by the file's index in the input order
+    folders: int  # folders with a fold state
+
+
+def run_replay(topo: Topology, files: list[str], as_of: int | None, run: Run, reason: str) -> ReplayRun:
+    """Replay ``files`` and write the run's tables and fold states into ``run`` (not published:
+    the caller writes the forecast record and the manifest, then publishes)."""
+    started = time.time()
+    file_lines: Counter[int] = Counter()
+    log = EventLog.build(_counted(read_lines(files), files, file_lines), topo)
+    result = replay(topo, log, as_of, run_id=run.run_id)
+    summary = result.tables["summary"][0]
+    summary.update(started_at=int(started * 1_000_000), refresh="full", refresh_reason=reason)
+    for table, columns in TABLES.items():
+        if table == "summary":  # last: when the run finished
+            continue
+        write_table(run.path / table, _in_order(table, arrow_table(columns, result.tables[table])))
+    states = fold_states(result, log.events)
+    write_live(run.path / "_state" / "folds", pa.Table.from_pylist(states, _FOLD_STATE))
+    summary["finished_at"] = int(time.time() * 1_000_000)
+    write_table(run.path / "summary", arrow_table(TABLES["summary"], result.tables["summary"]))
+    return ReplayRun(result.as_of, _counts(log), dict(file_lines), len(states))
+
+
+_FOLD_STATE = pa.schema([("fid", pa.string()), ("blob", pa.string())])
+
+
+def _counted(
+    lines: Iterator[tuple[str, int, int, str | None]], files: list[str], per_file: Counter[int]
+) -> Iterator[tuple[str, int, int, str | None]]:
+    index = {f: i for i, f in enumerate(files)}
+    for line in lines:
+        per_file[index[line[0]]] += 1
+        yield line
+
+
+def _counts(log: EventLog) -> dict[str, Any]:
+    """The counts a manifest keeps, as the Spark job's reading gives them."""
+    status = sorted(
+        (e.ts, e.seq, e.store, e.status == "down") for e in log.events if e.kind == "store_status"
+    )
+    return {
+        "lines_read": log.lines_read,
+        "accepted": log.accepted,
+        "duplicates": log.duplicates,
+        "last_ts": log.last_ts(),
+        "status": status,
+    }
+
+
+def write_table(dest: Path, table: pa.Table) -> None:
+    """One table of the run, in times as Spark writes them; a table read a folder at a time in
+    row groups of about ``ROW_GROUP_BYTES`` (a reader's folder filter skips the rest)."""
+    options: dict[str, Any] = {}
+    if dest.name in FOLDER_TABLES and table.num_rows:
+        options["row_group_size"] = max(1, table.num_rows * ROW_GROUP_BYTES // max(1, table.nbytes))
+    write_live(dest, table, int96=True, **options)
+
+
+def _in_order(table: str, data: pa.Table) -> pa.Table:
+    """Rows in the table's key order (by folder first where it is read a folder at a time)."""
+    keys = (*_FOLDER_ORDER, *KEYS[table]) if table in FOLDER_TABLES else KEYS[table]
+    sortable = [k for k in dict.fromkeys(keys) if not pa.types.is_list(data.schema.field(k).type)]
+    if not sortable or not data.num_rows:
+        return data
+    return data.sort_by([(k, "ascending", "at_start") for k in sortable])
+
+
+def fold_states(result: ReplayResult, events: list[Event]) -> list[dict[str, str]]:
+    """Each folder's fold state at the as-of, as the Spark job keeps it (``stream.FolderState``):
+    its replica-list changes, each observer's fold, its status requests and their processing,
+    and its mail on its way."""
+    lists: dict[str, list[Event]] = {}
+    for e in events:
+        if e.kind == "replicas" and e.ts <= result.as_of and e.fid is not None:
+            lists.setdefault(e.fid, []).append(e)
+    folds: dict[str, dict[str, Any]] = {}
+    for (observer, fid), fold in result.folds.items():
+        folds.setdefault(fid, {})[observer] = fold
+    responders: dict[str, list[dict[str, Any]]] = {}
+    for row in result.tables["responders"]:
+        responders.setdefault(row["fid"], []).append(row)
+    return [
+        {
+            "fid": fid,
+            "blob": dump_state(
+                FolderState(
+                    sorted(lists.get(fid, []), key=lambda e: (e.ts, e.seq)),
+                    folds[fid],
+                    responders.get(fid, []),
+                    result.processed.get(fid, []),
+                    result.mail.get(fid, []),
+                )
+            ),
+        }
+        for fid in sorted(folds)
+    ]
