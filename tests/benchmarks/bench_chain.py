@@ -14,7 +14,7 @@ them (``ingest`` into ``OUT/ingested``, ``compute --events OUT/ingested/events``
 peak RSS, its first line).
 
     PYTHONPATH=. python tests/benchmarks/bench_chain.py [--servers 12] [--folders 1000] [--cache DIR]
-    PYTHONPATH=. python tests/benchmarks/bench_chain.py --hours 10 [--growth 0.01]
+    PYTHONPATH=. python tests/benchmarks/bench_chain.py --hours 10 [--growth 0.01] [--engine auto]
 """
 
 from __future__ import annotations
@@ -36,6 +36,10 @@ from tests.benchmarks.bench_ingest import PFSCOPE, ROOT, export, render, run
 CUT = 0.8
 
 
+#: compute's ``--engine`` (``--engine``)
+ENGINE = ["spark"]
+
+
 def chain(label: str, share: Path, out: Path) -> tuple[float, float]:
     """The two steps ``pfscope refresh`` runs, each measured as its own process tree (a tree's CPU
     seconds are sampled: a step that ended would be lost from the refresh's), summed."""
@@ -54,6 +58,8 @@ def chain(label: str, share: Path, out: Path) -> tuple[float, float]:
             str(ingested / EVENTS_FOLDER),
             "--out",
             str(out / "published"),
+            "--engine",
+            ENGINE[0],
         ],
     )
     print(f"  {label + ': the chain':44s} {wall_i + wall_c:6.1f} s wall  {cpu_i + cpu_c:6.1f} CPU s")
@@ -68,7 +74,9 @@ def main() -> None:
     ap.add_argument("--cache", default=os.environ.get("PFSCOPE_BENCH_CACHE", "/tmp/pfscope-bench"))
     ap.add_argument("--hours", type=int, default=0, help="hours of a share growing by --growth each")
     ap.add_argument("--growth", type=float, default=0.01)
+    ap.add_argument("--engine", choices=("spark", "python", "auto"), default="spark", help="compute's")
     args = ap.parse_args()
+    ENGINE[0] = args.engine
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     _, by_server = render(cache, args.servers, args.folders, args.days)
