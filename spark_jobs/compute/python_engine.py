@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from pfscope.spark_jobs.compute.arrow_rows import arrow_table, write_live
-from pfscope.spark_jobs.compute.stream import FolderState, dump_state
+from pfscope.spark_jobs.compute.stream import FolderState, cyclic_gc_paused, dump_state
 from pfscope.spark_jobs.compute.writing import FOLDER_TABLES, ROW_GROUP_BYTES
 from pfscope.spark_jobs.model.events import Event, EventLog, read_lines
 from pfscope.spark_jobs.model.replay import ReplayResult, replay
@@ -46,11 +46,15 @@ class ReplayRun:
 
 def run_replay(topo: Topology, files: list[str], as_of: int | None, run: Run, reason: str) -> ReplayRun:
     """Replay ``files`` and write the run's tables and fold states into ``run`` (not published:
-    the caller writes the forecast record and the manifest, then publishes)."""
+    the caller writes the forecast record and the manifest, then publishes). Python's cyclic
+    collector pauses meanwhile, as in the Spark job's tasks: it found nothing to free and cost a
+    sixth of the run (843,240 lines: 40.1 and 44.8 CPU s with it, 34.3 and 37.2 without, the same
+    2.18 GB at the peak)."""
     started = time.time()
     file_lines: Counter[int] = Counter()
-    log = EventLog.build(_counted(read_lines(files), files, file_lines), topo)
-    result = replay(topo, log, as_of, run_id=run.run_id)
+    with cyclic_gc_paused():
+        log = EventLog.build(_counted(read_lines(files), files, file_lines), topo)
+        result = replay(topo, log, as_of, run_id=run.run_id)
     summary = result.tables["summary"][0]
     summary.update(started_at=int(started * 1_000_000), refresh="full", refresh_reason=reason)
     for table, columns in TABLES.items():

@@ -29,8 +29,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from pfscope.spark_jobs.compute.entry import write_tables
 from pfscope.spark_jobs.compute.job import compute
+from pfscope.spark_jobs.compute.writing import write_tables
 from pfscope.spark_jobs.model.events import MAX_CN, MAX_INT, read_event_log
 from pfscope.spark_jobs.model.replay import replay
 from pfscope.spark_jobs.model.tables import TABLES
