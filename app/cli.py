@@ -177,7 +177,11 @@ def _add_refresh_arguments(f: argparse.ArgumentParser) -> None:
     f.add_argument("--strict", action="store_true", help="as ingest's")
     f.add_argument("--keep", type=int, metavar="N", help="as compute's: published runs to keep")
     f.add_argument(
-        "--engine", choices=("spark", "python", "auto"), help="as compute's: what computes the runs"
+        "--engine",
+        choices=("spark", "python", "auto"),
+        default="auto",
+        help="compute's engine (as compute's --engine); default auto: the replay in compute's own "
+        "process for a log under 128 MB and no --master or --conf, else Spark",
     )
     f.add_argument("--master", help="Spark master URL for both steps (as theirs)")
     f.add_argument(
@@ -350,7 +354,7 @@ def _refresh(args: argparse.Namespace) -> int:
     shared += [f"--conf={c}" for c in args.conf] + (["--full"] if args.full else [])
     shared += ["--debug"] if args.debug else []
     compute = [f"--keep={args.keep}"] if args.keep is not None else []
-    compute += [f"--engine={args.engine}"] if args.engine else []
+    compute += [f"--engine={args.engine}"]
     wait = None if args.wait_lock is None else (math.inf if args.wait_lock < 0 else args.wait_lock)
     settings = ChainSettings(
         tuple(args.logs), Path(args.out), tuple(ingest), tuple(compute), tuple(shared), wait

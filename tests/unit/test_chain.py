@@ -293,21 +293,25 @@ def test_the_record_says_each_step_and_a_status_that_is_not_zero() -> None:
 
 
 def test_a_chain_of_a_small_share_runs_no_jvm(tmp_path: Path) -> None:
-    """Ingest (a share under 32 MB: its reference) and compute ``--engine python`` (the replay)
-    both in their own process, no Spark: the run published, then an hour with nothing new."""
+    """By default the chain's steps choose their engine: ingest of a share under 32 MB reads it
+    with its reference, compute of a log under 128 MB replays it (``--engine auto``), each in its
+    own process, no Spark; then an hour with nothing new, and ``--engine spark`` of nothing new
+    publishes nothing either."""
     share = tmp_path / "share"
     share.mkdir()
     write_wevtutil_xml(fx.EX07_EVENTS, share / "ex07.xml")
     (tmp_path / "replids.csv").write_text(fx.REPLIDS_CSV, encoding="utf-8")
     out = tmp_path / "chain"
     flags = ("--logs", str(share), "--out", str(out), "--replids", str(tmp_path / "replids.csv"))
-    done = refresh(*flags, "--engine", "python")
+    done = refresh(*flags)
     assert done.returncode == 0, done
     (line,) = done.stdout.splitlines()
     assert ": ingest: read 8 records from 1 files in " in line, line  # the reference's words
-    assert "compute: full: the python engine replays the whole log (--engine python), published run " in line
+    why = "full: the python engine replays the whole log (the log is under 128 MB)"
+    assert f"compute: {why}, published run " in line, line
     pointer = json.loads((out / "published" / "LATEST").read_text())
-    assert pointer["refresh"] == "full: the python engine replays the whole log (--engine python)"
-    again = refresh(*flags, "--engine", "python")
-    assert again.returncode == 0 and "compute: incremental: nothing new since run " in again.stdout, again
+    assert pointer["refresh"] == why
+    for engine in ("python", "spark"):
+        again = refresh(*flags, "--engine", engine)
+        assert again.returncode == 0 and "compute: incremental: nothing new since run " in again.stdout, again
     assert json.loads((out / "published" / "LATEST").read_text())["run_id"] == pointer["run_id"]
