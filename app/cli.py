@@ -181,7 +181,7 @@ def _add_refresh_arguments(f: argparse.ArgumentParser) -> None:
         choices=("spark", "python", "auto"),
         default="auto",
         help="compute's engine (as compute's --engine); default auto: the replay in compute's own "
-        "process for a log under 128 MB and no --master or --conf, else Spark",
+        "process for a log under 160 MB and no --master or --conf, else Spark",
     )
     f.add_argument("--master", help="Spark master URL for both steps (as theirs)")
     f.add_argument(

@@ -58,8 +58,9 @@ from pfscope.spark_jobs.runtime.command import add_debug_argument, run_command
 from pfscope.spark_jobs.runtime.config import parse_conf
 
 ENGINES = ("spark", "python", "auto")
-#: ``--engine auto`` runs Spark from this much log on
-AUTO_SPARK_BYTES = 128 << 20
+#: ``--engine auto`` runs Spark from this much log on: the replay holds the log in memory (about
+#: 2.6 KB a line), and below this its peak stays under the Spark job's own at 1M lines (3.5 GB)
+AUTO_SPARK_BYTES = 160 << 20
 
 
 class JobError(OperatorError):

@@ -294,7 +294,7 @@ def test_the_record_says_each_step_and_a_status_that_is_not_zero() -> None:
 
 def test_a_chain_of_a_small_share_runs_no_jvm(tmp_path: Path) -> None:
     """By default the chain's steps choose their engine: ingest of a share under 32 MB reads it
-    with its reference, compute of a log under 128 MB replays it (``--engine auto``), each in its
+    with its reference, compute of a log under 160 MB replays it (``--engine auto``), each in its
     own process, no Spark; then an hour with nothing new, and ``--engine spark`` of nothing new
     publishes nothing either."""
     share = tmp_path / "share"
@@ -307,7 +307,7 @@ def test_a_chain_of_a_small_share_runs_no_jvm(tmp_path: Path) -> None:
     assert done.returncode == 0, done
     (line,) = done.stdout.splitlines()
     assert ": ingest: read 8 records from 1 files in " in line, line  # the reference's words
-    why = "full: the python engine replays the whole log (the log is under 128 MB)"
+    why = "full: the python engine replays the whole log (the log is under 160 MB)"
     assert f"compute: {why}, published run " in line, line
     pointer = json.loads((out / "published" / "LATEST").read_text())
     assert pointer["refresh"] == why

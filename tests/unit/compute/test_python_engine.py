@@ -95,7 +95,7 @@ def test_the_python_engine_publishes_a_run_without_spark(tmp_path: Path) -> None
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     said = done.stdout.splitlines()
-    assert said[0] == "full: the python engine replays the whole log (the log is under 128 MB)"
+    assert said[0] == "full: the python engine replays the whole log (the log is under 160 MB)"
     assert said[1].startswith("published run ") and said[-1] == "False"
     pointer = read_latest(out)
     assert pointer is not None and pointer["refresh"] == said[0]
