@@ -8,11 +8,11 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pfscope.spark_jobs.compute.state import STATE_DIR, Plan, load_manifest
+from pfscope.spark_jobs.compute.state import STATE_DIR, FileRead, Plan, load_manifest
 from pfscope.spark_jobs.compute.writing import write_piece, write_tables
 from pfscope.spark_jobs.model.topology import Topology
 from pfscope.spark_jobs.published.runs import Run
@@ -20,8 +20,6 @@ from pfscope.spark_jobs.runtime.config import input_bytes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-
-    from pfscope.spark_jobs.compute.job import JobResult
 
 #: tables written at once (each a Spark job): their fixed latencies overlap
 WRITER_THREADS = 4
@@ -47,11 +45,10 @@ class Done:
     counts: dict[str, Any]
     tables: frozenset[str]
     line: str | None
-    #: Spark's: the job's result (which files it read, and how)
-    result: JobResult | None = None
-    #: the replay's: lines read by file index, and the folders with a fold state
-    file_lines: dict[int, int] | None = None
-    folders: int | None = None
+    #: a run that read the whole log: its lines by file index; a refresh: None
+    file_lines: dict[int, int] | None
+    #: a refresh: the files it read (again), by index; the others are as the earlier run read them
+    reads: dict[int, FileRead] = field(default_factory=dict)
 
 
 def replayed(topo: Topology, files: list[str], as_of: int | None, run: Run, why: str) -> Done:
@@ -61,9 +58,7 @@ def replayed(topo: Topology, files: list[str], as_of: int | None, run: Run, why:
 
     reason = f"the python engine replays the whole log ({why})"
     r = run_replay(topo, files, as_of, run, reason)
-    return Done(
-        "python", r.as_of, r.counts, frozenset(TABLES), f"full: {reason}", None, r.file_lines, r.folders
-    )
+    return Done("python", r.as_of, r.counts, frozenset(TABLES), f"full: {reason}", r.file_lines)
 
 
 def computed(
@@ -137,7 +132,8 @@ def computed(
         write_tables(result, run.table_path, pool, started_writes)
     tables = frozenset({p.table for p in result.pieces} | set(result.carry))
     line = result.refresh.line() if result.refresh else None
-    return Done("spark", result.as_of, result.counts, tables, line, result)
+    whole = result.file_lines if result.read is not None else None
+    return Done("spark", result.as_of, result.counts, tables, line, whole, result.reads)
 
 
 def refresh_bytes(plan: Plan, previous: Path) -> int:

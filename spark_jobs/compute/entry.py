@@ -153,15 +153,16 @@ def choose_engine(args: JobSettings, files: list[str], size: int) -> tuple[str, 
     small local log: the JVM's start and Spark's fixed costs per query outweigh such a log's whole
     work (docs/performance.md, "The Python engine"); any Spark flag, a remote file or a larger log
     runs Spark."""
+    remote = any("://" in f for f in files)
     if args.engine == "python":
-        if any("://" in f for f in files):
+        if remote:
             raise JobError("--engine python reads local files only; a URI needs --engine spark")
         if args.spark_flags:
             raise JobError("--master, --conf and --partitions are Spark's: give them with --engine spark")
         return "python", "--engine python"
     if args.engine == "spark" or args.spark_flags:
         return "spark", ""
-    if any("://" in f for f in files) or size >= AUTO_SPARK_BYTES:
+    if remote or size >= AUTO_SPARK_BYTES:
         return "spark", ""
     return "python", f"the log is under {AUTO_SPARK_BYTES >> 20} MB"
 
@@ -368,25 +369,18 @@ def _write_manifest(
     """What the next run needs of this one (``state``); none when some file is remote."""
     if len(local) != len(files):
         return
-    result = done.result
-    if result is None or result.read is not None:  # read whole: the files as they were before
-        lines = done.file_lines if result is None else result.file_lines
-        assert lines is not None
-        reads = [FileRead.of(f, before[f], lines.get(i, 0)) for i, f in enumerate(files)]
+    if done.file_lines is not None:  # read whole: the files as they were before it read them
+        reads = [FileRead.of(f, before[f], done.file_lines.get(i, 0)) for i, f in enumerate(files)]
         stable = sizes(local) == before
     else:
         earlier = load_manifest(previous) if previous else None
         assert earlier is not None
         known = {i: r for i, r in enumerate(earlier.files)}
-        reads = [result.reads.get(i) or known.get(i) or FileRead.of(f, 0, 0) for i, f in enumerate(files)]
+        reads = [done.reads.get(i) or known.get(i) or FileRead.of(f, 0, 0) for i, f in enumerate(files)]
         stable = True
     counts = done.counts
     folds = run_dir / "_state" / "folds"
-    folders = (
-        done.folders
-        if done.folders is not None
-        else sum(pq.ParquetFile(f).metadata.num_rows for f in folds.glob("*.parquet"))
-    )
+    folders = sum(pq.ParquetFile(f).metadata.num_rows for f in folds.glob("*.parquet"))
     manifest = Manifest(
         run_id=run_dir.name,
         as_of=done.as_of,

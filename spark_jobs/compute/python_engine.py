@@ -41,7 +41,6 @@ class ReplayRun:
     as_of: int
     counts: dict[str, Any]
     file_lines: dict[int, int]  # lines read, by the file's index in the input order
-    folders: int  # folders with a fold state
 
 
 def run_replay(topo: Topology, files: list[str], as_of: int | None, run: Run, reason: str) -> ReplayRun:
@@ -65,7 +64,7 @@ def run_replay(topo: Topology, files: list[str], as_of: int | None, run: Run, re
     write_live(run.path / "_state" / "folds", pa.Table.from_pylist(states, _FOLD_STATE))
     summary["finished_at"] = int(time.time() * 1_000_000)
     write_table(run.path / "summary", arrow_table(TABLES["summary"], result.tables["summary"]))
-    return ReplayRun(result.as_of, _counts(log), dict(file_lines), len(states))
+    return ReplayRun(result.as_of, _counts(log), dict(file_lines))
 
 
 _FOLD_STATE = pa.schema([("fid", pa.string()), ("blob", pa.string())])

@@ -3,6 +3,7 @@ JVM (its tables against Spark's: tests/spark/test_python_engine.py)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -11,7 +12,14 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 
-from pfscope.spark_jobs.compute.entry import AUTO_SPARK_BYTES, JobError, JobSettings, choose_engine
+from pfscope.spark_jobs.compute.entry import (
+    AUTO_SPARK_BYTES,
+    JobError,
+    JobSettings,
+    add_arguments,
+    choose_engine,
+    settings_from_flags,
+)
 from pfscope.spark_jobs.model.tables import TABLES
 from pfscope.spark_jobs.published.runs import read_latest
 from tests.published_runs import ROOT
@@ -56,10 +64,6 @@ def test_the_python_engine_reads_local_files_only_and_takes_no_spark_flag() -> N
     [((), False), (("--master", "local[2]"), True), (("--conf", "a=b"), True), (("--partitions", "3"), True)],
 )
 def test_spark_flags_are_the_flags_given(flags: tuple[str, ...], spark_flags: bool) -> None:
-    import argparse
-
-    from pfscope.spark_jobs.compute.entry import add_arguments, settings_from_flags
-
     p = argparse.ArgumentParser()
     add_arguments(p)
     args = p.parse_args(["--topology", "t", "--events", "e", "--out", "o", "--engine", "auto", *flags])
