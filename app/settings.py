@@ -240,6 +240,7 @@ def job_settings(flags: Any, env: Mapping[str, str] | None = None) -> JobSetting
         master=env_text(env, "PFSCOPE_SPARK_MASTER"),
         keep=env_int(env, "PFSCOPE_KEEP"),
         driver_memory=env_text(env, "PFSCOPE_DRIVER_MEMORY"),
+        engine="auto",  # the spark-submit entry runs Spark
     )
 
 

@@ -88,7 +88,8 @@ class JobSettings:
     driver_memory: str | None = None
     #: read the whole log even when the previous run's state could be gone on from
     full: bool = False
-    #: ``spark``, ``python`` (the replay in this process) or ``auto`` (:func:`choose_engine`)
+    #: ``spark``, ``python`` (the replay in this process) or ``auto`` (:func:`choose_engine`);
+    #: ``pfscope compute`` defaults to ``auto``, the spark-submit entry to ``spark``
     engine: str = "spark"
     #: a Spark flag was given (``--master``, ``--conf``, ``--partitions``; not the environment's
     #: master): ``auto`` runs Spark
@@ -143,7 +144,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="spark: the Spark job (a refresh goes on from the last run); python: the replay in this "
         "process, every table and fold state as Spark writes them, reading the whole log each run; "
         f"auto: python for a local log under {AUTO_SPARK_BYTES >> 20} MB and no Spark flag, else spark "
-        "(default: spark)",
+        "(default: auto with pfscope compute, spark with spark-submit)",
     )
     add_debug_argument(p)
 
@@ -169,7 +170,7 @@ def choose_engine(args: JobSettings, files: list[str], size: int) -> tuple[str, 
 
 def settings_from_flags(args: argparse.Namespace, **defaults: Any) -> JobSettings:
     """:class:`JobSettings` from parsed :func:`add_arguments` flags; a flag left unset takes
-    ``defaults[name]`` (the caller's environment), else the field's default."""
+    ``defaults[name]`` (the caller's: its environment, its default engine), else the field's default."""
 
     def pick(name: str) -> Any:
         value = getattr(args, name)
@@ -181,7 +182,7 @@ def settings_from_flags(args: argparse.Namespace, **defaults: Any) -> JobSetting
         "wait_lock": args.wait_lock,
         "driver_memory": defaults.get("driver_memory"),
         "full": bool(args.full),
-        "engine": args.engine or "spark",
+        "engine": pick("engine") or "spark",
         "spark_flags": bool(args.master or args.conf or args.partitions),
     }
     keep = pick("keep")

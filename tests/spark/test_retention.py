@@ -45,6 +45,8 @@ def _compute(out: Path, source: Path, *extra: str) -> subprocess.Popen[str]:
             "--out",
             str(out),
             "--full",
+            "--engine",
+            "spark",
             *extra,
         ],
         cwd=ROOT,

@@ -71,6 +71,18 @@ def test_spark_flags_are_the_flags_given(flags: tuple[str, ...], spark_flags: bo
     assert got.spark_flags == spark_flags and got.engine == "auto"
 
 
+def test_pfscope_compute_defaults_to_auto_and_spark_submit_to_spark() -> None:
+    from pfscope.app.cli import _parser
+    from pfscope.app.settings import job_settings
+
+    flags = ["--topology", "t", "--events", "e", "--out", "o"]
+    assert job_settings(_parser().parse_args(["compute", *flags]), {}).engine == "auto"
+    assert job_settings(_parser().parse_args(["compute", *flags, "--engine", "spark"]), {}).engine == "spark"
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    assert settings_from_flags(p.parse_args(flags)).engine == "spark"
+
+
 def test_the_python_engine_publishes_a_run_without_spark(tmp_path: Path) -> None:
     """``pfscope compute --engine auto`` of a small log: every table and the fold states, in a
     process that never imports PySpark (no JVM starts)."""
