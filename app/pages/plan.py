@@ -22,11 +22,11 @@ from pfscope.app.data import RunData
 from pfscope.app.figures import plan as fp
 from pfscope.app.runtime import current_data, settings
 from pfscope.spark_jobs.compute.planning import Plan, add_suggestions, make_plan
-from pfscope.spark_jobs.compute.stream import cyclic_gc_paused
 from pfscope.spark_jobs.model.errors import OperatorError
 from pfscope.spark_jobs.model.forecast.plan import FORMS
 from pfscope.spark_jobs.model.forecast.restore import restore_stories, story_lines
 from pfscope.spark_jobs.model.forecast.summary import suggestion_texts
+from pfscope.spark_jobs.runtime.collector import cyclic_gc_paused
 
 dash.register_page(__name__, path="/plan", name="Plan", title="pfscope · plan")
 

@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from pfscope.spark_jobs.compute.planning import PlanRun
 from pfscope.spark_jobs.compute.state import STATE_DIR, TOPOLOGY, load_manifest
-from pfscope.spark_jobs.compute.stream import cyclic_gc_paused, load_state, org_payload, organisation
+from pfscope.spark_jobs.compute.stream import load_state, org_payload, organisation
 from pfscope.spark_jobs.model.forecast.actions import (
     Action,
     ByFolder,
@@ -46,6 +46,7 @@ from pfscope.spark_jobs.model.forecast.planner import (  # the planner's per-fol
 )
 from pfscope.spark_jobs.model.forecast.world import Transits
 from pfscope.spark_jobs.model.org import OrgContext
+from pfscope.spark_jobs.runtime.collector import cyclic_gc_paused
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

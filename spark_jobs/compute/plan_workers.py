@@ -9,7 +9,7 @@ their results back pickled. A fork of a server's worker costs milliseconds; a pa
 :data:`MIN_FOLDERS` folders stays in this process, as does everything where ``fork`` is not
 available. The workers run only the model's plain Python: no Spark, no Arrow, no I/O.
 
-The cyclic garbage collector is paused while a plan is made (``stream.cyclic_gc_paused``, as in
+The cyclic garbage collector is paused while a plan is made (``runtime.collector.cyclic_gc_paused``, as in
 the job's tasks): the plays allocate millions of short-lived objects that reference counting
 frees, and the workers inherit the pause.
 """

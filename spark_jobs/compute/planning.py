@@ -9,7 +9,7 @@ states of the folders it touches, the pairs' transits (``transits``), the replic
 result (``forecast.verdict``).
 
 Plain Python and pyarrow: no Spark. The cyclic garbage collector is paused while a plan is made
-(``stream.cyclic_gc_paused``): its scans of the folders' states, the plays' results and, in the
+(``runtime.collector.cyclic_gc_paused``): its scans of the folders' states, the plays' results and, in the
 app, everything else the process holds found nothing to collect yet cost a restore's page about
 0.5 s; reference counting frees what a plan drops.
 """
@@ -29,7 +29,7 @@ import pyarrow.dataset as ds
 
 from pfscope.spark_jobs.compute.plan_workers import forked
 from pfscope.spark_jobs.compute.state import STATE_DIR, TOPOLOGY, code_version, load_manifest
-from pfscope.spark_jobs.compute.stream import cyclic_gc_paused, load_state
+from pfscope.spark_jobs.compute.stream import load_state
 from pfscope.spark_jobs.model.cnset import CNSet
 from pfscope.spark_jobs.model.forecast.actions import Action, Backup, ReplicaChange, Restore, whole_stores
 from pfscope.spark_jobs.model.forecast.plan import Known, PlanError, parse_plan
@@ -42,6 +42,7 @@ from pfscope.spark_jobs.model.org import OrgContext
 from pfscope.spark_jobs.model.timeutil import format_ts
 from pfscope.spark_jobs.model.topology import topology_from_json
 from pfscope.spark_jobs.published.runs import read_latest
+from pfscope.spark_jobs.runtime.collector import cyclic_gc_paused
 
 #: the most folders at issue suggestions are tried on (each try plays them again)
 SUGGEST_FOLDERS = 500

@@ -22,13 +22,14 @@ from typing import Any
 import pyarrow as pa
 
 from pfscope.spark_jobs.compute.arrow_rows import arrow_table, write_live
-from pfscope.spark_jobs.compute.stream import FolderState, cyclic_gc_paused, dump_state
+from pfscope.spark_jobs.compute.stream import FolderState, dump_state
 from pfscope.spark_jobs.compute.writing import FOLDER_TABLES, ROW_GROUP_BYTES
 from pfscope.spark_jobs.model.events import Event, EventLog, read_lines
 from pfscope.spark_jobs.model.replay import ReplayResult, replay
 from pfscope.spark_jobs.model.tables import KEYS, TABLES
 from pfscope.spark_jobs.model.topology import Topology
 from pfscope.spark_jobs.published.runs import Run
+from pfscope.spark_jobs.runtime.collector import cyclic_gc_paused
 
 #: ``state_history`` and ``state_table`` are read a folder at a time: sorted by folder first
 _FOLDER_ORDER = ("fid",)

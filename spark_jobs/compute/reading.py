@@ -38,7 +38,7 @@ import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pfscope.spark_jobs.compute.stream import arrow_schema, cyclic_gc_paused, tuples_batch
+from pfscope.spark_jobs.compute.stream import arrow_schema, tuples_batch
 from pfscope.spark_jobs.model.events import (
     R_BEFORE_SEND,
     R_CN_NOT_INCREASING,
@@ -52,6 +52,7 @@ from pfscope.spark_jobs.model.events import (
     parse_line,
 )
 from pfscope.spark_jobs.model.topology import Topology, topology_from_text
+from pfscope.spark_jobs.runtime.collector import cyclic_gc_paused
 
 #: stage 1's output: a line's verdict and fields by ``seq`` (its file and line number are in
 #: ``seq``); ``text`` only on a rejected line (the rejects table needs it, nothing else does)

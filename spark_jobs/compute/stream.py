@@ -18,11 +18,9 @@ no Spark import, so it is testable without a session.
 from __future__ import annotations
 
 import base64
-import gc
 import json
 import pickle
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
 
@@ -37,6 +35,7 @@ from pfscope.spark_jobs.model.replay import add_lag, add_reality, add_should_res
 from pfscope.spark_jobs.model.rules.timeouts import QUEUE_EXPIRY
 from pfscope.spark_jobs.model.tables import TABLES
 from pfscope.spark_jobs.model.topology import Topology, topology_from_text
+from pfscope.spark_jobs.runtime.collector import cyclic_gc_paused
 
 GROUP_START = "group"  # a row that only says "this group exists" (it may have no events)
 #: a folder's fold state, kept with a run so the next one folds on from it (``FolderState``): in
@@ -261,23 +260,6 @@ def organisation(payload: str) -> tuple[Topology, list[list[Any]], Transits]:
     medians = {(a, b): int(median) for a, b, median, _ in pairs}
     longest = {(a, b): int(most) for a, b, _, most in pairs}
     return topology_from_text(topology), json.loads(status), Transits(medians, longest)
-
-
-@contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a task works through its partition.
-
-    The fold and the parser allocate millions of short-lived objects that reference counting
-    frees; the collector's generation scans found almost nothing to collect yet cost a quarter of
-    the parse and of the fold (1M events: fold 13.4 -> 9.8 CPU s). The previous state comes back
-    afterwards, so a worker that is reused is unchanged."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 @dataclass

@@ -18,12 +18,14 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from datetime import tzinfo
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pfscope.spark_jobs.exchange.build import IngestResult, ingest_records
+from pfscope.spark_jobs.exchange.build import IngestResult, ingest_classified, ingest_records
+from pfscope.spark_jobs.exchange.classify import Classified, classify_one
 from pfscope.spark_jobs.exchange.event_files import EVENTS_FOLDER, discard, swap_in, write_event_files
 from pfscope.spark_jobs.exchange.formats import (
     EXTENSIONS,
@@ -36,8 +38,10 @@ from pfscope.spark_jobs.exchange.formats import (
 from pfscope.spark_jobs.exchange.identity import ReplidFileError, load_replids
 
 __all__ = [
+    "FileReader",
     "IngestResult",
     "InputError",
+    "Keeper",
     "ReplidFileError",
     "check_some_file_read",
     "ingest_records",
@@ -75,18 +79,37 @@ def is_break(r: RawRecord) -> bool:
     return r.problem is not None and r.problem.startswith(("unreadable file: ", "unreadable after record "))
 
 
+#: one file's records, each with what it is on its own
+FileReader = Callable[[str], Iterable[Classified]]
+
+
+class Keeper(Protocol):
+    """What ``run_ingest`` asks of a store of files read before (``ingest --engine python``'s):
+    a file's records as ``read`` would give them, kept from an earlier run or read now."""
+
+    def classified(self, f: str, read: FileReader) -> Iterable[Classified]: ...
+
+
+def classified_records(
+    f: str, strict: bool, default_offset_min: int, zone: tzinfo | None
+) -> Iterator[Classified]:
+    """One file's records (``file_records``), each with its ``classify_one`` outcome."""
+    for r in file_records(f, strict):
+        yield r, classify_one(r, default_offset_min, zone)
+
+
 def _all_records(
-    files: Sequence[str], broken: list[dict[str, Any]], strict: bool, empty: list[str]
-) -> Iterator[RawRecord]:
+    files: Sequence[str], broken: list[dict[str, Any]], empty: list[str], read: FileReader
+) -> Iterator[Classified]:
     """Every file's records; a file that breaks adds its one reject after its complete records.
     A file with no record at all (an export of a quiet server) is listed in ``empty``."""
     for f in files:
         n = 0
-        for r in file_records(f, strict):
+        for r, o in read(f):
             if is_break(r):
                 broken.append(broken_entry(r))
             n += 1
-            yield r
+            yield r, o
         if n == 0:
             empty.append(f)
 
@@ -100,9 +123,11 @@ def run_ingest(
     default_offset_min: int = 0,
     zone: str | None = None,
     strict: bool = False,
+    kept: Keeper | None = None,
 ) -> dict[str, Any]:
     """Read every export under ``logs``, write the five outputs into ``out``; the summary, whose
-    ``status`` is ``partial`` when a file could not be read whole (``files_broken``).
+    ``status`` is ``partial`` when a file could not be read whole (``files_broken``). ``kept``
+    gives the files it holds without reading them.
 
     Raises ``InputError``, ``ReplidFileError`` or ``TopologyError`` for what the operator must fix.
     ``zone`` (an IANA name) reads times that carry no offset with its daylight-saving rules."""
@@ -121,8 +146,13 @@ def run_ingest(
     topo = load_topology(topology) if topology else None
     broken: list[dict[str, Any]] = []
     empty: list[str] = []
-    result = ingest_records(
-        _all_records(files, broken, strict, empty),
+
+    def read(f: str) -> Iterable[Classified]:
+        return classified_records(f, strict, default_offset_min, tz)
+
+    reader: FileReader = read if kept is None else (lambda f: kept.classified(f, read))
+    result = ingest_classified(
+        _all_records(files, broken, empty, reader),
         replids=table,
         topology=topo,
         default_offset_min=default_offset_min,

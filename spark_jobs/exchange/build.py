@@ -25,7 +25,14 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from typing import Any
 
-from pfscope.spark_jobs.exchange.classify import Accounting, Parsed, classify
+from pfscope.spark_jobs.exchange.classify import (
+    Accounting,
+    Classified,
+    Parsed,
+    classify,
+    classify_one,
+    gather,
+)
 from pfscope.spark_jobs.exchange.derive import derive_events
 from pfscope.spark_jobs.exchange.formats import RawRecord
 from pfscope.spark_jobs.exchange.identity import ReplidMap, norm_server
@@ -51,6 +58,7 @@ __all__ = [
     "derive_events",
     "guess_version",
     "infer_replids",
+    "ingest_classified",
     "ingest_records",
     "message_keys",
     "reason_key",
@@ -116,8 +124,27 @@ def ingest_records(
     default_offset_min: int = 0,
     zone: tzinfo | None = None,
 ) -> IngestResult:
+    return ingest_classified(
+        ((raw, classify_one(raw, default_offset_min, zone)) for raw in records),
+        replids=replids,
+        topology=topology,
+        default_offset_min=default_offset_min,
+        zone=zone,
+    )
+
+
+def ingest_classified(
+    classified: Iterable[Classified],
+    *,
+    replids: dict[tuple[str, int], str] | None = None,
+    topology: Topology | None = None,
+    default_offset_min: int = 0,
+    zone: tzinfo | None = None,
+) -> IngestResult:
+    """Steps 1-5 over each record's outcome (``classify_one``, read with ``default_offset_min``
+    and ``zone``, which the summary names)."""
     acc = Accounting()
-    parsed, errors, rejects, duplicates = classify(records, default_offset_min, acc, zone)
+    parsed, errors, rejects, duplicates = gather(classified, acc)
     built = build_events(parsed, {e["server"] for e in errors}, acc, replids=replids, topology=topology)
     for e in errors:  # the dashboard's store page shows them by store
         e["store"] = built.own.get(e["server"], e["server"])

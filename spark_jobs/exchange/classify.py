@@ -173,10 +173,23 @@ def classify_one(raw: RawRecord, default_offset_min: int, zone: tzinfo | None = 
     return Outcome(server, parsed=p, **flags)
 
 
+#: a record and what it is on its own (``classify_one``): what a file's reading yields, and what
+#: ``ingest --engine python`` keeps of each file between runs
+Classified = tuple[RawRecord, Outcome]
+
+
 def classify(
     records: Iterable[RawRecord], default_offset_min: int, acc: Accounting, zone: tzinfo | None = None
 ) -> tuple[list[Parsed], list[dict[str, Any]], list[dict[str, Any]], int]:
     """Records to (parsed replication events, errors kept, rejects, duplicates)."""
+    return gather(((raw, classify_one(raw, default_offset_min, zone)) for raw in records), acc)
+
+
+def gather(
+    classified: Iterable[Classified], acc: Accounting
+) -> tuple[list[Parsed], list[dict[str, Any]], list[dict[str, Any]], int]:
+    """Each record's outcome, in input order, to (parsed replication events, errors kept, rejects,
+    duplicates): the accounting, and the duplicate check that compares records with each other."""
     parsed: list[Parsed] = []
     errors: list[dict[str, Any]] = []
     rejects: list[dict[str, Any]] = []
@@ -190,9 +203,8 @@ def classify(
         acc.reasons[reason_key(reason)] += 1
         acc.per_server[server or "?"]["rejected"] += 1
 
-    for raw in records:
+    for raw, o in classified:
         acc.read[raw.source] += 1
-        o = classify_one(raw, default_offset_min, zone)
         if o.server_from_file:
             acc.servers_from_file_names.add(o.server_from_file)
         if o.without_offset:

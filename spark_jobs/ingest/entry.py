@@ -12,13 +12,13 @@ from typing import Any
 
 from pfscope.spark_jobs.exchange import InputError
 from pfscope.spark_jobs.exchange.formats import expand_log_paths
-from pfscope.spark_jobs.ingest import incremental
 from pfscope.spark_jobs.ingest.job import IngestRun, IngestSettings, file_size, run_ingest_spark
 from pfscope.spark_jobs.model.errors import ExitStatus, OperatorError
 from pfscope.spark_jobs.runtime.command import add_debug_argument, run_command
 
-#: ``--engine auto`` runs Spark from this much input on
-AUTO_SPARK_BYTES = 32 << 20
+#: ``--engine auto`` runs Spark from a share of this size on: in this process a share is held in
+#: memory (about 4.6 bytes a byte of XML export: 0.67 GB at 145 MB)
+AUTO_SPARK_BYTES = 1 << 30
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -60,25 +60,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="extra Spark setting; implies --engine spark",
     )
     p.add_argument(
-        "--full", action="store_true", help="read every export again, even those an earlier run read (Spark)"
+        "--full", action="store_true", help="read every export again, even those an earlier run read"
     )
     p.add_argument(
         "--engine",
         choices=("auto", "spark", "python"),
         default="auto",
-        help="spark: the Spark job (incremental); python: this process, the reference "
-        "implementation; auto (default): Spark for exports of 32 MB or more, a folder an "
-        "earlier Spark run wrote, or any Spark flag, else python",
+        help="python: this process, the reference implementation, keeping each export's records for "
+        "the next run; spark: the Spark job (incremental); auto (default): python for a share under "
+        f"{AUTO_SPARK_BYTES >> 20:,} MB and no Spark flag, else spark",
     )
     add_debug_argument(p)
 
 
 def choose_engine(engine: str, s: IngestSettings) -> str:
-    """``spark`` or ``python`` (see ``--engine``): the JVM's start costs more than a small share's
-    whole ingest in this process."""
+    """``spark`` or ``python`` (see ``--engine``): in this process, with each export's records kept
+    from run to run, a share's hour costs a fraction of Spark's (docs/performance.md, "Ingest in
+    one process"); past ``AUTO_SPARK_BYTES`` Spark spreads the reading and holds nothing in one
+    process."""
     if engine != "auto":
         return engine
-    if s.master or s.conf or s.full or (incremental.state_root(s.out) / "state.json").exists():
+    if s.master or s.conf:
         return "spark"
     size = sum(file_size(f) for f in expand_log_paths(s.logs))
     return "spark" if size >= AUTO_SPARK_BYTES else "python"
@@ -161,29 +163,41 @@ def run(s: IngestSettings, *, engine: str = "spark", debug: bool = False) -> int
 def ingest_and_report(s: IngestSettings, engine: str = "spark") -> int:
     """On Spark, or for a small share in this process with the reference implementation
     (``exchange.run_ingest``): the same outputs either way. Errors are raised."""
-    from pfscope.spark_jobs.exchange import run_ingest
-
     try:
         if choose_engine(engine, s) == "spark":
             result = run_ingest_spark(s)
         else:
-            result = IngestRun(
-                run_ingest(
-                    s.logs,
-                    s.out,
-                    replids=s.replids,
-                    topology=s.topology,
-                    zone=s.zone,
-                    strict=s.strict,
-                    default_offset_min=s.default_offset_min,
-                ),
-                mode="",
-            )
+            result = _in_this_process(s)
     except OperatorError:
         raise
     except OSError as e:  # a share or output folder the operator can put right
         raise OperatorError(f"{getattr(e, 'filename', None) or s.out}: {e.strerror or e}") from None
     return report(result, s.out)
+
+
+def _in_this_process(s: IngestSettings) -> IngestRun:
+    """The reference ingest, reading only the exports no earlier run here kept (``python_engine``)."""
+    from pfscope.spark_jobs.ingest.python_engine import ingest_python
+
+    got = ingest_python(
+        s.logs,
+        s.out,
+        replids=s.replids,
+        topology=s.topology,
+        default_offset_min=s.default_offset_min,
+        zone=s.zone,
+        strict=s.strict,
+        full=s.full,
+    )
+    return IngestRun(
+        got.summary,
+        got.mode(),
+        reused_files=got.files - len(got.read_now),
+        new_files=len(got.read_now),
+        new_records=got.records_now,
+        reused_records=got.records_kept,
+        unchanged=got.unchanged,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

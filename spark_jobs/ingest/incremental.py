@@ -171,6 +171,15 @@ def prune(out: str | os.PathLike[str], keep: set[str]) -> None:
                 shutil.rmtree(d)
 
 
+def drop(out: str | os.PathLike[str]) -> None:
+    """Remove the state and its rows: another engine wrote the outputs, so no later run can go on
+    from them (``load`` would say so and read the share whole); their space is given back now."""
+    root = state_root(out)
+    with contextlib.suppress(FileNotFoundError):
+        (root / "state.json").unlink()
+    shutil.rmtree(root / "rows", ignore_errors=True)
+
+
 def prune_run(out: str | os.PathLike[str], run_id: str) -> None:
     """Remove the rows a failed run wrote (``run_id``, its second round, its build steps'), but
     those its state refers to: a run that fails after its state was committed keeps them."""

@@ -482,3 +482,43 @@ def test_a_small_export_derives_again_only_the_folders_it_reaches(spark: Any, tm
     for s in servers:  # the rest of every server's records
         _export(by_server[s][cut[s] :], logs / f"{s}-3.xml", cut[s] + 1)
     assert FOLDERS_AGAIN.fullmatch(ingest())
+
+
+def test_the_engines_taking_turns_equal_a_fresh_ingest(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In this process, then on Spark, then here again: Spark reads the whole share (the outputs
+    are not its own), and a run here reads what it has not kept and removes what Spark kept."""
+    by_server = _worked_example_records()
+    servers = sorted(by_server)
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    logs.mkdir()
+    cut = {s: (len(by_server[s]) // 3, 2 * len(by_server[s]) // 3) for s in servers}
+
+    def ingest(engine: str) -> str:
+        assert main(["ingest", "--logs", str(logs), "--out", str(out), "--engine", engine]) == 0
+        return capsys.readouterr().out.splitlines()[0]
+
+    def fresh(name: str) -> Path:
+        run_ingest([str(logs)], tmp_path / name)
+        return tmp_path / name
+
+    for s in servers:
+        _export(by_server[s][: cut[s][0]], logs / f"{s}-1.xml", 1)
+    assert ingest("python").startswith("full ingest: no records kept")
+    for s in servers:
+        _export(by_server[s][cut[s][0] : cut[s][1]], logs / f"{s}-2.xml", cut[s][0] + 1)
+    assert ingest("spark") == f"full ingest: no state of an earlier ingest in {out}"
+    _same_outputs(fresh("ref2"), out)
+    assert (out / ".ingest_state" / "rows").is_dir()
+    for s in servers:
+        _export(by_server[s][cut[s][1] :], logs / f"{s}-3.xml", cut[s][1] + 1)
+    said = ingest("python")
+    assert said.startswith(f"incremental: {2 * len(servers)} new files, "), said  # Spark's files, and the new
+    assert said.endswith(
+        f"; {len(servers)} files ({sum(c[0] for c in cut.values()):,} records) not read again"
+    )
+    _same_outputs(fresh("ref3"), out)
+    assert (
+        not (out / ".ingest_state" / "rows").exists() and not (out / ".ingest_state" / "state.json").exists()
+    )

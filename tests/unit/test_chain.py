@@ -96,7 +96,7 @@ def test_a_failing_compute_is_the_runs_status(tmp_path: Path) -> None:
     )
     assert done.returncode == 2, done
     (line,) = done.stdout.splitlines()
-    assert ": ingest: read 8 records from 1 files in " in line, line
+    assert ": ingest: full ingest: no records kept by an earlier run in this process (" in line, line
     assert "compute: failed (status 2): pfscope compute: keep -1" in line, line
     assert (out / "ingested" / "events.jsonl").is_file()
 
@@ -293,7 +293,7 @@ def test_the_record_says_each_step_and_a_status_that_is_not_zero() -> None:
 
 
 def test_a_chain_of_a_small_share_runs_no_jvm(tmp_path: Path) -> None:
-    """By default the chain's steps choose their engine: ingest of a share under 32 MB reads it
+    """By default the chain's steps choose their engine: ingest of a share under 1 GB reads it
     with its reference, compute of a log under 160 MB replays it (``--engine auto``), each in its
     own process, no Spark; then an hour with nothing new, and ``--engine spark`` of nothing new
     publishes nothing either."""
@@ -306,7 +306,7 @@ def test_a_chain_of_a_small_share_runs_no_jvm(tmp_path: Path) -> None:
     done = refresh(*flags)
     assert done.returncode == 0, done
     (line,) = done.stdout.splitlines()
-    assert ": ingest: read 8 records from 1 files in " in line, line  # the reference's words
+    assert ": ingest: full ingest: no records kept by an earlier run in this process (" in line, line
     why = "full: the python engine replays the whole log (the log is under 160 MB)"
     assert f"compute: {why}, published run " in line, line
     pointer = json.loads((out / "published" / "LATEST").read_text())
@@ -315,3 +315,16 @@ def test_a_chain_of_a_small_share_runs_no_jvm(tmp_path: Path) -> None:
         again = refresh(*flags, "--engine", engine)
         assert again.returncode == 0 and "compute: incremental: nothing new since run " in again.stdout, again
     assert json.loads((out / "published" / "LATEST").read_text())["run_id"] == pointer["run_id"]
+    assert (
+        "ingest: incremental: 0 new files, 0 new records; 1 files (8 records) not read again; nothing new"
+        in again.stdout
+    )
+    write_wevtutil_xml(fx.LDN_EVENTS, share / "ldn.xml")  # the next hour's export: only it is read
+    later = refresh(*flags)
+    assert later.returncode == 0, later
+    n = len(fx.LDN_EVENTS)
+    assert (
+        f"ingest: incremental: 1 new files, {n} new records; 1 files (8 records) not read again ("
+        in later.stdout
+    )
+    assert json.loads((out / "published" / "LATEST").read_text())["run_id"] != pointer["run_id"]

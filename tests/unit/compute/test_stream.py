@@ -5,7 +5,6 @@ Batches are cut in the middle of groups on purpose: a group must be carried acro
 
 from __future__ import annotations
 
-import gc
 import io
 import json
 from collections import defaultdict
@@ -21,7 +20,6 @@ from pfscope.spark_jobs.compute.stream import (
     GROUP_START,
     HISTORY,
     OUT_TABLES,
-    cyclic_gc_paused,
     fold_partitions,
     org_payload,
     row_columns,
@@ -216,19 +214,6 @@ def _plain(v):  # type: ignore[no-untyped-def]
     if v is None or (not isinstance(v, (str, list)) and pd.isna(v)):
         return None
     return v.item() if hasattr(v, "item") else v
-
-
-@pytest.mark.parametrize("enabled", [True, False])
-def test_cyclic_gc_paused_restores_the_previous_state(enabled: bool) -> None:
-    was = gc.isenabled()
-    (gc.enable if enabled else gc.disable)()
-    try:
-        with pytest.raises(RuntimeError), cyclic_gc_paused():
-            assert not gc.isenabled()
-            raise RuntimeError("a task fails inside")
-        assert gc.isenabled() is enabled
-    finally:
-        (gc.enable if was else gc.disable)()
 
 
 def payload(topo, log, as_of: int, transits: list[dict[str, Any]]) -> str:  # type: ignore[no-untyped-def]

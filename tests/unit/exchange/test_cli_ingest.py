@@ -48,6 +48,7 @@ def test_ingest_writes_the_log_topology_and_reports(
     printed = capsys.readouterr().out
     assert "read 20 records from 3 files" in printed and "2 rejected" in printed
     assert sorted(p.name for p in out.iterdir()) == [
+        ".ingest_state",  # each export's records, kept for the next run
         "events",
         "events.jsonl",
         "ingest_errors.jsonl",
