@@ -26,7 +26,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pfscope.spark_jobs.exchange.build import IngestResult, ingest_classified, ingest_records
 from pfscope.spark_jobs.exchange.classify import Classified, classify_one
-from pfscope.spark_jobs.exchange.event_files import EVENTS_FOLDER, discard, swap_in, write_event_files
+from pfscope.spark_jobs.exchange.event_files import EVENTS_FOLDER, discard, swap_in, write_event_lines
 from pfscope.spark_jobs.exchange.formats import (
     EXTENSIONS,
     InputError,
@@ -194,8 +194,9 @@ def write_outputs(result: IngestResult, out: str | os.PathLike[str]) -> None:
     held, never a new log beside an old topology."""
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
+    lines = [_line(r) for r in result.events]
     texts = {
-        "events.jsonl": _jsonl(result.events),
+        "events.jsonl": "".join(lines),
         "ingest_rejects.jsonl": _jsonl(result.rejects),
         "ingest_errors.jsonl": _jsonl(result.errors),
         "topology.json": json.dumps(result.topology, indent=2, ensure_ascii=False) + "\n",
@@ -207,7 +208,7 @@ def write_outputs(result: IngestResult, out: str | os.PathLike[str]) -> None:
     try:
         for name, text in texts.items():
             partial[name].write_text(text, encoding="utf-8")
-        write_event_files(partial["events.jsonl"], by_folder)
+        write_event_lines(result.events, lines, by_folder)
     except BaseException:
         for tmp in partial.values():
             with contextlib.suppress(OSError):
@@ -219,5 +220,9 @@ def write_outputs(result: IngestResult, out: str | os.PathLike[str]) -> None:
     swap_in(by_folder, d / EVENTS_FOLDER)
 
 
+def _line(row: dict[str, Any]) -> str:
+    return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
 def _jsonl(rows: list[dict[str, Any]]) -> str:
-    return "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in rows)
+    return "".join(map(_line, rows))

@@ -25,6 +25,7 @@ import datetime as dt
 import json
 import shutil
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, TextIO
 
@@ -102,12 +103,21 @@ def block_of_file(name: str) -> str:
 def write_event_files(log: Path, folder: Path) -> None:
     """``log``'s lines (ingest's ``events.jsonl``) into ``folder``, a new folder, by block and
     folder (the reference engine's; the Spark engine places its lines as it makes them)."""
+    with open(log, encoding="utf-8") as fh:
+        lines = fh.readlines()
+    write_event_lines([json.loads(line) for line in lines], lines, folder)
+
+
+def write_event_lines(recs: Sequence[dict[str, Any]], lines: Sequence[str], folder: Path) -> None:
+    """``lines`` (each the text of the event line ``recs`` holds at its place, in log order) into
+    ``folder``, a new folder, by block and folder: a line goes with its message's last send."""
     folder.mkdir(parents=True)
-    sends = _sends(log)
+    placed = [placement(rec) for rec in recs]
+    sends = {p.send[0]: p.send[1] for p in placed if p.send is not None}  # the last send of each
     blocks: set[str] = set()
-    with AppendFiles(folder) as files, open(log, encoding="utf-8") as fh:
-        for line in fh:
-            name = placement(json.loads(line)).resolve(sends)
+    with AppendFiles(folder) as files:
+        for where, line in zip(placed, lines, strict=True):
+            name = where.resolve(sends)
             blocks.add(block_of_file(name))
             files.write(name, line)
     fill_blocks(folder, blocks)
@@ -142,18 +152,6 @@ class AppendFiles:
     def __exit__(self, *exc: object) -> None:
         for out in self.open.values():
             out.close()
-
-
-def _sends(log: Path) -> dict[str, str]:
-    """Each sent message's send's file (the last send of it in the log)."""
-    out: dict[str, str] = {}
-    with open(log, encoding="utf-8") as fh:
-        for line in fh:
-            if '"send"' in line:
-                send = placement(json.loads(line)).send
-                if send is not None:
-                    out[send[0]] = send[1]
-    return out
 
 
 def _every_block(blocks: set[str]) -> list[str]:
