@@ -140,3 +140,23 @@ def test_strict_and_unreadable_shares_leave_the_last_outputs(
     assert len(_pickles(out)) == 1 and not list(kept_root(out).glob("*.partial"))  # nothing kept either
     status, said = _ingest(logs, out, capsys)  # the kept export is not read again
     assert status == 3 and said.startswith("incremental: 1 new files, "), said
+
+
+def test_auto_reads_a_share_under_the_bound_here_and_spark_flags_choose_spark(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pfscope.spark_jobs.ingest import entry
+    from pfscope.spark_jobs.ingest.job import IngestSettings
+
+    write_wevtutil_xml(fx.EX07_EVENTS, tmp_path / "ex07.xml")
+    share = IngestSettings(logs=(str(tmp_path),), out=str(tmp_path / "out"))
+    size = (tmp_path / "ex07.xml").stat().st_size
+    assert entry.choose_engine("auto", share) == "python"
+    assert entry.choose_engine("auto", IngestSettings(**{**share.__dict__, "full": True})) == "python"
+    assert entry.choose_engine("auto", IngestSettings(**{**share.__dict__, "master": "local[2]"})) == "spark"
+    assert entry.choose_engine("auto", IngestSettings(**{**share.__dict__, "conf": ("a=b",)})) == "spark"
+    assert entry.choose_engine("spark", share) == "spark" and entry.choose_engine("python", share) == "python"
+    monkeypatch.setattr(entry, "AUTO_SPARK_BYTES", size)  # a share of the bound or more: Spark
+    assert entry.choose_engine("auto", share) == "spark"
+    monkeypatch.setattr(entry, "AUTO_SPARK_BYTES", size + 1)
+    assert entry.choose_engine("auto", share) == "python"
