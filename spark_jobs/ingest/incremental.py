@@ -47,11 +47,12 @@ def code_digest() -> str:
 
 
 def file_key(path: str) -> str:
-    """A file as this run sees it: another size or modification time is another file; one that
+    """A file as this run sees it: another size, modification or change time, or inode is another
+    file (a rewrite that puts its size and time back still changes its change time); one that
     cannot be looked at is read (and rejected) again on every run."""
     try:
         st = os.stat(path)
-        text = f"{os.path.abspath(path)}\0{st.st_size}\0{st.st_mtime_ns}"
+        text = f"{os.path.abspath(path)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{st.st_ctime_ns}"
     except OSError:
         text = f"{os.path.abspath(path)}\0unreadable\0{uuid.uuid4()}"
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
@@ -88,8 +89,8 @@ def built_from(
     keys: list[str], replids: dict[tuple[str, int], str] | None, topology: Any, strict: bool
 ) -> str:
     """A digest of what the build steps make the outputs from, beside the rows and ``options``:
-    the files in their order (by key: path, size and time), ``--replids``' table, ``--topology``
-    and ``--strict``."""
+    the files in their order (``listed``), ``--replids``' table, ``--topology`` (``topology_text``
+    where a run's outputs are compared) and ``--strict``."""
     table = sorted([server, replid, store] for (server, replid), store in (replids or {}).items())
     text = json.dumps(
         {"files": keys, "replids": table, "topology": topology, "strict": strict},
@@ -98,6 +99,20 @@ def built_from(
         default=str,
     )
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def listed(files: list[str], keys: dict[str, str]) -> list[str]:
+    """The share's files for ``built_from``: each as given (the records name their file so) and its
+    key (path, size, times)."""
+    return [f"{f}\0{keys[f]}" for f in files]
+
+
+def topology_text(path: str | None) -> str | None:
+    """``--topology`` as written: which store is a server's own follows the file's order of stores,
+    which its parsed form (sorted by name) does not keep."""
+    if path is None:
+        return None
+    return Path(path).read_bytes().decode("utf-8", "surrogateescape")
 
 
 def state_root(out: str | os.PathLike[str]) -> Path:

@@ -143,7 +143,9 @@ def _run(
     files, keys = share.files, share.keys
     share.given(state.files if state else {})
     topo_json = topo.to_json() if topo is not None else None
-    inputs = incremental.built_from([keys[f] for f in files], table, topo_json, s.strict)
+    inputs = incremental.built_from(
+        incremental.listed(files, keys), table, incremental.topology_text(s.topology), s.strict
+    )
     if state is not None and built_as_they_are(s.out, state, files, keys, inputs):
         return _as_they_are(s.out, files, keys, share.stored)
 

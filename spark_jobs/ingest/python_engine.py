@@ -27,14 +27,17 @@ import hashlib
 import json
 import os
 import pickle
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from pfscope.spark_jobs.exchange import FileReader, is_break, run_ingest
-from pfscope.spark_jobs.exchange.classify import Classified
+from pfscope.spark_jobs.exchange.classify import Classified, Outcome
 from pfscope.spark_jobs.exchange.formats import expand_log_paths
+from pfscope.spark_jobs.exchange.records import RawRecord
 from pfscope.spark_jobs.ingest import incremental
 from pfscope.spark_jobs.runtime.collector import cyclic_gc_paused
 from pfscope.spark_jobs.runtime.sources import source_digest
@@ -45,11 +48,23 @@ VERSION = 1
 
 
 def code_digest() -> str:
-    """The readers', the classification's and the model's sources: the pickles hold their objects."""
+    """The readers', the classification's and the model's sources, and what they read with (Python
+    itself: expat, csv, times; the ``evtx`` reader; ``tzdata``'s zones): the pickles hold their
+    objects."""
     import pfscope.spark_jobs.exchange as exchange
     import pfscope.spark_jobs.model as model
 
-    return source_digest(exchange, model, salt=f"kept-{VERSION}-{pickle.HIGHEST_PROTOCOL}")
+    return source_digest(exchange, model, salt=f"kept-{VERSION}-{sys.version}-{_versions('evtx', 'tzdata')}")
+
+
+def _versions(*packages: str) -> str:
+    found = []
+    for name in packages:
+        try:
+            found.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            found.append(f"{name} none")
+    return ", ".join(found)
 
 
 def kept_root(out: str | os.PathLike[str]) -> Path:
@@ -80,7 +95,7 @@ class KeptFiles:
         key = incremental.file_key(f)
         path = self.root / self.name(f, key)
         if not self.again:
-            got = _load(path)
+            got = _load(path, f, key, self.options)
             if got is not None:
                 self.used[f], self.counts[f] = path.name, len(got)
                 return got
@@ -88,7 +103,7 @@ class KeptFiles:
         self.read_now.append(f)
         self.counts[f] = len(records)
         if not any(is_break(r) for r, _ in records) and incremental.file_key(f) == key:
-            self.pending.append(_dump(path, records))
+            self.pending.append(_dump(path, {"source": f, "key": key, "options": self.options}, records))
             self.used[f] = path.name
         return records
 
@@ -115,24 +130,41 @@ class KeptFiles:
                     p.unlink()
 
 
-def _load(path: Path) -> list[Classified] | None:
-    """A file's kept outcomes, or None: not kept, or unreadable (it is then read again)."""
+def _load(path: Path, f: str, key: str, options: str) -> list[Classified] | None:
+    """A file's kept outcomes, or None: not kept, unreadable, or not this file's as read with these
+    options (it is then read again, and the pickle replaced)."""
     try:
         with path.open("rb") as fh:
             got = pickle.load(fh)
     except FileNotFoundError:
         return None
-    except Exception:  # a torn or stale pickle: the file is read again, and the pickle replaced
+    except Exception:  # a torn or stale pickle
         return None
-    return got if isinstance(got, list) else None
+    if not isinstance(got, dict) or got.get("about") != {"source": f, "key": key, "options": options}:
+        return None
+    records = got.get("records")
+    if not isinstance(records, list) or not all(_is_classified(x, f) for x in records):
+        return None
+    return records
 
 
-def _dump(path: Path, records: list[Classified]) -> Path:
-    """``records`` pickled beside ``path`` (``.partial``), as they were read: the build changes them."""
+def _is_classified(x: Any, f: str) -> bool:
+    return (
+        type(x) is tuple
+        and len(x) == 2
+        and type(x[0]) is RawRecord
+        and type(x[1]) is Outcome
+        and x[0].source == f
+    )
+
+
+def _dump(path: Path, about: dict[str, str], records: list[Classified]) -> Path:
+    """``records`` pickled beside ``path`` (``.partial``) with whose they are (``about``), as they
+    were read: the build changes them."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".partial")
     with tmp.open("wb") as fh:
-        _ByFields(fh, protocol=pickle.HIGHEST_PROTOCOL).dump(records)
+        _ByFields(fh, protocol=pickle.HIGHEST_PROTOCOL).dump({"about": about, "records": records})
     return tmp
 
 
@@ -286,13 +318,15 @@ def _built_from(
     from pfscope.spark_jobs.exchange.identity import load_replids
     from pfscope.spark_jobs.model.topology import load_topology
 
-    topo = load_topology(topology) if topology else None
+    if topology:
+        load_topology(topology)  # an unusable topology is the operator's to fix before any reading
     table = load_replids(replids) if replids else None
-    keys = [incremental.file_key(f) for f in expand_log_paths(logs)]
+    files = expand_log_paths(logs)
+    listed = incremental.listed(files, {f: incremental.file_key(f) for f in files})
     opts = {"time_offset": default_offset_min, "timezone": zone, "code": code_digest()}
     options = hashlib.sha256(json.dumps(opts).encode()).hexdigest()[:16]
-    topo_json = topo.to_json() if topo is not None else None
-    return incremental.built_from(keys, table, topo_json, strict) + options, opts, options
+    topo_text = incremental.topology_text(topology)
+    return incremental.built_from(listed, table, topo_text, strict) + options, opts, options
 
 
 def _why_all(last: KeptState | None, options: dict[str, Any]) -> str:

@@ -4,6 +4,8 @@ or broke since the run before, and each run says what it read."""
 
 from __future__ import annotations
 
+import json
+import os
 import pickle
 import shutil
 from pathlib import Path
@@ -40,7 +42,7 @@ def _fresh(logs: Path, tmp: Path, name: str, **opts: object) -> Path:
 def _kept_for(out: Path, export: Path) -> Path:
     """The pickle that keeps ``export``'s records."""
     for p in kept_root(out).glob("*.pickle"):
-        records = pickle.loads(p.read_bytes())
+        records = pickle.loads(p.read_bytes())["records"]
         if records and records[0][0].source == str(export):
             return p
     raise AssertionError(f"no records kept for {export}")
@@ -160,3 +162,59 @@ def test_auto_reads_a_share_under_the_bound_here_and_spark_flags_choose_spark(
     assert entry.choose_engine("auto", share) == "spark"
     monkeypatch.setattr(entry, "AUTO_SPARK_BYTES", size + 1)
     assert entry.choose_engine("auto", share) == "python"
+
+
+def test_what_a_fresh_run_would_write_differently_is_never_nothing_new(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The share named another way (the records name their file as given), the topology's stores
+    in another order (the first store of a server is its own), a rewrite that puts the size and
+    time back, a kept pickle of another shape: each run reads again what it must, and equals a
+    fresh ingest."""
+    monkeypatch.chdir(tmp_path)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    by_server = _worked_example_records()
+    for s in sorted(by_server):
+        _export(by_server[s], logs / f"{s}.xml", 1)
+    topo = json.loads((WORKED / "topology.json").read_text(encoding="utf-8"))
+    extra = {**topo["stores"][0], "name": "PFS0"}  # a second store on the first store's server
+    path = tmp_path / "topology.json"
+    path.write_text(json.dumps({**topo, "stores": [*topo["stores"], extra]}), encoding="utf-8")
+
+    def run(given: str) -> str:
+        assert (
+            main(["ingest", "--logs", given, "--out", "out", "--topology", str(path), "--engine", "python"])
+            == 0
+        )
+        return capsys.readouterr().out.splitlines()[0]
+
+    def same(given: str, name: str) -> None:
+        run_ingest([given], tmp_path / name, topology=str(path))
+        _same_outputs(tmp_path / name, tmp_path / "out")
+
+    run("logs")
+    assert run("./logs") == "full ingest: no file of the share was read before"  # records name ./logs/...
+    same("./logs", "ref1")
+    path.write_text(json.dumps({**topo, "stores": [extra, *topo["stores"]]}), encoding="utf-8")
+    assert not run("./logs").endswith("nothing new: the outputs stay as they are")
+    same("./logs", "ref2")
+    assert (
+        json.loads((tmp_path / "out" / "ingest_summary.json").read_text())["stores"]
+        != json.loads((tmp_path / "ref1" / "ingest_summary.json").read_text())["stores"]
+    )  # the order made a difference, and the run saw it
+
+    export = logs / f"{sorted(by_server)[0]}.xml"
+    before = export.stat()
+    text = export.read_text(encoding="utf-8")
+    export.write_text(text.replace("EX0", "EX9", 1), encoding="utf-8")  # the same length
+    os.utime(export, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert export.stat().st_size == before.st_size
+    assert run("./logs").startswith("incremental: 1 new files")
+    same("./logs", "ref3")
+
+    for kept in kept_root(tmp_path / "out").glob("*.pickle"):
+        kept.write_bytes(pickle.dumps([1]))  # loads, but holds no records
+    os.utime(logs / f"{sorted(by_server)[1]}.xml")
+    assert run("./logs").startswith("full ingest: no file of the share was read before")
+    same("./logs", "ref4")
