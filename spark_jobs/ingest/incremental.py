@@ -1,7 +1,7 @@
 """What incremental ingest keeps beside its outputs: which files it read, where their rows are.
 
-``OUT/.ingest_state/state.json`` lists every file of the last run's share (its path, size and
-modification time, as a key), the Parquet dataset under ``OUT/.ingest_state/rows/`` holding its
+``OUT/.ingest_state/state.json`` lists every file of the last run's share (its path, size, times and
+inode, as a key), the Parquet dataset under ``OUT/.ingest_state/rows/`` holding its
 step-1 rows, and how its pieces number their records; with the options step 1 depends on (the
 time offset or zone, the ingest code) and a digest of the ``ingest_summary.json`` it was written
 with. A later run reuses a file's rows only when all of these still hold; otherwise it reads the

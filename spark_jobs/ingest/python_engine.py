@@ -4,11 +4,12 @@ no earlier run read.
 
 What a file's records are on their own (``classify_one``: parsed, an error kept, or a reject and
 why) depends on its bytes, the time offset or zone, and the readers' code; it is kept per file,
-pickled, under ``OUT/.ingest_state/python/``, named by the file's key (path, size and modification
-time, ``incremental.file_key``) and those options. Everything that compares records with each other
-(duplicates, messages, REPLIDs, the derivation, the folders) runs again over the whole share each
-run, so the outputs equal a fresh ingest's by construction. A file that could not be read whole is
-not kept: it is read again on every run, and so are files whose key changed while they were read.
+pickled, under ``OUT/.ingest_state/python/``, named by the file's key (path, size, times and inode,
+``incremental.file_key``) and those options, and holding whose records they are. Everything that
+compares records with each other (duplicates, messages, REPLIDs, the derivation, the folders) runs
+again over the whole share each run, so the outputs equal a fresh ingest's by construction. A file
+that could not be read whole is not kept: it is read again on every run, and so are files whose key
+changed while they were read.
 
 ``kept.json`` beside the pickles says what the outputs were last built from; when no file is new or
 gone and nothing else changed, a run does nothing (as ingest on Spark does). It is written after
