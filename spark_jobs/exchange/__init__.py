@@ -194,18 +194,19 @@ def write_outputs(result: IngestResult, out: str | os.PathLike[str]) -> None:
     held, never a new log beside an old topology."""
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
-    lines = [_line(r) for r in result.events]
+    lines = [_line(r) for r in result.events]  # written as they are: no second copy of the log
     texts = {
-        "events.jsonl": "".join(lines),
         "ingest_rejects.jsonl": _jsonl(result.rejects),
         "ingest_errors.jsonl": _jsonl(result.errors),
         "topology.json": json.dumps(result.topology, indent=2, ensure_ascii=False) + "\n",
         "ingest_summary.json": json.dumps(result.summary, indent=2, ensure_ascii=False) + "\n",
     }
-    partial = {name: d / (name + ".partial") for name in texts}
+    partial = {name: d / (name + ".partial") for name in ["events.jsonl", *texts]}
     by_folder = d / (EVENTS_FOLDER + ".partial")
     discard(by_folder)
     try:
+        with open(partial["events.jsonl"], "w", encoding="utf-8") as fh:
+            fh.writelines(lines)
         for name, text in texts.items():
             partial[name].write_text(text, encoding="utf-8")
         write_event_lines(result.events, lines, by_folder)

@@ -522,3 +522,27 @@ def test_the_engines_taking_turns_equal_a_fresh_ingest(
     assert (
         not (out / ".ingest_state" / "rows").exists() and not (out / ".ingest_state" / "state.json").exists()
     )
+
+
+def test_a_topology_with_its_stores_in_another_order_is_built_again(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A server's own store is the first of its stores in the file: the same stores in another
+    order make other outputs, so neither the outputs nor the layers of the build are kept."""
+    folder = SAMPLES / "worked-example"
+    by_server = _worked_example_records()
+    logs, out = tmp_path / "logs", tmp_path / "out"
+    logs.mkdir()
+    for s in sorted(by_server):
+        _export(by_server[s], logs / f"{s}.xml", 1)
+    topo = json.loads((folder / "topology.json").read_text(encoding="utf-8"))
+    extra = {**topo["stores"][0], "name": "PFS0"}  # a second store on the first store's server
+    path = tmp_path / "topology.json"
+    argv = ["ingest", "--logs", str(logs), "--out", str(out), "--topology", str(path), "--engine", "spark"]
+    path.write_text(json.dumps({**topo, "stores": [*topo["stores"], extra]}), encoding="utf-8")
+    assert main(argv) == 0
+    path.write_text(json.dumps({**topo, "stores": [extra, *topo["stores"]]}), encoding="utf-8")
+    assert main(argv) == 0
+    assert "nothing new" not in capsys.readouterr().out
+    run_ingest([str(logs)], tmp_path / "ref", topology=str(path))
+    _same_outputs(tmp_path / "ref", out)
