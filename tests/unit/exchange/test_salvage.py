@@ -20,6 +20,7 @@ import pytest
 from pfscope.app.cli import main
 from pfscope.spark_jobs.exchange import run_ingest
 from pfscope.spark_jobs.exchange.formats import EVTX_CHUNK, EVTX_HEADER, InputError, RawRecord, read_records
+from pfscope.spark_jobs.published.runs import LOCK
 from tests.render import ExportRecord
 from tests.unit.exchange import three_servers as fx
 from tests.unit.exchange.exports import (
@@ -359,6 +360,11 @@ def test_cut_exports_keep_the_accounting(tmp_path: Path, case: str) -> None:
         assert tail[0]["reason"] == b["reason"] and err.removeprefix(f"{cut_path}: ") in b["reason"]
 
 
+def _files(out: Path) -> dict[Path, bytes]:
+    """Every file under ``out`` and its bytes, but the lock's (it names the run that holds it)."""
+    return {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file() and p.name != LOCK}
+
+
 def test_a_write_that_fails_part_way_leaves_the_previous_output_whole(tmp_path: Path) -> None:
     """A full disk on the fourth file must not leave a new log beside an old topology."""
     (tmp_path / "replids.csv").write_text(fx.REPLIDS_CSV, encoding="utf-8")
@@ -366,11 +372,9 @@ def test_a_write_that_fails_part_way_leaves_the_previous_output_whole(tmp_path: 
     good = sorted(_good_logs(tmp_path / "logs"))
     out = tmp_path / "out"
     assert main(["ingest", "--logs", str(good[0]), "--out", str(out), *common]) == 0
-    before = {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    before = _files(out)
     assert any(p.parts[0] == "events" for p in before)  # the events by folder are kept too
     (out / "topology.json.partial").mkdir()  # writing the fourth file fails
     assert main(["ingest", "--logs", *map(str, good), "--out", str(out), *common]) != 0
     (out / "topology.json.partial").rmdir()
-    assert {
-        p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()
-    } == before  # nothing renamed in, nothing left beside
+    assert _files(out) == before  # nothing renamed in, nothing left beside, nothing kept
