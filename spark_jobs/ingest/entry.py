@@ -179,7 +179,7 @@ def _in_this_process(s: IngestSettings) -> IngestRun:
     """The reference ingest, reading only the exports no earlier run here kept (``python_engine``)."""
     from pfscope.spark_jobs.ingest.python_engine import ingest_python
 
-    got = ingest_python(
+    return ingest_python(
         s.logs,
         s.out,
         replids=s.replids,
@@ -188,15 +188,6 @@ def _in_this_process(s: IngestSettings) -> IngestRun:
         zone=s.zone,
         strict=s.strict,
         full=s.full,
-    )
-    return IngestRun(
-        got.summary,
-        got.mode(),
-        reused_files=got.files - len(got.read_now),
-        new_files=len(got.read_now),
-        new_records=got.records_now,
-        reused_records=got.records_kept,
-        unchanged=got.unchanged,
     )
 
 

@@ -133,10 +133,9 @@ def load(out: str | os.PathLike[str], options: dict[str, Any]) -> tuple[State | 
     if data.get("summary") != digest(Path(out) / "ingest_summary.json"):
         return None, "the outputs in the folder were not written with this state (another run wrote them)"
     old = data.get("options", {})
-    for k, v in options.items():
-        if old.get(k) != v:
-            what = {"code": "the ingest code changed"}.get(k, f"--{k.replace('_', '-')} changed")
-            return None, what
+    changed = changed_option(old, options)
+    if changed:
+        return None, changed
     files: dict[str, Stored] = {}
     for key, f in data.get("files", {}).items():
         if not (root / "rows" / f["dataset"]).is_dir():
@@ -146,6 +145,14 @@ def load(out: str | os.PathLike[str], options: dict[str, Any]) -> tuple[State | 
     if build and not all((root / "rows" / x["dataset"]).is_dir() for x in build.get("layers", [])):
         build = None  # the next build runs whole
     return State(old, files, data.get("built_from"), build), ""
+
+
+def changed_option(old: dict[str, Any], new: dict[str, Any]) -> str | None:
+    """Why records read with ``old`` options cannot stand for those read with ``new``, or None."""
+    for k, v in new.items():
+        if old.get(k) != v:
+            return {"code": "the ingest code changed"}.get(k, f"--{k.replace('_', '-')} changed")
+    return None
 
 
 def save_partial(

@@ -40,6 +40,7 @@ from pfscope.spark_jobs.exchange.classify import Classified, Outcome
 from pfscope.spark_jobs.exchange.formats import expand_log_paths
 from pfscope.spark_jobs.exchange.records import RawRecord
 from pfscope.spark_jobs.ingest import incremental
+from pfscope.spark_jobs.ingest.job import IngestRun
 from pfscope.spark_jobs.runtime.collector import cyclic_gc_paused
 from pfscope.spark_jobs.runtime.sources import source_digest
 
@@ -226,30 +227,16 @@ class KeptState:
         tmp.replace(root / KEPT_STATE)
 
 
-@dataclass
-class PythonRun:
-    """What a run did: its summary, and the files read now against those kept."""
-
-    summary: dict[str, Any]
-    files: int
-    read_now: list[str]
-    records_now: int
-    records_kept: int
-    #: why every file was read, when none was kept
-    why_all: str = ""
-    unchanged: bool = False
-
-    def mode(self) -> str:
-        kept = self.files - len(self.read_now)
-        said = (
-            f"{len(self.read_now):,} new files, {self.records_now:,} new records; {kept:,} files "
-            f"({self.records_kept:,} records) not read again"
-        )
-        if self.unchanged:
-            return f"incremental: {said}; nothing new: the outputs stay as they are"
-        if not kept:
-            return f"full ingest: {self.why_all}"
-        return f"incremental: {said}"
+def _mode(files: int, read_now: int, records_now: int, records_kept: int, why_all: str) -> str:
+    """The run's first line: what it read and what it kept, as ingest on Spark says it; ``why_all``
+    when it kept no file (none, when nothing was read)."""
+    kept = files - read_now
+    if not kept and why_all:
+        return f"full ingest: {why_all}"
+    return (
+        f"incremental: {read_now:,} new files, {records_now:,} new records; {kept:,} files "
+        f"({records_kept:,} records) not read again"
+    )
 
 
 def ingest_python(
@@ -262,7 +249,7 @@ def ingest_python(
     zone: str | None = None,
     strict: bool = False,
     full: bool = False,
-) -> PythonRun:
+) -> IngestRun:
     """The reference ingest, reading only the files no earlier run kept (all with ``full``), under
     the same lock as ingest on Spark. A run that fails writes nothing: no output, nothing kept,
     and no ``out`` folder it made itself."""
@@ -271,12 +258,13 @@ def ingest_python(
     made = not Path(out).exists()
     try:
         with run_lock(incremental.state_root(out)), cyclic_gc_paused():
-            inputs, opts, options = _built_from(logs, replids, topology, default_offset_min, zone, strict)
+            files = expand_log_paths(logs)
+            inputs, opts, options = _built_from(files, replids, topology, default_offset_min, zone, strict)
             root = kept_root(out)
             last = KeptState.load(root)
             summary_path = Path(out) / "ingest_summary.json"
             if not full and last == KeptState(inputs, incremental.digest(summary_path), opts):
-                return _as_they_are(summary_path, len(expand_log_paths(logs)))
+                return _as_they_are(summary_path, len(files))
             kept = KeptFiles(root, options, again=full)
             try:
                 summary = run_ingest(
@@ -302,12 +290,13 @@ def ingest_python(
                 Path(out).rmdir()
         raise
     now = sum(kept.counts[f] for f in kept.read_now)
-    why = "--full" if full else _why_all(last, opts)
-    return PythonRun(summary, len(kept.counts), kept.read_now, now, sum(kept.counts.values()) - now, why)
+    listed, done, rest = len(kept.counts), len(kept.read_now), sum(kept.counts.values()) - now
+    mode = _mode(listed, done, now, rest, "--full" if full else _why_all(last, opts))
+    return IngestRun(summary, mode, listed - done, done, now, rest)
 
 
 def _built_from(
-    logs: tuple[str, ...],
+    files: list[str],
     replids: str | None,
     topology: str | None,
     default_offset_min: int,
@@ -322,7 +311,6 @@ def _built_from(
     if topology:
         load_topology(topology)  # an unusable topology is the operator's to fix before any reading
     table = load_replids(replids) if replids else None
-    files = expand_log_paths(logs)
     listed = incremental.listed(files, {f: incremental.file_key(f) for f in files})
     opts = {"time_offset": default_offset_min, "timezone": zone, "code": code_digest()}
     options = hashlib.sha256(json.dumps(opts).encode()).hexdigest()[:16]
@@ -334,13 +322,12 @@ def _why_all(last: KeptState | None, options: dict[str, Any]) -> str:
     """Why a run that kept no file read them all."""
     if last is None:
         return "no records kept by an earlier run in this process"
-    for k, v in options.items():
-        if last.options.get(k) != v:
-            return {"code": "the ingest code changed"}.get(k, f"--{k.replace('_', '-')} changed")
-    return "no file of the share was read before"
+    return incremental.changed_option(last.options, options) or "no file of the share was read before"
 
 
-def _as_they_are(summary_path: Path, files: int) -> PythonRun:
+def _as_they_are(summary_path: Path, files: int) -> IngestRun:
+    """A run with nothing new: the last run's outputs, said so (nothing read, nothing written)."""
     summary = json.loads(summary_path.read_text(encoding="utf-8"))
     records = int(summary.get("records_read", 0))
-    return PythonRun(summary, files, [], 0, records, unchanged=True)
+    mode = _mode(files, 0, 0, records, "") + "; nothing new: the outputs stay as they are"
+    return IngestRun(summary, mode, files, 0, 0, records, unchanged=True)
