@@ -161,34 +161,20 @@ def run(s: IngestSettings, *, engine: str = "spark", debug: bool = False) -> int
 
 
 def ingest_and_report(s: IngestSettings, engine: str = "spark") -> int:
-    """On Spark, or for a small share in this process with the reference implementation
-    (``exchange.run_ingest``): the same outputs either way. Errors are raised."""
+    """On Spark, or in this process with the reference implementation keeping each export's
+    records (``python_engine``): the same outputs either way. Errors are raised."""
     try:
         if choose_engine(engine, s) == "spark":
             result = run_ingest_spark(s)
         else:
-            result = _in_this_process(s)
+            from pfscope.spark_jobs.ingest.python_engine import ingest_python
+
+            result = ingest_python(s)  # each export's records kept for the next run
     except OperatorError:
         raise
     except OSError as e:  # a share or output folder the operator can put right
         raise OperatorError(f"{getattr(e, 'filename', None) or s.out}: {e.strerror or e}") from None
     return report(result, s.out)
-
-
-def _in_this_process(s: IngestSettings) -> IngestRun:
-    """The reference ingest, reading only the exports no earlier run here kept (``python_engine``)."""
-    from pfscope.spark_jobs.ingest.python_engine import ingest_python
-
-    return ingest_python(
-        s.logs,
-        s.out,
-        replids=s.replids,
-        topology=s.topology,
-        default_offset_min=s.default_offset_min,
-        zone=s.zone,
-        strict=s.strict,
-        full=s.full,
-    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,7 +40,7 @@ from pfscope.spark_jobs.exchange.classify import Classified, Outcome
 from pfscope.spark_jobs.exchange.formats import expand_log_paths
 from pfscope.spark_jobs.exchange.records import RawRecord
 from pfscope.spark_jobs.ingest import incremental
-from pfscope.spark_jobs.ingest.job import IngestRun
+from pfscope.spark_jobs.ingest.job import IngestRun, IngestSettings
 from pfscope.spark_jobs.runtime.collector import cyclic_gc_paused
 from pfscope.spark_jobs.runtime.sources import source_digest
 
@@ -239,42 +239,32 @@ def _mode(files: int, read_now: int, records_now: int, records_kept: int, why_al
     )
 
 
-def ingest_python(
-    logs: tuple[str, ...],
-    out: str,
-    *,
-    replids: str | None = None,
-    topology: str | None = None,
-    default_offset_min: int = 0,
-    zone: str | None = None,
-    strict: bool = False,
-    full: bool = False,
-) -> IngestRun:
-    """The reference ingest, reading only the files no earlier run kept (all with ``full``), under
+def ingest_python(s: IngestSettings) -> IngestRun:
+    """The reference ingest, reading only the files no earlier run kept (all with ``--full``), under
     the same lock as ingest on Spark. A run that fails writes nothing: no output, nothing kept,
     and no ``out`` folder it made itself."""
     from pfscope.spark_jobs.published.runs import run_lock
 
-    made = not Path(out).exists()
+    made = not Path(s.out).exists()
     try:
-        with run_lock(incremental.state_root(out)), cyclic_gc_paused():
-            files = expand_log_paths(logs)
-            inputs, opts, options = _built_from(files, replids, topology, default_offset_min, zone, strict)
-            root = kept_root(out)
+        with run_lock(incremental.state_root(s.out)), cyclic_gc_paused():
+            files = expand_log_paths(s.logs)
+            inputs, opts, options = _built_from(files, s)
+            root = kept_root(s.out)
             last = KeptState.load(root)
-            summary_path = Path(out) / "ingest_summary.json"
-            if not full and last == KeptState(inputs, incremental.digest(summary_path), opts):
+            summary_path = Path(s.out) / "ingest_summary.json"
+            if not s.full and last == KeptState(inputs, incremental.digest(summary_path), opts):
                 return _as_they_are(summary_path, len(files))
-            kept = KeptFiles(root, options, again=full)
+            kept = KeptFiles(root, options, again=s.full)
             try:
                 summary = run_ingest(
-                    logs,
-                    out,
-                    replids=replids,
-                    topology=topology,
-                    default_offset_min=default_offset_min,
-                    zone=zone,
-                    strict=strict,
+                    s.logs,
+                    s.out,
+                    replids=s.replids,
+                    topology=s.topology,
+                    default_offset_min=s.default_offset_min,
+                    zone=s.zone,
+                    strict=s.strict,
                     kept=kept,
                 )
             except BaseException:
@@ -283,39 +273,32 @@ def ingest_python(
             kept.commit()
             KeptState(inputs, incremental.digest(summary_path), opts).save(root)
             kept.prune()
-            incremental.drop(out)  # ingest on Spark cannot go on from outputs it did not write
+            incremental.drop(s.out)  # ingest on Spark cannot go on from outputs it did not write
     except BaseException:
         if made:
             with contextlib.suppress(OSError):
-                Path(out).rmdir()
+                Path(s.out).rmdir()
         raise
     now = sum(kept.counts[f] for f in kept.read_now)
     listed, done, rest = len(kept.counts), len(kept.read_now), sum(kept.counts.values()) - now
-    mode = _mode(listed, done, now, rest, "--full" if full else _why_all(last, opts))
+    mode = _mode(listed, done, now, rest, "--full" if s.full else _why_all(last, opts))
     return IngestRun(summary, mode, listed - done, done, now, rest)
 
 
-def _built_from(
-    files: list[str],
-    replids: str | None,
-    topology: str | None,
-    default_offset_min: int,
-    zone: str | None,
-    strict: bool,
-) -> tuple[str, dict[str, Any], str]:
+def _built_from(files: list[str], s: IngestSettings) -> tuple[str, dict[str, Any], str]:
     """What the outputs are built from (``incremental.built_from``, and the digest of the options a
     file's records are read with), those options, and their digest."""
     from pfscope.spark_jobs.exchange.identity import load_replids
     from pfscope.spark_jobs.model.topology import load_topology
 
-    if topology:
-        load_topology(topology)  # an unusable topology is the operator's to fix before any reading
-    table = load_replids(replids) if replids else None
+    if s.topology:
+        load_topology(s.topology)  # an unusable topology is the operator's to fix before any reading
+    table = load_replids(s.replids) if s.replids else None
     listed = incremental.listed(files, {f: incremental.file_key(f) for f in files})
-    opts = {"time_offset": default_offset_min, "timezone": zone, "code": code_digest()}
+    opts = {"time_offset": s.default_offset_min, "timezone": s.zone, "code": code_digest()}
     options = hashlib.sha256(json.dumps(opts).encode()).hexdigest()[:16]
-    topo_text = incremental.topology_text(topology)
-    return incremental.built_from(listed, table, topo_text, strict) + options, opts, options
+    topo_text = incremental.topology_text(s.topology)
+    return incremental.built_from(listed, table, topo_text, s.strict) + options, opts, options
 
 
 def _why_all(last: KeptState | None, options: dict[str, Any]) -> str:
