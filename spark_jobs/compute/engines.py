@@ -51,14 +51,17 @@ class Done:
     reads: dict[int, FileRead] = field(default_factory=dict)
 
 
-def replayed(topo: Topology, files: list[str], as_of: int | None, run: Run, why: str) -> Done:
-    """The run computed by the replay in this process (``compute.python_engine``)."""
+def replayed(
+    topo: Topology, files: list[str], as_of: int | None, run: Run, why: str, previous: Path | None
+) -> Done:
+    """The run computed by the replay in this process (``compute.python_engine``), with the lines
+    of the files the ``previous`` run parsed as it parsed them."""
     from pfscope.spark_jobs.compute.python_engine import run_replay
     from pfscope.spark_jobs.model.tables import TABLES
 
     reason = f"the python engine replays the whole log ({why})"
-    r = run_replay(topo, files, as_of, run, reason)
-    return Done("python", r.as_of, r.counts, frozenset(TABLES), f"full: {reason}", r.file_lines)
+    r = run_replay(topo, files, as_of, run, reason, previous)
+    return Done("python", r.as_of, r.counts, frozenset(TABLES), f"full: {reason}{r.kept}", r.file_lines)
 
 
 def computed(

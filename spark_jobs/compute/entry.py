@@ -295,7 +295,7 @@ def _run(args: JobSettings) -> dict[str, Any]:
     run = start_run(args.out)
     try:
         if engine == "python":
-            done = replayed(topo, files, as_of, run, why)
+            done = replayed(topo, files, as_of, run, why, None if args.full else previous)
         else:
             spark = SparkArgs(args.master, conf, args.partitions, args.events)
             done = computed(spark, topo, files, as_of, plan, previous, run)

@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import shutil
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,18 +43,6 @@ def code_digest() -> str:
     from pfscope.spark_jobs.runtime import worker_files
 
     return source_digest(exchange, ingest, worker_files)
-
-
-def file_key(path: str) -> str:
-    """A file as this run sees it: another size, modification or change time, or inode is another
-    file (a rewrite that puts its size and time back still changes its change time); one that
-    cannot be looked at is read (and rejected) again on every run."""
-    try:
-        st = os.stat(path)
-        text = f"{os.path.abspath(path)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{st.st_ctime_ns}"
-    except OSError:
-        text = f"{os.path.abspath(path)}\0unreadable\0{uuid.uuid4()}"
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
 def digest(path: Path) -> str | None:

@@ -35,6 +35,7 @@ from pfscope.spark_jobs.exchange.xml_splits import SPLIT_BYTES, plan, splittable
 from pfscope.spark_jobs.ingest import incremental
 from pfscope.spark_jobs.ingest.incremental import BUILD_SUFFIX
 from pfscope.spark_jobs.ingest.outputs import built_as_they_are, write_outputs
+from pfscope.spark_jobs.runtime.kept import file_key
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -119,7 +120,7 @@ class _Share:
 
     @classmethod
     def of(cls, files: list[str], zone: ZoneInfo | None) -> _Share:
-        return cls(files, zone, {f: incremental.file_key(f) for f in files})
+        return cls(files, zone, {f: file_key(f) for f in files})
 
     def given(self, stored: dict[str, incremental.Stored]) -> None:
         """The state's files: those of the share it does not hold are new."""

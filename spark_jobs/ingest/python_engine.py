@@ -5,7 +5,7 @@ no earlier run read.
 What a file's records are on their own (``classify_one``: parsed, an error kept, or a reject and
 why) depends on its bytes, the time offset or zone, and the readers' code; it is kept per file,
 pickled, under ``OUT/.ingest_state/python/``, named by the file's key (path, size, times and inode,
-``incremental.file_key``) and those options, and holding whose records they are. Everything that
+``runtime.kept.file_key``) and those options, and holding whose records they are. Everything that
 compares records with each other (duplicates, messages, REPLIDs, the derivation, the folders) runs
 again over the whole share each run, so the outputs equal a fresh ingest's by construction. A file
 that could not be read whole is not kept: it is read again on every run, and so are files whose key
@@ -23,13 +23,11 @@ millions of objects it would scan for nothing (126,452 records loaded in 1.7 CPU
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import json
 import os
-import pickle
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -42,6 +40,7 @@ from pfscope.spark_jobs.exchange.records import RawRecord
 from pfscope.spark_jobs.ingest import incremental
 from pfscope.spark_jobs.ingest.job import IngestRun, IngestSettings
 from pfscope.spark_jobs.runtime.collector import cyclic_gc_paused
+from pfscope.spark_jobs.runtime.kept import dump_kept, file_key, load_kept, pickle_name
 from pfscope.spark_jobs.runtime.sources import source_digest
 
 KEPT_DIR = "python"
@@ -89,23 +88,23 @@ class KeptFiles:
     #: pickles written this run, beside their places until the run's outputs are in (``commit``)
     pending: list[Path] = field(default_factory=list)
 
-    def name(self, f: str, key: str) -> str:
-        text = f"{key}\0{f}\0{self.options}"
-        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32] + ".pickle"
-
     def classified(self, f: str, read: FileReader) -> Iterable[Classified]:
-        key = incremental.file_key(f)
-        path = self.root / self.name(f, key)
+        key = file_key(f)
+        about = {"source": f, "key": key, "options": self.options}
+        path = self.root / pickle_name(key, f, self.options)
         if not self.again:
-            got = _load(path, f, key, self.options)
+            got = load_kept(path, about, _is_classified(f))
             if got is not None:
                 self.used[f], self.counts[f] = path.name, len(got)
                 return got
         records = list(read(f))
         self.read_now.append(f)
         self.counts[f] = len(records)
-        if not any(is_break(r) for r, _ in records) and incremental.file_key(f) == key:
-            self.pending.append(_dump(path, {"source": f, "key": key, "options": self.options}, records))
+        if not any(is_break(r) for r, _ in records) and file_key(f) == key:
+            # pickled beside its place until the run's outputs are in, as read: the build changes them
+            tmp = path.with_name(path.name + ".partial")
+            dump_kept(tmp, about, records)
+            self.pending.append(tmp)
             self.used[f] = path.name
         return records
 
@@ -132,68 +131,17 @@ class KeptFiles:
                     p.unlink()
 
 
-def _load(path: Path, f: str, key: str, options: str) -> list[Classified] | None:
-    """A file's kept outcomes, or None: not kept, unreadable, or not this file's as read with these
-    options (it is then read again, and the pickle replaced)."""
-    try:
-        with path.open("rb") as fh:
-            got = pickle.load(fh)
-    except FileNotFoundError:
-        return None
-    except Exception:  # a torn or stale pickle
-        return None
-    if not isinstance(got, dict) or got.get("about") != {"source": f, "key": key, "options": options}:
-        return None
-    records = got.get("records")
-    if not isinstance(records, list) or not all(_is_classified(x, f) for x in records):
-        return None
-    return records
+def _is_classified(f: str) -> Callable[[Any], bool]:
+    def check(x: Any) -> bool:
+        return (
+            type(x) is tuple
+            and len(x) == 2
+            and type(x[0]) is RawRecord
+            and type(x[1]) is Outcome
+            and x[0].source == f
+        )
 
-
-def _is_classified(x: Any, f: str) -> bool:
-    return (
-        type(x) is tuple
-        and len(x) == 2
-        and type(x[0]) is RawRecord
-        and type(x[1]) is Outcome
-        and x[0].source == f
-    )
-
-
-def _dump(path: Path, about: dict[str, str], records: list[Classified]) -> Path:
-    """``records`` pickled beside ``path`` (``.partial``) with whose they are (``about``), as they
-    were read: the build changes them."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".partial")
-    with tmp.open("wb") as fh:
-        _ByFields(fh, protocol=pickle.HIGHEST_PROTOCOL).dump({"about": about, "records": records})
-    return tmp
-
-
-class _ByFields(pickle.Pickler):
-    """Pickles a dataclass with slots as a call of its class on its fields: unpickled, it is built
-    by its ``__init__`` at once, where the default pickling sets each slot through ``fields()``
-    (126,452 records: 5.5 CPU s to load against 6.9, with the collector running)."""
-
-    def reducer_override(self, obj: Any) -> Any:
-        names = _init_fields(type(obj))
-        if names is None:
-            return NotImplemented
-        return type(obj), tuple(getattr(obj, n) for n in names)
-
-
-_FIELDS: dict[type, tuple[str, ...] | None] = {}
-
-
-def _init_fields(cls: type) -> tuple[str, ...] | None:
-    """A slotted dataclass's fields, when ``__init__`` takes them all; else None."""
-    if cls not in _FIELDS:
-        names = None
-        if dataclasses.is_dataclass(cls) and "__slots__" in cls.__dict__:
-            fields = dataclasses.fields(cls)
-            names = tuple(f.name for f in fields) if all(f.init for f in fields) else None
-        _FIELDS[cls] = names
-    return _FIELDS[cls]
+    return check
 
 
 @dataclass(frozen=True)
@@ -294,7 +242,7 @@ def _built_from(files: list[str], s: IngestSettings) -> tuple[str, dict[str, Any
     if s.topology:
         load_topology(s.topology)  # an unusable topology is the operator's to fix before any reading
     table = load_replids(s.replids) if s.replids else None
-    listed = incremental.listed(files, {f: incremental.file_key(f) for f in files})
+    listed = incremental.listed(files, {f: file_key(f) for f in files})
     opts = {"time_offset": s.default_offset_min, "timezone": s.zone, "code": code_digest()}
     options = hashlib.sha256(json.dumps(opts).encode()).hexdigest()[:16]
     topo_text = incremental.topology_text(s.topology)

@@ -164,6 +164,10 @@ class RejectRow:
     conflict_line: int | None = None
 
 
+#: a line after stage 1: its file, number and text ("" when not UTF-8), and the event it is or
+#: why it is rejected (its reason)
+Parsed = tuple[str, int, str, "Event | str"]
+
 #: a rule between lines' verdict on a line: the reason, and the seq of the accepted line it
 #: conflicts with (None: no line caused it)
 Stage2Reject = tuple[str, int | None]
@@ -438,17 +442,20 @@ class EventLog:
 
         A repeat of a rejected line names the same line as its first occurrence.
         """
+        return cls.judge(parse_lines(lines, topo))
+
+    @classmethod
+    def judge(cls, lines: Iterable[Parsed]) -> EventLog:
+        """The log of lines parsed one by one (``parse_lines``): the rules between lines
+        (``build``) applied to them."""
         log = cls()
         parsed: list[tuple[Event, str, int, str]] = []
-        for source, line_no, seq, text in lines:
+        for source, line_no, text, event in lines:
             log.lines_read += 1
-            if text is None:
-                log.rejects.append(RejectRow(source, line_no, R_NOT_UTF8, ""))
-                continue
-            try:
-                parsed.append((parse_line(text, topo, seq), source, line_no, text))
-            except Reject as r:
-                log.rejects.append(RejectRow(source, line_no, r.reason, text))
+            if isinstance(event, str):  # rejected on its own: the reason
+                log.rejects.append(RejectRow(source, line_no, event, text))
+            else:
+                parsed.append((event, source, line_no, text))
 
         # Sends first: a receive may come before its send in the input (several stores' logs).
         # The first send of an id (in input order) is the message; later ones must agree.
@@ -571,14 +578,36 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
 def read_lines(files: list[str]) -> Iterator[tuple[str, int, int, str | None]]:
     """Every physical line of every file, numbered from 1, with its global input position."""
     for index, path in enumerate(files):
-        with open(path, "rb") as fh:
-            for line_no, raw in enumerate(fh, start=1):
-                raw = raw.rstrip(b"\r\n")
-                try:
-                    text: str | None = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    text = None
-                yield path, line_no, make_seq(index, line_no), text
+        for line_no, text in file_lines(path):
+            yield path, line_no, make_seq(index, line_no), text
+
+
+def file_lines(path: str) -> Iterator[tuple[int, str | None]]:
+    """A file's physical lines, numbered from 1; None for a line that is not UTF-8."""
+    with open(path, "rb") as fh:
+        for line_no, raw in enumerate(fh, start=1):
+            raw = raw.rstrip(b"\r\n")
+            try:
+                text: str | None = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = None
+            yield line_no, text
+
+
+def parse_lines(lines: Iterable[tuple[str, int, int, str | None]], topo: Topology) -> Iterator[Parsed]:
+    """Stage 1, each line on its own: ``(source, line_no, text, event or reject reason)``."""
+    for source, line_no, seq, text in lines:
+        yield (source, line_no, *parsed_line(text, topo, seq))
+
+
+def parsed_line(text: str | None, topo: Topology, seq: int) -> tuple[str, Event | str]:
+    """A line's text (empty when not UTF-8) and the event it is, or why it is rejected."""
+    if text is None:
+        return "", R_NOT_UTF8
+    try:
+        return text, parse_line(text, topo, seq)
+    except Reject as r:
+        return text, r.reason
 
 
 def read_event_log(paths: Iterable[str | os.PathLike[str]], topo: Topology) -> EventLog:

@@ -42,7 +42,7 @@ def _fresh(logs: Path, tmp: Path, name: str, **opts: object) -> Path:
 def _kept_for(out: Path, export: Path) -> Path:
     """The pickle that keeps ``export``'s records."""
     for p in kept_root(out).glob("*.pickle"):
-        records = pickle.loads(p.read_bytes())["records"]
+        records = pickle.loads(p.read_bytes())["items"]
         if records and records[0][0].source == str(export):
             return p
     raise AssertionError(f"no records kept for {export}")

@@ -1,0 +1,104 @@
+"""The python engine's parsed lines, kept in each run for the next: a file an earlier run parsed is
+not parsed again.
+
+Stage 1 (``events.parsed_line``) takes each line on its own: what it gives depends on the line's
+text, its input position (the file's index in the run's list, the line's number), the topology and
+the code. A run keeps each file's parsed lines, pickled, in its ``_state/parsed/``, named by all of
+these (the file by its key: path as given, size, times and inode, ``runtime.kept.file_key``). The
+next run loads the pickles of the files it finds unchanged, links them into its own state, and
+parses the rest: after an incremental ingest, the few files of the blocks and folders the new
+exports reach. The rules between lines then run over the whole log as in any full run, so the run
+equals the replay by construction. A run that fails is abandoned with its state; the published run
+keeps its own, and a pruned run's pickles live on in the runs that link them.
+
+Stage 1 is most of reading a log: 1.8 of the 2.1 CPU s the 12-server share's log (172,238 lines)
+takes to read; its pickles load in 0.2.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pfscope.spark_jobs.compute.state import code_version, topology_digest
+from pfscope.spark_jobs.model.events import Event, Parsed, file_lines, make_seq, parsed_line
+from pfscope.spark_jobs.model.topology import Topology
+from pfscope.spark_jobs.runtime.kept import dump_kept, file_key, load_kept, pickle_name
+
+#: a run's parsed lines, a pickle per file
+PARSED = "_state/parsed"
+
+#: one parsed line as kept: its number, its text ("" when not UTF-8), its event or reject reason
+Kept = tuple[int, str, "Event | str"]
+
+
+@dataclass
+class KeptLines:
+    """The lines of a run's files, parsed or as the earlier run (``earlier``) parsed them."""
+
+    topo: Topology
+    run_dir: Path
+    earlier: Path | None
+    #: files whose lines were loaded from the earlier run, and files parsed now
+    kept: int = 0
+    parsed: int = 0
+    #: lines read, by the file's index in the run's list (for the manifest)
+    file_lines: Counter[int] = field(default_factory=Counter)
+
+    def lines(self, files: list[str]) -> Iterator[Parsed]:
+        """Every line of ``files`` after stage 1, in input order."""
+        options = f"{topology_digest(self.topo.to_json())}\0{code_version()}\0{sys.version}"
+        for index, f in enumerate(files):
+            got = self._file(f, index, options)
+            self.file_lines[index] += len(got)
+            for line_no, text, event in got:
+                yield f, line_no, text, event
+
+    def _file(self, f: str, index: int, options: str) -> list[Kept]:
+        key = file_key(f)
+        about = {"source": f, "key": key, "index": str(index), "options": options}
+        name = pickle_name(*about.values())
+        here = self.run_dir / PARSED / name
+        if self.earlier is not None:
+            there = self.earlier / PARSED / name
+            got = load_kept(there, about, _is_kept)
+            if got is not None:
+                _link(there, here)
+                self.kept += 1
+                return got
+        got = [(n, *parsed_line(text, self.topo, make_seq(index, n))) for n, text in file_lines(f)]
+        self.parsed += 1
+        if file_key(f) == key:  # kept as read: not if the file changed meanwhile
+            dump_kept(here, about, got)
+        return got
+
+    def line(self, files: int) -> str:
+        """What the run took from the earlier one, for its first line ("" if nothing)."""
+        if not self.kept:
+            return ""
+        return f"; the lines of {self.kept:,} of {files:,} files as the previous run parsed them"
+
+
+def _is_kept(x: Any) -> bool:
+    return (
+        type(x) is tuple
+        and len(x) == 3
+        and type(x[0]) is int
+        and type(x[1]) is str
+        and (type(x[2]) is Event or type(x[2]) is str)
+    )
+
+
+def _link(there: Path, here: Path) -> None:
+    """The earlier run's pickle, in this run's state too (a copy where links cannot be made)."""
+    here.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(there, here)
+    except OSError:
+        shutil.copyfile(there, here)
