@@ -4,10 +4,10 @@ not parsed again.
 Stage 1 (``events.parsed_line``) takes each line on its own: what it gives depends on the line's
 text, its input position (the file's index in the run's list, the line's number), the topology and
 the code. A run keeps each file's parsed lines, pickled, in its ``_state/parsed/``, named by all of
-these (the file by its key: path as given, size, times and inode, ``runtime.kept.file_key``). The
-next run loads the pickles of the files it finds unchanged, links them into its own state, and
-parses the rest: after an incremental ingest, the few files of the blocks and folders the new
-exports reach. The rules between lines then run over the whole log as in any full run, so the run
+these (the file by its path as given and a digest of its bytes: ingest writes its ``events/``
+folder anew each run, the files it leaves as they were included). The next run loads the pickles
+of the files whose bytes it finds unchanged, links them into its own state, and parses the rest:
+after an incremental ingest, the few files of the blocks and folders the new exports reach. The rules between lines then run over the whole log as in any full run, so the run
 equals the replay by construction. A run that fails is abandoned with its state; the published run
 keeps its own, and a pruned run's pickles live on in the runs that link them.
 
@@ -17,6 +17,8 @@ takes to read; its pickles load in 0.2.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import os
 import shutil
 import sys
@@ -27,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from pfscope.spark_jobs.compute.state import code_version, topology_digest
-from pfscope.spark_jobs.model.events import Event, Parsed, file_lines, make_seq, parsed_line
+from pfscope.spark_jobs.model.events import Event, Parsed, lines_of, make_seq, parsed_line
 from pfscope.spark_jobs.model.topology import Topology
-from pfscope.spark_jobs.runtime.kept import dump_kept, file_key, load_kept, pickle_name
+from pfscope.spark_jobs.runtime.kept import dump_kept, load_kept, pickle_name
 
 #: a run's parsed lines, a pickle per file
 PARSED = "_state/parsed"
@@ -61,7 +63,8 @@ class KeptLines:
                 yield f, line_no, text, event
 
     def _file(self, f: str, index: int, options: str) -> list[Kept]:
-        key = file_key(f)
+        data = Path(f).read_bytes()  # parsed from the bytes its key is taken of
+        key = hashlib.blake2b(data, digest_size=16).hexdigest()
         about = {"source": f, "key": key, "index": str(index), "options": options}
         name = pickle_name(*about.values())
         here = self.run_dir / PARSED / name
@@ -72,10 +75,11 @@ class KeptLines:
                 _link(there, here)
                 self.kept += 1
                 return got
-        got = [(n, *parsed_line(text, self.topo, make_seq(index, n))) for n, text in file_lines(f)]
+        got = [
+            (n, *parsed_line(text, self.topo, make_seq(index, n))) for n, text in lines_of(io.BytesIO(data))
+        ]
         self.parsed += 1
-        if file_key(f) == key:  # kept as read: not if the file changed meanwhile
-            dump_kept(here, about, got)
+        dump_kept(here, about, got)
         return got
 
     def line(self, files: int) -> str:

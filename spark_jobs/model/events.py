@@ -585,13 +585,18 @@ def read_lines(files: list[str]) -> Iterator[tuple[str, int, int, str | None]]:
 def file_lines(path: str) -> Iterator[tuple[int, str | None]]:
     """A file's physical lines, numbered from 1; None for a line that is not UTF-8."""
     with open(path, "rb") as fh:
-        for line_no, raw in enumerate(fh, start=1):
-            raw = raw.rstrip(b"\r\n")
-            try:
-                text: str | None = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                text = None
-            yield line_no, text
+        yield from lines_of(fh)
+
+
+def lines_of(fh: Iterable[bytes]) -> Iterator[tuple[int, str | None]]:
+    """The physical lines of a binary file, numbered from 1; None for a line that is not UTF-8."""
+    for line_no, raw in enumerate(fh, start=1):
+        raw = raw.rstrip(b"\r\n")
+        try:
+            text: str | None = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        yield line_no, text
 
 
 def parse_lines(lines: Iterable[tuple[str, int, int, str | None]], topo: Topology) -> Iterator[Parsed]:
