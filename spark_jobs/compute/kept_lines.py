@@ -2,8 +2,8 @@
 not parsed again.
 
 Stage 1 (``events.parsed_line``) takes each line on its own: what it gives depends on the line's
-text, its input position (the file's index in the run's list, the line's number), the topology and
-the code. A run keeps each file's parsed lines, pickled, in its ``_state/parsed/``, named by all of
+text, its input position (the file's index in the run's list, the line's number), the stores the
+topology names and the code. A run keeps each file's parsed lines, pickled, in its ``_state/parsed/``, named by all of
 these (the file by its path as given and a digest of its bytes: ingest writes its ``events/``
 folder anew each run, the files it leaves as they were included). The next run loads the pickles
 of the files whose bytes it finds unchanged, links them into its own state, and parses the rest:
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pfscope.spark_jobs.compute.state import code_version, topology_digest
+from pfscope.spark_jobs.compute.state import code_version
 from pfscope.spark_jobs.model.events import Event, Parsed, lines_of, make_seq, parsed_line
 from pfscope.spark_jobs.model.topology import Topology
 from pfscope.spark_jobs.runtime.kept import dump_kept, load_kept, pickle_name
@@ -55,7 +55,10 @@ class KeptLines:
 
     def lines(self, files: list[str]) -> Iterator[Parsed]:
         """Every line of ``files`` after stage 1, in input order."""
-        options = f"{topology_digest(self.topo.to_json())}\0{code_version()}\0{sys.version}"
+        # stage 1 reads of the topology only which stores it names (an hour's topology often gains a
+        # folder or a replica: the lines stay as parsed)
+        stores = ",".join(sorted(self.topo.stores))
+        options = f"{stores}\0{code_version()}\0{sys.version}"
         for index, f in enumerate(files):
             got = self._file(f, index, options)
             self.file_lines[index] += len(got)

@@ -24,6 +24,8 @@ NOISE = [
     "{not json",
     '{"ts": "2026-10-01T00:00:00Z", "kind": "teleport"}',
     '{"ts": "2026-10-01T00:00:00Z", "store": "%s", "kind": "receive", "msg": "never-sent"}',
+    # a store no topology names yet: accepted once one does
+    '{"ts": "2026-10-01T00:00:00Z", "store": "PF0099", "kind": "store_status", "status": "down"}',
 ]
 
 
@@ -110,6 +112,16 @@ def test_a_run_parses_only_what_changed_and_equals_the_replay(
     # nothing changed but the as-of: every file as parsed
     said = _compute(out, log, capsys, as_of="2026-10-02T12:00:00Z")
     assert said == f"{FIRST}; the lines of 5 of 5 files as the previous run parsed them"
+
+    # a topology whose folders change keeps the lines; one with another store parses them again
+    topology = json.loads((log / "topology.json").read_text())
+    topology["folders"][0]["replicas"] = topology["folders"][0]["replicas"][:2]
+    (log / "topology.json").write_text(json.dumps(topology))
+    assert _compute(out, log, capsys) == f"{FIRST}; the lines of 5 of 5 files as the previous run parsed them"
+    topology["stores"].append({**topology["stores"][0], "name": "PF0099", "server": "EX0099"})
+    (log / "topology.json").write_text(json.dumps(topology))
+    assert _compute(out, log, capsys) == FIRST
+    assert pq.read_table(_run(out) / "summary").to_pylist()[0]["rejected"] == len(NOISE)  # PF0099's line
 
     # a file that sorts first moves every other file's lines in the input order: all parsed again
     (events / "a.jsonl").write_text("\n".join(later[40:]) + "\n")
