@@ -30,20 +30,13 @@ from typing import Any
 
 from pfscope.spark_jobs.compute.refresh_lines import CannotRefresh
 from pfscope.spark_jobs.compute.restarts import sql_list
+from pfscope.spark_jobs.model.tables import FINAL_TIMES
 
 #: a run's kept fold states of earlier runs, by as-of, and which hold for which folder
 CHECKPOINTS = "_state/checkpoints"
 INDEX = "index.parquet"
 #: the as-ofs kept per folder: the last runs' (a share's exports end within a few runs' time)
 KEPT = 4
-#: the column that stamps each of the fold's final rows with the time it was made
-FINAL_TIMES = {
-    "state_history": "at",
-    "backfill_requests": "at",
-    "backfill_candidates": "at",
-    "replica_history": "at",
-    "backfill_entries": "closed_at",
-}
 
 
 @dataclass(frozen=True)

@@ -61,7 +61,7 @@ def replayed(
 
     reason = f"the python engine replays the whole log ({why})"
     r = run_replay(topo, files, as_of, run, reason, previous)
-    return Done("python", r.as_of, r.counts, frozenset(TABLES), f"full: {reason}{r.kept}", r.file_lines)
+    return Done("python", r.as_of, r.counts, frozenset(TABLES), r.line, r.file_lines)
 
 
 def computed(

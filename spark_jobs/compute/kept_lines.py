@@ -50,8 +50,11 @@ class KeptLines:
     #: files whose lines were loaded from the earlier run, and files parsed now
     kept: int = 0
     parsed: int = 0
-    #: lines read, by the file's index in the run's list (for the manifest)
+    #: lines read, by the file's index in the run's list (for the manifest), and those parsed now
     file_lines: Counter[int] = field(default_factory=Counter)
+    lines_parsed: int = 0
+    #: each event's line, by its input position (what ``kept_folds`` knows an event by)
+    texts: dict[int, str] = field(default_factory=dict)
 
     def lines(self, files: list[str]) -> Iterator[Parsed]:
         """Every line of ``files`` after stage 1, in input order."""
@@ -62,7 +65,10 @@ class KeptLines:
         for index, f in enumerate(files):
             got = self._file(f, index, options)
             self.file_lines[index] += len(got)
+            texts = self.texts
             for line_no, text, event in got:
+                if type(event) is Event:
+                    texts[event.seq] = text
                 yield f, line_no, text, event
 
     def _file(self, f: str, index: int, options: str) -> list[Kept]:
@@ -82,6 +88,7 @@ class KeptLines:
             (n, *parsed_line(text, self.topo, make_seq(index, n))) for n, text in lines_of(io.BytesIO(data))
         ]
         self.parsed += 1
+        self.lines_parsed += len(got)
         dump_kept(here, about, got)
         return got
 

@@ -20,12 +20,15 @@ from typing import Any
 import pyarrow as pa
 
 from pfscope.spark_jobs.compute.arrow_rows import arrow_table, write_live
+from pfscope.spark_jobs.compute.kept_folds import KeptFolds
 from pfscope.spark_jobs.compute.kept_lines import KeptLines
+from pfscope.spark_jobs.compute.refresh_summary import Refresh
 from pfscope.spark_jobs.compute.stream import FolderState, dump_state
 from pfscope.spark_jobs.compute.writing import FOLDER_TABLES, ROW_GROUP_BYTES
 from pfscope.spark_jobs.model.events import Event, EventLog
 from pfscope.spark_jobs.model.replay import ReplayResult, replay
 from pfscope.spark_jobs.model.tables import KEYS, TABLES
+from pfscope.spark_jobs.model.timeutil import default_as_of, now_us
 from pfscope.spark_jobs.model.topology import Topology
 from pfscope.spark_jobs.published.runs import Run
 from pfscope.spark_jobs.runtime.collector import cyclic_gc_paused
@@ -41,34 +44,73 @@ class ReplayRun:
     as_of: int
     counts: dict[str, Any]
     file_lines: dict[int, int]  # lines read, by the file's index in the input order
-    kept: str  # what it took from the earlier run, for its first line ("" if nothing)
+    line: str  # how it went about it
 
 
 def run_replay(
     topo: Topology, files: list[str], as_of: int | None, run: Run, reason: str, earlier: Path | None
 ) -> ReplayRun:
     """Replay ``files`` and write the run's tables and fold states into ``run`` (not published:
-    the caller writes the forecast record and the manifest, then publishes); the files the
-    ``earlier`` run parsed are not parsed again (``kept_lines``). Python's cyclic
-    collector pauses meanwhile, as in the Spark job's tasks: it found nothing to free and cost a
-    sixth of the run (843,240 lines: 40.1 and 44.8 CPU s with it, 34.3 and 37.2 without, the same
-    2.18 GB at the peak)."""
+    the caller writes the forecast record and the manifest, then publishes). What the ``earlier``
+    run kept is not done again: the files it parsed (``kept_lines``), the folds of the folders
+    whose states still hold (``kept_folds``). Python's cyclic collector pauses meanwhile, as in
+    the Spark job's tasks: it found nothing to free and cost a sixth of the run (843,240 lines:
+    40.1 and 44.8 CPU s with it, 34.3 and 37.2 without, the same 2.18 GB at the peak)."""
     started = time.time()
     lines = KeptLines(topo, run.path, earlier)
     with cyclic_gc_paused():
         log = EventLog.judge(lines.lines(files))
-        result = replay(topo, log, as_of, run_id=run.run_id)
+        at = as_of if as_of is not None else default_as_of(log.last_ts(), now_us())
+        kept = KeptFolds.plan(earlier, topo, log.events, lines.texts, at)
+        result = replay(topo, log, at, run_id=run.run_id, starts=kept.starts)
+    refresh = _refresh(kept, result, log, lines.lines_parsed, reason)
     summary = result.tables["summary"][0]
-    summary.update(started_at=int(started * 1_000_000), refresh="full", refresh_reason=reason)
+    summary.update(started_at=int(started * 1_000_000), **_summary_fields(refresh))
     for table, columns in TABLES.items():
         if table == "summary":  # last: when the run finished
             continue
-        write_table(run.path / table, _in_order(table, arrow_table(columns, result.tables[table])))
+        data = kept.carried(table, arrow_table(columns, result.tables[table]))
+        write_table(run.path / table, _in_order(table, data))
     states = fold_states(result, log.events)
     write_live(run.path / "_state" / "folds", pa.Table.from_pylist(states, _FOLD_STATE))
+    kept.keep(run.path, (s["fid"] for s in states))
     summary["finished_at"] = int(time.time() * 1_000_000)
     write_table(run.path / "summary", arrow_table(TABLES["summary"], result.tables["summary"]))
-    return ReplayRun(result.as_of, _counts(log), dict(lines.file_lines), lines.line(len(files)))
+    line = refresh.line() + (lines.line(len(files)) if refresh.mode == "full" else "")
+    return ReplayRun(result.as_of, _counts(log), dict(lines.file_lines), line)
+
+
+def _refresh(kept: KeptFolds, result: ReplayResult, log: EventLog, parsed: int, reason: str) -> Refresh:
+    """Full, or how many folders went on from a kept state (those with events after it refolded,
+    the others only brought to the as-of) and how many were folded from their first event."""
+    if not kept.starts:
+        return Refresh("full", reason, log.lines_read)
+    folders = {fid for _, fid in result.folds}
+    starts = kept.starts
+    moved = {e.fid for e in log.events if e.fid in starts and starts[e.fid].at < e.ts <= result.as_of}
+    carried = len(starts.keys() - moved)
+    return Refresh(
+        "incremental",
+        "",
+        parsed,
+        len(folders) - carried,
+        carried,
+        folders_from_start=len(folders - starts.keys()),
+    )
+
+
+def _summary_fields(r: Refresh) -> dict[str, Any]:
+    if r.mode == "full":
+        return {"refresh": "full", "refresh_reason": r.reason}
+    return {
+        "refresh": r.mode,
+        "refresh_reason": r.reason,
+        "lines_new": r.lines_new,
+        "folders_refolded": r.folders_refolded,
+        "folders_carried": r.folders_carried,
+        "lines_rejudged": r.lines_rejudged,
+        "folders_from_start": r.folders_from_start,
+    }
 
 
 _FOLD_STATE = pa.schema([("fid", pa.string()), ("blob", pa.string())])

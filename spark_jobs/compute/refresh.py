@@ -53,7 +53,6 @@ from pfscope.spark_jobs.compute.job import (
     STATE_LINES,
     STATE_PENDING,
     JobResult,
-    Refresh,
     collected_transits,
     conform,
     fold_groups,
@@ -83,6 +82,7 @@ from pfscope.spark_jobs.compute.refresh_lines import (
     rejudged_lines,
 )
 from pfscope.spark_jobs.compute.refresh_pieces import pieces_of, replaced_rows
+from pfscope.spark_jobs.compute.refresh_summary import Refresh
 from pfscope.spark_jobs.compute.rejudged import Rejudged
 from pfscope.spark_jobs.compute.restarts import refreshed_folders, sql_list, topology_starts
 from pfscope.spark_jobs.compute.retaken import Retaken, retaken_files, widened

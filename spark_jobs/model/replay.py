@@ -7,9 +7,10 @@ microseconds); ``spark_jobs.model.tables`` turns them into typed frames.
 
 from __future__ import annotations
 
+import bisect
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,19 @@ from pfscope.spark_jobs.model.timeutil import US, default_as_of, now_us
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Topology
 
 GroupKey = tuple[str, str]  # (observer, fid)
+
+
+@dataclass
+class FoldStart:
+    """A folder's folds as an earlier run left them at its as-of ``at``, with the rows the
+    comparisons between folds read again: the replay folds each on from there with its events
+    stamped after ``at`` (``compute.kept_folds`` says when that equals folding from the first
+    event). A group it holds no fold of is folded from its first event."""
+
+    at: int
+    folds: dict[str, FolderFold]
+    responders: list[dict[str, Any]]
+    processed: list[dict[str, Any]]
 
 
 @dataclass
@@ -91,8 +105,11 @@ def replay(
     *,
     run_id: str = "replay",
     clock: int | None = None,
+    starts: Mapping[str, FoldStart] | None = None,
 ) -> ReplayResult:
-    """``clock``: the run's clock (now, unless a test pins it), which bounds the default as-of."""
+    """``clock``: the run's clock (now, unless a test pins it), which bounds the default as-of;
+    ``starts``: folders whose folds go on from an earlier run's (their final rows made by its
+    as-of are that run's, not made again)."""
     started = time.time()
     if as_of is None:
         as_of = default_as_of(log.last_ts(), now_us() if clock is None else clock)
@@ -100,8 +117,14 @@ def replay(
     org = OrgContext.build(topo, (e for e in applied if e.kind == "store_status"))
     result = ReplayResult(as_of=as_of)
     all_rows = Rows()
+    starts = starts or {}
+    for start in starts.values():
+        all_rows.responders.extend(start.responders)
+        all_rows.processed_status_requests.extend(start.processed)
+    for fid, start in starts.items():
+        result.processed[fid] = list(start.processed)
     for key, stream in sorted(group_events(topo, applied).items()):
-        fold = FolderFold(org, *key)
+        fold, stream = _fold_of(org, key, stream, starts.get(key[1]))
         for ev in stream:
             fold.apply(ev)
         rows = fold.finish(as_of)
@@ -171,6 +194,17 @@ def replay(
 # --------------------------------------------------------------------------------------------
 # the two comparisons between folds, and the org-wide tables
 # --------------------------------------------------------------------------------------------
+def _fold_of(
+    org: OrgContext, key: GroupKey, stream: list[Event], start: FoldStart | None
+) -> tuple[FolderFold, list[Event]]:
+    """The group's fold and the events it has yet to apply: from its first, or after ``start``."""
+    kept = start.folds.get(key[0]) if start else None
+    if start is None or kept is None:
+        return FolderFold(org, *key), stream
+    after = bisect.bisect_right(stream, start.at, key=lambda e: e.ts)
+    return kept.resume(org), stream[after:]
+
+
 def add_lag(state_table: list[dict[str, Any]], owned: dict[GroupKey, CNSet]) -> None:
     """Knowledge lag of R about T: CNs of owned(T, F) that believed(R, F, T) lacks. (Each
     distinct pair of sets is computed once: most stores believe the same of a folder.)"""

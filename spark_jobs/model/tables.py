@@ -332,6 +332,18 @@ KEYS: dict[str, tuple[str, ...]] = {
     "summary": ("run_id",),
 }
 
+#: the column that stamps each of the fold's final rows with the time it was made, and the one
+#: naming the store whose fold made it: a fold that goes on from its state at ``C`` makes the rows
+#: stamped after ``C``; those stamped by ``C`` are the earlier run's
+FINAL_TIMES = {
+    "state_history": "at",
+    "backfill_requests": "at",
+    "backfill_candidates": "at",
+    "replica_history": "at",
+    "backfill_entries": "closed_at",
+}
+FOLD_OF_ROW = {"replica_history": "store"}  # the others: ``observer``
+
 
 def ddl(table: str) -> str:
     """The table's schema as a Spark DDL string (column names quoted: ``group`` is a keyword)."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import pickle
 from pathlib import Path
 
@@ -76,6 +75,19 @@ def _pickle_of(run: Path, name: str) -> Path:
     raise AssertionError(f"no pickle of {name} in {run}")
 
 
+def _linked(out: Path, before: Path) -> set[str]:
+    """The files whose lines the published run took as the run ``before`` parsed them: their
+    pickles are the same file (linked, not copied)."""
+    earlier = {p.stat().st_ino for p in (before / PARSED).glob("*.pickle")}
+    run = _run(out)
+    pickles = list((run / PARSED).glob("*.pickle"))
+    return {
+        Path(pickle.loads(p.read_bytes())["about"]["source"]).name
+        for p in pickles
+        if p.stat().st_ino in earlier
+    }
+
+
 FIRST = "full: the python engine replays the whole log (--engine python)"
 
 
@@ -99,36 +111,43 @@ def test_a_run_parses_only_what_changed_and_equals_the_replay(
         fh.write("\n".join(later[:10]) + "\n")
     (events / "b4.jsonl").write_text("\n".join(later[10:40]) + "\n")
     torn, other = _pickle_of(first, "b0.jsonl"), _pickle_of(first, "b1.jsonl")
-    unchanged = _pickle_of(first, "b3.jsonl").stat().st_ino
     torn.write_bytes(torn.read_bytes()[:100])
     about = pickle.loads(other.read_bytes())["about"]
     other.write_bytes(pickle.dumps({"about": about, "items": [1]}))
-    assert _compute(out, log, capsys) == f"{FIRST}; the lines of 1 of 5 files as the previous run parsed them"
+    said = _compute(out, log, capsys)
+    assert _linked(out, first) == {"b3.jsonl"}
     second = _run(out)
-    kept = _pickle_of(second, "b3.jsonl")
-    assert kept.stat().st_ino == unchanged  # linked, not copied
     assert len(list((second / PARSED).glob("*.pickle"))) == 5
+    parsed = sum(len((events / f"b{i}.jsonl").read_bytes().splitlines()) for i in (0, 1, 2, 4))
+    assert said.startswith(f"incremental: {parsed:,} new lines, "), said  # the lines of the files parsed
 
     # nothing changed but the as-of: every file as parsed
-    said = _compute(out, log, capsys, as_of="2026-10-02T12:00:00Z")
-    assert said == f"{FIRST}; the lines of 5 of 5 files as the previous run parsed them"
+    _compute(out, log, capsys, as_of="2026-10-02T12:00:00Z")
+    assert _linked(out, second) == {f"b{i}.jsonl" for i in range(5)}
 
     # a topology whose folders change keeps the lines; one with another store parses them again
     topology = json.loads((log / "topology.json").read_text())
     topology["folders"][0]["replicas"] = topology["folders"][0]["replicas"][:2]
     (log / "topology.json").write_text(json.dumps(topology))
-    assert _compute(out, log, capsys) == f"{FIRST}; the lines of 5 of 5 files as the previous run parsed them"
+    before = _run(out)
+    _compute(out, log, capsys)
+    assert _linked(out, before) == {f"b{i}.jsonl" for i in range(5)}
     topology["stores"].append({**topology["stores"][0], "name": "PF0099", "server": "EX0099"})
     (log / "topology.json").write_text(json.dumps(topology))
-    assert _compute(out, log, capsys) == FIRST
+    before = _run(out)
+    assert _compute(out, log, capsys) == FIRST  # and no fold state holds: another organisation
+    assert not _linked(out, before)
     assert pq.read_table(_run(out) / "summary").to_pylist()[0]["rejected"] == len(NOISE)  # PF0099's line
 
     # a file that sorts first moves every other file's lines in the input order: all parsed again
     (events / "a.jsonl").write_text("\n".join(later[40:]) + "\n")
-    assert _compute(out, log, capsys) == FIRST
+    before = _run(out)
+    _compute(out, log, capsys)
+    assert not _linked(out, before)
 
-    # --full parses every file again
+    # --full parses every file again, and folds every folder from its first event
     with (events / "b4.jsonl").open("a") as fh:
         fh.write(later[-1] + "\n")
+    before = _run(out)
     assert _compute(out, log, capsys, "--full") == FIRST
-    assert all(os.stat(p).st_nlink == 1 for p in (_run(out) / PARSED).glob("*.pickle"))
+    assert not _linked(out, before)
