@@ -56,28 +56,43 @@ def run_replay(
     whose states still hold (``kept_folds``). Python's cyclic collector pauses meanwhile, as in
     the Spark job's tasks: it found nothing to free and cost a sixth of the run (843,240 lines:
     40.1 and 44.8 CPU s with it, 34.3 and 37.2 without, the same 2.18 GB at the peak)."""
+    with cyclic_gc_paused():
+        # the run's objects are freed (by their counts) before the collector runs again: at its
+        # first run it would scan them all (0.4 CPU s on the 12-server share's log)
+        return _replayed(topo, files, as_of, run, reason, earlier)
+
+
+def _replayed(
+    topo: Topology, files: list[str], as_of: int | None, run: Run, reason: str, earlier: Path | None
+) -> ReplayRun:
     started = time.time()
     lines = KeptLines(topo, run.path, earlier)
-    with cyclic_gc_paused():
-        log = EventLog.judge(lines.lines(files))
-        at = as_of if as_of is not None else default_as_of(log.last_ts(), now_us())
-        kept = KeptFolds.plan(earlier, topo, log.events, lines.texts, at)
-        result = replay(topo, log, at, run_id=run.run_id, starts=kept.starts)
+    log = EventLog.judge(lines.lines(files))
+    at = as_of if as_of is not None else default_as_of(log.last_ts(), now_us())
+    kept = KeptFolds.plan(earlier, topo, log.events, lines.texts, at)
+    result = replay(topo, log, at, run_id=run.run_id, starts=kept.starts)
     refresh = _refresh(kept, result, log, lines.lines_parsed, reason)
+    _write_run(run, result, kept, log, started, refresh)
+    line = refresh.line() + (lines.line(len(files)) if refresh.mode == "full" else "")
+    return ReplayRun(result.as_of, _counts(log), dict(lines.file_lines), line)
+
+
+def _write_run(
+    run: Run, result: ReplayResult, kept: KeptFolds, log: EventLog, started: float, refresh: Refresh
+) -> None:
+    """The run's tables (the kept final rows with them), its fold states and what it keeps; its
+    summary last (when the run finished)."""
     summary = result.tables["summary"][0]
     summary.update(started_at=int(started * 1_000_000), **_summary_fields(refresh))
     for table, columns in TABLES.items():
-        if table == "summary":  # last: when the run finished
-            continue
-        data = kept.carried(table, arrow_table(columns, result.tables[table]))
-        write_table(run.path / table, _in_order(table, data))
+        if table != "summary":
+            data = kept.carried(table, arrow_table(columns, result.tables[table]))
+            write_table(run.path / table, _in_order(table, data))
     states = fold_states(result, log.events)
     write_live(run.path / "_state" / "folds", pa.Table.from_pylist(states, _FOLD_STATE))
     kept.keep(run.path, (s["fid"] for s in states))
     summary["finished_at"] = int(time.time() * 1_000_000)
     write_table(run.path / "summary", arrow_table(TABLES["summary"], result.tables["summary"]))
-    line = refresh.line() + (lines.line(len(files)) if refresh.mode == "full" else "")
-    return ReplayRun(result.as_of, _counts(log), dict(lines.file_lines), line)
 
 
 def _refresh(kept: KeptFolds, result: ReplayResult, log: EventLog, parsed: int, reason: str) -> Refresh:
