@@ -12,7 +12,6 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
 from pfscope.spark_jobs.compute.arrow_rows import arrow_table, write_live
 from pfscope.spark_jobs.model.forecast.record import Happened, carried, judged, record_fids
@@ -48,6 +47,8 @@ def write_forecast_record(previous: Path | None, run_dir: Path, as_of: int) -> i
 def _rows(path: Path, columns: Sequence[str] | None = None, where: Any = None) -> list[dict[str, Any]]:
     """A published table's rows (times in microseconds); none when the run has not the table (a
     run published by an earlier pfscope), and null for a column it has not."""
+    import pyarrow.dataset as ds  # here: it imports pandas (0.2 s), and the CLI imports this module for ingest too
+
     if not path.exists():
         return []
     dataset = ds.dataset(str(path), format="parquet")
