@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import re
 import shutil
 import zlib
 from collections.abc import Sequence
@@ -58,7 +59,23 @@ def file_of(key: str) -> int:
 
 def block_of(ts: object) -> str:
     """The UTC block of a line's time (``YYYY-MM-DDTHH``, the block's first hour; one that cannot
-    be read: ``NO_BLOCK``)."""
+    be read: ``NO_BLOCK``). A time as ingest writes it (``...THH:MM:SSZ``) has its date and hour's
+    block, read once per hour (each line's own reading was a third of placing the log)."""
+    if type(ts) is str and len(ts) == 20 and _WRITTEN.fullmatch(ts):
+        hour = ts[:13]
+        block = _BLOCKS.get(hour)
+        if block is None:
+            block = _BLOCKS[hour] = _read_block(hour + ":00:00Z")
+        return block
+    return _read_block(ts)
+
+
+#: a time as ingest writes it, minutes and seconds in range (its date and hour may still not be)
+_WRITTEN = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:[0-5]\d:[0-5]\dZ")
+_BLOCKS: dict[str, str] = {}
+
+
+def _read_block(ts: object) -> str:
     try:
         when = dt.datetime.fromisoformat(str(ts).replace("Z", "+00:00"))
     except ValueError:

@@ -3,16 +3,20 @@ of a block in one file in the log's order, a receive with its message's send, ev
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pfscope.spark_jobs.exchange.event_files import (
     BLOCK_HOURS,
     FILLED_DAYS,
     FOLDER_FILES,
     NO_BLOCK,
+    _read_block,
     block_of,
     file_name,
     file_of,
@@ -104,6 +108,18 @@ def test_a_clock_years_off_fills_no_blocks_between(tmp_path: Path) -> None:
 )
 def test_the_block_of_a_line(ts: str, block: str) -> None:
     assert block_of(ts) == block
+
+
+@given(
+    st.datetimes(min_value=dt.datetime(1, 1, 1), max_value=dt.datetime(9999, 12, 31)).map(
+        lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ")
+    )
+    | st.from_regex(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", fullmatch=True)
+)
+def test_a_time_as_ingest_writes_it_has_the_block_its_reading_gives(ts: str) -> None:
+    """The shortcut for times as ingest writes them (one reading per date and hour) gives what
+    reading the time gives, out-of-range dates, hours, minutes and seconds included."""
+    assert block_of(ts) == _read_block(ts)
 
 
 def test_a_new_folder_replaces_the_old_whole(tmp_path: Path) -> None:
