@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import shutil
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,11 +33,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from pfscope.spark_jobs.compute.arrow_rows import ARROW_TYPES
 from pfscope.spark_jobs.compute.state import code_version, load_manifest
 from pfscope.spark_jobs.compute.stream import load_state
 from pfscope.spark_jobs.model.events import Event
 from pfscope.spark_jobs.model.replay import FoldStart
-from pfscope.spark_jobs.model.tables import FINAL_TIMES, FOLD_OF_ROW
+from pfscope.spark_jobs.model.tables import FINAL_TIMES, FOLD_OF_ROW, TABLES
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Topology
 
 HOLDS = "_state/python/holds.parquet"
@@ -64,25 +66,33 @@ class KeptFolds:
     now: Digests = field(default_factory=dict)
     starts: dict[str, FoldStart] = field(default_factory=dict)
 
+    #: the published run's final tables, in their declared types (read once: a state is used only
+    #: when they can be)
+    finals: dict[str, pa.Table] = field(default_factory=dict)
+
     @classmethod
     def plan(
         cls, earlier: Path | None, topo: Topology, events: list[Event], texts: dict[int, str], as_of: int
     ) -> KeptFolds:
-        """The states of the ``earlier`` (published) run's index that still hold, loaded."""
+        """The states of the ``earlier`` (published) run's index that still hold, loaded: for each
+        folder the latest one that can be read (a state or a table that cannot be read is folded
+        from the first event, never a failed run)."""
         before = _read_holds(earlier) if earlier is not None else None
         if earlier is None or before is None:
             return cls(as_of, now=digests(topo, events, texts, [as_of]))
         ats = sorted({at for by_at in before.values() for at in by_at if at <= as_of})
         now = digests(topo, events, texts, [*ats, as_of])
-        held: dict[int, list[str]] = {}
-        for fid, by_at in before.items():
-            mine = now.get(fid, {})
-            at = max((at for at, d in by_at.items() if at <= as_of and mine.get(at) == d), default=None)
-            if at is not None:
-                held.setdefault(at, []).append(fid)
-        kept = cls(as_of, earlier, before, now)
-        for at, fids in held.items():
-            kept.starts.update(_load_starts(_states_dir(earlier, at), at, set(fids)))
+        kept = cls(as_of, earlier, before, now, finals=_final_tables(earlier))
+        if len(kept.finals) < len(FINAL_TIMES):
+            return kept
+        holding = {
+            fid: {at for at, d in by_at.items() if at <= as_of and now.get(fid, {}).get(at) == d}
+            for fid, by_at in before.items()
+        }
+        for at in sorted(ats, reverse=True):  # each folder from the latest state it has
+            want = {fid for fid, held in holding.items() if at in held and fid not in kept.starts}
+            if want:
+                kept.starts.update(_load_starts(_states_dir(earlier, at), at, want))
         return kept
 
     def carried(self, table: str, data: pa.Table) -> pa.Table:
@@ -90,8 +100,7 @@ class KeptFolds:
         that went on from a kept state, stamped by its as-of."""
         if not self.starts or table not in FINAL_TIMES:
             return data
-        assert self.earlier is not None
-        earlier = pq.read_table(self.earlier / table, coerce_int96_timestamp_unit="us").cast(data.schema)
+        earlier = self.finals[table]
         fold = FOLD_OF_ROW.get(table, "observer")
         keys = [f"{fid}\0{o}" for fid, s in self.starts.items() for o in s.folds]
         ats = [s.at for s in self.starts.values() for _ in s.folds]
@@ -102,7 +111,8 @@ class KeptFolds:
 
     def keep(self, run_dir: Path, fids: Iterable[str]) -> None:
         """This run's index: every folder's state at its as-of, and the earlier states that still
-        hold, the last ``KEPT - 1`` as-ofs of them (their files linked into this run)."""
+        hold, the last ``KEPT - 1`` as-ofs of them (their files linked into this run; a folder
+        whose state is not in them is left out)."""
         rows = [(fid, self.as_of, self.now[fid][self.as_of]) for fid in sorted(fids)]
         ats = sorted({at for by_at in self.before.values() for at in by_at if at < self.as_of})
         for at in ats[-(KEPT - 1) :]:
@@ -112,12 +122,15 @@ class KeptFolds:
                 if (digest := by_at.get(at)) is not None and self.now.get(fid, {}).get(at) == digest
             ]
             if held and self.earlier is not None:
-                _link_all(_states_dir(self.earlier, at), run_dir / CHECKPOINTS / str(at))
-                rows.extend(held)
+                here = run_dir / CHECKPOINTS / str(at)
+                _link_all(_states_dir(self.earlier, at), here)
+                present = _state_fids(here)
+                rows.extend(r for r in held if r[0] in present)
         path = run_dir / HOLDS
         path.parent.mkdir(parents=True, exist_ok=True)
         columns = [list(c) for c in zip(*rows, strict=True)] if rows else [[], [], []]
-        pq.write_table(pa.table(dict(zip(_HOLDS.names, columns, strict=True)), schema=_HOLDS), path)
+        table = pa.table(dict(zip(_HOLDS.names, columns, strict=True)), schema=_HOLDS)
+        pq.write_table(table.replace_schema_metadata(_versions()), path)
 
 
 def digests(topo: Topology, events: list[Event], texts: dict[int, str], ats: list[int]) -> Digests:
@@ -169,7 +182,8 @@ def _update(h: hashlib.blake2b, e: Event, texts: dict[int, str]) -> None:
 
 
 def _read_holds(run_dir: Path) -> Digests | None:
-    """The run's index, when it is this code's (a python run's, whose states this code can read)."""
+    """The run's index, when this code can read its states: a python run's, of this code, pickled
+    by this Python with this pyarrow."""
     manifest = load_manifest(run_dir)
     if manifest is None or manifest.engine != "python" or manifest.code != code_version():
         return None
@@ -177,9 +191,27 @@ def _read_holds(run_dir: Path) -> Digests | None:
         table = pq.read_table(run_dir / HOLDS)
     except (OSError, pa.ArrowException):
         return None
+    if (table.schema.metadata or {}) != _versions():
+        return None
     out: Digests = {}
     for fid, at, digest in zip(*(table[c].to_pylist() for c in ("fid", "at", "digest")), strict=True):
         out.setdefault(fid, {})[at] = digest
+    return out
+
+
+def _versions() -> dict[bytes, bytes]:
+    return {b"python": sys.version.encode(), b"pyarrow": pa.__version__.encode()}
+
+
+def _final_tables(run_dir: Path) -> dict[str, pa.Table]:
+    """The run's final tables in their declared types; those it cannot read left out."""
+    out = {}
+    for table in FINAL_TIMES:
+        schema = pa.schema([(name, ARROW_TYPES[kind]) for name, kind in TABLES[table]])
+        try:
+            out[table] = pq.read_table(run_dir / table, coerce_int96_timestamp_unit="us").cast(schema)
+        except (OSError, ValueError, pa.ArrowException):
+            continue
     return out
 
 
@@ -191,15 +223,34 @@ def _states_dir(run_dir: Path, at: int) -> Path:
 
 
 def _load_starts(folder: Path, at: int, fids: set[str]) -> dict[str, FoldStart]:
-    """The states of ``fids`` kept in ``folder`` (those it lacks fold from their first event)."""
+    """The states of ``fids`` kept in ``folder`` (those it lacks, or cannot give back, fold from
+    their first event or an older state)."""
     out: dict[str, FoldStart] = {}
     for f in sorted(folder.glob("*.parquet")):
-        table = pq.read_table(f)
-        for fid, blob in zip(table["fid"].to_pylist(), table["blob"].to_pylist(), strict=True):
+        try:
+            table = pq.read_table(f)
+            rows = zip(table["fid"].to_pylist(), table["blob"].to_pylist(), strict=True)
+        except (OSError, KeyError, ValueError, pa.ArrowException):
+            continue
+        for fid, blob in rows:
             if fid in fids:
-                state = load_state(blob)
+                try:
+                    state = load_state(blob)
+                except Exception:  # a damaged state: the folder does without it
+                    continue
                 out[fid] = FoldStart(at, state.folds, state.responders, state.processed)
     return out
+
+
+def _state_fids(folder: Path) -> set[str]:
+    """The folders whose states ``folder`` holds."""
+    found: set[str] = set()
+    for f in folder.glob("*.parquet"):
+        try:
+            found.update(pq.read_table(f, columns=["fid"])["fid"].to_pylist())
+        except (OSError, KeyError, ValueError, pa.ArrowException):
+            continue
+    return found
 
 
 def _link_all(there: Path, here: Path) -> None:

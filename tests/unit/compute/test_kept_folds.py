@@ -148,3 +148,26 @@ def _latest(out: Path) -> Path:
     latest = read_latest(out)
     assert latest is not None
     return out / str(latest["path"])
+
+
+def test_a_damaged_state_or_table_is_folded_again_never_a_failed_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Kept states torn: the folders go on from an older state that can be read (the torn one is
+    kept no further); a final table torn: every folder from its first event. Each run equals the
+    replay."""
+    share, out = Share(tmp_path / "log", 13), tmp_path / "runs"
+    for k in range(1, 4):
+        share.hour(k)
+        _compute(share, out, capsys)
+    torn_at = json.loads((_latest(out) / "_state" / "manifest.json").read_text())["as_of"]
+    for f in (_latest(out) / "_state" / "folds").glob("*.parquet"):
+        f.write_bytes(f.read_bytes()[:50])
+    share.hour(4)
+    got = _compute(share, out, capsys)
+    assert got["refresh"] == "incremental"  # from the older states
+    assert torn_at not in set(pq.read_table(got["run"] / HOLDS)["at"].to_pylist())
+    for f in (got["run"] / "state_history").glob("*.parquet"):
+        f.write_bytes(b"not parquet")
+    share.hour(5)
+    assert _compute(share, out, capsys)["refresh"] == "full"
