@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e.conftest import Server, console_error, screenshot
 from tests.e2e.test_dashboard import WE_FID, busiest_folder, open_page, table
@@ -167,14 +168,24 @@ def test_lag_heatmap_is_absolute_labels_its_diagonal_and_opens_a_store(demo_serv
     assert texts.count("self") >= len(stores)
     # a click on a cell opens the observer's store page at its partners
     i, j = 1, 0
-    fig.scroll_into_view_if_needed()
-    point = fig.evaluate(
-        f"gd => {{ const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, r = gd.getBoundingClientRect();"
-        f" return {{x: r.x + xa._offset + xa.d2p({j}), y: r.y + ya._offset + ya.d2p({i})}}; }}"
-    )
-    wide.mouse.move(point["x"], point["y"])
-    wide.mouse.click(point["x"], point["y"])
-    wide.wait_for_url(f"**/store/{stores[i]}#pf-behind-section")
+    for attempt in range(3):
+        # a click plotly.js does not see (once, in a loaded CI run, none followed in 20 s) is
+        # clicked again: what is asserted is where a seen click goes
+        if f"/store/{stores[i]}" in wide.url:  # a slow one arrived meanwhile
+            break
+        fig.scroll_into_view_if_needed()
+        point = fig.evaluate(
+            f"gd => {{ const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, r = gd.getBoundingClientRect();"
+            f" return {{x: r.x + xa._offset + xa.d2p({j}), y: r.y + ya._offset + ya.d2p({i})}}; }}"
+        )
+        wide.mouse.move(point["x"], point["y"])
+        wide.mouse.click(point["x"], point["y"])
+        try:
+            wide.wait_for_url(f"**/store/{stores[i]}#pf-behind-section", timeout=10_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == 2:
+                raise
     wide.wait_for_selector("#pf-behind-section")
     assert wide.locator("main h1").inner_text() == f"Store {stores[i]}"
     # and a bar of "Replicas by health" opens its store
