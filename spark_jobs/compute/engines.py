@@ -54,8 +54,9 @@ class Done:
 def replayed(
     topo: Topology, files: list[str], as_of: int | None, run: Run, why: str, previous: Path | None
 ) -> Done:
-    """The run computed by the replay in this process (``compute.python_engine``), with the lines
-    of the files the ``previous`` run parsed as it parsed them."""
+    """The run computed by the replay in this process (``compute.python_engine``), going on from
+    the ``previous`` run where it can (its parsed lines, its fold states); ``why``: why this
+    engine, said when the run is a full one."""
     from pfscope.spark_jobs.compute.python_engine import run_replay
     from pfscope.spark_jobs.model.tables import TABLES
 

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -40,6 +38,7 @@ from pfscope.spark_jobs.model.events import Event
 from pfscope.spark_jobs.model.replay import FoldStart
 from pfscope.spark_jobs.model.tables import FINAL_TIMES, FOLD_OF_ROW, TABLES
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID, Topology
+from pfscope.spark_jobs.runtime.kept import link_or_copy
 
 HOLDS = "_state/python/holds.parquet"
 CHECKPOINTS = "_state/python/checkpoints"
@@ -60,8 +59,9 @@ class KeptFolds:
 
     as_of: int
     earlier: Path | None = None
-    #: the earlier run's index: folder -> as-of -> digest
+    #: the earlier run's index: folder -> as-of -> digest; its own as-of (its ``_state/folds``)
     before: Digests = field(default_factory=dict)
+    earlier_as_of: int | None = None
     #: this run's digests, at the earlier as-ofs and its own
     now: Digests = field(default_factory=dict)
     starts: dict[str, FoldStart] = field(default_factory=dict)
@@ -77,12 +77,13 @@ class KeptFolds:
         """The states of the ``earlier`` (published) run's index that still hold, loaded: for each
         folder the latest one that can be read (a state or a table that cannot be read is folded
         from the first event, never a failed run)."""
-        before = _read_holds(earlier) if earlier is not None else None
-        if earlier is None or before is None:
+        held_before = _read_holds(earlier) if earlier is not None else None
+        if earlier is None or held_before is None:
             return cls(as_of, now=digests(topo, events, texts, [as_of]))
+        before, earlier_as_of = held_before
         ats = sorted({at for by_at in before.values() for at in by_at if at <= as_of})
         now = digests(topo, events, texts, [*ats, as_of])
-        kept = cls(as_of, earlier, before, now, finals=_final_tables(earlier))
+        kept = cls(as_of, earlier, before, earlier_as_of, now, finals=_final_tables(earlier))
         if len(kept.finals) < len(FINAL_TIMES):
             return kept
         holding = {
@@ -92,8 +93,13 @@ class KeptFolds:
         for at in sorted(ats, reverse=True):  # each folder from the latest state it has
             want = {fid for fid, held in holding.items() if at in held and fid not in kept.starts}
             if want:
-                kept.starts.update(_load_starts(_states_dir(earlier, at), at, want))
+                kept.starts.update(_load_starts(kept.states_dir(at), at, want))
         return kept
+
+    def states_dir(self, at: int) -> Path:
+        """Where the earlier run keeps the states at ``at``: its own, or an earlier run's it keeps."""
+        assert self.earlier is not None
+        return self.earlier / (FOLDS if at == self.earlier_as_of else f"{CHECKPOINTS}/{at}")
 
     def carried(self, table: str, data: pa.Table) -> pa.Table:
         """``data`` (a final table's rows this run made) with the published run's rows of the folds
@@ -123,7 +129,7 @@ class KeptFolds:
             ]
             if held and self.earlier is not None:
                 here = run_dir / CHECKPOINTS / str(at)
-                _link_all(_states_dir(self.earlier, at), here)
+                _link_all(self.states_dir(at), here)
                 present = _state_fids(here)
                 rows.extend(r for r in held if r[0] in present)
         path = run_dir / HOLDS
@@ -181,9 +187,9 @@ def _update(h: hashlib.blake2b, e: Event, texts: dict[int, str]) -> None:
         h.update(e.message.seq.to_bytes(8, "little"))
 
 
-def _read_holds(run_dir: Path) -> Digests | None:
-    """The run's index, when this code can read its states: a python run's, of this code, pickled
-    by this Python with this pyarrow."""
+def _read_holds(run_dir: Path) -> tuple[Digests, int] | None:
+    """The run's index and as-of, when this code can read its states: a python run's, of this
+    code, pickled by this Python with this pyarrow."""
     manifest = load_manifest(run_dir)
     if manifest is None or manifest.engine != "python" or manifest.code != code_version():
         return None
@@ -196,7 +202,7 @@ def _read_holds(run_dir: Path) -> Digests | None:
     out: Digests = {}
     for fid, at, digest in zip(*(table[c].to_pylist() for c in ("fid", "at", "digest")), strict=True):
         out.setdefault(fid, {})[at] = digest
-    return out
+    return out, manifest.as_of
 
 
 def _versions() -> dict[bytes, bytes]:
@@ -213,13 +219,6 @@ def _final_tables(run_dir: Path) -> dict[str, pa.Table]:
         except (OSError, ValueError, pa.ArrowException):
             continue
     return out
-
-
-def _states_dir(run_dir: Path, at: int) -> Path:
-    """Where ``run_dir`` keeps the states at ``at``: its own, or an earlier run's it keeps."""
-    manifest = load_manifest(run_dir)
-    own = manifest is not None and manifest.as_of == at
-    return run_dir / FOLDS if own else run_dir / CHECKPOINTS / str(at)
 
 
 def _load_starts(folder: Path, at: int, fids: set[str]) -> dict[str, FoldStart]:
@@ -254,10 +253,7 @@ def _state_fids(folder: Path) -> set[str]:
 
 
 def _link_all(there: Path, here: Path) -> None:
-    """``there``'s state files in ``here`` too (copies where links cannot be made)."""
+    """``there``'s state files in ``here`` too."""
     here.mkdir(parents=True, exist_ok=True)
     for f in there.glob("*.parquet"):
-        try:
-            os.link(f, here / f.name)
-        except OSError:
-            shutil.copyfile(f, here / f.name)
+        link_or_copy(f, here / f.name)

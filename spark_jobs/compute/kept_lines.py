@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import os
-import shutil
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -31,7 +29,7 @@ from typing import Any
 from pfscope.spark_jobs.compute.state import code_version
 from pfscope.spark_jobs.model.events import Event, Parsed, lines_of, make_seq, parsed_line
 from pfscope.spark_jobs.model.topology import Topology
-from pfscope.spark_jobs.runtime.kept import dump_kept, load_kept, pickle_name
+from pfscope.spark_jobs.runtime.kept import dump_kept, link_or_copy, load_kept, pickle_name
 
 #: a run's parsed lines, a pickle per file
 PARSED = "_state/parsed"
@@ -81,7 +79,7 @@ class KeptLines:
             there = self.earlier / PARSED / name
             got = load_kept(there, about, _is_kept)
             if got is not None:
-                _link(there, here)
+                link_or_copy(there, here)
                 self.kept += 1
                 return got
         got = [
@@ -107,12 +105,3 @@ def _is_kept(x: Any) -> bool:
         and type(x[1]) is str
         and (type(x[2]) is Event or type(x[2]) is str)
     )
-
-
-def _link(there: Path, here: Path) -> None:
-    """The earlier run's pickle, in this run's state too (a copy where links cannot be made)."""
-    here.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.link(there, here)
-    except OSError:
-        shutil.copyfile(there, here)

@@ -6,8 +6,10 @@ Below some tens of megabytes of log the JVM's fixed costs outweigh the whole wor
 42.4 (docs/performance.md). The run holds what a reader of a Spark run reads: every table in the
 job's types and order (times as INT96, as Spark writes them), each folder's fold state (what the
 what-if planner plays on, ``_state/folds``), the forecast record, and a manifest by which the next
-run knows when nothing is new. It keeps nothing for a Spark refresh (the kept lines and events,
-pending events), so a Spark run after it reads the whole log (``state.plan_refresh``).
+run knows when nothing is new. A python run after a python run goes on from it: it parses only the
+files that changed (``kept_lines``) and folds each folder on from its last kept state that still
+holds (``kept_folds``). It keeps nothing for a Spark refresh (the kept lines and events, pending
+events), so a Spark run after it reads the whole log (``state.plan_refresh``).
 """
 
 from __future__ import annotations

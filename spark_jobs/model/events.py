@@ -578,14 +578,9 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[str]:
 def read_lines(files: list[str]) -> Iterator[tuple[str, int, int, str | None]]:
     """Every physical line of every file, numbered from 1, with its global input position."""
     for index, path in enumerate(files):
-        for line_no, text in file_lines(path):
-            yield path, line_no, make_seq(index, line_no), text
-
-
-def file_lines(path: str) -> Iterator[tuple[int, str | None]]:
-    """A file's physical lines, numbered from 1; None for a line that is not UTF-8."""
-    with open(path, "rb") as fh:
-        yield from lines_of(fh)
+        with open(path, "rb") as fh:
+            for line_no, text in lines_of(fh):
+                yield path, line_no, make_seq(index, line_no), text
 
 
 def lines_of(fh: Iterable[bytes]) -> Iterator[tuple[int, str | None]]:

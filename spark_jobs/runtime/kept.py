@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import os
 import pickle
+import shutil
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -62,6 +63,16 @@ def dump_kept(path: Path, about: dict[str, str], items: list[Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as fh:
         ByFields(fh, protocol=pickle.HIGHEST_PROTOCOL).dump({"about": about, "items": items})
+
+
+def link_or_copy(there: Path, here: Path) -> None:
+    """An earlier run's kept file in this run's folder too: linked (runs share it), or copied where
+    links cannot be made."""
+    here.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(there, here)
+    except OSError:
+        shutil.copyfile(there, here)
 
 
 class ByFields(pickle.Pickler):
