@@ -3,8 +3,10 @@ then CN ranges and folder IDs translated to the stores they belong to."""
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import Protocol
 
 from pfscope.spark_jobs.exchange.classify import Parsed
 from pfscope.spark_jobs.exchange.identity import ReplidMap
@@ -76,33 +78,53 @@ def infer_replids(groups: dict[str, list[Parsed]], own: dict[str, str], rmap: Re
     )
 
 
-def solve_replids(links: Iterable[Link], hints: Iterable[Hint], own: dict[str, str], rmap: ReplidMap) -> None:
-    """The three rules over every message's links and hints, in the messages' order. ``links`` is
-    walked once per round (any iterable that can be walked again); a hint repeated later changes
-    nothing (its REPLID is known by then), so ``hints`` may hold each only at its first place."""
+class Links(Protocol):
+    """Every message's links in the messages' order: walked in order, then picked by place."""
+
+    def __iter__(self) -> Iterator[Link]: ...
+
+    def __getitem__(self, i: int) -> Link: ...
+
+
+def solve_replids(links: Links, hints: Iterable[Hint], own: dict[str, str], rmap: ReplidMap) -> None:
+    """The three rules over every message's links and hints, in the messages' order. A hint
+    repeated later changes nothing (its REPLID is known by then), so ``hints`` may hold each only at
+    its first place."""
     for server, store in own.items():
         rmap.infer(server, 1, store, "REPLID 1 is the server's own store")
-
-    def fixpoint() -> None:
-        changed = True
-        while changed:
-            changed = False
-            for s, a, r, b in links:
-                x, y = rmap.store(s, a), rmap.store(r, b)
-                if x is not None and y is None:
-                    changed |= rmap.infer(r, b, x, f"message logged by {s} and {r}: {s}'s REPLID {a:X}")
-                elif y is not None and x is None:
-                    changed |= rmap.infer(s, a, y, f"message logged by {s} and {r}: {r}'s REPLID {b:X}")
-                elif x is not None and y is not None and x != y:
-                    rmap.infer(r, b, x, f"message logged by {s} and {r}: {s}'s REPLID {a:X}")
-
-    fixpoint()
+    pending = _fixpoint(links, None, rmap)
     for server, replid, sender in hints:
         if sender in own:
             rmap.infer(
                 server, replid, own[sender], f"regular replication from {sender} carries its own changes"
             )
-    fixpoint()
+    _fixpoint(links, pending, rmap)
+
+
+def _fixpoint(links: Links, walk: Iterable[int] | None, rmap: ReplidMap) -> array[int]:
+    """Walk the links at ``walk`` (all when None) in order, round after round, until a round infers
+    nothing; the places of the links neither of whose numbers is known yet. A link with a number known is settled
+    once walked: both are known then, and known numbers never change, so walking it again would
+    infer nothing, and its conflict (if the two disagree) is already reported."""
+    left = array("q")
+    changed = True
+    while changed:
+        changed = False
+        left = array("q")
+        places = enumerate(links) if walk is None else ((i, links[i]) for i in walk)
+        for i, (s, a, r, b) in places:
+            x, y = rmap.store(s, a), rmap.store(r, b)
+            if x is None:
+                if y is None:
+                    left.append(i)
+                else:
+                    changed |= rmap.infer(s, a, y, f"message logged by {s} and {r}: {r}'s REPLID {b:X}")
+            elif y is None:
+                changed |= rmap.infer(r, b, x, f"message logged by {s} and {r}: {s}'s REPLID {a:X}")
+            elif x != y:
+                rmap.infer(r, b, x, f"message logged by {s} and {r}: {s}'s REPLID {a:X}")
+        walk = left
+    return left
 
 
 class Unmapped(Exception):

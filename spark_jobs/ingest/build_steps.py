@@ -84,13 +84,16 @@ class _Stale(Exception):
 
 
 class _Links:
-    """The REPLID links in the reference's order, one integer each: walked once per round."""
+    """The REPLID links in the reference's order, one integer each."""
 
     def __init__(self, distinct: list[Link], ids: array[int]):
         self.distinct, self.ids = distinct, ids
 
     def __iter__(self) -> Iterator[Link]:
         return map(self.distinct.__getitem__, self.ids)
+
+    def __getitem__(self, i: int) -> Link:
+        return self.distinct[self.ids[i]]
 
 
 def build_on_spark(
