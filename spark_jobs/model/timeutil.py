@@ -4,6 +4,7 @@ same unit as a Spark timestamp."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 from pfscope.spark_jobs.model.errors import OperatorError
 
@@ -64,8 +65,26 @@ def to_datetime(us: int | None) -> datetime | None:
 
 
 def format_ts(us: int) -> str:
-    """Epoch microseconds to RFC 3339 UTC text, whole seconds without a fraction."""
+    """Epoch microseconds to RFC 3339 UTC text, whole seconds without a fraction. A whole second
+    is its day's text (made once per day) and its time of day: a third of the cost, for ingest's
+    every line."""
+    seconds, fraction = divmod(us, US)
+    if fraction:
+        return _formatted(us)
+    day, second = divmod(seconds, 86_400)
+    hour, second = divmod(second, 3_600)
+    minute, second = divmod(second, 60)
+    return f"{_day_text(day)}{hour:02d}:{minute:02d}:{second:02d}Z"
+
+
+def _formatted(us: int) -> str:
     dt = _EPOCH + timedelta(microseconds=us)
     if dt.microsecond:
         return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@lru_cache(maxsize=4096)
+def _day_text(day: int) -> str:
+    """``YYYY-MM-DDT`` of the day ``day`` days after the epoch, as ``_formatted`` writes it."""
+    return _formatted(day * DAY).removesuffix("00:00:00Z")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pfscope.spark_jobs.model.timeutil import (
     DAY,
@@ -174,6 +176,40 @@ def test_round_trip_through_utc_text(text: str) -> None:
 @pytest.mark.parametrize("us", [0, 1, 999_999, T_US, T_US + 123_456, 4_102_444_799_999_999, -1])
 def test_round_trip_from_integers(us: int) -> None:
     assert parse_ts(format_ts(us)) == us
+
+
+def _strftime(us: int) -> str:
+    """The text as first written: the datetime's own formatting of every time."""
+    dt = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=us)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ" if dt.microsecond else "%Y-%m-%dT%H:%M:%SZ")
+
+
+FIRST_US = int((datetime.min.replace(tzinfo=UTC) - datetime(1970, 1, 1, tzinfo=UTC)).total_seconds()) * US
+LAST_US = int(
+    (datetime.max.replace(tzinfo=UTC) - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
+)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.one_of(
+        st.integers(FIRST_US, LAST_US),
+        st.integers(FIRST_US // US, LAST_US // US).map(lambda s: s * US),  # whole seconds: the day's text
+        st.integers(-(10**6), 10**6).map(lambda d: T_US + d * SECOND),
+    )
+)
+def test_format_ts_as_datetime_writes_it(us: int) -> None:
+    """Whole seconds are written from their day's text; every time reads as datetime writes it,
+    years before 1000 included (however this platform's strftime pads them)."""
+    assert format_ts(us) == _strftime(us)
+
+
+@pytest.mark.parametrize("us", [FIRST_US - 1, FIRST_US - US, LAST_US + 1, LAST_US + US])
+def test_format_ts_out_of_range_fails_as_datetime_does(us: int) -> None:
+    with pytest.raises(OverflowError):
+        _strftime(us)
+    with pytest.raises(OverflowError):
+        format_ts(us)
 
 
 def test_to_datetime() -> None:
