@@ -14,8 +14,8 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 
-from pfscope.spark_jobs.compute.entry import AFTER_CRASH as COMPUTE_AFTER_CRASH
-from pfscope.spark_jobs.compute.entry import add_arguments as add_job_arguments
+from pfscope.spark_jobs.compute.flags import AFTER_CRASH as COMPUTE_AFTER_CRASH
+from pfscope.spark_jobs.compute.flags import add_arguments as add_job_arguments
 from pfscope.spark_jobs.ingest.entry import AFTER_CRASH as INGEST_AFTER_CRASH
 from pfscope.spark_jobs.ingest.entry import add_arguments as add_ingest_arguments
 from pfscope.spark_jobs.model.errors import ExitStatus, OperatorError

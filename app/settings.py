@@ -2,7 +2,7 @@
 
 One precedence rule for every setting: a flag wins over the environment, which wins over the
 default (:func:`pick`); one parser per type (:func:`env_text`, :func:`env_int`). The dashboard's
-settings are one typed object (:class:`Settings`); the job's are ``compute.entry.JobSettings``,
+settings are one typed object (:class:`Settings`); the job's are ``compute.flags.JobSettings``,
 filled here (:func:`job_settings`) so the pipeline reads no environment of its own.
 
 Safe by default: the dashboard binds to 127.0.0.1 and refuses any other address unless
@@ -56,7 +56,7 @@ VARIABLES = {
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    from pfscope.spark_jobs.compute.entry import JobSettings
+    from pfscope.spark_jobs.compute.flags import JobSettings
 
 
 class SettingsError(OperatorError, ValueError):
@@ -232,7 +232,7 @@ def access_log(env: Mapping[str, str] | None = None) -> str | None:
 
 def job_settings(flags: Any, env: Mapping[str, str] | None = None) -> JobSettings:
     """The job's settings from ``pfscope compute``'s parsed flags, the environment and defaults."""
-    from pfscope.spark_jobs.compute.entry import settings_from_flags
+    from pfscope.spark_jobs.compute.flags import settings_from_flags
 
     env = _environ(env)
     return settings_from_flags(

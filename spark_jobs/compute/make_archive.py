@@ -45,7 +45,8 @@ def build(timeout: float = 600) -> Path | None:
 def _dump(tmp: str) -> None:
     """In the child: the job on the worked example, in a session whose JVM writes its classes to
     ``tmp`` when it exits (with this process)."""
-    from pfscope.spark_jobs.compute.entry import JobSettings, run_job
+    from pfscope.spark_jobs.compute.entry import run_job
+    from pfscope.spark_jobs.compute.flags import JobSettings
     from pfscope.spark_jobs.runtime.session import INTERPRETED, session_settings, spark_session
     from pfscope.spark_jobs.simulator import simulate_to_folder
 

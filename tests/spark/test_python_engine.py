@@ -14,7 +14,8 @@ import pyarrow.dataset as ds
 import pytest
 
 from pfscope.app.cli import main
-from pfscope.spark_jobs.compute.entry import JobSettings, publish_and_report
+from pfscope.spark_jobs.compute.entry import publish_and_report
+from pfscope.spark_jobs.compute.flags import JobSettings
 from pfscope.spark_jobs.compute.writing import FOLDER_TABLES
 from pfscope.spark_jobs.model.tables import PUBLISHED
 from pfscope.spark_jobs.model.timeutil import format_ts, parse_ts

@@ -12,14 +12,8 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 
-from pfscope.spark_jobs.compute.entry import (
-    AUTO_SPARK_BYTES,
-    JobError,
-    JobSettings,
-    add_arguments,
-    choose_engine,
-    settings_from_flags,
-)
+from pfscope.spark_jobs.compute.entry import JobError, choose_engine
+from pfscope.spark_jobs.compute.flags import AUTO_SPARK_BYTES, JobSettings, add_arguments, settings_from_flags
 from pfscope.spark_jobs.model.tables import TABLES
 from pfscope.spark_jobs.published.runs import read_latest
 from tests.published_runs import ROOT

@@ -101,3 +101,21 @@ def test_operator_errors_are_one_line_exit_2(
     err = one_error_line(capsys)
     assert err.startswith("pfscope ingest: ") and expect in err
     assert not (tmp_path / "out" / "events.jsonl").exists()
+
+
+def test_ingest_in_one_process_leaves_the_compute_job_unimported(tmp_path: Path) -> None:
+    """``pfscope ingest`` (and ``refresh``'s ingest step) starts without the compute job, pyarrow
+    or pandas: each hour pays its process's imports."""
+    import subprocess
+    import sys
+
+    logs = _logs(tmp_path)
+    heavy = ["pfscope.spark_jobs.compute.entry", "pyarrow", "pandas", "pyspark"]
+    code = (
+        "import sys; from pfscope.app.cli import main; "
+        f"status = main(['ingest', '--engine', 'python', '--logs', {str(logs)!r}, '--out', {str(tmp_path / 'out')!r}]); "
+        f"print([m for m in {heavy!r} if m in sys.modules]); sys.exit(status)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "[]", done.stdout
+    assert (tmp_path / "out" / "events.jsonl").stat().st_size > 0
