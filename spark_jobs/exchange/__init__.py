@@ -26,7 +26,13 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pfscope.spark_jobs.exchange.build import IngestResult, ingest_classified, ingest_records
 from pfscope.spark_jobs.exchange.classify import Classified, classify_one
-from pfscope.spark_jobs.exchange.event_files import EVENTS_FOLDER, discard, swap_in, write_event_lines
+from pfscope.spark_jobs.exchange.event_files import (
+    EVENTS_FOLDER,
+    LINE_JSON,
+    discard,
+    swap_in,
+    write_event_lines,
+)
 from pfscope.spark_jobs.exchange.formats import (
     EXTENSIONS,
     InputError,
@@ -222,7 +228,7 @@ def write_outputs(result: IngestResult, out: str | os.PathLike[str]) -> None:
 
 
 def _line(row: dict[str, Any]) -> str:
-    return json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return LINE_JSON.encode(row) + "\n"
 
 
 def _jsonl(rows: list[dict[str, Any]]) -> str:

@@ -48,6 +48,12 @@ NO_BLOCK = "0000-00-00T00"
 OPEN_FILES = 256
 
 
+#: an event line's text, as both engines write it (``json.dumps(line, ensure_ascii=False,
+#: separators=(",", ":"))``), by one encoder for every line: a line holds plain values and lists of
+#: them, so there is no cycle to look for (172,238 lines: 0.55 -> 0.35 CPU s)
+LINE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
+
+
 def file_name(block: str, index: int) -> str:
     return f"{block}-folders-{index:02d}.jsonl"
 

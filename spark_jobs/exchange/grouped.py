@@ -9,14 +9,13 @@ finds over the whole share. Rows carry no Spark type: the job declares their sch
 
 from __future__ import annotations
 
-import json
 import pickle
 from collections.abc import Iterator
 from typing import Any, cast
 
 from pfscope.spark_jobs.exchange.classify import Parsed
 from pfscope.spark_jobs.exchange.derive import derive_keyed
-from pfscope.spark_jobs.exchange.event_files import placement
+from pfscope.spark_jobs.exchange.event_files import LINE_JSON, placement
 from pfscope.spark_jobs.exchange.identity import ReplidMap
 from pfscope.spark_jobs.exchange.inferred import version_hints
 from pfscope.spark_jobs.exchange.messages import Folders, Msg, build_messages, message_keys
@@ -24,9 +23,6 @@ from pfscope.spark_jobs.exchange.parse import server_from_dn, site_from_dn
 from pfscope.spark_jobs.exchange.stage import parsed_from_row
 from pfscope.spark_jobs.exchange.translate import FolderKey, group_hints, group_links
 
-#: ``json.dumps(line, ensure_ascii=False, separators=(",", ":"))``, as the reference writes a line,
-#: without making an encoder for each line
-_LINE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 #: the columns of a kept record that rebuild its ``Parsed`` (``stage.parsed_from_row``)
 RECORD_COLUMNS = [
     "source",
@@ -214,7 +210,7 @@ class FolderDeriver:
             yield {
                 "out": "line",
                 "sort": list(k),
-                "text": _LINE_JSON.encode(line),
+                "text": LINE_JSON.encode(line),
                 "name": at.name,
                 "mkey": at.msg,
                 "skey": at.send and at.send[0],

@@ -15,6 +15,7 @@ from pfscope.spark_jobs.exchange.event_files import (
     BLOCK_HOURS,
     FILLED_DAYS,
     FOLDER_FILES,
+    LINE_JSON,
     NO_BLOCK,
     _read_block,
     block_of,
@@ -140,3 +141,14 @@ def test_the_new_folder_must_be_new(tmp_path: Path) -> None:
     log.write_text("", encoding="utf-8")
     with pytest.raises(FileExistsError):
         write_event_files(log, tmp_path / "events")
+
+
+plain = st.one_of(st.none(), st.booleans(), st.integers(), st.text(), st.floats(allow_nan=False))
+line_values = st.recursive(plain, lambda inner: st.lists(inner, max_size=4), max_leaves=12)
+
+
+@given(st.dictionaries(st.text(), line_values, max_size=8))
+def test_a_line_is_written_as_json_dumps_writes_it(row: dict[str, object]) -> None:
+    """One encoder for every line writes exactly what ``json.dumps`` with the line's options
+    wrote: non-ASCII text as it is, lone surrogates and control characters escaped."""
+    assert LINE_JSON.encode(row) == json.dumps(row, ensure_ascii=False, separators=(",", ":"))
