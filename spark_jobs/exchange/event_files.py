@@ -137,13 +137,18 @@ def write_event_lines(recs: Sequence[dict[str, Any]], lines: Sequence[str], fold
     folder.mkdir(parents=True)
     placed = [placement(rec) for rec in recs]
     sends = {p.send[0]: p.send[1] for p in placed if p.send is not None}  # the last send of each
-    blocks: set[str] = set()
-    with AppendFiles(folder) as files:
-        for where, line in zip(placed, lines, strict=True):
-            name = where.resolve(sends)
-            blocks.add(block_of_file(name))
-            files.write(name, line)
-    fill_blocks(folder, blocks)
+    by_file: dict[str, list[str]] = {}  # each file's lines in the log's order, written at once
+    for where, line in zip(placed, lines, strict=True):
+        name = where.resolve(sends)
+        got = by_file.get(name)
+        if got is None:
+            by_file[name] = [line]
+        else:
+            got.append(line)
+    for name, group in by_file.items():
+        with open(folder / name, "w", encoding="utf-8") as out:
+            out.writelines(group)
+    fill_blocks(folder, {block_of_file(name) for name in by_file})
 
 
 def fill_blocks(folder: Path, blocks: set[str]) -> None:
