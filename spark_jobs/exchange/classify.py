@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -121,7 +122,7 @@ def classify_one(raw: RawRecord, default_offset_min: int, zone: tzinfo | None = 
     server_text = raw.server or server_from_file_name(raw.source)
     if not server_text:
         return Outcome(None, reject=R_NO_SERVER)
-    server = norm_server(server_text)
+    server = sys.intern(norm_server(server_text))
     from_file = None if raw.server else server
     try:
         ts, own_offset = parse_event_time(raw.time_text or "", default_offset_min, zone)
@@ -169,7 +170,8 @@ def classify_one(raw: RawRecord, default_offset_min: int, zone: tzinfo | None = 
     if direction == "out":
         p.sender = server
     elif ev.server_dn:
-        p.sender = server_from_dn(ev.server_dn)
+        named = server_from_dn(ev.server_dn)
+        p.sender = sys.intern(named) if named else named
     return Outcome(server, parsed=p, **flags)
 
 

@@ -12,6 +12,7 @@ from pfscope.spark_jobs.exchange.records import (
     RawRecord,
     decode,
     exported_uint,
+    shared,
     too_long,
     utf16_without_bom,
 )
@@ -157,8 +158,8 @@ def _csv_record(
         source,
         n,
         "csv",
-        (get("server") or "").strip() or None,
-        (get("provider") or "").strip() or None,
+        shared((get("server") or "").strip() or None),
+        shared((get("provider") or "").strip() or None),
         event_id,
         (get("time") or "").strip() or None,
         message,

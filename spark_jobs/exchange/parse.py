@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from dataclasses import dataclass, field
 
 from pfscope.spark_jobs.exchange.error_events import ERROR_KINDS, error_details
@@ -410,10 +411,10 @@ def _folders(lines: list[str], i: int, first: str, ev: ReplicationEvent) -> int:
         fm = FOLDER_ITEM_RE.match(item)
         if not fm:
             raise DescriptionError(f"Folder: not '(FID) path': {item[:60]!r}")
-        ev.folders.append((parse_cn(fm.group(1)), fm.group(2)))
+        ev.folders.append((parse_cn(fm.group(1)), sys.intern(fm.group(2))))
     fid, path = ev.folders[-1]
     if not path and i < len(lines) and not (_LABEL_RE.match(lines[i]) or _TYPE_RE.match(lines[i])):
-        ev.folders[-1] = (fid, lines[i])  # the path wrapped onto the next line (KB 203170)
+        ev.folders[-1] = (fid, sys.intern(lines[i]))  # the path wrapped onto the next line (KB 203170)
         i += 1
     return i
 
@@ -455,7 +456,7 @@ def _server(lines: list[str], i: int, dn: str, ev: ReplicationEvent) -> int:
         ev.run_on_lines += 1
     if end and dn[end.end() :].strip() == ".":
         dn = dn[: end.end()]  # "...PUBLIC MDB." ends a sentence, not the DN
-    ev.server_dn = dn or None
+    ev.server_dn = sys.intern(dn) if dn else None
     return i
 
 
@@ -467,12 +468,12 @@ def _database(rest: str, ev: ReplicationEvent) -> str | None:
         m = _DB_QUOTED_END_RE.search(rest, 1)
         if not m:
             raise DescriptionError(f"Database: no closing quote: {rest[:60]!r}")
-        ev.database = rest[1 : m.start()]
+        ev.database = sys.intern(rest[1 : m.start()])
         ev.database_dot = rest[m.start() + 1 : m.start() + 2] == "."
         return m.group(1)
     m = _DB_TAIL_RE.match(rest)
     assert m is not None
-    ev.database = m.group(1) or None
+    ev.database = sys.intern(m.group(1)) if m.group(1) else None
     return m.group(2)
 
 

@@ -15,6 +15,7 @@ from pfscope.spark_jobs.exchange.records import (
     InputError,
     RawRecord,
     exported_uint,
+    shared,
     too_long,
     utf16_without_bom,
 )
@@ -51,7 +52,7 @@ def record_from_event_element(ev: ET.Element, source: str, record: int, fmt: str
         sys_ = _children(system)
         p = sys_.get("Provider")
         if p is not None:
-            provider = p.get("Name") or p.get("EventSourceName")
+            provider = shared(p.get("Name") or p.get("EventSourceName"))
         e = sys_.get("EventID")
         if e is not None and (v := exported_uint(e.text)) is not None:
             event_id = v & 0xFFFF
@@ -60,7 +61,7 @@ def record_from_event_element(ev: ET.Element, source: str, record: int, fmt: str
             time_text = t.get("SystemTime")
         c = sys_.get("Computer")
         if c is not None:
-            server = (c.text or "").strip() or None
+            server = shared((c.text or "").strip() or None)
         r = sys_.get("EventRecordID")
         if r is not None:
             record_id = exported_uint(r.text)

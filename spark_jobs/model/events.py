@@ -22,6 +22,7 @@ import glob
 import json
 import os
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -211,14 +212,14 @@ def _store(obj: dict[str, Any], f: str, topo: Topology) -> str:
     v = _str(obj, f)
     if v not in topo.stores:
         raise Reject(r_unknown_store(f))
-    return v
+    return sys.intern(v)  # one object per store: kept lines pickle it once
 
 
 def _fid(obj: dict[str, Any]) -> str:
     v = _req(obj, "fid")
     if not is_fid(v):
         raise Reject(r_ill_typed("fid"))
-    return normalise_fid(v)
+    return sys.intern(normalise_fid(v))
 
 
 def _stores(obj: dict[str, Any], f: str, topo: Topology, *, non_empty: bool) -> tuple[str, ...]:
@@ -230,7 +231,7 @@ def _stores(obj: dict[str, Any], f: str, topo: Topology, *, non_empty: bool) -> 
     for x in v:
         if x not in topo.stores:
             raise Reject(r_unknown_store(f))
-    return tuple(v)
+    return tuple(map(sys.intern, v))
 
 
 def _cnset(obj: dict[str, Any], f: str, topo: Topology) -> CNSet:
@@ -278,7 +279,7 @@ def _derived(obj: dict[str, Any]) -> tuple[str, ...]:
         return ()
     if not isinstance(v, list) or not all(isinstance(x, str) and x and _is_text(x) for x in v):
         raise Reject(r_ill_typed("derived"))
-    return tuple(sorted(set(v)))
+    return tuple(sorted(set(map(sys.intern, v))))
 
 
 def parse_line(text: str, topo: Topology, seq: int) -> Event:
@@ -301,6 +302,7 @@ def parse_line(text: str, topo: Topology, seq: int) -> Event:
     kind = _req(obj, "kind")
     if kind not in KINDS:
         raise Reject(R_UNKNOWN_KIND)
+    kind = sys.intern(kind)
     ts_raw = _req(obj, "ts")
     try:
         ts = parse_ts(ts_raw)

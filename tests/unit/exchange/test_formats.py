@@ -5,6 +5,7 @@ pyevtx-rs (written by our own minimal EVTX writer); times; paths."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -193,3 +194,33 @@ def test_event_viewer_tab_delimited_text(tmp_path: Path) -> None:
             )
     got = list(read_records(str(p)))
     assert sniff(str(p)) == "csv" and [r.message for r in got] == [r.message for r in fx.LDN_EVENTS]
+
+
+@pytest.mark.parametrize("write", [write_wevtutil_xml, write_export_csv])
+def test_values_records_repeat_are_one_object(tmp_path: Path, write: Any) -> None:
+    """A server's name, its provider, a database, a Server line and a folder's path, repeated by
+    record after record, are one object each: the kept records' pickles hold each once."""
+    import pickle
+
+    from pfscope.spark_jobs.exchange.classify import classify_one
+
+    path = tmp_path / ("ex07.xml" if write is write_wevtutil_xml else "ex07.csv")
+    write(fx.EX07_EVENTS, path)
+    kept = [(r, classify_one(r, 0, None)) for r in read_records(str(path))]
+    parsed = [o.parsed for _, o in kept if o.parsed is not None]
+    assert len(parsed) > 3
+    for values in (
+        [r.server for r, _ in kept],
+        [r.provider for r, _ in kept],
+        [p.server for p in parsed],
+        [p.ev.database for p in parsed if p.ev.database],
+        [p.ev.server_dn for p in parsed if p.ev.server_dn],
+        [p.sender for p in parsed if p.sender],
+    ):
+        assert len(values) > 1
+        for v in set(values):
+            assert len({id(x) for x in values if x == v}) == 1, v
+    paths = [path for p in parsed for _, path in p.ev.folders if path]
+    assert len(paths) > 1 and all(a is b for a in paths for b in paths if a == b)
+    again = pickle.loads(pickle.dumps(kept, protocol=pickle.HIGHEST_PROTOCOL))
+    assert again[0][0].server is again[-1][0].server == kept[0][0].server
