@@ -20,21 +20,22 @@ FolderKey = tuple[str, int]  # (creating store, GLOBCNT)
 ROOT: FolderKey = ("", ROOT_GLOBCNT)
 
 
-def _numbers(ev: ReplicationEvent) -> list[tuple[str, int]]:
-    """Every printed REPLID, tagged by where it stands, for aligning two prints of one message."""
-    out: list[tuple[str, int]] = []
+def _numbers(ev: ReplicationEvent) -> list[tuple[tuple[str, int], int]]:
+    """Every printed REPLID, tagged by where it stands (a field and a position in it), for aligning
+    two prints of one message."""
+    out: list[tuple[tuple[str, int], int]] = []
     if ev.cn_min and ev.cn_max:
-        out += [("min", ev.cn_min.replid), ("max", ev.cn_max.replid)]
+        out += [(("min", 0), ev.cn_min.replid), (("max", 0), ev.cn_max.replid)]
     for name, pairs in (("cnset", ev.cnset), ("fai", ev.cnset_fai), ("idcn", ev.idcn_deleted)):
         for i, (lo, _hi) in enumerate(pairs or ()):
-            out.append((f"{name}{i}", lo.replid))
+            out.append(((name, i), lo.replid))
     for i, (fid, _path) in enumerate(ev.folders):
         if fid.globcnt != ROOT_GLOBCNT:
-            out.append((f"folder{i}", fid.replid))
+            out.append((("folder", i), fid.replid))
     for i, r in enumerate(ev.rfis):
-        out += [(f"rfi{i}", r.fid.replid)]
+        out.append((("rfi", i), r.fid.replid))
         if r.pfid.globcnt != ROOT_GLOBCNT:  # the root prints 1-1 everywhere: it aligns nothing
-            out.append((f"rfip{i}", r.pfid.replid))
+            out.append((("rfip", i), r.pfid.replid))
     return out
 
 
