@@ -37,6 +37,7 @@ from pfscope.spark_jobs.exchange.reasons import (
     record_text,
     reject_row,
 )
+from pfscope.spark_jobs.exchange.records import shared
 from pfscope.spark_jobs.model.timeutil import format_ts
 
 PROVIDER_PREFIX = "msexchangeis public"  # "MSExchangeIS Public Store"; "MSExchangeIS Public" on 5.x
@@ -170,8 +171,7 @@ def classify_one(raw: RawRecord, default_offset_min: int, zone: tzinfo | None = 
     if direction == "out":
         p.sender = server
     elif ev.server_dn:
-        named = server_from_dn(ev.server_dn)
-        p.sender = sys.intern(named) if named else named
+        p.sender = shared(server_from_dn(ev.server_dn))
     return Outcome(server, parsed=p, **flags)
 
 

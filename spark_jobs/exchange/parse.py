@@ -22,6 +22,7 @@ import sys
 from dataclasses import dataclass, field
 
 from pfscope.spark_jobs.exchange.error_events import ERROR_KINDS, error_details
+from pfscope.spark_jobs.exchange.records import shared
 from pfscope.spark_jobs.exchange.unrendered import description_not_found, label_insertion_strings
 from pfscope.spark_jobs.exchange.values import (
     CN,
@@ -456,7 +457,7 @@ def _server(lines: list[str], i: int, dn: str, ev: ReplicationEvent) -> int:
         ev.run_on_lines += 1
     if end and dn[end.end() :].strip() == ".":
         dn = dn[: end.end()]  # "...PUBLIC MDB." ends a sentence, not the DN
-    ev.server_dn = sys.intern(dn) if dn else None
+    ev.server_dn = shared(dn or None)
     return i
 
 
@@ -473,7 +474,7 @@ def _database(rest: str, ev: ReplicationEvent) -> str | None:
         return m.group(1)
     m = _DB_TAIL_RE.match(rest)
     assert m is not None
-    ev.database = sys.intern(m.group(1)) if m.group(1) else None
+    ev.database = shared(m.group(1) or None)
     return m.group(2)
 
 
