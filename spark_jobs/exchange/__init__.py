@@ -26,12 +26,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pfscope.spark_jobs.exchange.build import IngestResult, ingest_classified, ingest_records
 from pfscope.spark_jobs.exchange.classify import Classified, classify_one
+from pfscope.spark_jobs.exchange.derive_apart import parts_for
 from pfscope.spark_jobs.exchange.event_files import (
     EVENTS_FOLDER,
     LINE_JSON,
     discard,
     swap_in,
     write_event_lines,
+    write_placed,
 )
 from pfscope.spark_jobs.exchange.formats import (
     EXTENSIONS,
@@ -163,6 +165,7 @@ def run_ingest(
         topology=topo,
         default_offset_min=default_offset_min,
         zone=tz,
+        parts=parts_for,
     )
     check_some_file_read(broken, files)
     took = time.perf_counter() - started
@@ -200,7 +203,10 @@ def write_outputs(result: IngestResult, out: str | os.PathLike[str]) -> None:
     held, never a new log beside an old topology."""
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
-    lines = [_line(r) for r in result.events]  # written as they are: no second copy of the log
+    if result.written is None:
+        lines = [_line(r) for r in result.events]  # written as they are: no second copy of the log
+    else:
+        lines = result.written.texts
     texts = {
         "ingest_rejects.jsonl": _jsonl(result.rejects),
         "ingest_errors.jsonl": _jsonl(result.errors),
@@ -215,7 +221,10 @@ def write_outputs(result: IngestResult, out: str | os.PathLike[str]) -> None:
             fh.writelines(lines)
         for name, text in texts.items():
             partial[name].write_text(text, encoding="utf-8")
-        write_event_lines(result.events, lines, by_folder)
+        if result.written is None:
+            write_event_lines(result.events, lines, by_folder)
+        else:
+            write_placed(result.written.places, lines, by_folder)
     except BaseException:
         for tmp in partial.values():
             with contextlib.suppress(OSError):

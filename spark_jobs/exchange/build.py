@@ -20,7 +20,7 @@ Accounting: records read = used + errors kept + duplicates + rejected, per file 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import tzinfo
 from typing import Any
@@ -34,6 +34,7 @@ from pfscope.spark_jobs.exchange.classify import (
     gather,
 )
 from pfscope.spark_jobs.exchange.derive import derive_events
+from pfscope.spark_jobs.exchange.derive_apart import WrittenLines, derive_written
 from pfscope.spark_jobs.exchange.formats import RawRecord
 from pfscope.spark_jobs.exchange.identity import ReplidMap, norm_server
 from pfscope.spark_jobs.exchange.inferred import assign_fids, build_topology, guess_version
@@ -69,22 +70,24 @@ __all__ = [
 
 @dataclass
 class IngestResult:
-    events: list[dict[str, Any]]
+    events: list[dict[str, Any]]  # none when the lines were derived in parts: ``written`` holds them
     topology: dict[str, Any]
     rejects: list[dict[str, Any]]
     errors: list[dict[str, Any]]
     summary: dict[str, Any]
+    written: WrittenLines | None = None
 
 
 @dataclass
 class Built:
     """Steps 2-5 over the parsed events: what they write, reject, and what the summary needs."""
 
-    events: list[dict[str, Any]]
+    events: list[dict[str, Any]]  # none when the lines were derived in parts: ``written`` holds them
     topology: dict[str, Any]
     rejects: list[dict[str, Any]]  # rejected after step 1, in the order they were found
     own: dict[str, str]  # each server's own store
     summary: dict[str, Any]  # the parts of the summary steps 2-5 know
+    written: WrittenLines | None = None  # the lines' texts and files, when derived in parts
 
 
 def summary_part(
@@ -140,12 +143,16 @@ def ingest_classified(
     topology: Topology | None = None,
     default_offset_min: int = 0,
     zone: tzinfo | None = None,
+    parts: Callable[[int], int] | None = None,
 ) -> IngestResult:
     """Steps 1-5 over each record's outcome (``classify_one``, read with ``default_offset_min``
-    and ``zone``, which the summary names)."""
+    and ``zone``, which the summary names). ``parts`` (given the messages, how many parts to
+    derive them in) derives the lines in parts, written (``derive_apart``)."""
     acc = Accounting()
     parsed, errors, rejects, duplicates = gather(classified, acc)
-    built = build_events(parsed, {e["server"] for e in errors}, acc, replids=replids, topology=topology)
+    built = build_events(
+        parsed, {e["server"] for e in errors}, acc, replids=replids, topology=topology, parts=parts
+    )
     for e in errors:  # the dashboard's store page shows them by store
         e["store"] = built.own.get(e["server"], e["server"])
     rejects.extend(built.rejects)
@@ -158,7 +165,7 @@ def ingest_classified(
         default_offset_min=default_offset_min,
         zone=zone,
     )
-    return IngestResult(built.events, built.topology, rejects, errors, summary)
+    return IngestResult(built.events, built.topology, rejects, errors, summary, built.written)
 
 
 def build_events(
@@ -168,9 +175,11 @@ def build_events(
     *,
     replids: dict[tuple[str, int], str] | None = None,
     topology: Topology | None = None,
+    parts: Callable[[int], int] | None = None,
 ) -> Built:
     """Steps 2 to 5 over step 1's parsed events (in input order, duplicates gone); ``acc``
-    counts the records rejected here. ``error_servers``: the servers of the errors kept."""
+    counts the records rejected here. ``error_servers``: the servers of the errors kept;
+    ``parts``: as ``ingest_classified`` says."""
     rejects: list[dict[str, Any]] = []
     rejected_ids: set[int] = set()
 
@@ -227,7 +236,13 @@ def build_events(
             replicas[fid] = list(given_f.replicas)
         else:
             replicas[fid] = sorted(folders.seen_at.get(k, set()))
-    lines, bad3, stats = derive_events(msgs, fids, replicas, all_stores)
+    n_parts = 1 if parts is None else parts(len(msgs))
+    written = None
+    if n_parts > 1:
+        lines: list[dict[str, Any]] = []
+        written, bad3, stats = derive_written(msgs, fids, replicas, all_stores, n_parts)
+    else:
+        lines, bad3, stats = derive_events(msgs, fids, replicas, all_stores)
     for m, reason in bad3:
         for p in m.records:
             reject_parsed(p, reason)
@@ -258,7 +273,7 @@ def build_events(
     )
     part = summary_part(len(used_records), stats, counts, own, rmap, added)
     assert all(v in VERSIONS for v in versions.values())
-    return Built(lines, topo_json, rejects, own, part)
+    return Built(lines, topo_json, rejects, own, part, written)
 
 
 def summarize(

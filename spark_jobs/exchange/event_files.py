@@ -134,8 +134,12 @@ def write_event_files(log: Path, folder: Path) -> None:
 def write_event_lines(recs: Sequence[dict[str, Any]], lines: Sequence[str], folder: Path) -> None:
     """``lines`` (each the text of the event line ``recs`` holds at its place, in log order) into
     ``folder``, a new folder, by block and folder: a line goes with its message's last send."""
+    write_placed([placement(rec) for rec in recs], lines, folder)
+
+
+def write_placed(placed: Sequence[Placement], lines: Sequence[str], folder: Path) -> None:
+    """``write_event_lines`` with each line's placement given."""
     folder.mkdir(parents=True)
-    placed = [placement(rec) for rec in recs]
     sends = {p.send[0]: p.send[1] for p in placed if p.send is not None}  # the last send of each
     by_file: dict[str, list[str]] = {}  # each file's lines in the log's order, written at once
     for where, line in zip(placed, lines, strict=True):

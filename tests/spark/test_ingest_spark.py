@@ -26,7 +26,7 @@ from tests.benchmarks.bench_ingest import render
 from tests.render import ExportRecord, render_log
 from tests.unit.exchange import three_servers as fx
 from tests.unit.exchange.exports import NS, event_xml, write_events_xml, write_export_csv, write_wevtutil_xml
-from tests.unit.exchange.test_build import IN_A, OUT_A
+from tests.unit.exchange.test_build import odd_messages
 from tests.unit.exchange.test_published import PUBLISHED
 from tests.unit.exchange.test_roundtrip import WRITERS
 
@@ -123,40 +123,8 @@ def _varied_share(tmp: Path) -> Path:
         f"<Message><![CDATA[not a boundary: </Event><Event xmlns='{NS}'>]]></Message></RenderingInfo></Event>"
     )
     (logs / "EX07-cdata.xml").write_text(trap + event_xml(ex07[2], 2, rendered=True), encoding="utf-8")
-    write_wevtutil_xml(_odd_messages(), logs / "odd.xml")
+    write_wevtutil_xml(odd_messages(), logs / "odd.xml")
     return logs
-
-
-def _odd_messages() -> list[ExportRecord]:
-    """Records the build steps reject at each of their steps: a sender that cannot be named, with
-    or without a key; an incoming event before its send or on its sender; a second sender; no
-    folder; a CN range too wide to expand."""
-    wide = OUT_A.replace("<Z1@", "<W1@").replace("CN min: 1-10, CN max: 1-12", "CN min: 1-1, CN max: 1-FFFFF")
-    lone = fx.lines(
-        "An incoming replication message was processed.",
-        "Type: 0x10",
-        "Message ID: <Q1@corp.example>",
-        "Folder(s): (1-50) IPM_SUBTREE\\Z",
-        "CNSET: 1-1,1-2",
-        ", CNSET(FAI): {0}",
-    )
-    internal = fx.lines(
-        "An incoming replication message was processed.",
-        "Type: 0x4",
-        "Message ID: 1-77",
-        "Folder(s): (1-50) IPM_SUBTREE\\Z",
-        "CN min: 1-1, CN max: 1-2",
-    )
-    return [
-        fx.rec("EX1.example", 3020, "2026-11-02T08:00:00Z", OUT_A),
-        fx.rec("EX2.example", 3030, "2026-11-02T07:59:00Z", IN_A),  # before its send
-        fx.rec("EX1.example", 3030, "2026-11-02T08:01:00Z", IN_A.replace("2-", "1-")),  # on its own sender
-        fx.rec("EX3.example", 3020, "2026-11-02T08:02:00Z", OUT_A),  # the same id sent by another server
-        fx.rec("EX3.example", 3020, "2026-11-02T08:03:00Z", "Type: 0x4\r\nMessage ID: <Z2@EX3.example>"),
-        fx.rec("EX1.example", 3020, "2026-11-02T08:04:00Z", wide),
-        fx.rec("EX2.example", 3027, "2026-11-02T08:05:00Z", lone),
-        fx.rec("EX2.example", 3030, "2026-11-02T08:06:00Z", internal),
-    ]
 
 
 def test_spark_ingest_equals_the_reference_on_a_varied_share(spark: Any, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from pfscope.spark_jobs.model.cnset import CNSet
 from pfscope.spark_jobs.model.events import read_event_log
 from pfscope.spark_jobs.model.replay import replay
 from pfscope.spark_jobs.model.topology import load_topology
+from tests.render import ExportRecord
 from tests.unit.exchange import three_servers as fx
 from tests.unit.exchange.exports import (
     write_event_viewer_csv,
@@ -287,6 +288,38 @@ IN_A = fx.lines(
     "CN min: 2-10, CN max: 2-12",
     "Server: " + fx.DN.format(ou="A", server="EX1"),
 )
+
+
+def odd_messages() -> list[ExportRecord]:
+    """Records the build steps reject at each of their steps: a sender that cannot be named, with
+    or without a key; an incoming event before its send or on its sender; a second sender; no
+    folder; a CN range too wide to expand."""
+    wide = OUT_A.replace("<Z1@", "<W1@").replace("CN min: 1-10, CN max: 1-12", "CN min: 1-1, CN max: 1-FFFFF")
+    lone = fx.lines(
+        "An incoming replication message was processed.",
+        "Type: 0x10",
+        "Message ID: <Q1@corp.example>",
+        "Folder(s): (1-50) IPM_SUBTREE\\Z",
+        "CNSET: 1-1,1-2",
+        ", CNSET(FAI): {0}",
+    )
+    internal = fx.lines(
+        "An incoming replication message was processed.",
+        "Type: 0x4",
+        "Message ID: 1-77",
+        "Folder(s): (1-50) IPM_SUBTREE\\Z",
+        "CN min: 1-1, CN max: 1-2",
+    )
+    return [
+        fx.rec("EX1.example", 3020, "2026-11-02T08:00:00Z", OUT_A),
+        fx.rec("EX2.example", 3030, "2026-11-02T07:59:00Z", IN_A),  # before its send
+        fx.rec("EX1.example", 3030, "2026-11-02T08:01:00Z", IN_A.replace("2-", "1-")),  # on its own sender
+        fx.rec("EX3.example", 3020, "2026-11-02T08:02:00Z", OUT_A),  # the same id sent by another server
+        fx.rec("EX3.example", 3020, "2026-11-02T08:03:00Z", "Type: 0x4\r\nMessage ID: <Z2@EX3.example>"),
+        fx.rec("EX1.example", 3020, "2026-11-02T08:04:00Z", wide),
+        fx.rec("EX2.example", 3027, "2026-11-02T08:05:00Z", lone),
+        fx.rec("EX2.example", 3030, "2026-11-02T08:06:00Z", internal),
+    ]
 
 
 def test_clock_skew_own_sender_and_second_sender_are_rejects(tmp_path: Path) -> None:
