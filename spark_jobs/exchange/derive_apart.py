@@ -10,9 +10,9 @@ followed by each line's text and placement, line by line (tests/unit/exchange/te
 The parts beyond the first run in processes forked from this one: they read the messages where
 they lie (no copy is sent) and send back only text. A part that fails fails the run, which then
 writes nothing (``run_ingest``). It trades CPU for time: the pages both processes touch are
-copied, and the lines are sent back. The 1M-event share's hour (252,571 messages) took 35.4-35.7 s
-instead of 39.2, for 43.0 CPU s instead of 39.0; the 12-export share's (43,320) took as long
-either way, for 1.1 CPU s more. Below ``PARTS_FROM`` messages the share is derived in this process
+copied, and the lines are sent back. The 1M-event share's hour (252,571 messages) took 4.7-5.0 s
+less (40.6 -> 35.9 s, 45.0 -> 40.0 in pairs), for 3.7-4.1 CPU s more; the 12-export share's
+(43,320) took as long either way, for 1.1 CPU s more. Below ``PARTS_FROM`` messages the share is derived in this process
 alone; a process limited to one core (``taskset``, systemd's ``CPUAffinity=``) derives in one part.
 """
 
