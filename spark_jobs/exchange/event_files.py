@@ -101,9 +101,15 @@ class Placement(NamedTuple):
     msg: str | None  # the message whose send's file it goes in, when the log holds a send of it
     send: tuple[str, str] | None  # a send: its message, and the file its receives go in
 
-    def resolve(self, sends: dict[str, str]) -> str:
-        """The line's file, given each message's send's file (``sends``, the last in the log)."""
-        return self.name if self.msg is None else sends.get(self.msg, self.name)
+
+#: a ``Placement`` as a plain tuple (name, msg, send), as it travels between processes
+Place = tuple[str, str | None, tuple[str, str] | None]
+
+
+def resolve(place: Place, sends: dict[str, str]) -> str:
+    """The line's file, given each message's send's file (``sends``, the last in the log)."""
+    name, msg, _ = place
+    return name if msg is None else sends.get(msg, name)
 
 
 def placement(rec: dict[str, Any]) -> Placement:
@@ -137,13 +143,13 @@ def write_event_lines(recs: Sequence[dict[str, Any]], lines: Sequence[str], fold
     write_placed([placement(rec) for rec in recs], lines, folder)
 
 
-def write_placed(placed: Sequence[Placement], lines: Sequence[str], folder: Path) -> None:
+def write_placed(placed: Sequence[Place], lines: Sequence[str], folder: Path) -> None:
     """``write_event_lines`` with each line's placement given."""
     folder.mkdir(parents=True)
-    sends = {p.send[0]: p.send[1] for p in placed if p.send is not None}  # the last send of each
+    sends = {p[2][0]: p[2][1] for p in placed if p[2] is not None}  # the last send of each
     by_file: dict[str, list[str]] = {}  # each file's lines in the log's order, written at once
     for where, line in zip(placed, lines, strict=True):
-        name = where.resolve(sends)
+        name = resolve(where, sends)
         got = by_file.get(name)
         if got is None:
             by_file[name] = [line]
