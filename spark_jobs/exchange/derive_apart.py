@@ -56,9 +56,9 @@ _Part = tuple[list[Key], list[str], list[Place], list[tuple[int, str]], list[tup
 
 def parts_for(messages: int) -> int:
     """How many parts to derive ``messages`` in: one per core this process may use, up to
-    ``MAX_PARTS``; one below ``PARTS_FROM``."""
-    if messages < PARTS_FROM:
-        return 1
+    ``MAX_PARTS``; one below ``PARTS_FROM``, and where this process cannot fork."""
+    if messages < PARTS_FROM or not hasattr(os, "fork") or not hasattr(os, "sched_getaffinity"):
+        return 1  # where processes cannot be forked or cores counted (Windows, macOS): one part
     return max(1, min(MAX_PARTS, len(os.sched_getaffinity(0))))
 
 

@@ -83,6 +83,10 @@ def test_the_share_is_derived_in_parts_from_parts_from_messages(monkeypatch: pyt
     assert derive_apart.parts_for(derive_apart.PARTS_FROM) == derive_apart.MAX_PARTS
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {3})
     assert derive_apart.parts_for(10 * derive_apart.PARTS_FROM) == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert derive_apart.parts_for(derive_apart.PARTS_FROM) == 2
+    monkeypatch.delattr(os, "fork")  # as on Windows
+    assert derive_apart.parts_for(derive_apart.PARTS_FROM) == 1
 
 
 def test_a_part_that_fails_fails_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
