@@ -19,10 +19,12 @@ alone; a process limited to one core (``taskset``, systemd's ``CPUAffinity=``) d
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import pickle
 import signal
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,12 +136,13 @@ def _merged(got: list[_Part], msgs: list[Msg]) -> tuple[WrittenLines, list[tuple
 
 def _fork(work: Any) -> tuple[int, int]:
     """``work()`` in a child process, its result pickled back through a pipe: (pid, read end)."""
+    parent, die = os.getpid(), _death_signal()
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns to the caller's stack
         code = 1
         try:
-            os.close(read)
+            _detach(write, parent, die)
             try:
                 data = pickle.dumps(("ok", work()), protocol=pickle.HIGHEST_PROTOCOL)
             except BaseException as e:  # the parent raises it
@@ -151,6 +154,33 @@ def _fork(work: Any) -> tuple[int, int]:
             os._exit(code)
     os.close(write)
     return pid, read
+
+
+def _detach(keep: int, parent: int, die: Callable[[], object] | None) -> None:
+    """The child holds only its pipe: not the run's lock, nor the pipes of whoever waits for the
+    run's output (``pfscope refresh`` reads them to their end); and it dies with its parent."""
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, os.sysconf("SC_OPEN_MAX"))
+    if die is not None:
+        die()
+    if os.getppid() != parent:  # the parent died before the signal was asked for
+        os._exit(1)
+
+
+@functools.cache
+def _death_signal() -> Callable[[], object] | None:
+    """Linux's ``prctl(PR_SET_PDEATHSIG, SIGKILL)``, found before any fork (a child imports
+    nothing), or None where there is none."""
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    return functools.partial(prctl, 1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
 
 
 def _collect(pid: int, fd: int) -> _Part:

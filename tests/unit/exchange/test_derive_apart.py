@@ -4,8 +4,12 @@ a part that fails fails the run, writing nothing and leaving no process behind."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -107,3 +111,42 @@ def test_a_part_that_fails_fails_the_run(tmp_path: Path, monkeypatch: pytest.Mon
         run_ingest([str(logs)], tmp_path / "out")
     assert not (tmp_path / "out" / "events.jsonl").exists()
     assert not psutil.Process().children()  # every part waited for
+
+
+def _open_files() -> dict[int, str]:
+    fds = {int(fd) for fd in os.listdir("/proc/self/fd")}
+    got = {}
+    for fd in fds:
+        with contextlib.suppress(OSError):  # the listing's own, closed by now
+            got[fd] = os.readlink(f"/proc/self/fd/{fd}")
+    return got
+
+
+def test_a_part_holds_only_its_pipe(tmp_path: Path) -> None:
+    """Not the run's lock, nor the output pipes ``pfscope refresh`` reads to their end."""
+    lock = os.open(tmp_path / "lock", os.O_RDWR | os.O_CREAT)
+    try:
+        assert str(tmp_path / "lock") in _open_files().values()
+        held = derive_apart._collect(*derive_apart._fork(_open_files))
+    finally:
+        os.close(lock)
+    assert str(tmp_path / "lock") not in held.values()
+    assert held[1] == held[2] == os.devnull
+    assert [t for fd, t in held.items() if fd > 2 and t.startswith("pipe:")], held
+    assert not [t for fd, t in held.items() if fd > 2 and not t.startswith("pipe:")], held
+
+
+def test_a_part_dies_with_the_process_that_forked_it() -> None:
+    script = (
+        "import os, signal, sys, time\n"
+        "from pfscope.spark_jobs.exchange import derive_apart\n"
+        "pid, _ = derive_apart._fork(lambda: time.sleep(600))\n"
+        "print(pid, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == -signal.SIGKILL
+    part = int(run.stdout)
+    with contextlib.suppress(psutil.NoSuchProcess):
+        psutil.Process(part).wait(timeout=60)  # gone long before its 600 s of work
+    assert not psutil.pid_exists(part) or psutil.Process(part).status() == psutil.STATUS_ZOMBIE
