@@ -290,19 +290,23 @@ IN_A = fx.lines(
 )
 
 
+#: an incoming status message alone: its sender is named only by its Message ID
+LONE_IN = fx.lines(
+    "An incoming replication message was processed.",
+    "Type: 0x10",
+    "Message ID: <Q1@corp.example>",
+    "Folder(s): (1-50) IPM_SUBTREE\\Z",
+    "CNSET: 1-1,1-2",
+    ", CNSET(FAI): {0}",
+)
+
+
 def odd_messages() -> list[ExportRecord]:
     """Records the build steps reject at each of their steps: a sender that cannot be named, with
     or without a key; an incoming event before its send or on its sender; a second sender; no
     folder; a CN range too wide to expand."""
     wide = OUT_A.replace("<Z1@", "<W1@").replace("CN min: 1-10, CN max: 1-12", "CN min: 1-1, CN max: 1-FFFFF")
-    lone = fx.lines(
-        "An incoming replication message was processed.",
-        "Type: 0x10",
-        "Message ID: <Q1@corp.example>",
-        "Folder(s): (1-50) IPM_SUBTREE\\Z",
-        "CNSET: 1-1,1-2",
-        ", CNSET(FAI): {0}",
-    )
+    lone = LONE_IN
     internal = fx.lines(
         "An incoming replication message was processed.",
         "Type: 0x4",
@@ -453,14 +457,7 @@ def test_own_cns_shown_by_status_sets_and_responses_become_changes_in_order(tmp_
 
 
 def test_an_incoming_event_alone_needs_a_sender_it_can_name(tmp_path: Path) -> None:
-    lone = fx.lines(
-        "An incoming replication message was processed.",
-        "Type: 0x10",
-        "Message ID: <Q1@corp.example>",
-        "Folder(s): (1-50) IPM_SUBTREE\\Z",
-        "CNSET: 1-1,1-2",
-        ", CNSET(FAI): {0}",
-    )
+    lone = LONE_IN
     named = lone.replace("<Q1@corp.example>", "<Q2@EX3.corp.example>")
     s, events, rejects = _ingest(
         [
