@@ -8,12 +8,14 @@ the log's order, as ingest on Spark merges its partitions'. The result equals ``
 followed by each line's text and placement, line by line (tests/unit/exchange/test_derive_apart.py).
 
 The parts beyond the first run in processes forked from this one: they read the messages where
-they lie (no copy is sent) and send back only text. A part that fails fails the run, which then
-writes nothing (``run_ingest``). It trades CPU for time: the pages both processes touch are
-copied, and the lines are sent back. The 1M-event share's hour (252,571 messages) took 4.7-5.0 s
-less (40.6 -> 35.9 s, 45.0 -> 40.0 in pairs), for 3.7-4.1 CPU s more; the 12-export share's
-(43,320) took as long either way, for 1.1 CPU s more. Below ``PARTS_FROM`` messages the share is derived in this process
-alone; a process limited to one core (``taskset``, systemd's ``CPUAffinity=``) derives in one part.
+they lie (no copy is sent) and send back only text. A part holds nothing of its parent's but its
+pipe, and dies with it; a part that fails fails the run, which then writes nothing
+(``run_ingest``). It trades CPU for time: the pages both processes touch are copied, and the
+lines are sent back. The 1M-event share's hour (252,571 messages) took 4.7-5.0 s less (40.6 ->
+35.9 s, 45.0 -> 40.0 in pairs), for 3.7-4.1 CPU s more; the 12-export share's (43,320) took as
+long either way, for 1.1 CPU s more. Below ``PARTS_FROM`` messages the share is derived in this
+process alone, and so it is in a process limited to one core (``taskset``, systemd's
+``CPUAffinity=``).
 """
 
 from __future__ import annotations
