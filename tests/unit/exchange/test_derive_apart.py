@@ -103,14 +103,28 @@ def test_a_part_that_fails_fails_the_run(tmp_path: Path, monkeypatch: pytest.Mon
             raise MemoryError("no room for the lines")
         return part(*args)
 
+    forked: list[int] = []
+    fork = derive_apart._fork
+
+    def spied(work: Any) -> tuple[int, int]:
+        pid, fd = fork(work)
+        forked.append(pid)
+        return pid, fd
+
     monkeypatch.setattr(derive_apart, "_part", failing)
+    monkeypatch.setattr(derive_apart, "_fork", spied)
     monkeypatch.setattr(exchange, "parts_for", lambda messages: 3)
     with pytest.raises(
         RuntimeError, match=r"a part of the derivation \(process \d+\) failed: MemoryError: no room"
     ):
         run_ingest([str(logs)], tmp_path / "out")
     assert not (tmp_path / "out" / "events.jsonl").exists()
-    assert not psutil.Process().children()  # every part waited for
+    assert len(forked) == 2
+    for (
+        pid
+    ) in forked:  # each part waited for (the second killed once the first failed): none left to wait for
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
 
 
 def _open_files() -> dict[int, str]:
