@@ -29,10 +29,11 @@ from pfscope.spark_jobs.exchange.classify import Classified, classify_one
 from pfscope.spark_jobs.exchange.derive_apart import parts_for
 from pfscope.spark_jobs.exchange.event_files import (
     EVENTS_FOLDER,
-    LINE_JSON,
+    Place,
     discard,
+    line_text,
+    placement,
     swap_in,
-    write_event_lines,
     write_placed,
 )
 from pfscope.spark_jobs.exchange.formats import (
@@ -203,10 +204,11 @@ def write_outputs(result: IngestResult, out: str | os.PathLike[str]) -> None:
     held, never a new log beside an old topology."""
     d = Path(out)
     d.mkdir(parents=True, exist_ok=True)
-    if result.written is None:
-        lines = [_line(r) for r in result.events]  # written as they are: no second copy of the log
+    if result.written is None:  # the lines' texts and files, as ``derive_apart`` gives them
+        lines = [line_text(r) for r in result.events]  # written as they are: no second copy of the log
+        places: list[Place] = [placement(r) for r in result.events]
     else:
-        lines = result.written.texts
+        lines, places = result.written.texts, result.written.places
     texts = {
         "ingest_rejects.jsonl": _jsonl(result.rejects),
         "ingest_errors.jsonl": _jsonl(result.errors),
@@ -221,10 +223,7 @@ def write_outputs(result: IngestResult, out: str | os.PathLike[str]) -> None:
             fh.writelines(lines)
         for name, text in texts.items():
             partial[name].write_text(text, encoding="utf-8")
-        if result.written is None:
-            write_event_lines(result.events, lines, by_folder)
-        else:
-            write_placed(result.written.places, lines, by_folder)
+        write_placed(places, lines, by_folder)
     except BaseException:
         for tmp in partial.values():
             with contextlib.suppress(OSError):
@@ -236,9 +235,5 @@ def write_outputs(result: IngestResult, out: str | os.PathLike[str]) -> None:
     swap_in(by_folder, d / EVENTS_FOLDER)
 
 
-def _line(row: dict[str, Any]) -> str:
-    return LINE_JSON.encode(row) + "\n"
-
-
 def _jsonl(rows: list[dict[str, Any]]) -> str:
-    return "".join(map(_line, rows))
+    return "".join(map(line_text, rows))

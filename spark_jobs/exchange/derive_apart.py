@@ -3,7 +3,7 @@ placed in their files on every core the process may use.
 
 A folder's lines depend only on its own messages (``derive_keyed``), and each line carries its
 place in the whole log; so each part derives the lines of its folders, writes each line's text
-(``LINE_JSON``) and file (``placement``) and sends them back, and the parts merge by place into
+(``line_text``) and file (``placement``) and sends them back, and the parts merge by place into
 the log's order, as ingest on Spark merges its partitions'. The result equals ``derive_events``
 followed by each line's text and placement, line by line (tests/unit/exchange/test_derive_apart.py).
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pfscope.spark_jobs.exchange.derive import Derived, Key, derive_keyed
-from pfscope.spark_jobs.exchange.event_files import LINE_JSON, Place, file_of, placement
+from pfscope.spark_jobs.exchange.event_files import Place, file_of, line_text, placement
 from pfscope.spark_jobs.exchange.messages import Msg
 from pfscope.spark_jobs.exchange.translate import FolderKey
 from pfscope.spark_jobs.model.topology import HIERARCHY_FID
@@ -106,7 +106,7 @@ def _part(
     alone: dict[str, Place] = {}  # a line placed by its own folder: one tuple a file
     for key, line in d.lines:
         keys.append(key)
-        texts.append(LINE_JSON.encode(line) + "\n")
+        texts.append(line_text(line))
         name, msg, send = placement(line)
         name = names.setdefault(name, name)
         if msg is None and send is None:

@@ -54,6 +54,12 @@ OPEN_FILES = 256
 LINE_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 
 
+def line_text(row: dict[str, Any]) -> str:
+    """A line of ``events.jsonl`` (and of ingest's rejects and errors): ``row`` as JSON, then a
+    newline."""
+    return LINE_JSON.encode(row) + "\n"
+
+
 def file_name(block: str, index: int) -> str:
     return f"{block}-folders-{index:02d}.jsonl"
 
