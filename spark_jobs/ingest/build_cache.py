@@ -141,36 +141,54 @@ def kept_rows(
     a later layer (its ``built``: the keys it built) nor this run (``touched``: one column, ``key``)
     built, their places in this run's share (``files``: its file keys in order), moved by ``move``
     (by default: ``g_file``)."""
-    index = {k: i for i, k in enumerate(files)}
-    later = touched
-    frames: list[DataFrame] = []
-    for layer in reversed(cache.layers):
-        rows = spark.read.schema(schema).parquet(f"{rows_root}/{layer.dataset}/{kind}")
-        rows = rows.where(F.col(key).isNotNull()).join(F.broadcast(later), key, "left_anti")
-        pairs = [(i, index[k]) for i, k in enumerate(layer.files) if k]
-        frames.append((move or _moved)(rows, pairs, schema))
-        if not layer.whole:
-            later = later.unionByName(
-                spark.read.schema(f"{key} string").parquet(f"{rows_root}/{layer.dataset}/{built}")
-            )
-    if not frames:
+    if not cache.layers:
         return None
-    got = frames[0]
-    for f in frames[1:]:
-        got = got.unionByName(f)
+    index = {k: i for i, k in enumerate(files)}
+    last = F.broadcast(_last_built(spark, rows_root, cache, touched, key, built))
+    got: DataFrame | None = None
+    for n, layer in enumerate(cache.layers):
+        rows = spark.read.schema(schema).parquet(f"{rows_root}/{layer.dataset}/{kind}")
+        rows = rows.where(F.col(key).isNotNull()).join(last, key, "left")
+        rows = rows.where(F.col(LAST).isNull() | (F.col(LAST) <= n)).drop(LAST)
+        pairs = [(i, index[k]) for i, k in enumerate(layer.files) if k]
+        rows = (move or _moved)(rows, pairs, schema)
+        got = rows if got is None else rows.unionByName(got)  # the latest layer's first
     return got
+
+
+#: the column of ``_last_built``: the newest layer that built a key
+LAST = "_last"
+
+
+def _last_built(
+    spark: SparkSession, rows_root: str, cache: BuildCache, touched: DataFrame, key: str, built: str
+) -> DataFrame:
+    """Each key a layer (but a whole one: it built every key) or this run built, with the newest
+    to build it (``LAST``: its index in ``cache.layers``, this run's after them), held in the
+    driver: every layer's join reads this one table, so a query broadcasts it once, without a job
+    to read and aggregate the layers' keys (a job each, in each of the build's dozen queries)."""
+    marks = touched.select(key, F.lit(len(cache.layers)).alias(LAST))
+    for n, layer in enumerate(cache.layers):
+        if not layer.whole:
+            keys = spark.read.schema(f"{key} string").parquet(f"{rows_root}/{layer.dataset}/{built}")
+            marks = marks.unionByName(keys.select(key, F.lit(n).alias(LAST)))
+    last = marks.groupBy(key).agg(F.max(LAST).alias(LAST)).toArrow()
+    return spark.createDataFrame(last.combine_chunks())  # a local relation, sent as Arrow
 
 
 def _moved(rows: DataFrame, pairs: list[tuple[int, int]], schema: T.StructType) -> DataFrame:
     """``rows`` with their file index (``g_file``, and a reject's place, which starts with it) that
-    of this run's share (``pairs``: each file's index then and now)."""
-    moved = F.broadcast(rows.sparkSession.createDataFrame(pairs, "was long, now long"))
-    joined = rows.join(moved, rows["g_file"] == moved["was"])
+    of this run's share (``pairs``: each file's index then and now: every file a row names is in
+    this run's share, or ``why_whole`` would have said so), by an expression: a join with the
+    pairs would be one more broadcast, so one more Spark job, in each query reading the layer."""
+    to = F.create_map(*[F.lit(x) for pair in pairs for x in pair]) if pairs else None
+    now = (F.try_element_at(to, F.col("g_file")) if to is not None else F.lit(None)).cast("long")
     sort = F.when(
         F.col("sort").isNotNull(),
-        F.concat(F.array(F.col("now")), F.slice(F.col("sort"), 2, F.size(F.col("sort")))),
+        F.concat(F.array(now), F.slice(F.col("sort"), 2, F.size(F.col("sort")))),
     )
-    return joined.withColumn("g_file", F.col("now")).withColumn("sort", sort).select(*schema.fieldNames())
+    moved = rows.withColumn("sort", sort).withColumn("g_file", now)
+    return moved.select(*schema.fieldNames())
 
 
 def folder_key() -> Column:
