@@ -65,7 +65,8 @@ def spark_session(
     input_bytes: int | None = None,
     archive: bool = True,
 ) -> SparkSession:
-    """Build (or reuse) the session. ``conf`` overrides any default. With no ``master``: the one
+    """Build (or reuse) the session. ``conf`` overrides any default, and so, under spark-submit, do
+    the settings spark-submit was given (``submitted_first``). With no ``master``: the one
     spark-submit was given when running under it, else ``local[*]``. ``input_bytes`` (the log's
     size, when known before the JVM starts) chooses the JIT compiler and whether the cache is
     compressed; ``archive``: a JVM launched here maps the class archive, if there is one
@@ -78,6 +79,8 @@ def spark_session(
     if master is not None and master.startswith("local"):
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     settings = session_settings(master, progress=progress, for_tests=for_tests, input_bytes=input_bytes)
+    if under_submit:
+        settings = submitted_first(settings, _submitted())
     settings |= conf or {}
     if archive and not under_submit and master is not None and master.startswith("local"):
         from pfscope.spark_jobs.runtime.class_archive import java_options
@@ -89,6 +92,29 @@ def spark_session(
     for key, value in settings.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
+
+
+#: the executors' Java options: the job's (its log4j configuration) and any an operator gives
+EXECUTOR_OPTIONS = "spark.executor.extraJavaOptions"
+
+
+def submitted_first(settings: dict[str, str], submitted: dict[str, str]) -> dict[str, str]:
+    """The job's ``settings`` under spark-submit, which was given ``submitted`` (its ``--conf``
+    flags and properties file): each setting it was given keeps its value, where the session's
+    builder would replace it; the executors' Java options are the job's followed by those given
+    (a JVM takes the last of an option given twice)."""
+    out = {key: submitted.get(key, value) for key, value in settings.items()}
+    if EXECUTOR_OPTIONS in settings and EXECUTOR_OPTIONS in submitted:
+        out[EXECUTOR_OPTIONS] = f"{settings[EXECUTOR_OPTIONS]} {submitted[EXECUTOR_OPTIONS]}".strip()
+    return out
+
+
+def _submitted() -> dict[str, str]:
+    """The settings of the JVM spark-submit started (its ``spark.*`` system properties)."""
+    from pyspark import SparkConf, SparkContext
+
+    SparkContext._ensure_initialized()  # the gateway to that JVM, as the builder opens it
+    return dict(SparkConf().getAll())
 
 
 def with_archive(settings: dict[str, str], archive_options: str) -> dict[str, str]:
@@ -118,7 +144,7 @@ def session_settings(
         java_opts += " -XX:+UseParallelGC"
     settings = {
         "spark.driver.extraJavaOptions": java_opts,
-        "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{LOG4J.resolve()}",
+        EXECUTOR_OPTIONS: f"-Dlog4j2.configurationFile=file:{LOG4J.resolve()}",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         # no byte limit on the Arrow batches sent to Python workers (the row limit, 10,000,

@@ -20,6 +20,7 @@ import pyspark
 import pytest
 
 from pfscope.spark_jobs.exchange import run_ingest
+from pfscope.spark_jobs.runtime.session import LOG4J
 from pfscope.spark_jobs.simulator import simulate_to_folder
 from tests.spark.table_compare import assert_published_equals_replay
 from tests.spark.test_ingest_spark import SAMPLES, _same_outputs, _worked_example_records
@@ -117,14 +118,23 @@ def cluster(tmp_path_factory) -> Iterator[tuple[str, Path]]:  # type: ignore[no-
 
 #: what the suite's local session sets too (``session_settings(for_tests=True)``): a few shuffle
 #: partitions (a cluster's default 200 took the compute of 128 lines from 23 to 35 s, adaptive
-#: execution on either way) and a driver that only compiles with C1 (the ingest: 34 s against 43;
-#: the executor's options are the job's own, ``spark.executor.extraJavaOptions``)
+#: execution on either way) and JVMs that only compile with C1 (the driver alone: the ingest 34 s
+#: against 43). The executors' options join the job's own (``session.submitted_first``).
+C1_ONLY = "-XX:TieredStopAtLevel=1"
 TEST_SPEED = [
     "--driver-java-options",
-    "-XX:TieredStopAtLevel=1",
+    C1_ONLY,
+    "--conf",
+    f"spark.executor.extraJavaOptions={C1_ONLY}",
     "--conf",
     "spark.sql.shuffle.partitions=4",
 ]
+
+
+def executor_options(app: Path) -> str:
+    """The Java command line the worker launched an application's executor with."""
+    [stderr] = app.glob("*/stderr")
+    return stderr.read_text(errors="replace").splitlines()[0]
 
 
 def spark_submit(url: str, job: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -166,6 +176,7 @@ def test_spark_submit_on_a_standalone_cluster_publishes_tables_equal_to_replay(
     data = tmp_path / "data"
     simulate_to_folder("worked-example", data, seed=1)
     out = tmp_path / "runs"
+    apps = set(work.glob("app-*"))
     done = spark_submit(
         url,
         "compute/entry.py",
@@ -183,9 +194,11 @@ def test_spark_submit_on_a_standalone_cluster_publishes_tables_equal_to_replay(
     assert "published run" in done.stdout
     expected = assert_published_equals_replay(out, data)
     assert expected["backfill_entries"]  # the worked example's one entry, satisfied
-    # the tasks ran in an executor the worker launched for this application
-    executors = list(work.glob("app-*/*/stderr"))
-    assert executors, f"no executor ran in {work}"
+    # the tasks ran in an executor the worker launched for this application, with the Java
+    # options spark-submit was given after the job's own
+    [app] = set(work.glob("app-*")) - apps
+    launched = executor_options(app)
+    assert f"-Dlog4j2.configurationFile=file:{LOG4J.resolve()}" in launched and C1_ONLY in launched
 
 
 @pytest.mark.slow

@@ -16,6 +16,7 @@ from pfscope.spark_jobs.runtime.session import (
     NO_LOCAL_EVALUATION,
     UNCOMPRESSED_CACHE_BELOW_BYTES,
     session_settings,
+    submitted_first,
     with_archive,
 )
 
@@ -126,3 +127,25 @@ def test_a_small_log_runs_interpreted_on_any_master() -> None:
         assert not interpreted.keys() & large.keys(), master  # Spark's defaults: code generated
     assert interpreted.items() <= session_settings("local[2]", for_tests=True).items()
     assert not interpreted.keys() & session_settings("local[2]").keys()  # size unknown (a remote log)
+
+
+def test_what_spark_submit_was_given_wins_over_the_jobs_defaults() -> None:
+    """Under spark-submit, a setting given to it keeps its value (the session's builder would
+    replace it), the executors' Java options are the job's followed by the given ones, and a
+    setting the job does not make stays spark-submit's alone (the builder leaves it)."""
+    job = session_settings("spark://127.0.0.1:7077")
+    given = {
+        "spark.sql.adaptive.enabled": "false",
+        "spark.executor.extraJavaOptions": "-XX:+UseG1GC -Dlog4j2.configurationFile=file:/etc/mine.xml",
+        "spark.executor.memory": "8g",
+    }
+    got = submitted_first(job, given)
+    assert job["spark.sql.adaptive.enabled"] == "true" and got["spark.sql.adaptive.enabled"] == "false"
+    assert got["spark.executor.extraJavaOptions"] == (
+        f"{job['spark.executor.extraJavaOptions']} {given['spark.executor.extraJavaOptions']}"
+    )
+    assert "spark.executor.memory" not in got
+    assert {k: v for k, v in got.items() if k not in given} == {
+        k: v for k, v in job.items() if k not in given
+    }
+    assert submitted_first(job, {}) == job
