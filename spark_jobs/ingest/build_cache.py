@@ -131,20 +131,19 @@ def kept_rows(
     kind: str,
     schema: T.StructType,
     files: list[str],
-    touched: DataFrame,
+    last: DataFrame,
     *,
     key: str = KEY,
-    built: str = "touched",
     move: Callable[[DataFrame, list[tuple[int, int]], T.StructType], DataFrame] | None = None,
 ) -> DataFrame | None:
     """Each layer's rows of ``kind`` (``groups``, ``messages`` or ``derived``) of the groups neither
-    a later layer (its ``built``: the keys it built) nor this run (``touched``: one column, ``key``)
-    built, their places in this run's share (``files``: its file keys in order), moved by ``move``
-    (by default: ``g_file``)."""
+    a later layer nor this run built (``last``: ``last_built``'s table of ``key``), their places
+    in this run's share (``files``: its file keys in order), moved by ``move`` (by default:
+    ``g_file``)."""
     if not cache.layers:
         return None
     index = {k: i for i, k in enumerate(files)}
-    last = F.broadcast(_last_built(spark, rows_root, cache, touched, key, built))
+    last = F.broadcast(last)
     got: DataFrame | None = None
     for n, layer in enumerate(cache.layers):
         rows = spark.read.schema(schema).parquet(f"{rows_root}/{layer.dataset}/{kind}")
@@ -156,17 +155,25 @@ def kept_rows(
     return got
 
 
-#: the column of ``_last_built``: the newest layer that built a key
+#: the column of ``last_built``: the newest layer that built a key
 LAST = "_last"
 
 
-def _last_built(
-    spark: SparkSession, rows_root: str, cache: BuildCache, touched: DataFrame, key: str, built: str
+def last_built(
+    spark: SparkSession,
+    rows_root: str,
+    cache: BuildCache,
+    touched: DataFrame,
+    *,
+    key: str = KEY,
+    built: str = "touched",
 ) -> DataFrame:
-    """Each key a layer (but a whole one: it built every key) or this run built, with the newest
-    to build it (``LAST``: its index in ``cache.layers``, this run's after them), held in the
-    driver: every layer's join reads this one table, so a query broadcasts it once, without a job
-    to read and aggregate the layers' keys (a job each, in each of the build's dozen queries)."""
+    """Each key a layer (but a whole one: it built every key; the others' ``built`` hold the keys
+    they built) or this run (``touched``: one column, ``key``) built, with the newest to build it
+    (``LAST``: its index in ``cache.layers``, this run's after them), held in the driver: every
+    layer's join reads this one table, so a query broadcasts it once, without a job to read and
+    aggregate the layers' keys (a job each, in each of the build's dozen queries). Made once per
+    step's keys, for every query that reads the layers' rows of them (``kept_rows``)."""
     marks = touched.select(key, F.lit(len(cache.layers)).alias(LAST))
     for n, layer in enumerate(cache.layers):
         if not layer.whole:

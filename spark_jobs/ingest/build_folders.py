@@ -30,6 +30,7 @@ from pfscope.spark_jobs.ingest.build_cache import (
     folder_key,
     folders_again,
     kept_rows,
+    last_built,
     moved_in_place,
 )
 from pfscope.spark_jobs.ingest.build_rows import DERIVED_SCHEMA, REJECT, run_step
@@ -106,6 +107,7 @@ def derive_folders(
         ("line", "reject", "stat"),
     )
     if kept is not None:
+        last = last_built(spark, kept.rows_root, kept.cache, again, key=FOLDER, built="folders")
         old = kept_rows(
             spark,
             kept.rows_root,
@@ -113,9 +115,8 @@ def derive_folders(
             "derived",
             DERIVED_SCHEMA,
             kept.files,
-            again,
+            last,
             key=FOLDER,
-            built="folders",
             move=moved_in_place,
         )
         derived = derived if old is None else derived.unionByName(old)

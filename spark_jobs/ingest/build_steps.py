@@ -189,9 +189,11 @@ class _Build:
         self.per_part = per_part
         self.error_servers, self.acc, self.replids, self.topology = error_servers, acc, replids, topology
         self.layers, self.lap = layers, lap
+        self.last: DataFrame | None = None  # the keys the layers and this run built (``_with_kept``)
 
     def run(self, kept: DataFrame, *, incremental: bool, why: str = "") -> SparkBuilt:
         shutil.rmtree(self.work, ignore_errors=True)  # an incremental attempt's rows, if it gave up
+        self.last = None
         touched = self._touched(kept) if incremental else None
         if touched is not None:
             # the groups the new files reach (and the records without a key: one group, rejected)
@@ -246,8 +248,10 @@ class _Build:
         cache = self.layers.cache
         if touched is None or cache is None:
             return rows
+        if self.last is None:  # the same keys for both message steps: collected once
+            self.last = build_cache.last_built(self.spark, self.layers.rows_root, cache, touched)
         old = build_cache.kept_rows(
-            self.spark, self.layers.rows_root, cache, kind, schema, self.layers.files, touched
+            self.spark, self.layers.rows_root, cache, kind, schema, self.layers.files, self.last
         )
         return rows if old is None else rows.unionByName(old)
 

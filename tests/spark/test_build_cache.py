@@ -15,6 +15,7 @@ from pfscope.spark_jobs.ingest.build_cache import (
     folder_key,
     folders_again,
     kept_rows,
+    last_built,
     moved_in_place,
     why_whole,
 )
@@ -83,7 +84,8 @@ def test_a_layer_gives_the_groups_no_later_run_built_their_places_moved(spark: A
     )
     cache = _cache(Layer("r1-build", ["a", "b"], [], whole=True), Layer("r2-build", ["a", "c", "b"], []))
     touched = spark.createDataFrame([("m3",)], "msg_key string")
-    got = kept_rows(spark, str(tmp_path), cache, "groups", GROUP_SCHEMA, ["a", "c", "d", "b"], touched)
+    last = last_built(spark, str(tmp_path), cache, touched)
+    got = kept_rows(spark, str(tmp_path), cache, "groups", GROUP_SCHEMA, ["a", "c", "d", "b"], last)
     assert got is not None
     assert sorted((r["msg_key"], r["g_file"], r["g_rec"]) for r in got.collect()) == [
         ("m1", 3, 5),
@@ -91,7 +93,8 @@ def test_a_layer_gives_the_groups_no_later_run_built_their_places_moved(spark: A
     ]
     # a reject's place starts with its file: moved with it
     cache = _cache(Layer("r1-build-rejects", ["b", "a"], [], whole=True))
-    got = kept_rows(spark, str(tmp_path), cache, "groups", GROUP_SCHEMA, ["a", "c", "d", "b"], touched)
+    last = last_built(spark, str(tmp_path), cache, touched)
+    got = kept_rows(spark, str(tmp_path), cache, "groups", GROUP_SCHEMA, ["a", "c", "d", "b"], last)
     assert got is not None
     assert [(r["g_file"], r["sort"]) for r in got.collect()] == [(3, [3, 5, 0])]
 
