@@ -29,6 +29,8 @@ INTERPRETED_BELOW_BYTES = 8 << 20
 #: both ways; without it each projection is compiled)
 INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 BYTES_PER_SHUFFLE_PARTITION = 8 << 20
+#: Spark's own shuffle partitions, which a cluster's job of a large log keeps
+SPARK_SHUFFLE_PARTITIONS = 200
 #: below this much input the cached frames are kept uncompressed: choosing and applying each
 #: column's encoding was the JVM's largest cost in the 1M job (131 MB: 50 -> 45 s) once the
 #: Arrow batches were fixed; above it the cache is compressed, so a large log spills less
@@ -164,13 +166,17 @@ def session_settings(
     }
     if input_bytes is not None and input_bytes < UNCOMPRESSED_CACHE_BELOW_BYTES:
         settings["spark.sql.inMemoryColumnarStorage.compressed"] = "false"
+    # shuffle partitions of a few rows each cost more than they bring: one per 8 MB of log (a
+    # task's fixed cost outweighs its share of work), at most two per core on one machine and
+    # Spark's 200 on a cluster, which keeps them when the log's size is not known (a remote log).
+    # A cluster's own (spark-submit's, ``submitted_first``) win: the compute of 128 lines took
+    # 35 s there with 200, 23 s with 4
+    most = max(4, 2 * (os.cpu_count() or 2)) if local else SPARK_SHUFFLE_PARTITIONS
+    if input_bytes is not None:
+        most = max(1, min(most, input_bytes // BYTES_PER_SHUFFLE_PARTITION))
+    if local or input_bytes is not None:
+        settings["spark.sql.shuffle.partitions"] = str(most)
     if local:
-        # 200 shuffle partitions of a few rows each cost more than they bring on one machine;
-        # on a small log, one per 8 MB of it (a task's fixed cost outweighs its share of work)
-        parts = max(4, 2 * (os.cpu_count() or 2))
-        if input_bytes is not None:
-            parts = max(1, min(parts, input_bytes // BYTES_PER_SHUFFLE_PARTITION))
-        settings["spark.sql.shuffle.partitions"] = str(parts)
         # one Spark job per action: adaptive execution runs each shuffle and each broadcast of
         # a query as a job of its own (23 jobs for the reading's counts of 128 lines), and on
         # one machine's few partitions it has little to adapt; the job's few small joins

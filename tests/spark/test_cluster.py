@@ -116,18 +116,16 @@ def cluster(tmp_path_factory) -> Iterator[tuple[str, Path]]:  # type: ignore[no-
                 p.kill()
 
 
-#: what the suite's local session sets too (``session_settings(for_tests=True)``): a few shuffle
-#: partitions (a cluster's default 200 took the compute of 128 lines from 23 to 35 s, adaptive
-#: execution on either way) and JVMs that only compile with C1 (the driver alone: the ingest 34 s
-#: against 43). The executors' options join the job's own (``session.submitted_first``).
+#: what the suite's local session sets too (``session_settings(for_tests=True)``): JVMs that only
+#: compile with C1 (the driver alone: the ingest 34 s against 43). The executors' options join the
+#: job's own (``session.submitted_first``). The shuffle partitions are the job's own, sized by the
+#: log on a cluster too (Spark's 200 took the compute of 128 lines from 23 to 35 s).
 C1_ONLY = "-XX:TieredStopAtLevel=1"
 TEST_SPEED = [
     "--driver-java-options",
     C1_ONLY,
     "--conf",
     f"spark.executor.extraJavaOptions={C1_ONLY}",
-    "--conf",
-    "spark.sql.shuffle.partitions=4",
 ]
 
 

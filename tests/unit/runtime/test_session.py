@@ -14,6 +14,7 @@ from pfscope.spark_jobs.runtime.session import (
     C2_SKIPS,
     INTERPRETED_BELOW_BYTES,
     NO_LOCAL_EVALUATION,
+    SPARK_SHUFFLE_PARTITIONS,
     UNCOMPRESSED_CACHE_BELOW_BYTES,
     session_settings,
     submitted_first,
@@ -61,7 +62,14 @@ def test_jit_and_shuffle_partitions_follow_the_log_size() -> None:
     assert int(large["spark.sql.shuffle.partitions"]) > 1
     assert large["spark.sql.adaptive.enabled"] == "false"
     cluster = session_settings("spark://127.0.0.1:7077", input_bytes=14 * 1024)
-    assert "spark.sql.shuffle.partitions" not in cluster and cluster["spark.sql.adaptive.enabled"] == "true"
+    assert cluster["spark.sql.shuffle.partitions"] == "1" and cluster["spark.sql.adaptive.enabled"] == "true"
+    # a cluster's job of a large log keeps Spark's 200, and Spark's own when the size is not known
+    huge = session_settings("spark://127.0.0.1:7077", input_bytes=10 << 30)
+    assert huge["spark.sql.shuffle.partitions"] == str(SPARK_SHUFFLE_PARTITIONS) == "200"
+    assert (
+        int(session_settings("spark://h:7077", input_bytes=800 << 20)["spark.sql.shuffle.partitions"]) == 100
+    )
+    assert "spark.sql.shuffle.partitions" not in session_settings("spark://127.0.0.1:7077")
 
 
 def test_a_local_job_uses_the_throughput_collector() -> None:
