@@ -35,7 +35,7 @@ from pfscope.app.report import (
     report_filename,
     write_report,
 )
-from pfscope.app.report.build import cn_text
+from pfscope.app.report.cells import cn_text
 from pfscope.app.report.document import Document, figure_json, plotly_js
 from pfscope.app.report.html import Html, esc, table, tag
 from tests.published_runs import HOSTILE_CONFLICT_LINE, HOSTILE_PATH, ROOT, _env, published
