@@ -12,6 +12,7 @@ from dash import dcc, html
 
 from pfscope.app import components as c
 from pfscope.app import figures as f
+from pfscope.app import matrix_table as mt
 from pfscope.app.data import RunData, matrix_frame
 from pfscope.app.figures.text import ts_text
 from pfscope.app.frozen import frozen
@@ -193,7 +194,7 @@ def matrix_view(data: RunData, fid: str, at: pd.Timestamp | None, mode: str = "f
     """The matrix at ``at`` as one component (a large folder's has thousands of elements)."""
     observers, subjects = folder_axes(data, fid)
     return frozen(
-        c.matrix_table(
+        mt.matrix_table(
             matrix_frame(data, fid, at),
             observers=observers,
             subjects=subjects,

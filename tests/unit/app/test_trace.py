@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, urlparse
 import pandas as pd
 
 from pfscope.app import components as c
+from pfscope.app import matrix_table as mt
 from pfscope.app.figures import trace as tr
 from pfscope.app.figures.delivery import NOT_SENT
 from pfscope.app.frozen import to_html
@@ -183,7 +184,7 @@ def test_matrix_cells_that_lack_cns_link_to_their_trace() -> None:
     }
 
     def links(cell: dict, fid: str | None = "1-123") -> list[dict[str, list[str]]]:  # type: ignore[type-arg]
-        markup = to_html(c.matrix_cell(cell, fid))
+        markup = to_html(mt.matrix_cell(cell, fid))
         hrefs = [h.replace("&amp;", "&") for h in re.findall(r'href="(/trace[^"]*)"', markup)]
         return [parse_qs(urlparse(h).query) for h in hrefs]
 
