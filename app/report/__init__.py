@@ -6,17 +6,10 @@
 
 from __future__ import annotations
 
-from pfscope.app.report.build import (
-    ReportError,
-    View,
-    build_report,
-    parse_view,
-    render,
-    report_download,
-    report_filename,
-)
+from pfscope.app.report.build import build_report, render, report_download
 from pfscope.app.report.cells import Limits
 from pfscope.app.report.files import write_report
+from pfscope.app.report.view import ReportError, View, parse_view, report_filename
 
 __all__ = [
     "Limits",

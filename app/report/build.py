@@ -26,17 +26,7 @@ from pfscope.app.data import RunData
 from pfscope.app.report.cells import Limits
 from pfscope.app.report.folder import folder_report
 from pfscope.app.report.organisation import organisation_report
-from pfscope.app.report.view import ReportError, View, parse_view, report_filename
-
-__all__ = [
-    "ReportError",
-    "View",
-    "build_report",
-    "parse_view",
-    "render",
-    "report_download",
-    "report_filename",
-]
+from pfscope.app.report.view import View, parse_view, report_filename
 
 
 def build_report(
