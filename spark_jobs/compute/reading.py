@@ -3,11 +3,8 @@
 - Files are read by Spark's text source; each line's number is exact per file, from the
   hidden ``_metadata`` columns (splits are packed into partitions by size, not by offset, so
   lines are numbered per file block, blocks ordered by their start).
-- Stage 1 (one line on its own) runs ``spark_jobs.model.events.parse_line`` in Python workers,
-  which get (seq, text) and send back the text of rejects only: the reject rules exist once.
-  (Two exact JVM versions were measured, Spark SQL over VARIANT and a whole-line pattern with
-  ``from_json`` for the writers' canonical lines: both cost more CPU than ``parse_line`` in a
-  one-shot job here.) Its output is cached (without the lines' text or sources: a line's file
+- Stage 1 (one line on its own, ``stage1``) runs ``spark_jobs.model.events.parse_line`` in
+  Python workers. Its output is cached (without the lines' text or sources: a line's file
   and number are in its ``seq``): the log is parsed once.
 - The plans are built from SQL expression text (``selectExpr``, filter strings): each Column
   object built in Python is a dozen round trips to the JVM, the job's fixed cost on a small log.
@@ -27,42 +24,27 @@ The result equals ``read_event_log`` line for line; the Spark tests check it.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pfscope.spark_jobs.compute.stream import arrow_schema, tuples_batch
+from pfscope.spark_jobs.compute.stage1 import parse_stage1
 from pfscope.spark_jobs.model.events import (
     R_BEFORE_SEND,
     R_CN_NOT_INCREASING,
     R_MSG_REUSED,
     R_NEVER_SENT,
     R_NOT_ADDRESSEE,
-    R_NOT_UTF8,
     R_RECEIVED_TWICE,
-    Reject,
     expand_paths,
-    parse_line,
 )
-from pfscope.spark_jobs.model.topology import Topology, topology_from_text
-from pfscope.spark_jobs.runtime.collector import cyclic_gc_paused
+from pfscope.spark_jobs.model.topology import Topology
 
-#: stage 1's output: a line's verdict and fields by ``seq`` (its file and line number are in
-#: ``seq``); ``text`` only on a rejected line (the rejects table needs it, nothing else does)
-PARSED_DDL = (
-    "seq long, reason string, text string, key string, "
-    "ts long, store string, kind string, fid string, cn long, op string, item string, bytes long, "
-    "msg string, type string, `to` array<string>, cnset string, changes string, requested string, "
-    "src string, responders array<string>, replicas array<string>, path string, status string, "
-    "derived array<string>"
-)
 EVENT_COLUMNS = (
     "seq",
     "ts",
@@ -191,101 +173,6 @@ def _match_names(files: list[str], uris: list[str]) -> dict[str, int]:
         found = min((i for i in (given.get(uri), resolved.get(plain)) if i is not None), default=None)
         index[uri] = found if found is not None else len(files) + every.index(uri)
     return index
-
-
-# --------------------------------------------------------------------------------------------
-# stage 1: every line alone, on the executors
-# --------------------------------------------------------------------------------------------
-PARSED_COLUMNS = {c.split(" ")[0].strip("`"): c.split(" ", 1)[1] for c in PARSED_DDL.split(", ")}
-_NO_EVENT = (None,) * (len(PARSED_COLUMNS) - 3)  # key ... derived: a rejected line has none
-
-
-def _parse_partitions(topology_json: str) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
-    """The ``mapInArrow`` function: (seq, text) in, one parsed row per line out (an event's
-    columns, or a reject reason and the text). Plain lists in and out: no pandas frame per batch."""
-    schema = arrow_schema(PARSED_COLUMNS)
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        topo = topology_from_text(topology_json)
-        with cyclic_gc_paused():
-            for batch in batches:
-                seqs, texts = batch.column(0).to_pylist(), batch.column(1).to_pylist()
-                rows = [parsed_row(topo, seq, text) for seq, text in zip(seqs, texts, strict=True)]
-                if rows:
-                    yield tuples_batch(rows, schema)
-
-    return run
-
-
-def parsed_row(topo: Topology, seq: int, text: str | None) -> tuple[Any, ...]:
-    """One line as a row of ``PARSED_DDL``: ``parse_line`` decides (the rules exist once)."""
-    if text is None:
-        return (seq, R_NOT_UTF8, "", *_NO_EVENT)
-    try:
-        ev = parse_line(text, topo, seq)
-    except Reject as e:
-        return (seq, e.reason, text, *_NO_EVENT)
-    m = ev.message
-    if m is None:
-        return (
-            seq,
-            None,
-            None,
-            repr(ev.key),
-            ev.ts,
-            ev.store,
-            ev.kind,
-            ev.fid,
-            ev.cn,
-            ev.op,
-            ev.item,
-            ev.bytes,
-            ev.msg_id,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            None,
-            list(ev.replicas) if ev.replicas is not None else None,
-            ev.path,
-            ev.status,
-            list(ev.derived),
-        )
-    return (
-        seq,
-        None,
-        None,
-        repr(ev.key),
-        ev.ts,
-        ev.store,
-        ev.kind,
-        ev.fid,
-        ev.cn,
-        ev.op,
-        ev.item,
-        ev.bytes,
-        m.msg,
-        m.type,
-        list(m.to),
-        m.cnset.text(),
-        m.changes.text() if m.changes is not None else None,
-        m.requested.text() if m.requested is not None else None,
-        m.source,
-        list(m.responders) if m.responders is not None else None,
-        None,
-        None,
-        None,
-        list(m.derived),
-    )
-
-
-def parse_stage1(lines: DataFrame, topo: Topology) -> DataFrame:
-    """``lines`` (seq, text) as ``PARSED_DDL`` rows, by ``parse_line`` in Python workers."""
-    return lines.select("seq", "text").mapInArrow(
-        _parse_partitions(json.dumps(topo.to_json())), schema=PARSED_DDL
-    )
 
 
 # --------------------------------------------------------------------------------------------

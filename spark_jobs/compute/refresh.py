@@ -63,13 +63,7 @@ from pfscope.spark_jobs.compute.job import (
     topology_groups,
 )
 from pfscope.spark_jobs.compute.org_tables import store_periods_table, stores_table, with_paths, with_risk
-from pfscope.spark_jobs.compute.reading import (
-    MESSAGE_COLUMNS,
-    PARSED_COLUMNS,
-    SHARD,
-    events_of,
-    source_and_line,
-)
+from pfscope.spark_jobs.compute.reading import MESSAGE_COLUMNS, SHARD, events_of, source_and_line
 from pfscope.spark_jobs.compute.refold import Refold, changed_events, refolded
 from pfscope.spark_jobs.compute.refresh_lines import (
     CannotRefresh,
@@ -86,6 +80,7 @@ from pfscope.spark_jobs.compute.refresh_summary import Refresh
 from pfscope.spark_jobs.compute.rejudged import Rejudged
 from pfscope.spark_jobs.compute.restarts import refreshed_folders, sql_list, topology_starts
 from pfscope.spark_jobs.compute.retaken import Retaken, retaken_files, widened
+from pfscope.spark_jobs.compute.stage1 import PARSED_COLUMNS
 from pfscope.spark_jobs.compute.state import Manifest, Plan
 from pfscope.spark_jobs.compute.state_rows import rows_where
 from pfscope.spark_jobs.compute.stream import FOLD_STATE, OUT_TABLES, STREAM_COLUMNS, org_payload

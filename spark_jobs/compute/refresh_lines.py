@@ -21,8 +21,9 @@ from pyspark.sql import functions as F
 
 from pfscope.spark_jobs.compute.frames import arrow_frame, local_frame
 from pfscope.spark_jobs.compute.job import STATE_EVENTS, STATE_LINES
-from pfscope.spark_jobs.compute.reading import NARROW, PARSED_COLUMNS, SHARD, judge, parsed_row
+from pfscope.spark_jobs.compute.reading import NARROW, SHARD, judge
 from pfscope.spark_jobs.compute.rejudged import Rejudged
+from pfscope.spark_jobs.compute.stage1 import PARSED_COLUMNS, parsed_row
 from pfscope.spark_jobs.compute.state import Manifest, Plan, read_new_lines
 from pfscope.spark_jobs.compute.state_rows import earlier_lines
 from pfscope.spark_jobs.model.events import make_seq

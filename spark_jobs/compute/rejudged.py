@@ -29,7 +29,7 @@ class Rejudged:
 
     seqs: list[int]
     lines: list[tuple[str, int]]  # (source, line) of each: its row in the earlier ``rejects``
-    revived: list[tuple[Any, ...]]  # parsed rows (``reading.PARSED_COLUMNS``) of the lines accepted now
+    revived: list[tuple[Any, ...]]  # parsed rows (``stage1.PARSED_COLUMNS``) of the lines accepted now
     duplicates: int  # lines that are repeats of a line accepted now
     rejects: list[tuple[Any, ...]]  # ``rejects`` rows of the lines still rejected, for their new reason
     times: list[int]  # each revived line's time

@@ -1,4 +1,4 @@
-"""Stage 1 in Spark (``reading.parse_stage1``: ``parse_line`` in Python workers, fed and read
+"""Stage 1 in Spark (``stage1.parse_stage1``: ``parse_line`` in Python workers, fed and read
 back through Arrow) equals ``parsed_row`` run here, line by line, every column.
 
 The corpus: each kind of valid line, then every field of each deleted, nulled and replaced by
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pfscope.spark_jobs.compute.reading import PARSED_COLUMNS, parse_stage1, parsed_row
+from pfscope.spark_jobs.compute.stage1 import PARSED_COLUMNS, parse_stage1, parsed_row
 from pfscope.spark_jobs.model.events import R_NOT_UTF8, Reject, parse_line
 from pfscope.spark_jobs.model.topology import topology_from_json
 from pfscope.spark_jobs.simulator import build, run_scenario
