@@ -143,15 +143,7 @@ def store_page(data: RunData, name: str) -> html.Main:
             "Store not found", f"This run has no store named {name!r}.", c.suggestions(name, choices)
         )
     store = row.iloc[0].to_dict()
-    replicas = data.replicas(store=name)
-    severity = {
-        h: i for i, h in enumerate(("delete_pending", "overdue", "backfilling", "deleted", "in_sync"))
-    }
-    replicas = (
-        replicas.assign(_sev=replicas["health"].map(severity))
-        .sort_values(["_sev", "fid"])
-        .drop(columns="_sev")
-    )
+    replicas = _worst_first(data.replicas(store=name))
     counts = replicas.groupby("health").size().to_dict() if not replicas.empty else {}
     down = str(store.get("status")) == "down"
     as_of = data.summary().get("as_of")
@@ -160,6 +152,96 @@ def store_page(data: RunData, name: str) -> html.Main:
         store_status=store.get("status"),
         path=[f.folder_label(a, b) for a, b in zip(replicas["fid"], replicas["path"], strict=True)],
     )
+    return html.Main(
+        className="pf-page",
+        children=[
+            html.H1(["Store ", html.Span(name, className="pf-mono")]),
+            _facts(store, down, as_of),
+            _plan_link(data, name),
+            risk_view(name, replicas, down) or "",
+            forecast_view(data, name, forecast, as_of),
+            outages_view(data, name, as_of),
+            _health_section(counts, down),
+            _queue_section(data, name),
+            _sources_section(data, name),
+            _behind_section(data, name),
+            _replicas_section(replicas, name),
+        ],
+    )
+
+
+def _worst_first(replicas: pd.DataFrame) -> pd.DataFrame:
+    """The store's replicas, the worst health first, then by FID."""
+    severity = {
+        h: i for i, h in enumerate(("delete_pending", "overdue", "backfilling", "deleted", "in_sync"))
+    }
+    return (
+        replicas.assign(_sev=replicas["health"].map(severity))
+        .sort_values(["_sev", "fid"])
+        .drop(columns="_sev")
+    )
+
+
+def _facts(store: dict[str, Any], down: bool, as_of: Any) -> html.P:
+    """Its server, site, version and status (since when it is down), its preferred source."""
+    return html.P(
+        [
+            f"Server {store.get('server')} · site {store.get('site')} · Exchange {store.get('version')} · ",
+            c.status_badge(store.get("status")),
+            " ",
+            html.Span(f.down_text(store.get("down_since"), as_of), id="pf-down-since") if down else "",
+            " ",
+            c.term_link("down") if down else "",
+            f" · preferred backfill source: {store.get('preferred_backfill_source')}"
+            if store.get("preferred_backfill_source")
+            else "",
+        ],
+        id="pf-store-facts",
+    )
+
+
+def _plan_link(data: RunData, name: str) -> html.P:
+    """Is it safe to take the store down: the plan page, with a maintenance window to change."""
+    return html.P(
+        [
+            dcc.Link(
+                "Plan maintenance of this store",
+                href=plan_href([f"down {name} until {MAINTENANCE}"], data.run_id),
+                id="pf-store-plan",
+            ),
+            f": is it safe to take it down ({MAINTENANCE[1:]} from the as-of; change it on the plan page)?",
+        ],
+        className="pf-muted",
+    )
+
+
+def _health_section(counts: dict[str, int], down: bool) -> html.Section:
+    """How many of its replicas are in each health."""
+    return c.section(
+        "Replicas by health",
+        html.Ul(
+            [
+                html.Li(
+                    [
+                        c.health_badge(h, down),
+                        f" {int(counts.get(h, 0)):,} ",
+                        c.term_link(f.HEALTH_TERMS[h]),
+                    ]
+                )
+                for h in f.HEALTH_ORDER
+            ],
+            className="pf-legend",
+            id="pf-store-health",
+        ),
+        help="This store is down: its replicas' health is as last known; nothing it holds is verified "
+        "until it is back."
+        if down
+        else None,
+    )
+
+
+def _queue_section(data: RunData, name: str) -> html.Section:
+    """Its open backfill entries, overdue first, then the longest open."""
     queue = data.backfill_entries(observer=name, state="open")
     if not queue.empty:  # attention first: overdue (retried) entries, then the longest open
         queue = queue.assign(_retried=[entry_overdue(int(n)) for n in queue["requests"].fillna(0)])
@@ -171,164 +253,113 @@ def store_page(data: RunData, name: str) -> html.Main:
             kind="stable",
         )
         queue = f.with_next_request(queue, data.next_requests(observer=name))
-    requests = data.backfill_requests(observer=name)
-    by_source = f.requests_by_source(requests)
-    behind = data.memo("partners_behind", (name,), lambda: f.partners_behind(data.state_table(observer=name)))
+    return c.section(
+        "Open backfill queue",
+        c.table(
+            queue,
+            [
+                ("fid", "FID"),
+                ("entry_id", "entry"),
+                ("overdue", c.with_term("overdue", "overdue")),
+                ("opened_at", "opened"),
+                ("next_due_at", c.with_term("next due", "next-due")),
+                ("next_request", c.with_term("next request", "next-request")),
+                ("locality", "locality"),
+                ("requests", "requests"),
+                ("cnset_remaining_count", "CNs remaining"),
+                ("cnset_remaining", "remaining"),
+            ],
+            {"fid": c.link_fid, "cnset_remaining": c.as_cnset},
+            id="pf-queue",
+            limit=ROWS,
+        ),
+        dcc.Link("All its open entries, sortable and filterable", href=f"/backfill?observer={quote(name)}"),
+        help="Overdue first, then the longest open.",
+    )
 
-    return html.Main(
-        className="pf-page",
-        children=[
-            html.H1(["Store ", html.Span(name, className="pf-mono")]),
-            html.P(
-                [
-                    f"Server {store.get('server')} · site {store.get('site')} · Exchange {store.get('version')} · ",
-                    c.status_badge(store.get("status")),
-                    " ",
-                    html.Span(f.down_text(store.get("down_since"), as_of), id="pf-down-since")
-                    if down
-                    else "",
-                    " ",
-                    c.term_link("down") if down else "",
-                    f" · preferred backfill source: {store.get('preferred_backfill_source')}"
-                    if store.get("preferred_backfill_source")
-                    else "",
-                ],
-                id="pf-store-facts",
-            ),
-            html.P(
-                [
-                    dcc.Link(
-                        "Plan maintenance of this store",
-                        href=plan_href([f"down {name} until {MAINTENANCE}"], data.run_id),
-                        id="pf-store-plan",
-                    ),
-                    f": is it safe to take it down ({MAINTENANCE[1:]} from the as-of; change it on the plan page)?",
-                ],
-                className="pf-muted",
-            ),
-            risk_view(name, replicas, down) or "",
-            forecast_view(data, name, forecast, as_of),
-            outages_view(data, name, as_of),
-            c.section(
-                "Replicas by health",
-                html.Ul(
-                    [
-                        html.Li(
-                            [
-                                c.health_badge(h, down),
-                                f" {int(counts.get(h, 0)):,} ",
-                                c.term_link(f.HEALTH_TERMS[h]),
-                            ]
-                        )
-                        for h in f.HEALTH_ORDER
-                    ],
-                    className="pf-legend",
-                    id="pf-store-health",
+
+def _sources_section(data: RunData, name: str) -> html.Section:
+    """Where its backfill requests go: to which stores, of which kind, how many CNs."""
+    by_source = f.requests_by_source(data.backfill_requests(observer=name))
+    return c.section(
+        "Where its backfill requests go",
+        dcc.Graph(
+            id="pf-sources-fig",
+            figure=f.fig_requests_by_source(by_source),
+            config={"displaylogo": False},
+            className="pf-figure",
+        ),
+        c.table(
+            by_source,
+            [("source", "source"), ("kind", "kind"), ("requests", "requests"), ("cns", "CNs asked")],
+            {"source": c.link_store},
+            id="pf-sources",
+        ),
+    )
+
+
+def _behind_section(data: RunData, name: str) -> html.Section:
+    """The partners its state table says lack CNs it owns (its belief)."""
+    behind = data.memo("partners_behind", (name,), lambda: f.partners_behind(data.state_table(observer=name)))
+    return c.section(
+        "Partners it believes are behind",
+        c.table(
+            behind,
+            [
+                ("subject", "partner"),
+                ("folders_behind", "folders behind"),
+                ("cns_behind", "CNs behind (believed)"),
+                ("folders", "shared folders"),
+                ("real_lag_count", "CNs not yet heard of (lag)"),
+                ("derived_folders", "≥ lower bound (derived from Exchange logs), folders"),
+            ],
+            {"subject": c.link_store},
+            id="pf-behind",
+        ),
+        id="pf-behind-section",
+        term="believed",
+        help="Believed behind: CNs this store owns that its state table says the partner lacks. A believed "
+        "set derived from Exchange's logs is a lower bound: the partner may be less behind.",
+    )
+
+
+def _replicas_section(replicas: pd.DataFrame, name: str) -> html.Section:
+    """Its replicas, worst first: what is so beside its belief, and each one's forecast."""
+    return c.section(
+        "Replicas",
+        c.table(
+            replicas,
+            [
+                ("fid", "FID"),
+                ("path", "path"),
+                ("health", c.with_term("health, and what it lacks", "lacks")),
+                ("open_entries", "open entries"),
+                ("lacks_count", c.with_term("lacks (CNs)", "lacks")),
+                ("missing_count", c.with_term("known missing", "missing")),
+                ("not_told_count", c.with_term("not told yet", "lacks")),
+                ("at_risk_count", c.with_term("content at risk", "content-at-risk")),
+                ("really_unique_count", c.with_term("really unique (only here)", "really-unique")),
+                (
+                    "unique_count",
+                    c.with_term(f"believed unique ({name}'s belief)", "believed-unique"),
                 ),
-                help="This store is down: its replicas' health is as last known; nothing it holds is verified "
-                "until it is back."
-                if down
-                else None,
-            ),
-            c.section(
-                "Open backfill queue",
-                c.table(
-                    queue,
-                    [
-                        ("fid", "FID"),
-                        ("entry_id", "entry"),
-                        ("overdue", c.with_term("overdue", "overdue")),
-                        ("opened_at", "opened"),
-                        ("next_due_at", c.with_term("next due", "next-due")),
-                        ("next_request", c.with_term("next request", "next-request")),
-                        ("locality", "locality"),
-                        ("requests", "requests"),
-                        ("cnset_remaining_count", "CNs remaining"),
-                        ("cnset_remaining", "remaining"),
-                    ],
-                    {"fid": c.link_fid, "cnset_remaining": c.as_cnset},
-                    id="pf-queue",
-                    limit=ROWS,
+                (
+                    "forecast",
+                    c.with_term("forecast: in sync by, at the latest, or why not", "forecast"),
                 ),
-                dcc.Link(
-                    "All its open entries, sortable and filterable", href=f"/backfill?observer={quote(name)}"
-                ),
-                help="Overdue first, then the longest open.",
-            ),
-            c.section(
-                "Where its backfill requests go",
-                dcc.Graph(
-                    id="pf-sources-fig",
-                    figure=f.fig_requests_by_source(by_source),
-                    config={"displaylogo": False},
-                    className="pf-figure",
-                ),
-                c.table(
-                    by_source,
-                    [("source", "source"), ("kind", "kind"), ("requests", "requests"), ("cns", "CNs asked")],
-                    {"source": c.link_store},
-                    id="pf-sources",
-                ),
-            ),
-            c.section(
-                "Partners it believes are behind",
-                c.table(
-                    behind,
-                    [
-                        ("subject", "partner"),
-                        ("folders_behind", "folders behind"),
-                        ("cns_behind", "CNs behind (believed)"),
-                        ("folders", "shared folders"),
-                        ("real_lag_count", "CNs not yet heard of (lag)"),
-                        ("derived_folders", "≥ lower bound (derived from Exchange logs), folders"),
-                    ],
-                    {"subject": c.link_store},
-                    id="pf-behind",
-                ),
-                id="pf-behind-section",
-                term="believed",
-                help="Believed behind: CNs this store owns that its state table says the partner lacks. A believed "
-                "set derived from Exchange's logs is a lower bound: the partner may be less behind.",
-            ),
-            c.section(
-                "Replicas",
-                c.table(
-                    replicas,
-                    [
-                        ("fid", "FID"),
-                        ("path", "path"),
-                        ("health", c.with_term("health, and what it lacks", "lacks")),
-                        ("open_entries", "open entries"),
-                        ("lacks_count", c.with_term("lacks (CNs)", "lacks")),
-                        ("missing_count", c.with_term("known missing", "missing")),
-                        ("not_told_count", c.with_term("not told yet", "lacks")),
-                        ("at_risk_count", c.with_term("content at risk", "content-at-risk")),
-                        ("really_unique_count", c.with_term("really unique (only here)", "really-unique")),
-                        (
-                            "unique_count",
-                            c.with_term(f"believed unique ({name}'s belief)", "believed-unique"),
-                        ),
-                        (
-                            "forecast",
-                            c.with_term("forecast: in sync by, at the latest, or why not", "forecast"),
-                        ),
-                        ("next_status_at", "next status"),
-                    ],
-                    {
-                        "fid": c.link_fid,
-                        "health": c.as_health_lacks,
-                        # each forecast links to its explanation (its requests, sources, transits)
-                        "forecast": lambda v, r: (
-                            dcc.Link(v, href=c.forecast_href(r["fid"], name)) if v else ""
-                        ),
-                    },
-                    id="pf-store-replicas",
-                    limit=ROWS,
-                ),
-                help="Worst first; every open entry of the organisation is in Backfill. Lacks, really unique and "
-                "content at risk are what is so; known missing and believed unique are this store's belief. The "
-                "forecast is what is so played forward from the as-of: when the replica will hold what it lacks, "
-                "at the latest if a reply is lost, or why not within 14 days.",
-            ),
-        ],
+                ("next_status_at", "next status"),
+            ],
+            {
+                "fid": c.link_fid,
+                "health": c.as_health_lacks,
+                # each forecast links to its explanation (its requests, sources, transits)
+                "forecast": lambda v, r: dcc.Link(v, href=c.forecast_href(r["fid"], name)) if v else "",
+            },
+            id="pf-store-replicas",
+            limit=ROWS,
+        ),
+        help="Worst first; every open entry of the organisation is in Backfill. Lacks, really unique and "
+        "content at risk are what is so; known missing and believed unique are this store's belief. The "
+        "forecast is what is so played forward from the as-of: when the replica will hold what it lacks, "
+        "at the latest if a reply is lost, or why not within 14 days.",
     )
