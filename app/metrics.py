@@ -168,108 +168,128 @@ class RunCollector(Collector):
         )
         if snap is None:
             return
-        g = GaugeMetricFamily(
-            "pfscope_replicas",
-            "Replicas of the store in this health state, as of the run",
-            labels=["store", "site", "health"],
-        )
-        for store, site, health, n in snap["replicas"]:
-            g.add_metric([store, site, health], n)
-        yield g
-        for name, key, text in (
-            ("pfscope_backfill_entries_open", "open", "Open backfill entries of the store (as observer)"),
-            (
-                "pfscope_backfill_entries_overdue",
-                "overdue",
-                "Open backfill entries of the store that have had two requests or more (the first did not fill them)",
-            ),
-            (
-                "pfscope_content_at_risk_cns",
-                "at_risk",
-                "CNs at risk, what is so (not the store's belief): CNs no other store on the list holds, of the "
-                "store's delete-pending replicas, or of all its replicas while it is down",
-            ),
-            (
-                "pfscope_backfill_requests_waiting",
-                "waiting",
-                "Open backfill entries of the store whose next request waits for it to come back up (a down store "
-                "sends nothing)",
-            ),
-        ):
-            g = GaugeMetricFamily(name, text, labels=["store"])
-            for store, n in snap[key].items():
-                g.add_metric([store], n)
-            yield g
+        yield from _store_gauges(snap)
         yield from _forecast_gauges(snap["forecast"])
-        g = GaugeMetricFamily(
-            "pfscope_forecast_record_forecasts",
-            "Forecasts the runs of the last 7 days made, by how they came true as this run judges them "
-            "(forecast_record): within its bounds, late, not yet due, still lacking as forecast, caught up "
-            "though forecast not to",
-            labels=["outcome"],
-        )
-        for outcome in OUTCOMES:
-            g.add_metric([outcome], snap["record"].get(outcome, 0))
+        yield from _record_gauges(snap)
+        yield from _run_gauges(snap, self.now_s)
+        yield from _refresh_gauges(snap)
+
+
+def _store_gauges(snap: dict[str, Any]) -> Iterator[GaugeMetricFamily]:
+    """Each store's replicas by health, open, overdue and waiting backfill entries, content at risk."""
+    g = GaugeMetricFamily(
+        "pfscope_replicas",
+        "Replicas of the store in this health state, as of the run",
+        labels=["store", "site", "health"],
+    )
+    for store, site, health, n in snap["replicas"]:
+        g.add_metric([store, site, health], n)
+    yield g
+    for name, key, text in (
+        ("pfscope_backfill_entries_open", "open", "Open backfill entries of the store (as observer)"),
+        (
+            "pfscope_backfill_entries_overdue",
+            "overdue",
+            "Open backfill entries of the store that have had two requests or more (the first did not fill them)",
+        ),
+        (
+            "pfscope_content_at_risk_cns",
+            "at_risk",
+            "CNs at risk, what is so (not the store's belief): CNs no other store on the list holds, of the "
+            "store's delete-pending replicas, or of all its replicas while it is down",
+        ),
+        (
+            "pfscope_backfill_requests_waiting",
+            "waiting",
+            "Open backfill entries of the store whose next request waits for it to come back up (a down store "
+            "sends nothing)",
+        ),
+    ):
+        g = GaugeMetricFamily(name, text, labels=["store"])
+        for store, n in snap[key].items():
+            g.add_metric([store], n)
         yield g
-        g = GaugeMetricFamily(
-            "pfscope_store_up",
-            "1 when the store's last status is up, else 0",
-            labels=["store", "site", "version"],
-        )
-        for store, site, version, up in snap["stores"]:
-            g.add_metric([store, site, version], 1 if up else 0)
-        yield g
-        if snap["finished_s"] is not None:
-            yield GaugeMetricFamily(
-                "pfscope_run_age_seconds",
-                "Seconds since the published run finished",
-                value=self.now_s - snap["finished_s"],
-            )
-        if snap["as_of_s"] is not None:
-            yield GaugeMetricFamily(
-                "pfscope_run_as_of_timestamp_seconds",
-                "The published run's as-of time (Unix seconds)",
-                value=snap["as_of_s"],
-            )
-        g = GaugeMetricFamily(
-            "pfscope_input_lines",
-            "Input lines of the run by outcome (read = the other three)",
-            labels=["outcome"],
-        )
-        for outcome, n in snap["input"].items():
-            g.add_metric([outcome], n)
-        yield g
-        r = snap.get("refresh") or {}
+
+
+def _record_gauges(snap: dict[str, Any]) -> Iterator[GaugeMetricFamily]:
+    """How the forecasts of the last 7 days came true, as this run judges them."""
+    g = GaugeMetricFamily(
+        "pfscope_forecast_record_forecasts",
+        "Forecasts the runs of the last 7 days made, by how they came true as this run judges them "
+        "(forecast_record): within its bounds, late, not yet due, still lacking as forecast, caught up "
+        "though forecast not to",
+        labels=["outcome"],
+    )
+    for outcome in OUTCOMES:
+        g.add_metric([outcome], snap["record"].get(outcome, 0))
+    yield g
+
+
+def _run_gauges(snap: dict[str, Any], now_s: float) -> Iterator[GaugeMetricFamily]:
+    """The stores up, the run's age and as-of, its input lines by outcome."""
+    g = GaugeMetricFamily(
+        "pfscope_store_up",
+        "1 when the store's last status is up, else 0",
+        labels=["store", "site", "version"],
+    )
+    for store, site, version, up in snap["stores"]:
+        g.add_metric([store, site, version], 1 if up else 0)
+    yield g
+    if snap["finished_s"] is not None:
         yield GaugeMetricFamily(
-            "pfscope_run_incremental",
-            "1 when the run went on from the previous run's state, 0 when it read the whole log",
-            value=r.get("incremental", 0),
+            "pfscope_run_age_seconds",
+            "Seconds since the published run finished",
+            value=now_s - snap["finished_s"],
         )
-        for name, key, text in (
-            ("pfscope_run_lines_new", "lines_new", "Lines the run read that no earlier run had read"),
-            (
-                "pfscope_run_folders_refolded",
-                "folders_refolded",
-                "Folders with new events in an incremental run",
-            ),
-            (
-                "pfscope_run_folders_carried",
-                "folders_carried",
-                "Folders an incremental run carried over (no new event: brought to the new as-of only)",
-            ),
-            (
-                "pfscope_run_lines_rejudged",
-                "lines_rejudged",
-                "Lines an earlier run rejected that an incremental run judged otherwise (their message's send came late)",
-            ),
-            (
-                "pfscope_run_folders_from_start",
-                "folders_from_start",
-                "Folders an incremental run folded again from their first event (no kept fold state held for them)",
-            ),
-        ):
-            if r.get(key) is not None:
-                yield GaugeMetricFamily(name, text, value=int(r[key]))
+    if snap["as_of_s"] is not None:
+        yield GaugeMetricFamily(
+            "pfscope_run_as_of_timestamp_seconds",
+            "The published run's as-of time (Unix seconds)",
+            value=snap["as_of_s"],
+        )
+    g = GaugeMetricFamily(
+        "pfscope_input_lines",
+        "Input lines of the run by outcome (read = the other three)",
+        labels=["outcome"],
+    )
+    for outcome, n in snap["input"].items():
+        g.add_metric([outcome], n)
+    yield g
+
+
+def _refresh_gauges(snap: dict[str, Any]) -> Iterator[GaugeMetricFamily]:
+    """How the run went on from the previous one (a refresh), or read the whole log."""
+    r = snap.get("refresh") or {}
+    yield GaugeMetricFamily(
+        "pfscope_run_incremental",
+        "1 when the run went on from the previous run's state, 0 when it read the whole log",
+        value=r.get("incremental", 0),
+    )
+    for name, key, text in (
+        ("pfscope_run_lines_new", "lines_new", "Lines the run read that no earlier run had read"),
+        (
+            "pfscope_run_folders_refolded",
+            "folders_refolded",
+            "Folders with new events in an incremental run",
+        ),
+        (
+            "pfscope_run_folders_carried",
+            "folders_carried",
+            "Folders an incremental run carried over (no new event: brought to the new as-of only)",
+        ),
+        (
+            "pfscope_run_lines_rejudged",
+            "lines_rejudged",
+            "Lines an earlier run rejected that an incremental run judged otherwise (their message's send came late)",
+        ),
+        (
+            "pfscope_run_folders_from_start",
+            "folders_from_start",
+            "Folders an incremental run folded again from their first event (no kept fold state held for them)",
+        ),
+    ):
+        if r.get(key) is not None:
+            yield GaugeMetricFamily(name, text, value=int(r[key]))
 
 
 def _forecast_gauges(
