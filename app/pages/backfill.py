@@ -202,14 +202,7 @@ def layout(observer: str | None = None, overdue: str | None = None, **_query: An
     note = ""
     if observer:
         if observer not in stores:
-            return c.not_found(
-                "Store not found",
-                f"observer={observer!r}: this run has no such store.",
-                [
-                    (f"Backfill of {s}", f"/backfill?observer={s}")
-                    for s, _ in c.suggestions(observer, [(s, s, s) for s in stores])
-                ],
-            )
+            return _store_not_found(observer, stores)
         entries = entries[entries["observer"] == observer]
     only_overdue = overdue in ("1", "yes", "true")
     if only_overdue:
@@ -226,8 +219,47 @@ def layout(observer: str | None = None, overdue: str | None = None, **_query: An
     if len(rows) > MAX_ROWS:
         note = f"Showing the {MAX_ROWS:,} most urgent of {len(rows):,} open entries; narrow by store."
         rows = rows.head(MAX_ROWS)
+    return html.Main(
+        className="pf-page",
+        children=[
+            html.H1("Overdue backfill entries" if only_overdue else "Open backfill entries"),
+            _count_line(rows, observer, only_overdue, note),
+            _toolbar(stores, observer, only_overdue),
+            _grid(rows, observer, only_overdue),
+        ],
+    )
+
+
+def _store_not_found(observer: str, stores: list[str]) -> html.Main:
+    return c.not_found(
+        "Store not found",
+        f"observer={observer!r}: this run has no such store.",
+        [
+            (f"Backfill of {s}", f"/backfill?observer={s}")
+            for s, _ in c.suggestions(observer, [(s, s, s) for s in stores])
+        ],
+    )
+
+
+def _count_line(rows: pd.DataFrame, observer: str | None, only_overdue: bool, note: str) -> html.P:
+    """How many entries are shown, of which store, how many of them overdue."""
     overdue_n = int((rows["overdue"] == "yes").sum())
     what = ("overdue open entr" if only_overdue else "open entr") + ("y" if len(rows) == 1 else "ies")
+    return html.P(
+        [
+            f"{len(rows):,} {what}"
+            + (f" of {observer}" if observer else " in the organisation")
+            + (f", {overdue_n:,} of them overdue" if not only_overdue else "")
+            + ". ",
+            c.term_link("overdue", "What is overdue?"),
+            " Overdue first, then the longest open. " + note,
+        ],
+        id="pf-backfill-count",
+    )
+
+
+def _toolbar(stores: list[str], observer: str | None, only_overdue: bool) -> html.Div:
+    """The store and overdue chips (each a link to its view), and the CSV export."""
 
     def chip(label: str, obs: str | None, od: bool) -> dcc.Link:
         q = "&".join(p for p in (f"observer={obs}" if obs else "", "overdue=1" if od else "") if p)
@@ -239,69 +271,56 @@ def layout(observer: str | None = None, overdue: str | None = None, **_query: An
             title="shown" if current else None,
         )
 
-    return html.Main(
-        className="pf-page",
+    return html.Div(
+        className="pf-toolbar",
         children=[
-            html.H1("Overdue backfill entries" if only_overdue else "Open backfill entries"),
-            html.P(
-                [
-                    f"{len(rows):,} {what}"
-                    + (f" of {observer}" if observer else " in the organisation")
-                    + (f", {overdue_n:,} of them overdue" if not only_overdue else "")
-                    + ". ",
-                    c.term_link("overdue", "What is overdue?"),
-                    " Overdue first, then the longest open. " + note,
-                ],
-                id="pf-backfill-count",
+            html.Span("Store", className="pf-toolbar-label"),
+            html.Nav(
+                [chip("all", None, only_overdue), *[chip(s, s, only_overdue) for s in stores]],
+                className="pf-chips",
+                **c.html_attrs({"aria-label": "store"}),
             ),
-            html.Div(
-                className="pf-toolbar",
-                children=[
-                    html.Span("Store", className="pf-toolbar-label"),
-                    html.Nav(
-                        [chip("all", None, only_overdue), *[chip(s, s, only_overdue) for s in stores]],
-                        className="pf-chips",
-                        **c.html_attrs({"aria-label": "store"}),
-                    ),
-                    html.Nav(
-                        [chip("every open entry", observer, False), chip("overdue only", observer, True)],
-                        className="pf-chips",
-                        **c.html_attrs({"aria-label": "overdue"}),
-                    ),
-                    html.Button("Export CSV", id="backfill-export", n_clicks=0, type="button"),
-                ],
+            html.Nav(
+                [chip("every open entry", observer, False), chip("overdue only", observer, True)],
+                className="pf-chips",
+                **c.html_attrs({"aria-label": "overdue"}),
             ),
-            dag.AgGrid(
-                id="backfill-grid",
-                rowData=rows.to_dict("records"),
-                columnDefs=COLUMNS,
-                defaultColDef={
-                    "sortable": True,
-                    "filter": "agTextColumnFilter",
-                    "resizable": True,
-                    "floatingFilter": True,
-                    "minWidth": 80,
-                    "cellDataType": False,
-                    "wrapHeaderText": True,  # "CNs remaining", "next due (UTC)": on two lines, not cut
-                    "autoHeaderHeight": True,
-                },
-                dashGridOptions={
-                    "pagination": True,
-                    "paginationPageSize": 100,
-                    "enableCellTextSelection": True,
-                    "animateRows": False,
-                    "tooltipShowDelay": 300,
-                },
-                csvExportParams={
-                    "columnKeys": FIELDS,  # hidden columns too; not the phone's card column
-                    "fileName": f"pfscope-backfill{'-' + observer if observer else ''}"
-                    f"{'-overdue' if only_overdue else ''}.csv",
-                },
-                # a phone sees one column of cards: assets/dashAgGridFunctions.js, PfPhoneColumns
-                className="ag-theme-quartz pf-grid",
-                style={"height": "70vh"},
-            ),
+            html.Button("Export CSV", id="backfill-export", n_clicks=0, type="button"),
         ],
+    )
+
+
+def _grid(rows: pd.DataFrame, observer: str | None, only_overdue: bool) -> dag.AgGrid:
+    """The entries, sortable and filterable, a page of 100 at a time."""
+    return dag.AgGrid(
+        id="backfill-grid",
+        rowData=rows.to_dict("records"),
+        columnDefs=COLUMNS,
+        defaultColDef={
+            "sortable": True,
+            "filter": "agTextColumnFilter",
+            "resizable": True,
+            "floatingFilter": True,
+            "minWidth": 80,
+            "cellDataType": False,
+            "wrapHeaderText": True,  # "CNs remaining", "next due (UTC)": on two lines, not cut
+            "autoHeaderHeight": True,
+        },
+        dashGridOptions={
+            "pagination": True,
+            "paginationPageSize": 100,
+            "enableCellTextSelection": True,
+            "animateRows": False,
+            "tooltipShowDelay": 300,
+        },
+        csvExportParams={
+            "columnKeys": FIELDS,  # hidden columns too; not the phone's card column
+            "fileName": f"pfscope-backfill{'-' + observer if observer else ''}"
+            f"{'-overdue' if only_overdue else ''}.csv",
+        },
+        # a phone sees one column of cards: assets/dashAgGridFunctions.js, PfPhoneColumns
+        className="ag-theme-quartz pf-grid",
+        style={"height": "70vh"},
     )
 
 

@@ -101,6 +101,31 @@ def layout(
     believing = replicas
     if risky:
         replicas = replicas[_counts(replicas, "at_risk_count") > 0]
+    replicas = _worst_first(replicas)
+    name = "content at risk" if risky else health.replace("_", " ") if health else "every health"
+    if risky and health:
+        name += f", {health.replace('_', ' ')}"
+    return html.Main(
+        className="pf-page",
+        children=[
+            html.H1(f"Replicas: {name}" + (f" on {store}" if store else "")),
+            _count_line(replicas, health),
+            _chips(health, risky),
+            c.table(
+                replicas,
+                COLUMNS,
+                {"store": c.link_store, "fid": c.link_fid, "health": c.as_health_lacks},
+                id="pf-replica-list",
+                limit=ROWS,
+            ),
+            *[x for x in [belief_lines(believing)] if x is not None],
+        ],
+    )
+
+
+def _worst_first(replicas: pd.DataFrame) -> pd.DataFrame:
+    """Content at risk first, then the CNs only the replica holds, what its store believes only it
+    holds, what it lacks; each count a number (none: 0), each path labelled."""
     for col in (
         "at_risk_count",
         "really_unique_count",
@@ -110,7 +135,7 @@ def layout(
         "not_told_count",
     ):
         replicas = replicas.assign(**{col: _counts(replicas, col)})
-    replicas = replicas.assign(
+    return replicas.assign(
         path=[f.folder_label(a, b) for a, b in zip(replicas["fid"], replicas["path"], strict=True)],
     ).sort_values(
         [
@@ -126,52 +151,41 @@ def layout(
         ascending=[False, False, False, False, False, False, True, True],
         kind="stable",
     )
-    name = "content at risk" if risky else health.replace("_", " ") if health else "every health"
-    if risky and health:
-        name += f", {health.replace('_', ' ')}"
+
+
+def _count_line(replicas: pd.DataFrame, health: str | None) -> html.P:
+    """How many replicas are shown, the CNs of content at risk among them, and the order."""
     at_risk_n = f.at_risk_total(replicas)
-    return html.Main(
-        className="pf-page",
-        children=[
-            html.H1(f"Replicas: {name}" + (f" on {store}" if store else "")),
-            html.P(
-                [
-                    f"{f.plural(len(replicas), 'replica')}, {f.plural(at_risk_n, 'CN')} of content at risk. ",
-                    c.term_link("content-at-risk", "What is content at risk?"),
-                    " ",
-                    c.term_link(f.HEALTH_TERMS[health], f"What is {health.replace('_', ' ')}?")
-                    if health
-                    else "",
-                    " Content at risk first, then the CNs only the replica holds, then what its store believes only "
-                    "it holds, then what it lacks.",
-                ],
-                id="pf-replicas-count",
-            ),
-            html.Nav(
-                [
-                    dcc.Link(
-                        "content at risk",
-                        href=f.AT_RISK_HREF,
-                        className="pf-chip" + (" pf-chip-on" if risky else ""),
-                    ),
-                    *[
-                        dcc.Link(
-                            h.replace("_", " "),
-                            href=f"/replicas?health={h}",
-                            className="pf-chip" + (" pf-chip-on" if h == health and not risky else ""),
-                        )
-                        for h in f.HEALTH_ORDER
-                    ],
-                ],
-                className="pf-chips",
-            ),
-            c.table(
-                replicas,
-                COLUMNS,
-                {"store": c.link_store, "fid": c.link_fid, "health": c.as_health_lacks},
-                id="pf-replica-list",
-                limit=ROWS,
-            ),
-            *[x for x in [belief_lines(believing)] if x is not None],
+    return html.P(
+        [
+            f"{f.plural(len(replicas), 'replica')}, {f.plural(at_risk_n, 'CN')} of content at risk. ",
+            c.term_link("content-at-risk", "What is content at risk?"),
+            " ",
+            c.term_link(f.HEALTH_TERMS[health], f"What is {health.replace('_', ' ')}?") if health else "",
+            " Content at risk first, then the CNs only the replica holds, then what its store believes only "
+            "it holds, then what it lacks.",
         ],
+        id="pf-replicas-count",
+    )
+
+
+def _chips(health: str | None, risky: bool) -> html.Nav:
+    """Content at risk, then each health: a link to its view, the one shown marked."""
+    return html.Nav(
+        [
+            dcc.Link(
+                "content at risk",
+                href=f.AT_RISK_HREF,
+                className="pf-chip" + (" pf-chip-on" if risky else ""),
+            ),
+            *[
+                dcc.Link(
+                    h.replace("_", " "),
+                    href=f"/replicas?health={h}",
+                    className="pf-chip" + (" pf-chip-on" if h == health and not risky else ""),
+                )
+                for h in f.HEALTH_ORDER
+            ],
+        ],
+        className="pf-chips",
     )
