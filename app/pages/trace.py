@@ -54,43 +54,9 @@ def _missing(name: str, what: str) -> html.Main:
 
 
 def trace_page(data: RunData, fid: str, store: str, cns: str) -> html.Main:
-    if not fid:
-        return _missing("fid", "a folder (fid)")
-    if not store:
-        return _missing("store", "the store that lacks the CNs (store)")
-    if not cns:
-        return _missing("cns", "the CNs it lacks as a CN set (cns)")
-    folder = data.folder(fid)
-    if folder is None:
-        folders = data.folders()
-        choices = [
-            (str(r.fid), f"{r.fid} {r.path}", c.folder_href(r.fid)) for r in folders.itertuples(index=False)
-        ]
-        return c.not_found(
-            "Folder not found", f"This run has no folder with FID {fid!r}.", c.suggestions(fid, choices)
-        )
-    stores = data.stores()["store"].astype(str).tolist()
-    if store not in stores:
-        return c.not_found(
-            "Store not found",
-            f"This run has no store named {store!r}.",
-            c.suggestions(store, [(s, s, trace_href(fid, s, cns)) for s in stores]),
-        )
-    try:
-        asked = CNSet.parse(cns)
-    except CNSetError as e:
-        return c.not_found(
-            "Bad cns parameter",
-            f"cns={cns!r}: {e}; use a CN set such as PFS1:114-119 or PFS1:1-16,18;PFS2:3.",
-            [(f"Folder {fid}", c.folder_href(fid))],
-        )
-    if not asked:
-        return c.not_found(
-            "Bad cns parameter",
-            f"cns={cns!r} names no CN; use a CN set such as PFS1:114-119.",
-            [(f"Folder {fid}", c.folder_href(fid))],
-        )
-
+    asked = _asked(data, fid, store, cns)
+    if isinstance(asked, html.Main):
+        return asked
     as_of = data.summary().get("as_of")
     usual = dl.usual_transits(None if "transits" in data.missing() else data.transits())
     messages = data.messages(fid)
@@ -128,25 +94,71 @@ def trace_page(data: RunData, fid: str, store: str, cns: str) -> html.Main:
                 id="pf-trace-requests-summary",
                 className="pf-trace-summary",
             ),
-            html.P(
-                [
-                    f"As of {f.fmt_time(as_of)}. A message a store has not processed is ",
-                    c.with_term("in transit", "in-transit"),
-                    " while younger than the pair's usual transit (the longest the recipient took to process "
-                    "mail from the sender, or an hour when it never did), then ",
-                    c.with_term("queued", "queued"),
-                    f" until {dl.EXPIRY_TEXT} after it was sent, when Exchange expires it; then ",
-                    c.with_term("expired", "expired"),
-                    ". Store ",
-                    dcc.Link(store, href=c.store_href(store)),
-                    ".",
-                ],
-                className="pf-help",
-            ),
+            _transit_help(store, as_of),
             c.section(basis, messages_table(result, store), id="pf-trace-section"),
             *([status_section(data, fid, mail, status_requests)] if status_requests else []),
             requests_section(store, entries),
         ],
+    )
+
+
+def _asked(data: RunData, fid: str, store: str, cns: str) -> CNSet | html.Main:
+    """The CNs the URL asks about, or the page that says what is wrong with it (a parameter
+    missing, a folder or store the run has not, a CN set that is none)."""
+    if not fid:
+        return _missing("fid", "a folder (fid)")
+    if not store:
+        return _missing("store", "the store that lacks the CNs (store)")
+    if not cns:
+        return _missing("cns", "the CNs it lacks as a CN set (cns)")
+    if data.folder(fid) is None:
+        folders = data.folders()
+        choices = [
+            (str(r.fid), f"{r.fid} {r.path}", c.folder_href(r.fid)) for r in folders.itertuples(index=False)
+        ]
+        return c.not_found(
+            "Folder not found", f"This run has no folder with FID {fid!r}.", c.suggestions(fid, choices)
+        )
+    stores = data.stores()["store"].astype(str).tolist()
+    if store not in stores:
+        return c.not_found(
+            "Store not found",
+            f"This run has no store named {store!r}.",
+            c.suggestions(store, [(s, s, trace_href(fid, s, cns)) for s in stores]),
+        )
+    try:
+        asked = CNSet.parse(cns)
+    except CNSetError as e:
+        return c.not_found(
+            "Bad cns parameter",
+            f"cns={cns!r}: {e}; use a CN set such as PFS1:114-119 or PFS1:1-16,18;PFS2:3.",
+            [(f"Folder {fid}", c.folder_href(fid))],
+        )
+    if not asked:
+        return c.not_found(
+            "Bad cns parameter",
+            f"cns={cns!r} names no CN; use a CN set such as PFS1:114-119.",
+            [(f"Folder {fid}", c.folder_href(fid))],
+        )
+    return asked
+
+
+def _transit_help(store: str, as_of: Any) -> html.P:
+    """What in transit, queued and expired mean here, and the store's page."""
+    return html.P(
+        [
+            f"As of {f.fmt_time(as_of)}. A message a store has not processed is ",
+            c.with_term("in transit", "in-transit"),
+            " while younger than the pair's usual transit (the longest the recipient took to process "
+            "mail from the sender, or an hour when it never did), then ",
+            c.with_term("queued", "queued"),
+            f" until {dl.EXPIRY_TEXT} after it was sent, when Exchange expires it; then ",
+            c.with_term("expired", "expired"),
+            ". Store ",
+            dcc.Link(store, href=c.store_href(store)),
+            ".",
+        ],
+        className="pf-help",
     )
 
 
