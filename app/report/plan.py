@@ -35,8 +35,38 @@ def _table(frame: pd.DataFrame, heads: Sequence[tuple[str, str]], numeric: Seque
 
 def plan_report(plan: Plan, texts: Sequence[str]) -> str:
     """The report of a plan made (``texts``: its actions as the URL gives them)."""
-    result, run = plan.result, plan.run
+    run = plan.run
     doc = Document(title=f"pfscope · plan · run {run.run_id}")
+    doc.body.append(_verdict_section(plan))
+    for story in restore_stories(plan.played, plan.result):
+        doc.body.append(
+            section(
+                f"restore-{story.restore.store}",
+                f"Restoring {story.restore.store}",
+                tag("pre", "\n".join(story_lines(story)[1:])),
+            )
+        )
+    if plan.suggestions:
+        doc.body.append(_suggestions_section(plan))
+    doc.body.append(section("actions", "The plan", tag("ol", *(tag("li", tag("code", t)) for t in texts))))
+    doc.body.append(_at_risk_section(plan))
+    doc.body.append(_moved_section(plan))
+    doc.body.append(_traffic_section(plan))
+    doc.body.append(_timeline_section(doc, plan))
+    toc = [
+        ("verdict", "Verdict"),
+        ("actions", "The plan"),
+        ("at-risk", "Content at risk"),
+        ("moved", "In-sync times"),
+        ("traffic", "Traffic"),
+        ("timeline", "Timeline"),
+    ]
+    return doc.render(_header(plan, texts), toc, _footer(plan))
+
+
+def _verdict_section(plan: Plan) -> Html:
+    """Is it safe: the verdict, its reasons, when the organisation settles, what is decommissioned."""
+    result = plan.result
     verdict = [
         tag("p", fp.verdict_line(result), id="verdict-line", class_="count"),
         tag("ul", *(tag("li", r) for r in result.reasons)) if result.reasons else Html(""),
@@ -49,111 +79,91 @@ def plan_report(plan: Plan, texts: Sequence[str]) -> str:
             class_="note",
         ),
     ]
-    doc.body.append(section("verdict", "Is it safe?", *verdict))
-    for story in restore_stories(plan.played, result):
-        doc.body.append(
-            section(
-                f"restore-{story.restore.store}",
-                f"Restoring {story.restore.store}",
-                tag("pre", "\n".join(story_lines(story)[1:])),
-            )
-        )
-    if plan.suggestions:
-        doc.body.append(
-            section(
-                "suggestions",
-                "Safe instead",
-                tag(
-                    "ul",
-                    *(
-                        tag("li", s.why, tag("ul", *(tag("li", tag("code", t)) for t in suggestion_texts(s))))
-                        for s in plan.suggestions
-                    ),
-                ),
-            )
-        )
-    doc.body.append(section("actions", "The plan", tag("ol", *(tag("li", tag("code", t)) for t in texts))))
-    risks = fp.risk_frame(result)
-    doc.body.append(
-        section(
-            "at-risk",
-            "Content at risk, step by step",
-            _table(
-                risks,
-                fp.RISK_HEADS,
-            )
-            if not risks.empty
-            else tag("p", "None."),
-            tag(
-                "p",
-                "Without the plan (the baseline) nothing is put at risk: it takes no action.",
-                class_="note",
+    return section("verdict", "Is it safe?", *verdict)
+
+
+def _suggestions_section(plan: Plan) -> Html:
+    """The safe variants of a plan that is not safe, each with its actions."""
+    return section(
+        "suggestions",
+        "Safe instead",
+        tag(
+            "ul",
+            *(
+                tag("li", s.why, tag("ul", *(tag("li", tag("code", t)) for t in suggestion_texts(s))))
+                for s in plan.suggestions
             ),
-        )
+        ),
     )
-    moved = fp.moved_frame(result, plan.played.played)
-    doc.body.append(
-        section(
-            "moved",
-            "Replicas whose in-sync time moves",
-            _table(
-                moved,
-                fp.MOVED_HEADS,
-            )
-            if not moved.empty
-            else tag("p", "None."),
-        )
+
+
+def _at_risk_section(plan: Plan) -> Html:
+    risks = fp.risk_frame(plan.result)
+    return section(
+        "at-risk",
+        "Content at risk, step by step",
+        _table(risks, fp.RISK_HEADS) if not risks.empty else tag("p", "None."),
+        tag(
+            "p",
+            "Without the plan (the baseline) nothing is put at risk: it takes no action.",
+            class_="note",
+        ),
     )
-    traffic = fp.traffic_frame(result)
-    doc.body.append(
-        section(
-            "traffic",
-            "Backfill traffic per store pair",
-            _table(
-                traffic,
-                fp.TRAFFIC_HEADS,
-                numeric=range(2, 8),
-            )
-            if not traffic.empty
-            else tag("p", "The plan changes no pair's traffic."),
-        )
+
+
+def _moved_section(plan: Plan) -> Html:
+    moved = fp.moved_frame(plan.result, plan.played.played)
+    return section(
+        "moved",
+        "Replicas whose in-sync time moves",
+        _table(moved, fp.MOVED_HEADS) if not moved.empty else tag("p", "None."),
     )
+
+
+def _traffic_section(plan: Plan) -> Html:
+    traffic = fp.traffic_frame(plan.result)
+    return section(
+        "traffic",
+        "Backfill traffic per store pair",
+        _table(traffic, fp.TRAFFIC_HEADS, numeric=range(2, 8))
+        if not traffic.empty
+        else tag("p", "The plan changes no pair's traffic."),
+    )
+
+
+def _timeline_section(doc: Document, plan: Plan) -> Html:
     steps = plan.played.played
-    doc.body.append(
-        section(
-            "timeline",
-            "Timeline of the play",
-            doc.figure(
-                fp.timeline_figure(steps, result, run.as_of),
-                "The plan's steps, content at risk and in-sync times by store",
-            ),
-            _table(fp.played_frame(steps), [("at", "at"), ("store", "store"), ("what", "step")]),
-        )
+    return section(
+        "timeline",
+        "Timeline of the play",
+        doc.figure(
+            fp.timeline_figure(steps, plan.result, plan.run.as_of),
+            "The plan's steps, content at risk and in-sync times by store",
+        ),
+        _table(fp.played_frame(steps), [("at", "at"), ("store", "store"), ("what", "step")]),
     )
-    header = tag(
+
+
+def _header(plan: Plan, texts: Sequence[str]) -> Html:
+    run = plan.run
+    return tag(
         "header",
         tag("p", "pfscope plan report", class_="muted"),
-        tag("h1", f"Plan: {fp.verdict_line(result)}"),
+        tag("h1", f"Plan: {fp.verdict_line(plan.result)}"),
         facts([("run", run.run_id), ("as of", fp.ts_text(run.as_of, "")), ("actions", len(texts))]),
         class_="report",
     )
-    footer = tag(
+
+
+def _footer(plan: Plan) -> Html:
+    return tag(
         "footer",
         tag(
             "p",
-            f"pfscope plan of run {run.run_id}. Times are UTC. Nothing of the plan is written into the run.",
+            f"pfscope plan of run {plan.run.run_id}. Times are UTC. Nothing of the plan is written into the run.",
         ),
         class_="report",
     )
-    toc = [
-        ("verdict", "Verdict"),
-        ("actions", "The plan"),
-        ("at-risk", "Content at risk"),
-        ("moved", "In-sync times"),
-        ("traffic", "Traffic"),
-        ("timeline", "Timeline"),
-    ]
-    return doc.render(header, toc, footer)
 
 
 def _refusal(title: str, line: str) -> str:
