@@ -26,6 +26,7 @@ from pfscope.spark_jobs.model.errors import OperatorError
 from pfscope.spark_jobs.model.forecast.plan import FORMS
 from pfscope.spark_jobs.model.forecast.restore import restore_stories, story_lines
 from pfscope.spark_jobs.model.forecast.summary import suggestion_texts
+from pfscope.spark_jobs.model.forecast.verdict import PlanResult
 from pfscope.spark_jobs.runtime.collector import cyclic_gc_paused
 
 dash.register_page(__name__, path="/plan", name="Plan", title="pfscope · plan")
@@ -273,8 +274,21 @@ def suggestions_of(ask: dict[str, Any] | None) -> Any:
 
 
 def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
+    return [
+        _verdict_section(data, plan, actions),
+        _suggestions_slot(data, plan, actions),
+        *_restore_sections(plan),
+        _risks_section(plan.result),
+        _moved_section(plan),
+        _traffic_section(plan.result),
+        _timeline_section(plan),
+    ]
+
+
+def _verdict_section(data: RunData, plan: Plan, actions: list[str]) -> html.Section:
+    """Is it safe: the verdict, its reasons, when it settles, what is decommissioned, the report."""
     result = plan.result
-    verdict = html.Section(
+    return html.Section(
         [
             html.H2(
                 fp.verdict_line(result),
@@ -295,83 +309,97 @@ def _shown(data: RunData, plan: Plan, actions: list[str]) -> list[Any]:
         className="pf-section",
         id="plan-verdict-section",
     )
-    stories = restore_stories(plan.played, result)
+
+
+def _restore_sections(plan: Plan) -> list[html.Section]:
+    """Each store restored to an older copy: what it loses, backfills and how long it takes."""
+    stories = restore_stories(plan.played, plan.result)
     return [
-        verdict,
-        _suggestions_slot(data, plan, actions),
-        *(
-            c.section(
-                f"Restoring {story.restore.store}",
-                html.Pre("\n".join(story_lines(story)[1:]), className="plan-restore"),
-                help="What the store loses (its changes after the backup that no other replica holds), what it "
-                "backfills and from whom, and how long the status requests, time-outs and retries take, by "
-                "the plan's play; docs/model.md says what the model cannot know of a restore.",
-            )
-            for story in stories
-        ),
         c.section(
-            "Content at risk, step by step",
-            c.table(
-                fp.risk_frame(result),
-                fp.RISK_HEADS,
-                {"fid": c.link_fid, "store": c.link_store, "cns": c.as_cnset},
-                id="plan-risks",
-                limit=ROWS,
-            )
-            if result.at_risk
-            else html.P("None: no step leaves content held only on a store that is going.", id="plan-risks"),
-            help="Under the plan: the CNs only one store holds when it goes down, is removed from a list or "
-            "is restored to an older copy, and when another replica that is up holds them again. Without "
-            "the plan (the baseline) nothing is put at risk: it takes no action.",
-        ),
-        c.section(
-            "Replicas whose in-sync time moves",
-            c.table(
-                fp.moved_frame(result, plan.played.played),
-                fp.MOVED_HEADS,
-                {"store": c.link_store, "fid": c.link_fid},
-                id="plan-moved",
-                limit=ROWS,
-            )
-            if result.changed
-            else html.P(
-                "None: every replica the plan touches gets in sync when it would without it.", id="plan-moved"
-            ),
-            help="Each replica's in_sync_at by the forecast, without the plan and under it.",
-            term="forecast",
-        ),
-        c.section(
-            "Backfill traffic per store pair",
-            c.table(
-                fp.traffic_frame(result),
-                fp.TRAFFIC_HEADS,
-                {"sender": c.link_store, "recipient": c.link_store},
-                id="plan-traffic",
-            )
-            if result.traffic
-            else html.P("The plan changes no pair's traffic.", id="plan-traffic"),
-            help="The folder messages of the touched folders in the play, per pair where the plan changes "
-            "them: backfill requests, the CNs their responses carry, and all messages.",
-        ),
-        c.section(
-            "Timeline of the play",
-            dcc.Graph(
-                figure=fp.timeline_figure(plan.played.played, result, plan.run.as_of),
-                id="plan-timeline",
-                config={"displaylogo": False, "responsive": True},
-                className="pf-figure",
-            ),
-            c.table(
-                fp.played_frame(plan.played.played),
-                [("at", "at"), ("store", "store"), ("what", "step")],
-                id="plan-steps",
-                limit=ROWS,
-            ),
-            help="A row per store: the plan's steps (diamonds), the content at risk (bars, until it is safe "
-            "again), each moved replica's in-sync time without the plan (hollow) and under it (filled); "
-            "dotted: the as-of, dashed: when everything settles.",
-        ),
+            f"Restoring {story.restore.store}",
+            html.Pre("\n".join(story_lines(story)[1:]), className="plan-restore"),
+            help="What the store loses (its changes after the backup that no other replica holds), what it "
+            "backfills and from whom, and how long the status requests, time-outs and retries take, by "
+            "the plan's play; docs/model.md says what the model cannot know of a restore.",
+        )
+        for story in stories
     ]
+
+
+def _risks_section(result: PlanResult) -> html.Section:
+    return c.section(
+        "Content at risk, step by step",
+        c.table(
+            fp.risk_frame(result),
+            fp.RISK_HEADS,
+            {"fid": c.link_fid, "store": c.link_store, "cns": c.as_cnset},
+            id="plan-risks",
+            limit=ROWS,
+        )
+        if result.at_risk
+        else html.P("None: no step leaves content held only on a store that is going.", id="plan-risks"),
+        help="Under the plan: the CNs only one store holds when it goes down, is removed from a list or "
+        "is restored to an older copy, and when another replica that is up holds them again. Without "
+        "the plan (the baseline) nothing is put at risk: it takes no action.",
+    )
+
+
+def _moved_section(plan: Plan) -> html.Section:
+    result = plan.result
+    return c.section(
+        "Replicas whose in-sync time moves",
+        c.table(
+            fp.moved_frame(result, plan.played.played),
+            fp.MOVED_HEADS,
+            {"store": c.link_store, "fid": c.link_fid},
+            id="plan-moved",
+            limit=ROWS,
+        )
+        if result.changed
+        else html.P(
+            "None: every replica the plan touches gets in sync when it would without it.", id="plan-moved"
+        ),
+        help="Each replica's in_sync_at by the forecast, without the plan and under it.",
+        term="forecast",
+    )
+
+
+def _traffic_section(result: PlanResult) -> html.Section:
+    return c.section(
+        "Backfill traffic per store pair",
+        c.table(
+            fp.traffic_frame(result),
+            fp.TRAFFIC_HEADS,
+            {"sender": c.link_store, "recipient": c.link_store},
+            id="plan-traffic",
+        )
+        if result.traffic
+        else html.P("The plan changes no pair's traffic.", id="plan-traffic"),
+        help="The folder messages of the touched folders in the play, per pair where the plan changes "
+        "them: backfill requests, the CNs their responses carry, and all messages.",
+    )
+
+
+def _timeline_section(plan: Plan) -> html.Section:
+    result = plan.result
+    return c.section(
+        "Timeline of the play",
+        dcc.Graph(
+            figure=fp.timeline_figure(plan.played.played, result, plan.run.as_of),
+            id="plan-timeline",
+            config={"displaylogo": False, "responsive": True},
+            className="pf-figure",
+        ),
+        c.table(
+            fp.played_frame(plan.played.played),
+            [("at", "at"), ("store", "store"), ("what", "step")],
+            id="plan-steps",
+            limit=ROWS,
+        ),
+        help="A row per store: the plan's steps (diamonds), the content at risk (bars, until it is safe "
+        "again), each moved replica's in-sync time without the plan (hollow) and under it (filled); "
+        "dotted: the as-of, dashed: when everything settles.",
+    )
 
 
 @callback(
