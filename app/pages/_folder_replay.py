@@ -16,10 +16,7 @@ from pfscope.app.figures import forecast_timeline as ft
 from pfscope.app.figures import requests as rq
 from pfscope.app.figures.text import ts_text
 from pfscope.app.frozen import frozen
-from pfscope.app.pages._folder_parts import (
-    pending_table,
-    replicas_table,
-)
+from pfscope.app.pages._folder_parts import pending_table, replicas_table
 from pfscope.spark_jobs.model.rules.health import entry_overdue
 
 

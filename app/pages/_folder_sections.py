@@ -16,13 +16,7 @@ from pfscope.app.data import RunData
 from pfscope.app.figures.backfill import UNPROCESSED
 from pfscope.app.figures.text import ts_text
 from pfscope.app.frozen import frozen
-from pfscope.app.pages._folder_parts import (
-    Page,
-    candidates_view,
-    matrix_view,
-    verdict_view,
-    view_switch,
-)
+from pfscope.app.pages._folder_parts import Page, candidates_view, matrix_view, verdict_view, view_switch
 
 #: a change keeps its slider label only this far (a fraction of the slider) from the previous
 #: labelled one and from "as of": at most 8 labels, ~128 px apart at 1440 px

@@ -20,12 +20,7 @@ from pfscope.app import components as c
 from pfscope.app import figures as f
 from pfscope.app.data import RunData
 from pfscope.app.figures.text import ts_text
-from pfscope.app.pages._folder_parts import (
-    Page,
-    candidates_view,
-    matrix_mode,
-    matrix_view,
-)
+from pfscope.app.pages._folder_parts import Page, candidates_view, matrix_mode, matrix_view
 from pfscope.app.pages._folder_replay import folder_requests, replay
 from pfscope.app.pages._folder_sections import (
     heading,

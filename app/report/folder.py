@@ -10,11 +10,7 @@ import pandas as pd
 from pfscope.app import figures as f
 from pfscope.app.data import RunData, matrix_frame
 from pfscope.app.figures.forecast import ASSUMES
-from pfscope.app.report.cells import (
-    Limits,
-    cn_text,
-    left_out,
-)
+from pfscope.app.report.cells import Limits, cn_text, left_out
 from pfscope.app.report.cells import bool_text as _bool
 from pfscope.app.report.cells import int_text as _int
 from pfscope.app.report.cells import missing as _missing

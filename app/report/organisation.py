@@ -14,12 +14,7 @@ from pfscope.app.data import RunData
 from pfscope.app.figures import store_trend as st
 from pfscope.app.figures import timeline as tl
 from pfscope.app.report.attention import worst_section
-from pfscope.app.report.cells import (
-    Limits,
-    cn_text,
-    folder_path,
-    left_out,
-)
+from pfscope.app.report.cells import Limits, cn_text, folder_path, left_out
 from pfscope.app.report.cells import bool_text as _bool
 from pfscope.app.report.cells import facts as _facts
 from pfscope.app.report.cells import int_text as _int
