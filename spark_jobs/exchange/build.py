@@ -41,7 +41,7 @@ from pfscope.spark_jobs.exchange.inferred import assign_fids, build_topology, gu
 from pfscope.spark_jobs.exchange.messages import Folders, Msg, build_messages, message_keys
 from pfscope.spark_jobs.exchange.parse import server_from_dn, site_from_dn
 from pfscope.spark_jobs.exchange.reasons import reason_key, reject_row
-from pfscope.spark_jobs.exchange.translate import ROOT, infer_replids
+from pfscope.spark_jobs.exchange.translate import ROOT, FolderKey, infer_replids
 from pfscope.spark_jobs.model.topology import VERSIONS, Topology
 
 __all__ = [
@@ -180,22 +180,70 @@ def build_events(
     """Steps 2 to 5 over step 1's parsed events (in input order, duplicates gone); ``acc``
     counts the records rejected here. ``error_servers``: the servers of the errors kept;
     ``parts``: as ``ingest_classified`` says."""
-    rejects: list[dict[str, Any]] = []
-    rejected_ids: set[int] = set()
-
-    def reject_parsed(p: Parsed, reason: str) -> None:
-        if id(p) in rejected_ids:
-            return
-        rejected_ids.add(id(p))
-        rejects.append(reject_row(p.raw, reason, p.server))
-        acc.reasons[reason_key(reason)] += 1
-        acc.per_server[p.server]["rejected"] += 1
-
+    rejected = _Rejected(acc)
     groups, bad = message_keys(parsed, error_servers)
-    for p, reason in bad:
-        reject_parsed(p, reason)
+    rejected.add_all(bad)
+    own = _own_stores(groups, error_servers, replids, topology)
+    rmap = ReplidMap(given=dict(replids or {}))
+    infer_replids(groups, own, rmap)
 
-    # stores: each server's own store
+    folders = Folders()
+    msgs, bad2 = build_messages(groups, rmap, own, folders)
+    rejected.add_all(bad2)
+    all_stores = sorted(set(own.values()) | (set(topology.stores) if topology else set()))
+    keys = (
+        {m.folder for m in msgs if m.folder is not None} | set(folders.paths) | set(folders.parents.values())
+    )
+    fids = assign_fids(folders, (k for k in keys if k != ROOT), topology, all_stores)
+    replicas = _replica_lists(fids, folders, topology)
+    n_parts = 1 if parts is None else parts(len(msgs))
+    written = None
+    if n_parts > 1:
+        lines: list[dict[str, Any]] = []
+        written, bad3, stats = derive_written(msgs, fids, replicas, all_stores, n_parts)
+    else:
+        lines, bad3, stats = derive_events(msgs, fids, replicas, all_stores)
+    rejected.add_all((p, reason) for m, reason in bad3 for p in m.records)
+
+    sites, versions = _sites_and_versions(groups)
+    topo_json, added = build_topology(topology, own, sites, versions, folders, fids, replicas)
+    used = _account_used(groups, rejected.ids, acc)
+    counts = (
+        len(msgs),
+        sum(1 for m in msgs if not m.synthesized and not m.receives),
+        sum(1 for m in msgs if m.synthesized),
+    )
+    part = summary_part(used, stats, counts, own, rmap, added)
+    assert all(v in VERSIONS for v in versions.values())
+    return Built(lines, topo_json, rejected.rows, own, part, written)
+
+
+class _Rejected:
+    """The records the build steps reject, each once, in the order found, counted in ``acc``."""
+
+    def __init__(self, acc: Accounting):
+        self.acc = acc
+        self.rows: list[dict[str, Any]] = []
+        self.ids: set[int] = set()
+
+    def add_all(self, found: Iterable[tuple[Parsed, str]]) -> None:
+        for p, reason in found:
+            if id(p) in self.ids:
+                continue
+            self.ids.add(id(p))
+            self.rows.append(reject_row(p.raw, reason, p.server))
+            self.acc.reasons[reason_key(reason)] += 1
+            self.acc.per_server[p.server]["rejected"] += 1
+
+
+def _own_stores(
+    groups: dict[str, list[Parsed]],
+    error_servers: set[str],
+    replids: dict[tuple[str, int], str] | None,
+    topology: Topology | None,
+) -> dict[str, str]:
+    """Each server the share names (as a record's server, a sender, in a Server DN, or by an error
+    kept), with its own store: ``--replids``' REPLID 1, else the topology's, else its name."""
     topo_by_server: dict[str, str] = {}
     if topology is not None:
         for s in topology.stores.values():
@@ -213,22 +261,15 @@ def build_events(
         if n
     }
     given = dict(replids or {})
-    own: dict[str, str] = {}
-    for server in sorted(servers):
-        own[server] = given.get((server, 1)) or topo_by_server.get(server) or server
-    rmap = ReplidMap(given=given)
-    infer_replids(groups, own, rmap)
+    return {
+        server: given.get((server, 1)) or topo_by_server.get(server) or server for server in sorted(servers)
+    }
 
-    folders = Folders()
-    msgs, bad2 = build_messages(groups, rmap, own, folders)
-    for p, reason in bad2:
-        reject_parsed(p, reason)
 
-    all_stores = sorted(set(own.values()) | (set(topology.stores) if topology else set()))
-    keys = (
-        {m.folder for m in msgs if m.folder is not None} | set(folders.paths) | set(folders.parents.values())
-    )
-    fids = assign_fids(folders, (k for k in keys if k != ROOT), topology, all_stores)
+def _replica_lists(
+    fids: dict[FolderKey, str], folders: Folders, topology: Topology | None
+) -> dict[str, list[str]]:
+    """Each folder's replica list: the topology's, else the stores the logs show it at."""
     replicas: dict[str, list[str]] = {}
     for k, fid in fids.items():
         given_f = topology.folders.get(fid) if topology else None
@@ -236,18 +277,12 @@ def build_events(
             replicas[fid] = list(given_f.replicas)
         else:
             replicas[fid] = sorted(folders.seen_at.get(k, set()))
-    n_parts = 1 if parts is None else parts(len(msgs))
-    written = None
-    if n_parts > 1:
-        lines: list[dict[str, Any]] = []
-        written, bad3, stats = derive_written(msgs, fids, replicas, all_stores, n_parts)
-    else:
-        lines, bad3, stats = derive_events(msgs, fids, replicas, all_stores)
-    for m, reason in bad3:
-        for p in m.records:
-            reject_parsed(p, reason)
+    return replicas
 
-    # sites and versions of the stores the topology lacks
+
+def _sites_and_versions(groups: dict[str, list[Parsed]]) -> tuple[dict[str, str], dict[str, str]]:
+    """The sites the Server DNs name, and each server's Exchange version by its records: for the
+    stores the topology lacks."""
     sites: dict[str, str] = {}
     by_server: dict[str, list[Parsed]] = defaultdict(list)
     for ps in groups.values():
@@ -257,23 +292,17 @@ def build_events(
             named, site = (server_from_dn(dn), site_from_dn(dn)) if dn else (None, None)
             if named and site:
                 sites.setdefault(named, site)
-    versions = {s: guess_version(ps) for s, ps in by_server.items()}
-    topo_json, added = build_topology(topology, own, sites, versions, folders, fids, replicas)
+    return sites, {s: guess_version(ps) for s, ps in by_server.items()}
 
-    # accounting: a record is used when it is in a message and was not rejected
-    used_records = {id(p): p for ps in groups.values() for p in ps if id(p) not in rejected_ids}
+
+def _account_used(groups: dict[str, list[Parsed]], rejected: set[int], acc: Accounting) -> int:
+    """A record is used when it is in a message and was not rejected: counted by server and type."""
+    used_records = {id(p): p for ps in groups.values() for p in ps if id(p) not in rejected}
     for p in used_records.values():
         code = f"0x{p.ev.type_code:X}"
         acc.per_server[p.server][f"{p.direction} {code}"] += 1
         acc.per_type[code][p.direction] += 1
-    counts = (
-        len(msgs),
-        sum(1 for m in msgs if not m.synthesized and not m.receives),
-        sum(1 for m in msgs if m.synthesized),
-    )
-    part = summary_part(len(used_records), stats, counts, own, rmap, added)
-    assert all(v in VERSIONS for v in versions.values())
-    return Built(lines, topo_json, rejects, own, part, written)
+    return len(used_records)
 
 
 def summarize(
