@@ -27,7 +27,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -127,18 +127,27 @@ class Runner:
     of its bytecodes. So it takes no lock the main thread may hold: a ``threading.Event`` would
     deadlock when the signal lands inside its own ``wait`` (which holds the Event's lock for a
     moment), and the chain would ignore SIGTERM. It sets a flag and writes a byte to a pipe that
-    :meth:`wait` selects on (the self-pipe trick)."""
+    :meth:`wait` selects on (the self-pipe trick). A handler written in Python runs only once the
+    select returns, so a signal that lands as the select starts would wait for its time-out (an
+    hour, with ``--every 1h``): under :func:`stopped_by_signals` the interpreter's own C handler
+    writes to the pipe as the signal lands (``signal.set_wakeup_fd``)."""
 
     def __init__(self) -> None:
         self._child: subprocess.Popen[str] | None = None
         self._lock = threading.RLock()  # reentrant: the handler may run while the main thread holds it
         self._stopped = False
         self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
 
     @property
     def stopped(self) -> bool:
         return self._stopped
+
+    @property
+    def wake_fd(self) -> int:
+        """The pipe's end a signal's byte goes into (``stopped_by_signals``)."""
+        return self._wake_w
 
     def __call__(self, args: Sequence[str]) -> Step:
         started = time.monotonic()
@@ -167,9 +176,18 @@ class Runner:
                 self._child.terminate()
 
     def wait(self, seconds: float) -> bool:
-        """Waits ``seconds``, or less when stopped (before or during the wait); True when stopped."""
-        if not self._stopped:  # a stop after this check has written the byte select sees
-            select.select([self._wake_r], [], [], max(0.0, seconds))
+        """Waits ``seconds``, or less when stopped (before or during the wait); True when stopped.
+        A byte in the pipe ends the select; the loop then sees the flag, the Python handler having
+        run by its next turn."""
+        end = time.monotonic() + max(0.0, seconds)
+        while not self._stopped:  # a stop after this check has written the byte select sees
+            left = end - time.monotonic()
+            if left <= 0:
+                break
+            ready, _, _ = select.select([self._wake_r], [], [], left)
+            if ready:
+                with contextlib.suppress(BlockingIOError):
+                    os.read(self._wake_r, 512)
         return self._stopped
 
     def __enter__(self) -> Runner:
@@ -316,18 +334,29 @@ def refresh_command(s: ChainSettings, every: float | None) -> int:
             _say(line)
             return status
 
-        def on_signal(_signum: int, _frame: FrameType | None) -> None:
-            runner.stop()
-
-        previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
-        try:
+        with stopped_by_signals(runner):
             _say(
                 f"refresh: every {_length(every)} into {s.out} (pid {os.getpid()}; SIGTERM or Ctrl-C stops it)"
             )
             return run_every(s, every, runner, _say, time.monotonic)
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def stopped_by_signals(runner: Runner) -> Iterator[None]:
+    """SIGTERM and SIGINT stop ``runner`` (from the main thread): its step, or its wait at once,
+    the interpreter writing to its pipe as each signal lands; the handlers before, after."""
+
+    def on_signal(_signum: int, _frame: FrameType | None) -> None:
+        runner.stop()
+
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}
+    woke = signal.set_wakeup_fd(runner.wake_fd, warn_on_full_buffer=False)
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(woke)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _say(line: str) -> None:

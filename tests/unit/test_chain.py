@@ -186,6 +186,47 @@ def test_a_signal_at_any_moment_of_the_wait_stops_it() -> None:
     assert (done.returncode, done.stdout) == (0, "stopped 3000\n"), done
 
 
+#: the signal lands as the wait's select blocks, on another thread (as one can on the only thread,
+#: between the select's start and its system call): the interpreter's C handler runs, and the
+#: select would not end before its time-out but for ``stopped_by_signals``
+_SIGNAL_AS_THE_SELECT_BLOCKS = """
+import os, signal, threading
+from pfscope.app.chain import Runner, stopped_by_signals
+
+main = threading.get_native_id()
+
+def in_select():
+    task = f"/proc/self/task/{main}"
+    with open(f"{task}/wchan") as w, open(f"{task}/syscall") as c:
+        where, call = w.read(), c.read().split()[0]
+    return "poll_schedule_timeout" in where or "select" in where or call in ("23", "270", "72")
+
+def signal_it():
+    while not in_select():
+        os.sched_yield()
+    signal.pthread_kill(threading.get_ident(), signal.SIGTERM)
+
+with Runner() as runner, stopped_by_signals(runner):
+    threading.Thread(target=signal_it, daemon=True).start()
+    print("stopped" if runner.wait(3600) else "timed out")
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc/<pid>/task")
+def test_a_signal_as_the_select_blocks_ends_the_wait() -> None:
+    """``refresh --every`` once took SIGINT during its hour's wait and kept waiting: the signal
+    landed as the select started, and the handler written in Python runs only after the select
+    returns. The interpreter's C handler now writes to the runner's pipe (``set_wakeup_fd``)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_AS_THE_SELECT_BLOCKS],
+        capture_output=True,
+        text=True,
+        timeout=PATIENCE,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "stopped\n"), done
+
+
 class _Steps(Runner):
     """Each step done at once (status 0), the clock moved on by ``took`` seconds per step and by
     each wait; stopped after ``waits`` waits, or with ``stop_in``: the signal comes during that
