@@ -443,6 +443,30 @@ def not_found(title: str, detail: str, suggested: Sequence[tuple[str, str]] = ()
     )
 
 
+def folder_not_found(
+    fid: str, folders: pd.DataFrame, href: Callable[[str], str], *, by_path: bool = False
+) -> html.Main:
+    """A FID the run has not: the folders whose FID (and, ``by_path``, path) come near it, each a
+    link by ``href`` (its FID to the page to follow)."""
+    rows = list(folders.itertuples(index=False))
+    choices = [(str(r.fid), f"{r.fid} {r.path}", href(str(r.fid))) for r in rows]
+    if by_path:
+        choices += [
+            (str(r.path), f"{r.fid} {r.path}", href(str(r.fid))) for r in rows if isinstance(r.path, str)
+        ]
+    return not_found(
+        "Folder not found", f"This run has no folder with FID {fid!r}.", suggestions(fid, choices)
+    )
+
+
+def store_not_found(store: str, stores: Iterable[Any], href: Callable[[str], str]) -> html.Main:
+    """A store the run has not: the stores whose names come near it, each a link by ``href``."""
+    choices = [(str(s), str(s), href(str(s))) for s in stores]
+    return not_found(
+        "Store not found", f"This run has no store named {store!r}.", suggestions(store, choices)
+    )
+
+
 def no_run(data_dir: str) -> html.Main:
     return html.Main(
         className="pf-page",

@@ -88,7 +88,7 @@ def folder_page(
     in ``view``; a folder the run has not, or a time that is none, gets a page saying so."""
     folder = data.folder(fid)
     if folder is None:
-        return _folder_not_found(data, fid)
+        return c.folder_not_found(fid, data.folders(), c.folder_href, by_path=True)
     try:
         at_ts = parse_at(at)
     except TimeError as e:
@@ -138,22 +138,6 @@ def folder_page(
             requests_section(page, requests, request),
             responders_section(data, fid),
         ],
-    )
-
-
-def _folder_not_found(data: RunData, fid: str) -> html.Main:
-    """A FID the run has not: the folders whose FID or path come near it, to follow."""
-    folders = data.folders()
-    choices = [
-        (str(r.fid), f"{r.fid} {r.path}", c.folder_href(r.fid)) for r in folders.itertuples(index=False)
-    ]
-    choices += [
-        (str(r.path), f"{r.fid} {r.path}", c.folder_href(r.fid))
-        for r in folders.itertuples(index=False)
-        if isinstance(r.path, str)
-    ]
-    return c.not_found(
-        "Folder not found", f"This run has no folder with FID {fid!r}.", c.suggestions(fid, choices)
     )
 
 

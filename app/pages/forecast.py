@@ -76,20 +76,10 @@ def _refused(data: RunData, fid: str, store: str) -> html.Main | None:
             _some_forecasts(data, fid if fid and data.folder(fid) else None),
         )
     if data.folder(fid) is None:
-        choices = [
-            (str(r.fid), f"{r.fid} {r.path}", c.forecast_href(str(r.fid), store))
-            for r in data.folders().itertuples(index=False)
-        ]
-        return c.not_found(
-            "Folder not found", f"This run has no folder with FID {fid!r}.", c.suggestions(fid, choices)
-        )
+        return c.folder_not_found(fid, data.folders(), lambda f: c.forecast_href(f, store))
     stores = data.stores()["store"].astype(str).tolist()
     if store not in stores:
-        return c.not_found(
-            "Store not found",
-            f"This run has no store named {store!r}.",
-            c.suggestions(store, [(s, s, c.forecast_href(fid, s)) for s in stores]),
-        )
+        return c.store_not_found(store, stores, lambda s: c.forecast_href(fid, s))
     if data.forecast(fid=fid, store=store).empty:
         return c.not_found(
             "Nothing to forecast",

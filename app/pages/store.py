@@ -138,10 +138,7 @@ def store_page(data: RunData, name: str) -> html.Main:
     stores = data.stores()
     row = stores[stores["store"] == name]
     if row.empty:
-        choices = [(str(s), str(s), c.store_href(s)) for s in stores["store"]]
-        return c.not_found(
-            "Store not found", f"This run has no store named {name!r}.", c.suggestions(name, choices)
-        )
+        return c.store_not_found(name, stores["store"], c.store_href)
     store = row.iloc[0].to_dict()
     replicas = _worst_first(data.replicas(store=name))
     counts = replicas.groupby("health").size().to_dict() if not replicas.empty else {}

@@ -112,20 +112,10 @@ def _asked(data: RunData, fid: str, store: str, cns: str) -> CNSet | html.Main:
     if not cns:
         return _missing("cns", "the CNs it lacks as a CN set (cns)")
     if data.folder(fid) is None:
-        folders = data.folders()
-        choices = [
-            (str(r.fid), f"{r.fid} {r.path}", c.folder_href(r.fid)) for r in folders.itertuples(index=False)
-        ]
-        return c.not_found(
-            "Folder not found", f"This run has no folder with FID {fid!r}.", c.suggestions(fid, choices)
-        )
+        return c.folder_not_found(fid, data.folders(), c.folder_href)
     stores = data.stores()["store"].astype(str).tolist()
     if store not in stores:
-        return c.not_found(
-            "Store not found",
-            f"This run has no store named {store!r}.",
-            c.suggestions(store, [(s, s, trace_href(fid, s, cns)) for s in stores]),
-        )
+        return c.store_not_found(store, stores, lambda s: trace_href(fid, s, cns))
     try:
         asked = CNSet.parse(cns)
     except CNSetError as e:
